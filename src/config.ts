@@ -1,0 +1,109 @@
+import { Config, ConfigError, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import * as path from "node:path"
+
+export type Network = "devnet" | "mainnet"
+
+/** Everything the service reads from its environment, validated once at start-up. */
+export interface AppConfigShape {
+  readonly port: number
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly baseUrl: string
+  readonly network: Network
+  readonly rateLimit: { readonly perSecond: number; readonly burst: number }
+  readonly maxBodyBytes: number
+  readonly consoleTokenTtl: Duration.Duration
+  readonly consoleBaseUrl: string
+}
+
+const port = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a TCP port between 0 and 65535`, validation: (n) => n >= 0 && n <= 65535 })
+  )
+
+const positiveNumber = (name: string, fallback: number) =>
+  Config.number(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a number greater than 0`, validation: (n) => Number.isFinite(n) && n > 0 })
+  )
+
+const httpUrl = (name: string) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: `${name} must be an absolute http(s) URL such as https://pay.example.com`,
+      validation: (value) => {
+        try {
+          const url = new URL(value)
+          return url.protocol === "http:" || url.protocol === "https:"
+        } catch {
+          return false
+        }
+      }
+    }),
+    Config.map((value) => value.replace(/\/+$/, ""))
+  )
+
+const postgresUrl = Config.redacted("DATABASE_URL").pipe(
+  Config.validate({
+    message: "DATABASE_URL must be a postgres:// or postgresql:// connection URL",
+    validation: (value) => /^postgres(ql)?:\/\//.test(Redacted.value(value))
+  })
+)
+
+export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  port: port("PORT", 8080),
+  dataDir: Config.string("FACET_DATA_DIR").pipe(
+    Config.withDefault(".facet"),
+    Config.map((dir) => path.resolve(dir))
+  ),
+  databaseUrl: Config.option(postgresUrl),
+  baseUrl: Config.option(httpUrl("FACET_BASE_URL")),
+  network: Config.literal("devnet", "mainnet")("FACET_NETWORK").pipe(Config.withDefault("devnet" as const)),
+  rateLimitPerSecond: positiveNumber("FACET_RATE_LIMIT_PER_SECOND", 20),
+  rateLimitBurst: positiveNumber("FACET_RATE_LIMIT_BURST", 60),
+  maxBodyBytes: positiveNumber("FACET_MAX_BODY_BYTES", 1_048_576),
+  consoleTokenTtlHours: positiveNumber("FACET_CONSOLE_TOKEN_TTL_HOURS", 24),
+  consoleBaseUrl: Config.option(httpUrl("FACET_CONSOLE_BASE_URL"))
+}).pipe(
+  Config.map((raw) => {
+    const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.port}`)
+    return {
+      port: raw.port,
+      dataDir: raw.dataDir,
+      databaseUrl: raw.databaseUrl,
+      baseUrl,
+      network: raw.network,
+      rateLimit: { perSecond: raw.rateLimitPerSecond, burst: raw.rateLimitBurst },
+      maxBodyBytes: Math.floor(raw.maxBodyBytes),
+      consoleTokenTtl: Duration.hours(raw.consoleTokenTtlHours),
+      consoleBaseUrl: Option.getOrElse(raw.consoleBaseUrl, () => `${baseUrl}/console`)
+    }
+  })
+)
+
+/** Turns a configuration failure into one readable line per bad variable. */
+export const describeConfigError = (error: ConfigError.ConfigError): string =>
+  ConfigError.reduceWithContext(error, undefined, {
+    andCase: (_, left, right) => `${left}\n${right}`,
+    orCase: (_, left, right) => `${left}\n${right}`,
+    invalidDataCase: (_, p, message) => `${p.join(".")}: ${message}`,
+    missingDataCase: (_, p, message) => `${p.join(".")}: ${message}`,
+    sourceUnavailableCase: (_, p, message) => `${p.join(".")}: ${message}`,
+    unsupportedCase: (_, p, message) => `${p.join(".")}: ${message}`
+  })
+
+export class AppConfig extends Context.Tag("facet/AppConfig")<AppConfig, AppConfigShape>() {
+  static readonly layer = Layer.effect(AppConfig, appConfig)
+
+  /** For tests and tools that build the configuration in code. */
+  static readonly layerFrom = (overrides: Partial<AppConfigShape>) =>
+    Layer.effect(
+      AppConfig,
+      Effect.map(appConfig, (loaded) => ({ ...loaded, ...overrides }))
+    )
+}
+
+export const loadAppConfig = Effect.either(appConfig).pipe(
+  Effect.map(Either.mapLeft(describeConfigError))
+)
