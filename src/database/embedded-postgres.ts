@@ -395,3 +395,22 @@ export const startEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
     const url = Redacted.make(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`)
     return { url, port, pid, clusterDir } satisfies EmbeddedPostgres
   })
+
+/**
+ * Stops and removes throw-away clusters under `parent` whose names start with `prefix` and whose owning
+ * process is gone (a test run that was killed). Only clusters we recorded as ours are touched.
+ */
+export const reapStaleClusters = (parent: string, prefix: string) =>
+  Effect.gen(function*() {
+    const entries = yield* Effect.try(() => fs.readdirSync(parent)).pipe(Effect.orElseSucceed((): Array<string> => []))
+    for (const entry of entries.filter((name) => name.startsWith(prefix))) {
+      const dir = path.join(parent, entry)
+      const ownerFile = path.join(dir, "postgres.owner.json")
+      const owner = fs.existsSync(ownerFile) ? decodeOwner(fs.readFileSync(ownerFile, "utf8")) : Option.none()
+      if (Option.isSome(owner) && isAlive(owner.value.servicePid)) continue
+      if (Option.isSome(owner) && readCmdline(owner.value.postgresPid).includes(owner.value.clusterDir)) {
+        yield* stopPostgresPid(owner.value.postgresPid)
+      }
+      yield* Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    }
+  })

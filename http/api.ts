@@ -1,0 +1,126 @@
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { AssetPolicy, AssetPolicyList, EnrollmentRequest } from "../src/domain/asset-policy.js"
+import { ApiChangelog, CONTRACT_VERSION } from "../src/domain/changelog.js"
+import {
+  BadRequest,
+  Conflict,
+  Forbidden,
+  Internal,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  ServiceUnavailable,
+  Unauthorized
+} from "../src/domain/errors.js"
+import { MerchantApplyRequest, MerchantApplyResponse, OnboardingStatus } from "../src/domain/onboarding.js"
+import { CurrentMerchant } from "../src/merchants/principal.js"
+
+/**
+ * The `/v1` API, declared once: the server, the OpenAPI document and the tests' client all come from
+ * this declaration.
+ */
+
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
+  failure: Unauthorized,
+  provides: CurrentMerchant,
+  security: {
+    apiKey: HttpApiSecurity.apiKey({ key: "X-API-Key", in: "header" }).pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "The merchant's live API key, from onboarding. Backend use only.")
+    )
+  }
+}) {}
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const HealthReport = Schema.Struct({
+  status: Schema.Literal("ok", "unavailable"),
+  checks: Schema.Record({ key: Schema.String, value: Schema.String })
+}).annotations({ identifier: "HealthReport" })
+
+export class SystemGroup extends HttpApiGroup.make("system")
+  .add(
+    HttpApiEndpoint.get("health", "/health")
+      .addSuccess(HealthReport)
+      .addError(ServiceUnavailable)
+      .annotate(OpenApi.Summary, "Readiness: 200 only when the database is migrated and the service is ready")
+  )
+{}
+
+export class DeveloperGroup extends HttpApiGroup.make("developer")
+  .add(
+    HttpApiEndpoint.get("openapi", "/v1/openapi.json")
+      .addSuccess(JsonObject)
+      .annotate(OpenApi.Summary, "This contract as OpenAPI 3.1 (GET and HEAD)")
+  )
+  .add(
+    HttpApiEndpoint.get("changelog", "/v1/api-changelog")
+      .addSuccess(ApiChangelog)
+      .annotate(OpenApi.Summary, "Contract change history, newest first (GET and HEAD)")
+  )
+  .add(
+    HttpApiEndpoint.get("llmsTxt", "/llms.txt")
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }))
+      .annotate(OpenApi.Summary, "Guidance for AI agents: what the service is, how to onboard, safety rules")
+  )
+  .add(
+    HttpApiEndpoint.get("wellKnownOpenapi", "/.well-known/openapi.json")
+      .addSuccess(HttpApiSchema.Empty(308))
+      .annotate(OpenApi.Summary, "Permanent redirect (308) to /v1/openapi.json")
+  )
+{}
+
+export class OnboardingGroup extends HttpApiGroup.make("onboarding")
+  .add(
+    HttpApiEndpoint.post("merchantApply", "/v1/ai/merchant-apply")
+      .setPayload(MerchantApplyRequest)
+      .addSuccess(MerchantApplyResponse, { status: 201 })
+      .addSuccess(MerchantApplyResponse.annotations({ identifier: "AIMerchantApplyExisting" }), { status: 200 })
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Provision a live merchant (201), or return the existing one for a repeated application (200)")
+  )
+  .add(
+    HttpApiEndpoint.get("onboardingStatus", "/v1/ai/onboarding-status/:merchant_id")
+      .setPath(Schema.Struct({ merchant_id: Schema.String }))
+      .addSuccess(OnboardingStatus)
+      .addError(Forbidden)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Provisioning and live-readiness of the key's own merchant")
+  )
+{}
+
+export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
+  .add(
+    HttpApiEndpoint.get("policies", "/v1/wallet-asset-policies")
+      .addSuccess(AssetPolicyList)
+      .annotate(OpenApi.Summary, "The platform asset catalogue with this merchant's enrollment (fail closed)")
+  )
+  .add(
+    HttpApiEndpoint.post("enroll", "/v1/wallet-asset-enrollments")
+      .setPayload(EnrollmentRequest)
+      .addSuccess(AssetPolicy)
+      .annotate(OpenApi.Summary, "Enable a platform-supported asset for this merchant (idempotent)")
+  )
+  .middleware(Authentication)
+{}
+
+export class FacetApi extends HttpApi.make("facet")
+  .add(SystemGroup)
+  .add(DeveloperGroup)
+  .add(OnboardingGroup)
+  .add(WalletAssetsGroup)
+  .addError(BadRequest)
+  .addError(NotFound)
+  .addError(MethodNotAllowed)
+  .addError(PayloadTooLarge)
+  .addError(RateLimited)
+  .addError(Internal)
+  .addError(ServiceUnavailable)
+  .annotate(OpenApi.Title, "Facet merchant wallet, checkout, deposit-address and withdrawal API")
+  .annotate(OpenApi.Version, CONTRACT_VERSION)
+  .annotate(
+    OpenApi.Description,
+    "Custodial crypto payments on TRON, BNB Smart Chain and Solana. Amounts are decimal strings. Errors are {error: string}."
+  )
+{}

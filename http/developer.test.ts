@@ -1,0 +1,90 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { asRecord, TestAppLive, TestClient } from "../test/http-harness.js"
+
+describe("developer endpoints", () => {
+  it.layer(TestAppLive())((it) => {
+    it.effect("serves an OpenAPI 3.1 document generated from the API, without a key", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const res = yield* client.request("GET", "/v1/openapi.json")
+        expect(res.status).toBe(200)
+        const doc = asRecord(res.body)
+        expect(doc.openapi).toBe("3.1.0")
+        expect(asRecord(doc.info).version).toBe("2026-08-02")
+        const schemes = asRecord(asRecord(doc.components).securitySchemes)
+        expect(asRecord(schemes.apiKey)).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" })
+        const paths = asRecord(doc.paths)
+        expect(Object.keys(paths)).toEqual(expect.arrayContaining([
+          "/v1/ai/merchant-apply",
+          "/v1/ai/onboarding-status/{merchant_id}",
+          "/v1/wallet-asset-policies",
+          "/v1/wallet-asset-enrollments"
+        ]))
+        // every documented error is {error: string}; the framework's own decode error is not what we send
+        expect(res.text).not.toContain("HttpApiDecodeError")
+        const policies = asRecord(asRecord(paths["/v1/wallet-asset-policies"]).get)
+        expect(Object.keys(asRecord(policies.responses))).toEqual(expect.arrayContaining(["200", "400", "401", "429", "503"]))
+      }))
+
+    it.effect("answers HEAD on the contract endpoints and 405 {error} on other methods", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        for (const path of ["/v1/openapi.json", "/v1/api-changelog"]) {
+          const head = yield* client.request("HEAD", path)
+          expect(head.status).toBe(200)
+          expect(head.text).toBe("")
+          for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+            const res = yield* client.request(method, path, { json: {} })
+            expect(res.status).toBe(405)
+            expect(asRecord(res.body).error).toMatch(/not allowed/)
+          }
+        }
+      }))
+
+    it.effect("lists the change history newest first with the current version", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const res = yield* client.request("GET", "/v1/api-changelog")
+        expect(res.status).toBe(200)
+        const body = asRecord(res.body)
+        expect(body.current_version).toBe("2026-08-02")
+        const entries = Array.isArray(body.entries) ? body.entries.map(asRecord) : []
+        expect(entries.map((e) => e.version)).toEqual([
+          "2026-08-02", "2026-07-22", "2026-07-21", "2026-07-20", "2026-07-19.2", "2026-07-18"
+        ])
+        expect(entries.every((e) => e.breaking === false)).toBe(true)
+        expect(entries[0]).toMatchObject({ date: "2026-08-02", type: "feature" })
+      }))
+
+    it.effect("guides AI agents in /llms.txt and redirects the well-known contract URL", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const llms = yield* client.request("GET", "/llms.txt")
+        expect(llms.status).toBe(200)
+        expect(llms.headers.get("content-type")).toMatch(/^text\/plain/)
+        for (const needle of ["merchant-apply", "/v1/openapi.json", "backend secrets", "human owner", "raw request body", "same X-Service-Idempotency-Key"]) {
+          expect(llms.text).toContain(needle)
+        }
+        const wellKnown = yield* client.request("GET", "/.well-known/openapi.json")
+        expect(wellKnown.status).toBe(308)
+        expect(wellKnown.headers.get("location")).toBe("/v1/openapi.json")
+      }))
+
+    it.effect("answers unknown routes with 404 {error}", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const res = yield* client.request("GET", "/v1/nothing-here")
+        expect(res.status).toBe(404)
+        expect(asRecord(res.body).error).toMatch(/no such endpoint/)
+      }))
+
+    it.effect("reports readiness on /health", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const res = yield* client.request("GET", "/health")
+        expect(res.status).toBe(200)
+        expect(res.body).toEqual({ status: "ok", checks: { database: "ok", migrations: "ok" } })
+      }))
+  })
+})

@@ -1,0 +1,162 @@
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiError,
+  HttpApiSchema,
+  HttpIncomingMessage,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, Option, Schema } from "effect"
+import { AppConfig } from "../src/config.js"
+import {
+  BadRequestError,
+  InternalError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimited,
+  RateLimitedError,
+  ServiceUnavailableError
+} from "../src/domain/errors.js"
+import { hashSecret } from "../src/merchants/credentials.js"
+import { FacetApi } from "./api.js"
+import { RateLimiter } from "./rate-limiter.js"
+
+/** What the boundary itself can answer with; every one is declared on the whole API. */
+type BoundaryError =
+  | BadRequestError
+  | NotFoundError
+  | MethodNotAllowedError
+  | PayloadTooLargeError
+  | InternalError
+  | ServiceUnavailableError
+
+interface RoutePattern {
+  readonly method: string
+  readonly pattern: RegExp
+}
+
+/** Every (method, path) the API declares, to tell a wrong method (405) from an unknown path (404). */
+const declaredRoutes = (): ReadonlyArray<RoutePattern> => {
+  const routes: Array<RoutePattern> = []
+  HttpApi.reflect(FacetApi, {
+    onGroup: () => undefined,
+    onEndpoint: ({ endpoint }) => {
+      const source = endpoint.path.split("/").map((part) =>
+        part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      ).join("/")
+      routes.push({ method: endpoint.method, pattern: new RegExp(`^${source}$`) })
+    }
+  })
+  return routes
+}
+
+const describeIssues = (error: HttpApiError.HttpApiDecodeError): string => {
+  const issues = error.issues.map((issue) =>
+    issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message
+  )
+  return `invalid request: ${issues.length > 0 ? issues.join("; ") : error.message}`
+}
+
+const isBodyTooLarge = (error: HttpServerError.RequestError) =>
+  error.cause instanceof Error && error.cause.message.includes("maxBytes exceeded")
+
+/** PostgreSQL error classes that mean "the database is not there right now", not "the query was wrong". */
+const isUnavailable = (error: SqlError): boolean => {
+  const cause = error.cause
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
+  return code === "" || code.startsWith("08") || code.startsWith("57") || code.startsWith("53") || code.startsWith("E")
+}
+
+const encodeRateLimited = Schema.encodeSync(RateLimited)
+
+/**
+ * The one place where anything that is not already one of our API errors becomes one: schema failures
+ * (400), bad JSON (400), oversized bodies (413), unknown routes (404/405), an unavailable database
+ * (503) and defects (500, logged, no stack trace to the client). Also applies the body-size limit and
+ * the per-key rate limit before any handler runs.
+ */
+export const ErrorBoundaryLive = HttpApiBuilder.middleware(
+  FacetApi,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const limiter = yield* RateLimiter
+    const routes = declaredRoutes()
+
+    const notFound = (method: string, path: string): BoundaryError => {
+      const allowed = routes.filter((r) => r.pattern.test(path)).map((r) => r.method)
+      return allowed.length > 0
+        ? new MethodNotAllowedError({ error: `method ${method} is not allowed on ${path}; allowed: ${[...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", ")}` })
+        : new NotFoundError({ error: `no such endpoint: ${method} ${path}` })
+    }
+
+    const fromFailure = (error: unknown, request: HttpServerRequest.HttpServerRequest): Option.Option<BoundaryError> => {
+      if (error instanceof HttpApiError.HttpApiDecodeError) return Option.some(new BadRequestError({ error: describeIssues(error) }))
+      if (error instanceof HttpServerError.RouteNotFound) {
+        return Option.some(notFound(request.method, new URL(request.url, "http://localhost").pathname))
+      }
+      if (error instanceof HttpServerError.RequestError) {
+        return Option.some(
+          isBodyTooLarge(error)
+            ? new PayloadTooLargeError({ error: `request body exceeds ${config.maxBodyBytes} bytes` })
+            : new BadRequestError({ error: "request body is not valid JSON" })
+        )
+      }
+      if (error instanceof SqlError) {
+        return Option.some(
+          isUnavailable(error)
+            ? new ServiceUnavailableError({ error: "the database is temporarily unavailable; retry with backoff" })
+            : new InternalError({ error: "internal error; nothing was changed" })
+        )
+      }
+      return Option.none()
+    }
+
+    return (app) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const declaredLength = Number(request.headers["content-length"] ?? "0")
+        if (Number.isFinite(declaredLength) && declaredLength > config.maxBodyBytes) {
+          return yield* new PayloadTooLargeError({ error: `request body exceeds ${config.maxBodyBytes} bytes` })
+        }
+        const apiKey = request.headers["x-api-key"]
+        const bucket = apiKey !== undefined && apiKey !== ""
+          ? `key:${hashSecret(apiKey)}`
+          : `addr:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+        const wait = yield* limiter.take(bucket)
+        if (Option.isSome(wait)) {
+          const error = new RateLimitedError({ error: `rate limit exceeded; retry after ${wait.value} s` })
+          return yield* HttpServerResponse.json(encodeRateLimited(error), {
+            status: HttpApiSchema.getStatusError(RateLimited),
+            headers: { "retry-after": String(wait.value) }
+          }).pipe(Effect.orDie)
+        }
+        return yield* app
+      }).pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(config.maxBodyBytes)),
+        Effect.catchAllCause((cause) =>
+          Effect.gen(function*() {
+            if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+            const request = yield* HttpServerRequest.HttpServerRequest
+            const failure = Cause.failureOption(cause)
+            const defect = Cause.dieOption(cause)
+            const squashed = Option.isSome(failure) ? failure.value : Option.getOrUndefined(defect)
+            const mapped = fromFailure(squashed, request)
+            if (Option.isSome(mapped)) {
+              if (mapped.value._tag === "Internal" || mapped.value._tag === "ServiceUnavailable") {
+                yield* Effect.logError("request failed").pipe(Effect.annotateLogs({ cause: Cause.pretty(cause) }))
+              }
+              return yield* mapped.value
+            }
+            if (Option.isSome(failure)) return yield* Effect.failCause(cause)
+            yield* Effect.logError("unexpected defect").pipe(Effect.annotateLogs({ cause: Cause.pretty(cause) }))
+            return yield* new InternalError({ error: "internal error" })
+          })
+        )
+      )
+  }),
+  { withContext: true }
+)

@@ -1,0 +1,30 @@
+/** GET /llms.txt: plain-text guidance for AI agents that discover the service. */
+export const llmsTxt = (baseUrl: string, contractVersion: string): string => `# Facet — custodial crypto payments for merchants and AI agents
+
+> Facet takes crypto payments on TRON (TRC20), BNB Smart Chain (BEP20) and Solana for merchants:
+> hosted checkout orders, long-term deposit addresses per end user, custodial balances, collection
+> (sweeps) and withdrawals with human approval. Money values are decimal strings, never floats.
+
+Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/openapi.json
+(also at ${baseUrl}/.well-known/openapi.json). Change history: ${baseUrl}/v1/api-changelog.
+
+## Onboard
+1. POST ${baseUrl}/v1/ai/merchant-apply with {project_name, business_type, use_case, agree_terms: true,
+   contact_email, webhook_url, integration_mode: "checkout" | "exchange_wallet" | "hybrid"}. No key needed.
+   201 returns the live package once: env (FACET_API_BASE_URL, FACET_API_KEY, FACET_MERCHANT_ID,
+   FACET_WEBHOOK_SECRET, FACET_INTEGRATION_MODE), merchant_console, integration_prompt,
+   onboarding_status_url. Repeating the same application returns 200 and re-issues no secret.
+2. Poll onboarding_status_url from the backend with X-API-Key until live_ready is true; follow next_steps.
+3. GET ${baseUrl}/v1/wallet-asset-policies and use only assets with merchant_enabled true and the action
+   you need (fail closed). Enable custom assets with POST ${baseUrl}/v1/wallet-asset-enrollments.
+
+## Safety rules
+- The live API key (FACET_API_KEY) and FACET_WEBHOOK_SECRET belong in backend secrets only: never in a
+  browser, mobile app, log, prompt transcript or source control. Clients call the merchant's server.
+- The console token / token_login_url is given only to the human owner, once. Do not store it.
+- Verify every webhook: X-FACET-SIGNATURE is the lowercase hex HMAC-SHA256 of the raw request body keyed
+  with the webhook secret. Verify over the raw bytes, in constant time, before parsing JSON.
+- Persist X-FACET-IDEMPOTENCY-KEY and deduplicate before touching balances; answer 2xx only after that.
+- After a timeout, retry a creation with the same X-Service-Idempotency-Key and the exact same body.
+- Errors are {"error": "..."}; branch on the HTTP status. 429: back off (Retry-After). 503: retry reads.
+`

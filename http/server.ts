@@ -1,0 +1,31 @@
+import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { AppConfig } from "../src/config.js"
+import { FacetApi } from "./api.js"
+import { AuthenticationLive } from "./authentication.js"
+import { ErrorBoundaryLive } from "./error-boundary.js"
+import { DeveloperHandlers } from "./handlers/developer.js"
+import { OnboardingHandlers } from "./handlers/onboarding.js"
+import { SystemHandlers } from "./handlers/system.js"
+import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
+import { RateLimiter } from "./rate-limiter.js"
+
+const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
+  Layer.provide([SystemHandlers, DeveloperHandlers, OnboardingHandlers, WalletAssetsHandlers]),
+  Layer.provide(AuthenticationLive)
+)
+
+/** The Node HTTP server on `PORT` (0 picks a free one; tests read it from `HttpServer.HttpServer`). */
+const NodeServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => NodeHttpServer.layer(createServer, { port: config.port, host: "0.0.0.0" }))
+)
+
+export const HttpLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+  Layer.provide(ApiLive),
+  Layer.provide(ErrorBoundaryLive),
+  Layer.provide(RateLimiter.Default),
+  HttpServer.withLogAddress,
+  Layer.provideMerge(NodeServerLive)
+)

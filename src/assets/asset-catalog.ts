@@ -1,0 +1,114 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { type AssetPolicy, assetActions, AssetPolicyRow } from "../domain/asset-policy.js"
+import { assetKey, type Chain } from "../domain/chain.js"
+import { BadRequestError } from "../domain/errors.js"
+
+const MerchantAssetRow = Schema.Struct({
+  ...AssetPolicyRow.fields,
+  merchant_enabled: Schema.Boolean,
+  merchant_source: Schema.NullOr(Schema.String)
+})
+type MerchantAssetRow = typeof MerchantAssetRow.Type
+
+const toPolicy = (row: MerchantAssetRow): AssetPolicy => ({
+  asset_key: assetKey(row),
+  chain: row.chain,
+  currency: row.currency,
+  display_name: row.display_name,
+  main_key_mode: row.main_key_mode,
+  receive_key_mode: row.receive_key_mode,
+  collection_mode: row.collection_mode,
+  sweep_requires_gas: row.sweep_requires_gas,
+  signing_implemented: row.signing_implemented,
+  status: row.status,
+  default_for_new_merchants: row.default_for_new_merchants,
+  merchant_enabled: row.merchant_enabled,
+  ...(row.merchant_source === null ? {} : { merchant_source: row.merchant_source }),
+  decimals: row.decimals,
+  amount_precision: row.amount_precision,
+  gas_asset: row.gas_asset,
+  actions: assetActions(row, row.merchant_enabled),
+  metadata: row.metadata
+})
+
+/**
+ * The platform asset catalogue (`wallet_asset_policies`) and each merchant's enrollment in it.
+ * Fail closed: an asset is usable by a merchant only when its policy allows it and the merchant enabled it.
+ */
+export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCatalog", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const listForMerchant = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MerchantAssetRow,
+      execute: (merchantId) =>
+        sql`SELECT p.*, coalesce(m.enabled, false) AS merchant_enabled, m.source AS merchant_source
+            FROM wallet_asset_policies p
+            LEFT JOIN merchant_assets m
+              ON m.chain = p.chain AND m.currency = p.currency AND m.merchant_id = ${merchantId}
+            ORDER BY p.chain, p.currency`
+    })
+
+    const findPolicyRow = SqlSchema.findOne({
+      Request: Schema.Struct({ chain: Schema.String, currency: Schema.String }),
+      Result: AssetPolicyRow,
+      execute: ({ chain, currency }) =>
+        sql`SELECT * FROM wallet_asset_policies WHERE chain = ${chain} AND currency = ${currency}`
+    })
+
+    const policies = Effect.fn("AssetCatalog.policies")(function*(merchantId: string) {
+      const rows = yield* Effect.orDie(listForMerchant(merchantId))
+      return rows.map(toPolicy)
+    })
+
+    const policy = Effect.fn("AssetCatalog.policy")(function*(merchantId: string, chain: Chain, currency: string) {
+      const rows = yield* policies(merchantId)
+      return Option.fromNullable(rows.find((p) => p.chain === chain && p.currency === currency))
+    })
+
+    /** Enables every `default_for_new_merchants` asset; part of the onboarding transaction. */
+    const enableDefaults = Effect.fn("AssetCatalog.enableDefaults")(function*(merchantId: string) {
+      yield* Effect.orDie(sql`
+        INSERT INTO merchant_assets (merchant_id, chain, currency, enabled, source)
+        SELECT ${merchantId}, chain, currency, true, 'default'
+        FROM wallet_asset_policies
+        WHERE default_for_new_merchants AND status IN ('live', 'deposit_live')
+        ON CONFLICT DO NOTHING`)
+    })
+
+    /** POST /v1/wallet-asset-enrollments: idempotent; the first enrollment's source is kept. */
+    const enroll = Effect.fn("AssetCatalog.enroll")(function*(
+      merchantId: string,
+      request: { readonly chain: Chain; readonly currency: string; readonly source: string }
+    ) {
+      const currency = request.currency.trim().toUpperCase()
+      const key = `${request.chain}-${currency}`
+      const row = yield* Effect.orDie(findPolicyRow({ chain: request.chain, currency }))
+      if (Option.isNone(row)) {
+        return yield* new BadRequestError({ error: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the supported assets` })
+      }
+      switch (row.value.status) {
+        case "disabled":
+          return yield* new BadRequestError({ error: `asset ${key} is disabled (sunset) and cannot be enrolled` })
+        case "planned":
+          return yield* new BadRequestError({ error: `asset ${key} is planned and not yet available` })
+      }
+      yield* Effect.orDie(sql`
+        INSERT INTO merchant_assets (merchant_id, chain, currency, enabled, source)
+        VALUES (${merchantId}, ${request.chain}, ${currency}, true, ${request.source})
+        ON CONFLICT (merchant_id, chain, currency) DO UPDATE
+          SET enabled = true,
+              source = CASE WHEN merchant_assets.enabled THEN merchant_assets.source ELSE excluded.source END,
+              enabled_at = CASE WHEN merchant_assets.enabled THEN merchant_assets.enabled_at ELSE now() END`)
+      const enabled = yield* policy(merchantId, request.chain, currency)
+      return yield* Option.match(enabled, {
+        onNone: () => Effect.die(new Error(`asset ${key} vanished during enrollment`)),
+        onSome: Effect.succeed
+      })
+    })
+
+    return { policies, policy, enableDefaults, enroll } as const
+  })
+}) {}

@@ -1,0 +1,19 @@
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Either, Layer } from "effect"
+import { HttpLive } from "../http/server.js"
+import { CoreLive } from "./app.js"
+import { AppConfig, loadAppConfig } from "./config.js"
+
+/** `npm start`: configuration, database (embedded unless DATABASE_URL), migrations, HTTP on PORT. */
+const main = Effect.gen(function*() {
+  const config = yield* loadAppConfig
+  if (Either.isLeft(config)) {
+    yield* Effect.logError(`invalid configuration:\n${config.left}`)
+    return yield* Effect.sync(() => process.exit(1))
+  }
+  const AppLive = HttpLive.pipe(Layer.provide(CoreLive), Layer.provide(Layer.succeed(AppConfig, config.right)))
+  yield* Effect.logInfo(`starting on port ${config.right.port} (network ${config.right.network}, public URL ${config.right.baseUrl})`)
+  return yield* Layer.launch(AppLive)
+})
+
+NodeRuntime.runMain(main)

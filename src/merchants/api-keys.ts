@@ -1,0 +1,54 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Redacted, Schema } from "effect"
+import { newId } from "../ids.js"
+import { displayPrefix, hashSecret, newApiKey } from "./credentials.js"
+import type { Principal } from "./principal.js"
+
+const KeyRow = Schema.Struct({
+  id: Schema.String,
+  merchant_id: Schema.String,
+  scopes: Schema.Array(Schema.String)
+})
+
+/** API keys: issued once in plain text, stored as hashes, resolved to the merchant they act for. */
+export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const findActive = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: KeyRow,
+      execute: (keyHash) =>
+        sql`SELECT k.id, k.merchant_id, k.scopes
+            FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+            WHERE k.key_hash = ${keyHash} AND k.status = 'active' AND m.status = 'active'`
+    })
+
+    /** Inserts a new key; the caller shows the returned plain key once and forgets it. */
+    const issue = Effect.fn("ApiKeys.issue")(function*(merchantId: string, scopes: ReadonlyArray<string>, label: string) {
+      const key = newApiKey()
+      const id = newId("key")
+      yield* Effect.orDie(sql`
+        INSERT INTO api_keys (id, merchant_id, key_hash, key_prefix, scopes, label)
+        VALUES (${id}, ${merchantId}, ${hashSecret(key)}, ${displayPrefix(key)},
+                string_to_array(${scopes.join(",")}, ','), ${label})`)
+      return { id, key }
+    })
+
+    const authenticate = Effect.fn("ApiKeys.authenticate")(function*(key: Redacted.Redacted<string>) {
+      const row = yield* Effect.orDie(findActive(hashSecret(key)))
+      if (Option.isNone(row)) return Option.none<Principal>()
+      // last use is for operators; a minute's resolution keeps it from being a write per request
+      yield* Effect.orDie(sql`UPDATE api_keys SET last_used_at = now()
+        WHERE id = ${row.value.id} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`)
+      return Option.some<Principal>({ merchantId: row.value.merchant_id, apiKeyId: row.value.id, scopes: row.value.scopes })
+    })
+
+    const hasActiveKey = Effect.fn("ApiKeys.hasActiveKey")(function*(merchantId: string) {
+      const rows = yield* Effect.orDie(sql<{ n: string }>`SELECT count(*) AS n FROM api_keys WHERE merchant_id = ${merchantId} AND status = 'active'`)
+      return Number(rows[0]?.n ?? 0) > 0
+    })
+
+    return { issue, authenticate, hasActiveKey } as const
+  })
+}) {}

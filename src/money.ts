@@ -1,0 +1,46 @@
+import { Decimal } from "decimal.js"
+import { Schema } from "effect"
+
+/**
+ * Money is a fixed-point decimal string on the wire, a `Decimal` in arithmetic and a bigint of base
+ * units on chain; never a JS number.
+ */
+export const MoneyDecimal = Decimal.clone({ precision: 80, rounding: Decimal.ROUND_DOWN, toExpNeg: -100, toExpPos: 100 })
+export type MoneyDecimal = Decimal
+
+const DECIMAL_STRING = /^\d+(\.\d+)?$/
+
+export const DecimalString = Schema.String.pipe(
+  Schema.pattern(DECIMAL_STRING, {
+    message: () => "must be a non-negative decimal string such as \"12.5\" (digits, optionally a dot and digits)"
+  })
+).annotations({
+  identifier: "DecimalString",
+  description: "Non-negative fixed-point decimal: digits, optionally followed by a dot and digits",
+  examples: ["12.5"]
+})
+
+/** Number of digits after the dot as written, trailing zeros included ("1.50" has 2). */
+export const fractionDigits = (value: string): number => {
+  const dot = value.indexOf(".")
+  return dot === -1 ? 0 : value.length - dot - 1
+}
+
+/** True when `value` needs no more than `precision` fractional digits (trailing zeros do not count). */
+export const fitsPrecision = (value: string, precision: number): boolean =>
+  new MoneyDecimal(value).decimalPlaces() <= precision
+
+/** Renders a decimal with exactly `digits` fractional digits (for fee quotes and balances). */
+export const toFixedDigits = (value: Decimal.Value, digits: number): string => new MoneyDecimal(value).toFixed(digits)
+
+/** Canonical form: no trailing zeros, no trailing dot ("12.500" → "12.5"). */
+export const normalizeDecimal = (value: Decimal.Value): string => new MoneyDecimal(value).toFixed()
+
+export const toBaseUnits = (value: Decimal.Value, decimals: number): bigint => {
+  const scaled = new MoneyDecimal(value).times(new MoneyDecimal(10).pow(decimals))
+  if (!scaled.isInteger()) throw new RangeError(`${String(value)} has more than ${decimals} fractional digits`)
+  return BigInt(scaled.toFixed(0))
+}
+
+export const fromBaseUnits = (units: bigint, decimals: number): string =>
+  new MoneyDecimal(units.toString()).div(new MoneyDecimal(10).pow(decimals)).toFixed()

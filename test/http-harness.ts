@@ -1,0 +1,96 @@
+import { HttpServer } from "@effect/platform"
+import { Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { HttpLive } from "../http/server.js"
+import { CoreLive } from "../src/app.js"
+import { AppConfig, appConfig, type AppConfigShape } from "../src/config.js"
+import { createTestDatabase } from "./database.js"
+
+export interface TestResponse {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** The body parsed as JSON (undefined when it is not JSON). */
+  readonly body: unknown
+}
+
+export interface RequestOptions {
+  readonly json?: unknown
+  readonly rawBody?: string
+  readonly headers?: Record<string, string>
+  readonly apiKey?: string
+}
+
+/** Talks to the service under test over real HTTP on its free port. */
+export class TestClient extends Context.Tag("test/TestClient")<TestClient, {
+  readonly url: string
+  readonly request: (method: string, path: string, options?: RequestOptions) => Effect.Effect<TestResponse>
+}>() {}
+
+const TestClientLive = Layer.effect(
+  TestClient,
+  Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const address = server.address
+    const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+    const request = (method: string, path: string, options: RequestOptions = {}) =>
+      Effect.promise(async (): Promise<TestResponse> => {
+        const headers: Record<string, string> = { ...options.headers }
+        if (options.apiKey !== undefined) headers["x-api-key"] = options.apiKey
+        let body: string | undefined
+        if (options.json !== undefined) {
+          body = JSON.stringify(options.json)
+          headers["content-type"] ??= "application/json"
+        } else if (options.rawBody !== undefined) {
+          body = options.rawBody
+          headers["content-type"] ??= "application/json"
+        }
+        const response = await fetch(`${url}${path}`, { method, headers, body, redirect: "manual" })
+        const text = await response.text()
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          parsed = undefined
+        }
+        return { status: response.status, headers: response.headers, text, body: parsed }
+      })
+    return { url, request }
+  })
+)
+
+/**
+ * The whole service, as `npm start` wires it, on a free port against a fresh database of its own.
+ * Overrides adjust the configuration for one test file (rate limits, for example).
+ */
+export const TestAppLive = (overrides: Partial<AppConfigShape> = {}) => {
+  const ConfigLive = Layer.effect(
+    AppConfig,
+    Effect.gen(function*() {
+      const loaded = yield* Effect.orDie(appConfig)
+      const databaseUrl = yield* createTestDatabase
+      return {
+        ...loaded,
+        port: 0,
+        baseUrl: "http://facet.test",
+        consoleBaseUrl: "http://facet.test/console",
+        databaseUrl: Option.some(databaseUrl),
+        rateLimit: { perSecond: 1000, burst: 1000 },
+        ...overrides
+      }
+    })
+  )
+  return TestClientLive.pipe(
+    Layer.provideMerge(HttpLive),
+    Layer.provideMerge(CoreLive),
+    Layer.provideMerge(ConfigLive),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  )
+}
+
+/** The JSON body as a record, or a failed test. */
+export const asRecord = (value: unknown): Record<string, unknown> => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Error(`expected a JSON object, got ${JSON.stringify(value)}`)
+  }
+  return Object.fromEntries(Object.entries(value))
+}
