@@ -1,9 +1,10 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { asRecord, TestAppLive, TestClient } from "../test/http-harness.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { asRecord } from "../test/json.js"
 
 describe("developer endpoints", () => {
-  it.layer(TestAppLive())((it) => {
+  layer(TestAppLive(), { excludeTestServices: true })((it) => {
     it.effect("serves an OpenAPI 3.1 document generated from the API, without a key", () =>
       Effect.gen(function*() {
         const client = yield* TestClient

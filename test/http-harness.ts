@@ -67,15 +67,15 @@ export const TestAppLive = (overrides: Partial<AppConfigShape> = {}) => {
     AppConfig,
     Effect.gen(function*() {
       const loaded = yield* Effect.orDie(appConfig)
-      const databaseUrl = yield* createTestDatabase
+      const databaseUrl = overrides.databaseUrl ?? Option.some(yield* createTestDatabase)
       return {
         ...loaded,
         port: 0,
         baseUrl: "http://facet.test",
         consoleBaseUrl: "http://facet.test/console",
-        databaseUrl: Option.some(databaseUrl),
         rateLimit: { perSecond: 1000, burst: 1000 },
-        ...overrides
+        ...overrides,
+        databaseUrl
       }
     })
   )
@@ -85,12 +85,4 @@ export const TestAppLive = (overrides: Partial<AppConfigShape> = {}) => {
     Layer.provideMerge(ConfigLive),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
-}
-
-/** The JSON body as a record, or a failed test. */
-export const asRecord = (value: unknown): Record<string, unknown> => {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new Error(`expected a JSON object, got ${JSON.stringify(value)}`)
-  }
-  return Object.fromEntries(Object.entries(value))
 }

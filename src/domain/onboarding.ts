@@ -57,7 +57,7 @@ export const MerchantApplyRequest = Schema.Struct({
   preferred_chains: Schema.optional(Schema.Array(Chain)),
   ai_provider: Schema.optional(Schema.String),
   integration_mode: Schema.optionalWith(IntegrationMode, { default: () => "checkout" as const })
-}).annotations({ identifier: "AIMerchantApplyRequest" })
+}).annotations({ identifier: "AIMerchantApplyRequest", parseOptions: { errors: "all" } })
 export type MerchantApplyRequest = typeof MerchantApplyRequest.Type
 
 export const MerchantConsoleHandoff = Schema.Struct({
