@@ -14,6 +14,12 @@ export interface AppConfigShape {
   readonly maxBodyBytes: number
   readonly consoleTokenTtl: Duration.Duration
   readonly consoleBaseUrl: string
+  /** BIP-39 mnemonic of the HD master secret (FACET_MASTER_SEED), never stored in the database. */
+  readonly masterSeed: Option.Option<Redacted.Redacted<string>>
+  /** A file holding the mnemonic (FACET_MASTER_SEED_FILE), for secret mounts. */
+  readonly masterSeedFile: Option.Option<string>
+  /** How often expired orders are looked for. */
+  readonly orderExpiryInterval: Duration.Duration
 }
 
 const port = (name: string, fallback: number) =>
@@ -64,7 +70,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitBurst: positiveNumber("FACET_RATE_LIMIT_BURST", 60),
   maxBodyBytes: positiveNumber("FACET_MAX_BODY_BYTES", 1_048_576),
   consoleTokenTtlHours: positiveNumber("FACET_CONSOLE_TOKEN_TTL_HOURS", 24),
-  consoleBaseUrl: Config.option(httpUrl("FACET_CONSOLE_BASE_URL"))
+  consoleBaseUrl: Config.option(httpUrl("FACET_CONSOLE_BASE_URL")),
+  masterSeed: Config.option(Config.redacted("FACET_MASTER_SEED")),
+  masterSeedFile: Config.option(Config.string("FACET_MASTER_SEED_FILE").pipe(Config.map((file) => path.resolve(file)))),
+  orderExpiryIntervalMs: positiveNumber("FACET_ORDER_EXPIRY_INTERVAL_MS", 1000)
 }).pipe(
   Config.map((raw) => {
     const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.port}`)
@@ -77,7 +86,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       rateLimit: { perSecond: raw.rateLimitPerSecond, burst: raw.rateLimitBurst },
       maxBodyBytes: Math.floor(raw.maxBodyBytes),
       consoleTokenTtl: Duration.hours(raw.consoleTokenTtlHours),
-      consoleBaseUrl: Option.getOrElse(raw.consoleBaseUrl, () => `${baseUrl}/console`)
+      consoleBaseUrl: Option.getOrElse(raw.consoleBaseUrl, () => `${baseUrl}/console`),
+      masterSeed: raw.masterSeed,
+      masterSeedFile: raw.masterSeedFile,
+      orderExpiryInterval: Duration.millis(raw.orderExpiryIntervalMs)
     }
   })
 )

@@ -1,0 +1,68 @@
+import { keccak_256 } from "@noble/hashes/sha3.js"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { base58, createBase58check } from "@scure/base"
+
+/** How each network spells an address: EIP-55 hex for BEP20, base58check `T…` for TRON, base58 for Solana. */
+const base58check = createBase58check(sha256)
+
+const toHex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex")
+
+/** The 20-byte account id of a secp256k1 key: keccak256 of the uncompressed point without its 0x04 prefix. */
+export const secp256k1AccountId = (uncompressedPublicKey: Uint8Array): Uint8Array => {
+  if (uncompressedPublicKey.length !== 65 || uncompressedPublicKey[0] !== 4) {
+    throw new RangeError("expected a 65-byte uncompressed secp256k1 public key")
+  }
+  return keccak_256(uncompressedPublicKey.subarray(1)).subarray(12)
+}
+
+/** EIP-55 mixed-case checksum encoding. */
+export const evmAddress = (accountId: Uint8Array): string => {
+  const hex = toHex(accountId)
+  const hash = toHex(keccak_256(new TextEncoder().encode(hex)))
+  let out = "0x"
+  for (let i = 0; i < hex.length; i++) {
+    const c = hex.charAt(i)
+    out += parseInt(hash.charAt(i), 16) >= 8 ? c.toUpperCase() : c
+  }
+  return out
+}
+
+const TRON_PREFIX = 0x41
+
+export const tronAddress = (accountId: Uint8Array): string => {
+  const payload = new Uint8Array(21)
+  payload[0] = TRON_PREFIX
+  payload.set(accountId, 1)
+  return base58check.encode(payload)
+}
+
+export const solanaAddress = (publicKey: Uint8Array): string => {
+  if (publicKey.length !== 32) throw new RangeError("expected a 32-byte ed25519 public key")
+  return base58.encode(publicKey)
+}
+
+/** The 20-byte account id behind a TRON address, or undefined when it is not a valid one. */
+export const tronAccountId = (address: string): Uint8Array | undefined => {
+  try {
+    const payload = base58check.decode(address)
+    return payload.length === 21 && payload[0] === TRON_PREFIX ? payload.subarray(1) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export const isEvmAddress = (address: string): boolean => {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return false
+  const lower = address.slice(2).toLowerCase()
+  // all-lower or all-upper carries no checksum; mixed case must match EIP-55
+  if (address.slice(2) === lower || address.slice(2) === lower.toUpperCase()) return true
+  return evmAddress(Buffer.from(lower, "hex")) === address
+}
+
+export const isSolanaAddress = (address: string): boolean => {
+  try {
+    return base58.decode(address).length === 32
+  } catch {
+    return false
+  }
+}

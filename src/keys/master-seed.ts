@@ -1,0 +1,68 @@
+import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from "@scure/bip39"
+import { wordlist } from "@scure/bip39/wordlists/english.js"
+import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { AppConfig } from "../config.js"
+
+export class MasterSeedError extends Data.TaggedError("MasterSeedError")<{ readonly message: string }> {}
+
+/**
+ * The HD master secret every address derives from. It comes from the operator (FACET_MASTER_SEED or
+ * FACET_MASTER_SEED_FILE), is never written to the database and never logged; only the signer uses it.
+ */
+export class MasterSeed extends Context.Tag("facet/MasterSeed")<MasterSeed, {
+  readonly seed: Redacted.Redacted<Uint8Array>
+}>() {}
+
+const DEV_SEED_FILE = "master-seed.dev.txt"
+
+const fromMnemonic = (mnemonic: string, source: string) => {
+  const words = mnemonic.trim().split(/\s+/).join(" ")
+  return validateMnemonic(words, wordlist)
+    ? Effect.succeed({ seed: Redacted.make(mnemonicToSeedSync(words)) })
+    : Effect.fail(new MasterSeedError({ message: `${source} is not a valid BIP-39 English mnemonic (12 to 24 words with a valid checksum)` }))
+}
+
+const readFile = (file: string) =>
+  Effect.try({
+    try: () => fs.readFileSync(file, "utf8"),
+    catch: () => new MasterSeedError({ message: `cannot read the master seed file ${file}` })
+  })
+
+export const MasterSeedLive = Layer.effect(
+  MasterSeed,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    if (Option.isSome(config.masterSeed) && Option.isSome(config.masterSeedFile)) {
+      return yield* new MasterSeedError({ message: "set FACET_MASTER_SEED or FACET_MASTER_SEED_FILE, not both" })
+    }
+    if (Option.isSome(config.masterSeed)) return yield* fromMnemonic(Redacted.value(config.masterSeed.value), "FACET_MASTER_SEED")
+    if (Option.isSome(config.masterSeedFile)) {
+      return yield* fromMnemonic(yield* readFile(config.masterSeedFile.value), `the file in FACET_MASTER_SEED_FILE`)
+    }
+    if (config.network === "mainnet") {
+      return yield* new MasterSeedError({
+        message: "FACET_NETWORK=mainnet needs the operator's master secret: set FACET_MASTER_SEED or FACET_MASTER_SEED_FILE"
+      })
+    }
+    const file = path.join(config.dataDir, DEV_SEED_FILE)
+    if (!fs.existsSync(file)) {
+      yield* Effect.try({
+        try: () => {
+          fs.mkdirSync(config.dataDir, { recursive: true })
+          fs.writeFileSync(file, `${generateMnemonic(wordlist, 256)}\n`, { mode: 0o600, flag: "wx" })
+        },
+        catch: () => new MasterSeedError({ message: `cannot write a development master seed to ${file}` })
+      })
+    }
+    yield* Effect.logWarning(
+      `!!! DEVELOPMENT MASTER SEED in ${file}: every address derives from it. It is for development only — ` +
+        "never send real funds to these addresses; set FACET_MASTER_SEED or FACET_MASTER_SEED_FILE in production. !!!"
+    )
+    return yield* fromMnemonic(yield* readFile(file), file)
+  })
+)
+
+/** For tests and tools: a fixed mnemonic. */
+export const masterSeedFromMnemonic = (mnemonic: string) => Layer.effect(MasterSeed, fromMnemonic(mnemonic, "mnemonic"))
