@@ -15,6 +15,17 @@ import {
   Unauthorized
 } from "../src/domain/errors.js"
 import { MerchantApplyRequest, MerchantApplyResponse, OnboardingStatus } from "../src/domain/onboarding.js"
+import {
+  BatchCreateDepositAddressRequest,
+  BatchResult,
+  CreateDepositAddressRequest,
+  DepositAddress,
+  DepositAddressList,
+  DepositAddressListQuery,
+  DepositTransactionsQuery
+} from "../src/domain/deposit-address.js"
+import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
+import { TransactionList } from "../src/domain/transaction.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
 
 /**
@@ -105,11 +116,67 @@ export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
   .middleware(Authentication)
 {}
 
+export class OrdersGroup extends HttpApiGroup.make("orders")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/orders")
+      .setUrlParams(OrderListQuery)
+      .addSuccess(OrderList)
+      .annotate(OpenApi.Summary, "This merchant's orders, newest first (page/size)")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/v1/orders")
+      .setHeaders(IdempotencyKeyHeader)
+      .setPayload(CreateOrderRequest)
+      .addSuccess(Order, { status: 201 })
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Create a hosted checkout order with its own pay address(es); idempotent with X-Service-Idempotency-Key")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/orders/:order_id")
+      .setPath(Schema.Struct({ order_id: Schema.String }))
+      .addSuccess(Order)
+      .annotate(OpenApi.Summary, "One of this merchant's orders")
+  )
+  .middleware(Authentication)
+{}
+
+export class DepositAddressesGroup extends HttpApiGroup.make("depositAddresses")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/deposit-addresses")
+      .setUrlParams(DepositAddressListQuery)
+      .addSuccess(DepositAddressList)
+      .annotate(OpenApi.Summary, "This merchant's deposit addresses, newest first (limit/offset)")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/v1/deposit-addresses")
+      .setPayload(CreateDepositAddressRequest)
+      .addSuccess(DepositAddress, { status: 201 })
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Assign a long-term address to an external user for a chain and currency (idempotent)")
+  )
+  .add(
+    HttpApiEndpoint.post("batch", "/v1/deposit-addresses/batch")
+      .setPayload(BatchCreateDepositAddressRequest)
+      .addSuccess(BatchResult)
+      .annotate(OpenApi.Summary, "Assign up to 1000 deposit addresses: items, or external_user_ids with chain and currency")
+  )
+  .add(
+    HttpApiEndpoint.get("transactions", "/v1/deposit-addresses/:deposit_address_id/transactions")
+      .setPath(Schema.Struct({ deposit_address_id: Schema.String }))
+      .setUrlParams(DepositTransactionsQuery)
+      .addSuccess(TransactionList)
+      .annotate(OpenApi.Summary, "Transactions into one deposit address, newest first")
+  )
+  .middleware(Authentication)
+{}
+
 export class FacetApi extends HttpApi.make("facet")
   .add(SystemGroup)
   .add(DeveloperGroup)
   .add(OnboardingGroup)
   .add(WalletAssetsGroup)
+  .add(OrdersGroup)
+  .add(DepositAddressesGroup)
   .addError(BadRequest)
   .addError(NotFound)
   .addError(MethodNotAllowed)

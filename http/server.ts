@@ -6,14 +6,23 @@ import { AppConfig } from "../src/config.js"
 import { FacetApi } from "./api.js"
 import { AuthenticationLive } from "./authentication.js"
 import { ErrorBoundaryLive } from "./error-boundary.js"
+import { DepositAddressesHandlers } from "./handlers/deposit-addresses.js"
 import { DeveloperHandlers } from "./handlers/developer.js"
 import { OnboardingHandlers } from "./handlers/onboarding.js"
+import { OrdersHandlers } from "./handlers/orders.js"
 import { SystemHandlers } from "./handlers/system.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { RateLimiter } from "./rate-limiter.js"
 
 const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
-  Layer.provide([SystemHandlers, DeveloperHandlers, OnboardingHandlers, WalletAssetsHandlers]),
+  Layer.provide([
+    SystemHandlers,
+    DeveloperHandlers,
+    OnboardingHandlers,
+    WalletAssetsHandlers,
+    OrdersHandlers,
+    DepositAddressesHandlers
+  ]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -1,5 +1,12 @@
 import { Effect, Layer } from "effect"
 import { AssetCatalog } from "./assets/asset-catalog.js"
+import { ChainSettingsLive } from "./assets/chain-settings.js"
+import { DepositAddresses } from "./deposits/deposit-addresses.js"
+import { MasterSeedLive } from "./keys/master-seed.js"
+import { LocalSignerLive } from "./keys/signer.js"
+import { OrderExpiryLive } from "./orders/order-expiry.js"
+import { Orders } from "./orders/orders.js"
+import { Wallets } from "./wallets/wallets.js"
 import { DatabaseLive } from "./database/database.js"
 import { runMigrations } from "./database/migrator.js"
 import { ApiKeys } from "./merchants/api-keys.js"
@@ -17,8 +24,14 @@ const MigrationsLive = Layer.effectDiscard(
   })
 )
 
+/** Keys and per-network settings: the master seed stays inside the signer. */
+const KeysLive = LocalSignerLive.pipe(Layer.provide(MasterSeedLive))
+
 /** Everything but the HTTP server; needs `AppConfig`. */
-export const CoreLive = Layer.mergeAll(Onboarding.Default, AssetCatalog.Default, ApiKeys.Default).pipe(
+export const CoreLive = OrderExpiryLive.pipe(
+  Layer.provideMerge(Layer.mergeAll(Onboarding.Default, Orders.Default, DepositAddresses.Default)),
+  Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ApiKeys.Default, Wallets.Default, ChainSettingsLive)),
+  Layer.provideMerge(KeysLive),
   Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(Readiness.Default),
   Layer.provideMerge(DatabaseLive)

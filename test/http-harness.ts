@@ -1,9 +1,12 @@
 import { HttpServer } from "@effect/platform"
-import { Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { HttpLive } from "../http/server.js"
 import { CoreLive } from "../src/app.js"
 import { AppConfig, appConfig, type AppConfigShape } from "../src/config.js"
 import { createTestDatabase } from "./database.js"
+
+/** The well-known development mnemonic: its first addresses are published test vectors. */
+export const TEST_MNEMONIC = "test test test test test test test test test test test junk"
 
 export interface TestResponse {
   readonly status: number
@@ -74,6 +77,9 @@ export const TestAppLive = (overrides: Partial<AppConfigShape> = {}) => {
         baseUrl: "http://facet.test",
         consoleBaseUrl: "http://facet.test/console",
         rateLimit: { perSecond: 1000, burst: 1000 },
+        masterSeed: Option.some(Redacted.make(TEST_MNEMONIC)),
+        masterSeedFile: Option.none(),
+        orderExpiryInterval: Duration.millis(200),
         ...overrides,
         databaseUrl
       }

@@ -1,0 +1,316 @@
+import { SqlClient } from "@effect/sql"
+import { DateTime, Effect, Schema } from "effect"
+import { AssetCatalog } from "../assets/asset-catalog.js"
+import type { AssetPolicy } from "../domain/asset-policy.js"
+import { Chain } from "../domain/chain.js"
+import {
+  BATCH_LIMIT,
+  type BatchCreateDepositAddressRequest,
+  type CreateDepositAddressRequest,
+  type DepositAddress
+} from "../domain/deposit-address.js"
+import { BadRequestError, NotFoundError } from "../domain/errors.js"
+import { Transaction } from "../domain/transaction.js"
+import { newId } from "../ids.js"
+import { normalizeDecimal } from "../money.js"
+import { Wallets } from "../wallets/wallets.js"
+
+const DepositRow = Schema.Struct({
+  id: Schema.String,
+  external_user_id: Schema.String,
+  chain: Chain,
+  currency: Schema.String,
+  wallet_id: Schema.String,
+  wallet_no: Schema.String,
+  address: Schema.String,
+  label: Schema.NullOr(Schema.String),
+  status: Schema.String,
+  balance: Schema.String,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+type DepositRow = typeof DepositRow.Type
+const decodeRows = Schema.decodeUnknown(Schema.Array(DepositRow))
+
+const TransactionRow = Schema.Struct({
+  id: Schema.String,
+  type: Transaction.fields.type,
+  status: Transaction.fields.status,
+  chain: Chain,
+  currency: Schema.String,
+  amount: Schema.String,
+  tx_hash: Schema.String,
+  event_index: Schema.Number,
+  from_address: Schema.NullOr(Schema.String),
+  to_address: Schema.String,
+  block_number: Schema.NullOr(Schema.NumberFromString),
+  confirmations: Schema.Number,
+  order_id: Schema.NullOr(Schema.String),
+  deposit_address_id: Schema.NullOr(Schema.String),
+  withdrawal_id: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+type TransactionRow = typeof TransactionRow.Type
+
+const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
+
+const render = (row: DepositRow): DepositAddress => ({
+  id: row.id,
+  external_user_id: row.external_user_id,
+  wallet_id: row.wallet_id,
+  wallet_no: row.wallet_no,
+  // the network account is the receive wallet: one on-chain address per user and network, shared by its assets
+  network_account_id: row.wallet_id,
+  shared_network_address: true,
+  chain: row.chain,
+  currency: row.currency,
+  address: row.address,
+  status: row.status,
+  ...(row.label === null ? {} : { label: row.label }),
+  balance: normalizeDecimal(row.balance),
+  available_balance: normalizeDecimal(row.balance),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+export const renderTransaction = (row: TransactionRow) => ({
+  id: row.id,
+  type: row.type,
+  status: row.status,
+  chain: row.chain,
+  currency: row.currency,
+  amount: normalizeDecimal(row.amount),
+  tx_hash: row.tx_hash,
+  event_index: row.event_index,
+  from_address: row.from_address,
+  to_address: row.to_address,
+  block_number: row.block_number,
+  confirmations: row.confirmations,
+  ...(row.order_id === null ? {} : { order_id: row.order_id }),
+  ...(row.deposit_address_id === null ? {} : { deposit_address_id: row.deposit_address_id }),
+  ...(row.withdrawal_id === null ? {} : { withdrawal_id: row.withdrawal_id }),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+/** Why an asset cannot get deposit addresses for this merchant, or undefined when it can. */
+const refusal = (key: string, policy: AssetPolicy | undefined): string | undefined => {
+  if (key.startsWith("POLYGON-")) return `${key}: POLYGON is sunset and unavailable for new deposit addresses`
+  if (policy === undefined) return `${key} is not a supported asset (GET /v1/wallet-asset-policies lists them)`
+  if (policy.status !== "live" && policy.status !== "deposit_live") return `${key} is ${policy.status} and takes no deposits`
+  if (!policy.merchant_enabled) return `${key} is not enabled for this merchant: enroll it with POST /v1/wallet-asset-enrollments`
+  if (!policy.actions.deposit) return `${key} does not allow deposits`
+  return undefined
+}
+
+const SELECT_DEPOSITS = (sql: SqlClient.SqlClient) =>
+  sql`SELECT d.id, d.external_user_id, d.chain, d.currency, d.wallet_id, w.wallet_no, d.address, d.label, d.status,
+             d.created_at, d.updated_at,
+             coalesce((SELECT sum(t.amount) FROM transactions t
+                        WHERE t.deposit_address_id = d.id AND t.type = 'deposit' AND t.status = 'confirmed'), 0)::text AS balance
+      FROM deposit_addresses d JOIN wallets w ON w.id = d.wallet_id`
+
+export interface AssignOutcome {
+  readonly status: "created" | "existing" | "failed"
+  readonly address?: DepositAddress
+  readonly error?: string
+}
+
+const itemKey = (item: { external_user_id: string; chain: string; currency: string }) =>
+  `${item.external_user_id}\u0000${item.chain}\u0000${item.currency}`
+
+/**
+ * Long-term deposit addresses: one per (merchant, external user, chain, currency), idempotent. All assets
+ * of one network share the user's network wallet, so a user has one address per network.
+ */
+export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/DepositAddresses", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const catalog = yield* AssetCatalog
+    const wallets = yield* Wallets
+
+    /**
+     * Assigns addresses to many requests in one transaction, in bulk (one counter update per key family,
+     * one insert per table). Invalid items fail alone, unless `allOrNothing`: then nothing is written.
+     */
+    const assign = Effect.fn("DepositAddresses.assign")(function*(
+      merchantId: string,
+      requests: ReadonlyArray<CreateDepositAddressRequest>,
+      allOrNothing: boolean
+    ) {
+      const policies = new Map((yield* catalog.policies(merchantId)).map((p) => [p.asset_key, p]))
+      const items = requests.map((r) => ({ ...r, currency: r.currency.trim().toUpperCase() }))
+      const outcomes: Array<AssignOutcome> = items.map((item) => {
+        const key = `${item.chain}-${item.currency}`
+        const reason = refusal(key, policies.get(key))
+        return reason === undefined ? { status: "created" } : { status: "failed", error: reason }
+      })
+      const failures = outcomes.flatMap((o, i) => (o.status === "failed" ? [`items[${i}]: ${o.error}`] : []))
+      if (allOrNothing && failures.length > 0) {
+        return yield* new BadRequestError({
+          error: `nothing was created: ${failures.slice(0, 5).join("; ")}${failures.length > 5 ? `; and ${failures.length - 5} more` : ""}`
+        })
+      }
+      const valid = items.filter((_, i) => outcomes[i]?.status !== "failed")
+      if (valid.length === 0) return outcomes
+
+      const rows = yield* sql.withTransaction(
+        Effect.gen(function*() {
+          // one assignment at a time per merchant: no two wallets for one user and network
+          yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`deposit-addresses:${merchantId}`}))`
+          const users = [...new Set(valid.map((v) => v.external_user_id))]
+          const existing = yield* SELECT_DEPOSITS(sql).pipe(
+            (base) => sql`${base} WHERE d.merchant_id = ${merchantId} AND ${sql.in("d.external_user_id", users)}`,
+            Effect.flatMap(decodeRows)
+          )
+          const known = new Map(existing.map((row) => [itemKey(row), row]))
+          const missing = [...new Map(valid.filter((v) => !known.has(itemKey(v))).map((v) => [itemKey(v), v])).values()]
+          if (missing.length === 0) return { known, created: new Set<string>() }
+
+          const userWallets = yield* sql<{ id: string; external_user_id: string | null; network: string; address: string }>`
+            SELECT id, external_user_id, network, address FROM wallets
+            WHERE merchant_id = ${merchantId} AND purpose = 'deposit' AND ${sql.in("external_user_id", users)}`
+          const walletOf = new Map(userWallets.map((w) => [`${w.external_user_id ?? ""}\u0000${w.network}`, w]))
+          const needed = [...new Map(
+            missing.filter((m) => !walletOf.has(`${m.external_user_id}\u0000${m.chain}`))
+              .map((m) => [`${m.external_user_id}\u0000${m.chain}`, m])
+          ).values()]
+          if (needed.length > 0) {
+            const [merchant] = yield* sql<{ key_account: number }>`SELECT key_account FROM merchants WHERE id = ${merchantId}`
+            if (merchant === undefined) return yield* Effect.die(new Error(`merchant ${merchantId} vanished`))
+            const created = yield* wallets.createReceive(
+              merchantId,
+              merchant.key_account,
+              needed.map((n) => ({ network: n.chain, purpose: "deposit", externalUserId: n.external_user_id }))
+            )
+            for (const w of created) walletOf.set(`${w.external_user_id ?? ""}\u0000${w.network}`, w)
+          }
+          const inserts = missing.map((m) => {
+            const wallet = walletOf.get(`${m.external_user_id}\u0000${m.chain}`)
+            if (wallet === undefined) throw new Error("no wallet for a deposit address")
+            return {
+              id: newId("dep"),
+              merchant_id: merchantId,
+              external_user_id: m.external_user_id,
+              chain: m.chain,
+              currency: m.currency,
+              wallet_id: wallet.id,
+              address: wallet.address,
+              label: m.label ?? null
+            }
+          })
+          const ids = inserts.map((i) => i.id)
+          yield* sql`INSERT INTO deposit_addresses ${sql.insert(inserts)}`
+          const fresh = yield* SELECT_DEPOSITS(sql).pipe(
+            (base) => sql`${base} WHERE ${sql.in("d.id", ids)}`,
+            Effect.flatMap(decodeRows)
+          )
+          for (const row of fresh) known.set(itemKey(row), row)
+          return { known, created: new Set(fresh.map((row) => itemKey(row))) }
+        })
+      ).pipe(Effect.orDie)
+
+      const reported = new Set<string>()
+      return outcomes.map((outcome, i): AssignOutcome => {
+        const item = items[i]
+        if (outcome.status === "failed" || item === undefined) return outcome
+        const key = itemKey(item)
+        const row = rows.known.get(key)
+        if (row === undefined) return { status: "failed", error: "not assigned" }
+        // a repeat of an item within the same batch reports the address as existing
+        const status = rows.created.has(key) && !reported.has(key) ? "created" : "existing"
+        reported.add(key)
+        return { status, address: render(row) }
+      })
+    })
+
+    const create = Effect.fn("DepositAddresses.create")(function*(merchantId: string, request: CreateDepositAddressRequest) {
+      const [outcome] = yield* assign(merchantId, [request], true)
+      if (outcome?.address === undefined) return yield* new BadRequestError({ error: outcome?.error ?? "not assigned" })
+      return outcome.address
+    })
+
+    const list = Effect.fn("DepositAddresses.list")(function*(
+      merchantId: string,
+      filter: { readonly external_user_id?: string | undefined; readonly chain?: Chain | undefined; readonly currency?: string | undefined; readonly limit: number; readonly offset: number }
+    ) {
+      const where = sql.and([
+        sql`d.merchant_id = ${merchantId}`,
+        ...(filter.external_user_id === undefined ? [] : [sql`d.external_user_id = ${filter.external_user_id}`]),
+        ...(filter.chain === undefined ? [] : [sql`d.chain = ${filter.chain}`]),
+        ...(filter.currency === undefined ? [] : [sql`d.currency = ${filter.currency.trim().toUpperCase()}`])
+      ])
+      const [count] = yield* Effect.orDie(sql<{ total: string }>`SELECT count(*) AS total FROM deposit_addresses d WHERE ${where}`)
+      const rows = yield* SELECT_DEPOSITS(sql).pipe(
+        (base) => sql`${base} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+        Effect.flatMap(decodeRows),
+        Effect.orDie
+      )
+      return { total: Number(count?.total ?? 0), limit: filter.limit, offset: filter.offset, items: rows.map(render) }
+    })
+
+    const transactions = Effect.fn("DepositAddresses.transactions")(function*(merchantId: string, depositAddressId: string, limit: number) {
+      const owned = yield* Effect.orDie(sql<{ id: string }>`
+        SELECT id FROM deposit_addresses WHERE id = ${depositAddressId} AND merchant_id = ${merchantId}`)
+      if (owned.length === 0) return yield* new NotFoundError({ error: `deposit address ${depositAddressId} not found` })
+      const [count] = yield* Effect.orDie(sql<{ total: string }>`
+        SELECT count(*) AS total FROM transactions WHERE deposit_address_id = ${depositAddressId}`)
+      const rows = yield* sql`
+        SELECT id, type, status, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address,
+               block_number::text AS block_number, confirmations, order_id, deposit_address_id, withdrawal_id, created_at, updated_at
+        FROM transactions WHERE deposit_address_id = ${depositAddressId}
+        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(TransactionRow))),
+        Effect.orDie
+      )
+      return { total: Number(count?.total ?? 0), limit, offset: 0, items: rows.map(renderTransaction) }
+    })
+
+    /**
+     * POST /v1/deposit-addresses/batch. Valid shapes: `items` alone, or `external_user_ids` with `chain`
+     * and `currency` (and no `items`); `label_prefix` labels items that carry no label of their own.
+     */
+    const batch = Effect.fn("DepositAddresses.batch")(function*(merchantId: string, request: BatchCreateDepositAddressRequest) {
+      const byUsers = request.external_user_ids !== undefined
+      if (byUsers === (request.items !== undefined)) {
+        return yield* new BadRequestError({ error: "send either items, or external_user_ids with chain and currency (not both)" })
+      }
+      let requests: Array<CreateDepositAddressRequest>
+      if (request.external_user_ids !== undefined) {
+        const { chain, currency } = request
+        if (chain === undefined || currency === undefined) {
+          return yield* new BadRequestError({ error: "external_user_ids needs chain and currency" })
+        }
+        requests = request.external_user_ids.map((external_user_id) => ({ external_user_id, chain, currency }))
+      } else {
+        if (request.chain !== undefined || request.currency !== undefined) {
+          return yield* new BadRequestError({ error: "chain and currency go inside each item when items is used" })
+        }
+        requests = [...(request.items ?? [])]
+      }
+      if (requests.length === 0) return yield* new BadRequestError({ error: "the batch is empty" })
+      if (requests.length > BATCH_LIMIT) {
+        return yield* new BadRequestError({ error: `a batch holds at most ${BATCH_LIMIT} items; this one has ${requests.length}` })
+      }
+      const prefix = request.label_prefix
+      const labelled = requests.map((r) =>
+        r.label === undefined && prefix !== undefined ? { ...r, label: `${prefix}${r.external_user_id}` } : r
+      )
+      const outcomes = yield* assign(merchantId, labelled, !request.continue_on_error)
+      const items = outcomes.map((outcome, index) => ({
+        index,
+        external_user_id: labelled[index]?.external_user_id ?? "",
+        chain: labelled[index]?.chain ?? "",
+        currency: (labelled[index]?.currency ?? "").trim().toUpperCase(),
+        status: outcome.status,
+        ...(outcome.address === undefined ? {} : { deposit_address: outcome.address }),
+        ...(outcome.error === undefined ? {} : { error: outcome.error })
+      }))
+      const failed = items.filter((i) => i.status === "failed").length
+      return { total: items.length, succeeded: items.length - failed, failed, items }
+    })
+
+    return { assign, create, batch, list, transactions } as const
+  })
+}) {}

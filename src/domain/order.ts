@@ -1,0 +1,112 @@
+import { Schema } from "effect"
+import { DecimalString } from "../money.js"
+import { Chain } from "./chain.js"
+import { HttpUri } from "./onboarding.js"
+
+export const OrderStatus = Schema.Literal("PENDING", "CONFIRMING", "PAID", "EXPIRED", "PARTIALLY_PAID").annotations({
+  identifier: "OrderStatus"
+})
+export type OrderStatus = typeof OrderStatus.Type
+
+export const CheckoutMode = Schema.Literal("single_asset", "multi_asset")
+export type CheckoutMode = typeof CheckoutMode.Type
+
+const strict = { onExcessProperty: "error", errors: "all" } as const
+
+export const AcceptedAsset = Schema.Struct({
+  chain: Chain,
+  currency: Schema.String.pipe(Schema.minLength(1))
+}).annotations({ identifier: "AcceptedAsset", parseOptions: strict })
+
+export const CreateOrderRequest = Schema.Struct({
+  amount: DecimalString,
+  out_trade_no: Schema.optional(Schema.String),
+  currency: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  chain: Schema.optional(Chain),
+  checkout_mode: Schema.optional(CheckoutMode),
+  accepted_assets: Schema.optional(Schema.Array(AcceptedAsset).pipe(Schema.minItems(1))),
+  exchange_rate: Schema.optional(DecimalString),
+  notify_url: Schema.optional(HttpUri),
+  return_url: Schema.optional(HttpUri),
+  expire_minutes: Schema.optional(Schema.Int.pipe(Schema.between(1, 1440, { message: () => "expire_minutes must be an integer from 1 to 1440" }))),
+  merchant_user_id: Schema.optional(Schema.String),
+  product_name: Schema.optional(Schema.String),
+  product_desc: Schema.optional(Schema.String),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}).annotations({ identifier: "CreateOrderRequest", parseOptions: strict })
+export type CreateOrderRequest = typeof CreateOrderRequest.Type
+
+export const AvailableAsset = Schema.Struct({
+  asset_key: Schema.String,
+  chain: Chain,
+  currency: Schema.String,
+  amount: DecimalString,
+  pay_address: Schema.String,
+  pay_qrcode: Schema.optional(Schema.String),
+  wallet_id: Schema.String
+}).annotations({ identifier: "AvailableAsset" })
+export type AvailableAsset = typeof AvailableAsset.Type
+
+export const Order = Schema.Struct({
+  order_id: Schema.String,
+  out_trade_no: Schema.String,
+  status: OrderStatus,
+  amount: DecimalString,
+  paid_amount: DecimalString,
+  currency: Schema.String,
+  chain: Chain,
+  checkout_mode: CheckoutMode,
+  pay_address: Schema.String,
+  pay_qrcode: Schema.optional(Schema.String),
+  checkout_url: Schema.String,
+  return_url: Schema.optional(Schema.String),
+  notify_url: Schema.optional(Schema.String),
+  tx_hash: Schema.optional(Schema.String),
+  late_payment: Schema.Boolean,
+  exchange_rate: Schema.optional(DecimalString),
+  merchant_user_id: Schema.optional(Schema.String),
+  product_name: Schema.optional(Schema.String),
+  product_desc: Schema.optional(Schema.String),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  available_assets: Schema.Array(AvailableAsset),
+  expire_at: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Order" })
+export type Order = typeof Order.Type
+
+export const OrderList = Schema.Struct({
+  total: Schema.Int,
+  page: Schema.Int,
+  size: Schema.Int,
+  items: Schema.Array(Order)
+}).annotations({ identifier: "OrderList" })
+
+const IntFromString = (name: string, min: number, max: number) =>
+  Schema.NumberFromString.pipe(
+    Schema.int({ message: () => `${name} must be an integer` }),
+    Schema.between(min, max, { message: () => `${name} must be an integer from ${min} to ${max}` })
+  )
+
+export const OrderListQuery = Schema.Struct({
+  page: Schema.optionalWith(IntFromString("page", 1, 1_000_000), { default: () => 1 }),
+  size: Schema.optionalWith(IntFromString("size", 1, 100), { default: () => 20 }),
+  status: Schema.optional(OrderStatus),
+  chain: Schema.optional(Chain)
+}).annotations({ parseOptions: { errors: "all" } })
+
+/** `limit`/`offset` paging of the contract's other lists. */
+export const LimitOffset = {
+  limit: Schema.optionalWith(IntFromString("limit", 1, 100), { default: () => 50 }),
+  offset: Schema.optionalWith(IntFromString("offset", 0, 1_000_000_000), { default: () => 0 })
+}
+
+export const IdempotencyKeyHeader = Schema.Struct({
+  "x-service-idempotency-key": Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^[!-~]{1,128}$/, {
+        message: () => "X-Service-Idempotency-Key must be 1 to 128 visible ASCII characters without whitespace"
+      })
+    )
+  )
+})

@@ -1,0 +1,59 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { createHash } from "node:crypto"
+import { ConflictError } from "./domain/errors.js"
+
+/** JSON with object keys sorted, so equal requests hash equally whatever their key order. */
+export const canonicalJson = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`
+  }
+  return JSON.stringify(value) ?? "null"
+}
+
+export const requestHash = (normalizedRequest: unknown): string =>
+  createHash("sha256").update(canonicalJson(normalizedRequest)).digest("hex")
+
+export interface IdempotentReplay {
+  readonly resourceId: string
+  readonly statusCode: number
+}
+
+/**
+ * X-Service-Idempotency-Key, scoped to merchant and endpoint. `claim` runs inside the creating
+ * transaction: the first request inserts the key and goes on; a concurrent one with the same key waits on
+ * the unique index until the first commits, then replays its result (same request) or gets 409.
+ */
+export class Idempotency extends Effect.Service<Idempotency>()("facet/Idempotency", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const claim = Effect.fn("Idempotency.claim")(function*(args: {
+      readonly merchantId: string
+      readonly endpoint: string
+      readonly key: string
+      readonly requestHash: string
+      readonly resourceId: string
+      readonly statusCode: number
+    }) {
+      const inserted = yield* sql<{ key: string }>`
+        INSERT INTO idempotency_keys (merchant_id, endpoint, key, request_hash, status_code, resource_id)
+        VALUES (${args.merchantId}, ${args.endpoint}, ${args.key}, ${args.requestHash}, ${args.statusCode}, ${args.resourceId})
+        ON CONFLICT DO NOTHING RETURNING key`
+      if (inserted.length > 0) return Option.none<IdempotentReplay>()
+      const existing = yield* sql<{ request_hash: string; resource_id: string; status_code: number }>`
+        SELECT request_hash, resource_id, status_code FROM idempotency_keys
+        WHERE merchant_id = ${args.merchantId} AND endpoint = ${args.endpoint} AND key = ${args.key}`
+      const row = existing[0]
+      if (row === undefined) return yield* Effect.die(new Error("idempotency key vanished after a conflict"))
+      if (row.request_hash !== args.requestHash) {
+        return yield* new ConflictError({
+          error: "X-Service-Idempotency-Key was already used with a different request; use a new key for a new request"
+        })
+      }
+      return Option.some<IdempotentReplay>({ resourceId: row.resource_id, statusCode: row.status_code })
+    })
+    return { claim } as const
+  })
+}) {}
