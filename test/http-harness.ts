@@ -61,11 +61,17 @@ const TestClientLive = Layer.effect(
   })
 )
 
+/** Keeps every log line, message and annotations, as text. */
+const capturingLogger = (lines: Array<string>) =>
+  Logger.make(({ annotations, cause, message }) => {
+    lines.push(`${JSON.stringify(message)} ${JSON.stringify([...annotations])} ${String(cause)}`)
+  })
+
 /**
  * The whole service, as `npm start` wires it, on a free port against a fresh database of its own.
  * Overrides adjust the configuration for one test file (rate limits, for example).
  */
-export const TestAppLive = (overrides: Partial<AppConfigShape> = {}) => {
+export const TestAppLive = (overrides: Partial<AppConfigShape> = {}, options: { readonly captureLogs?: Array<string> } = {}) => {
   const ConfigLive = Layer.effect(
     AppConfig,
     Effect.gen(function*() {
@@ -89,6 +95,10 @@ export const TestAppLive = (overrides: Partial<AppConfigShape> = {}) => {
     Layer.provideMerge(HttpLive),
     Layer.provideMerge(CoreLive),
     Layer.provideMerge(ConfigLive),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    Layer.provide(
+      options.captureLogs === undefined
+        ? Logger.minimumLogLevel(LogLevel.Warning)
+        : Layer.merge(Logger.replace(Logger.defaultLogger, capturingLogger(options.captureLogs)), Logger.minimumLogLevel(LogLevel.All))
+    )
   )
 }
