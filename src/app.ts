@@ -7,6 +7,9 @@ import { LocalSignerLive } from "./keys/signer.js"
 import { OrderExpiryLive } from "./orders/order-expiry.js"
 import { Orders } from "./orders/orders.js"
 import { Wallets } from "./wallets/wallets.js"
+import { WebhookDispatcherLive, WebhookHttpClientLive } from "./webhooks/dispatcher.js"
+import { WebhookOutbox } from "./webhooks/outbox.js"
+import { WebhookAdmin } from "./webhooks/webhook-admin.js"
 import { DatabaseLive } from "./database/database.js"
 import { runMigrations } from "./database/migrator.js"
 import { ApiKeys } from "./merchants/api-keys.js"
@@ -28,9 +31,10 @@ const MigrationsLive = Layer.effectDiscard(
 const KeysLive = LocalSignerLive.pipe(Layer.provide(MasterSeedLive))
 
 /** Everything but the HTTP server; needs `AppConfig`. */
-export const CoreLive = OrderExpiryLive.pipe(
+export const CoreLive = Layer.mergeAll(OrderExpiryLive, WebhookDispatcherLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default)),
   Layer.provideMerge(Layer.mergeAll(Onboarding.Default, Orders.Default, DepositAddresses.Default)),
-  Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ApiKeys.Default, Wallets.Default, ChainSettingsLive)),
+  Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive)),
   Layer.provideMerge(KeysLive),
   Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(Readiness.Default),

@@ -20,6 +20,15 @@ export interface AppConfigShape {
   readonly masterSeedFile: Option.Option<string>
   /** How often expired orders are looked for. */
   readonly orderExpiryInterval: Duration.Duration
+  readonly webhooks: {
+    readonly pollInterval: Duration.Duration
+    /** Deliveries in flight in this process, and per merchant (a dead endpoint holds at most this many). */
+    readonly concurrency: number
+    readonly perMerchant: number
+    readonly timeout: Duration.Duration
+    /** Multiplies the retry schedule (tests shrink it). */
+    readonly retryScale: number
+  }
 }
 
 const port = (name: string, fallback: number) =>
@@ -73,7 +82,12 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   consoleBaseUrl: Config.option(httpUrl("FACET_CONSOLE_BASE_URL")),
   masterSeed: Config.option(Config.redacted("FACET_MASTER_SEED")),
   masterSeedFile: Config.option(Config.string("FACET_MASTER_SEED_FILE").pipe(Config.map((file) => path.resolve(file)))),
-  orderExpiryIntervalMs: positiveNumber("FACET_ORDER_EXPIRY_INTERVAL_MS", 1000)
+  orderExpiryIntervalMs: positiveNumber("FACET_ORDER_EXPIRY_INTERVAL_MS", 1000),
+  webhookPollMs: positiveNumber("FACET_WEBHOOK_POLL_MS", 250),
+  webhookConcurrency: positiveNumber("FACET_WEBHOOK_CONCURRENCY", 16),
+  webhookPerMerchant: positiveNumber("FACET_WEBHOOK_PER_MERCHANT", 2),
+  webhookTimeoutMs: positiveNumber("FACET_WEBHOOK_TIMEOUT_MS", 10_000),
+  webhookRetryScale: positiveNumber("FACET_WEBHOOK_RETRY_SCALE", 1)
 }).pipe(
   Config.map((raw) => {
     const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.port}`)
@@ -89,7 +103,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       consoleBaseUrl: Option.getOrElse(raw.consoleBaseUrl, () => `${baseUrl}/console`),
       masterSeed: raw.masterSeed,
       masterSeedFile: raw.masterSeedFile,
-      orderExpiryInterval: Duration.millis(raw.orderExpiryIntervalMs)
+      orderExpiryInterval: Duration.millis(raw.orderExpiryIntervalMs),
+      webhooks: {
+        pollInterval: Duration.millis(raw.webhookPollMs),
+        concurrency: Math.max(1, Math.floor(raw.webhookConcurrency)),
+        perMerchant: Math.max(1, Math.floor(raw.webhookPerMerchant)),
+        timeout: Duration.millis(raw.webhookTimeoutMs),
+        retryScale: raw.webhookRetryScale
+      }
     }
   })
 )

@@ -86,6 +86,7 @@ export const TestAppLive = (overrides: Partial<AppConfigShape> = {}, options: { 
         masterSeed: Option.some(Redacted.make(TEST_MNEMONIC)),
         masterSeedFile: Option.none(),
         orderExpiryInterval: Duration.millis(200),
+        webhooks: { pollInterval: Duration.millis(50), concurrency: 16, perMerchant: 2, timeout: Duration.seconds(2), retryScale: 0.01 },
         ...overrides,
         databaseUrl
       }

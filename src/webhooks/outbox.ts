@@ -23,9 +23,10 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/Webhoo
     const sql = yield* SqlClient.SqlClient
     const enqueue = Effect.fn("WebhookOutbox.enqueue")(function*(event: OutboxEvent) {
       yield* sql`
-        INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, order_id, destination, body)
+        INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, order_id, destination, body, status)
         VALUES (${newId("evt")}, ${event.merchantId}, ${event.event}, ${event.idempotencyKey}, ${event.orderId ?? null},
-                ${event.destination}, ${JSON.stringify(event.body)})
+                ${event.destination}, ${JSON.stringify(event.body)},
+                ${event.destination === null ? "no_destination" : "pending"})
         ON CONFLICT (merchant_id, idempotency_key) DO NOTHING`
     })
     return { enqueue } as const
