@@ -1,0 +1,101 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { parseExact, readFixture, readJsonLines } from "../../../test/fixtures.js"
+import { blockHeader, decodeNativeTransfers, decodeTransferLogs, type RawBlock, type RawLog } from "./evm-decoding.js"
+
+const EtlLog = Schema.Struct({
+  log_index: Schema.Number,
+  transaction_hash: Schema.String,
+  address: Schema.String,
+  data: Schema.String,
+  topics: Schema.Array(Schema.String),
+  block_number: Schema.Number,
+  block_hash: Schema.String
+})
+const EtlTransfer = Schema.Struct({
+  token_address: Schema.String,
+  from_address: Schema.String,
+  to_address: Schema.String,
+  value: Schema.Union(Schema.String, Schema.Number),
+  transaction_hash: Schema.String,
+  log_index: Schema.Number
+})
+const RpcEnvelope = <A, I>(result: Schema.Schema<A, I>) => Schema.Struct({ result })
+const RpcLog = Schema.Struct({
+  address: Schema.String, topics: Schema.Array(Schema.String), data: Schema.String, blockNumber: Schema.String,
+  blockHash: Schema.String, transactionHash: Schema.String, logIndex: Schema.String
+})
+const RpcBlock = Schema.Struct({
+  number: Schema.String, hash: Schema.String, parentHash: Schema.String, timestamp: Schema.String,
+  transactions: Schema.Array(Schema.Struct({ hash: Schema.String, from: Schema.String, to: Schema.NullOr(Schema.String), value: Schema.String }))
+})
+
+const anyToken = () => "TOKEN"
+const noParent = () => "0xparent"
+
+describe("EVM decoding of recorded mainnet responses", () => {
+  it.effect("eth_getFilterLogs of block 483920 decodes to its two token transfers", () =>
+    Effect.gen(function*() {
+      const { result } = yield* Schema.decodeUnknown(RpcEnvelope(Schema.Array(RpcLog)))(parseExact(readFixture("evm/block_483920/web3_response.eth_getFilterLogs_0x0.json")))
+      const transfers = decodeTransferLogs(result, (c) => (c === "0xf4eced2f682ce333f96f2d8966c613ded8fc95dd" ? "TKN" : undefined), noParent)
+      expect(transfers.map((t) => [t.txHash.slice(0, 10), t.eventIndex, t.amount, t.blockNumber, t.currency])).toEqual([
+        ["0x04cbcb23", 0, 100000n, 483920n, "TKN"],
+        ["0xcea6f897", 1, 200000n, 483920n, "TKN"]
+      ])
+      expect(transfers[0]?.to.toLowerCase()).toBe("0xac4df82fe37ea2187bc8c011a23d743b4f39019a")
+      // an unconfigured contract is not ours to count
+      expect(decodeTransferLogs(result, () => undefined, noParent)).toEqual([])
+    }))
+
+  it.effect("the block body of 483920 yields its two native value transfers", () =>
+    Effect.gen(function*() {
+      const { result } = yield* Schema.decodeUnknown(RpcEnvelope(RpcBlock))(parseExact(readFixture("evm/block_483920/web3_response.eth_getBlockByNumber_0x76250_true.json")))
+      const block: RawBlock = result
+      const native = decodeNativeTransfers(block, "ETH", () => true)
+      expect(native.map((t) => [t.txHash.slice(0, 10), t.amount, t.eventIndex])).toEqual([
+        ["0x463d53f0", 0x2714d78692b000n, -1],
+        ["0x05287a56", 0x153c6ea30e6ee800n, -1]
+      ])
+      expect(blockHeader(block)).toMatchObject({ number: 483920n, parentHash: "0x2610dc6eb941f4bcbddfd2362b999087ccd956e978f0ece4f8da96851283a2ba" })
+      expect(native.every((t) => t.parentHash === block.parentHash)).toBe(true)
+    }))
+
+  it.effect("the 681 logs of blocks 17173049-50 decode to exactly the ETL's fungible token transfers", () =>
+    Effect.gen(function*() {
+      const logs = yield* Schema.decodeUnknown(Schema.Array(EtlLog))(readJsonLines("evm/blocks_17173049_17173050/expected_logs.jsonl"))
+      const expected = yield* Schema.decodeUnknown(Schema.Array(EtlTransfer))(readJsonLines("evm/blocks_17173049_17173050/expected_token_transfers.jsonl"))
+      const raw: Array<RawLog> = logs.map((l) => ({
+        address: l.address, topics: l.topics, data: l.data, blockNumber: BigInt(l.block_number), blockHash: l.block_hash,
+        transactionHash: l.transaction_hash, logIndex: l.log_index
+      }))
+      const decoded = decodeTransferLogs(raw, anyToken, noParent)
+      // ethereum-etl also lists the 4-topic (ERC-721) transfers; those are not fungible payments
+      const fungible = expected.filter((t) => {
+        const log = logs.find((l) => l.transaction_hash === t.transaction_hash && l.log_index === t.log_index)
+        return log?.topics.length === 3
+      })
+      expect(logs).toHaveLength(681)
+      expect(decoded).toHaveLength(282)
+      expect(fungible).toHaveLength(282)
+      const key = (tx: string, i: number) => `${tx}:${i}`
+      const byKey = new Map(decoded.map((t) => [key(t.txHash, t.eventIndex), t]))
+      for (const t of fungible) {
+        const d = byKey.get(key(t.transaction_hash, t.log_index))
+        expect(d?.amount).toBe(BigInt(t.value))
+        expect(d?.from.toLowerCase()).toBe(t.from_address)
+        expect(d?.to.toLowerCase()).toBe(t.to_address)
+      }
+    }))
+
+  it.effect("a pre-Byzantium receipt's Transfer log in block 1755635 decodes to the ETL's transfer", () =>
+    Effect.gen(function*() {
+      const receipt = yield* Schema.decodeUnknown(RpcEnvelope(Schema.Struct({ logs: Schema.Array(RpcLog) })))(
+        parseExact(readFixture("evm/blocks_1755634_1755635/web3_response.eth_getTransactionReceipt_0x2e3dcd051a91d3a694f6b8de2ac4b5fe7acdba55f58bcf8471ff00d4a430074d.json"))
+      )
+      const [expected] = yield* Schema.decodeUnknown(Schema.Array(EtlTransfer))(readJsonLines("evm/blocks_1755634_1755635/expected_token_transfers.jsonl"))
+      const decoded = decodeTransferLogs(receipt.result.logs, anyToken, noParent)
+      expect(decoded).toHaveLength(1)
+      expect(decoded[0]?.amount).toBe(BigInt(expected?.value ?? 0))
+      expect(decoded[0]?.to.toLowerCase()).toBe(expected?.to_address)
+    }))
+})
