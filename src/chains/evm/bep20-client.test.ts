@@ -1,0 +1,102 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Option } from "effect"
+import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address } from "viem"
+import { mnemonicToAccount } from "viem/accounts"
+import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, CUSTOMER_INDEX, fundNative, reorgAnvil, startAnvilDevnet, tokenAbi } from "../../devnet/evm/anvil-devnet.js"
+import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
+import { LocalSignerLive, Signer } from "../../keys/signer.js"
+import type { ChainClient } from "../chain-client.js"
+import { makeBep20Client } from "./bep20-client.js"
+
+class Devnet extends Context.Tag("test/Bep20Devnet")<Devnet, { readonly rpcUrl: string; readonly client: ChainClient; readonly usdt: Address }>() {}
+
+const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
+
+const DevnetLive = Layer.scoped(
+  Devnet,
+  Effect.gen(function*() {
+    const devnet = yield* startAnvilDevnet()
+    const client = yield* makeBep20Client({
+      rpcUrl: devnet.rpcUrl,
+      chainId: devnet.chainId,
+      tokens: new Map([["USDT", devnet.tokens.USDT], ["VELNX", devnet.tokens.VELNX]]),
+      confirmations: 3
+    })
+    return { rpcUrl: devnet.rpcUrl, client, usdt: devnet.tokens.USDT }
+  })
+).pipe(Layer.provideMerge(SignerLive))
+
+const customer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX })
+const chain = { id: ANVIL_CHAIN_ID, name: "devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [] } } } as const
+
+const addressOf = (account: number, index: number) =>
+  Effect.flatMap(Signer, (s) => s.deriveAddresses("EVM", account, [index])).pipe(
+    Effect.map(([k]) => k?.address ?? ""),
+    Effect.filterOrDie((a): a is Address => /^0x[0-9a-fA-F]{40}$/.test(a), () => new Error("no address"))
+  )
+
+describe("BEP20 client on the anvil devnet", () => {
+  layer(DevnetLive, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.effect("moves tokens and BNB out and back, signed by our keys, and sees them in balances and blocks", () =>
+      Effect.gen(function*() {
+        const { client, rpcUrl, usdt } = yield* Devnet
+        const a = yield* addressOf(4, 0)
+        const b = yield* addressOf(4, 1)
+        yield* fundNative(rpcUrl, a, 10n ** 18n)
+        yield* fundNative(rpcUrl, b, 10n ** 18n)
+        const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
+        const funded = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [a, 50n * 10n ** 18n], chain }))
+        expect(yield* client.balance(a, "USDT")).toBe(50n * 10n ** 18n)
+
+        const start = yield* client.head
+        const out = yield* client.transfer({ from: { family: "EVM", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12n * 10n ** 18n })
+        const back = yield* client.transfer({ from: { family: "EVM", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2n * 10n ** 18n })
+        const native = yield* client.transfer({ from: { family: "EVM", account: 4, index: 0 }, to: b, currency: "BNB", amount: 10n ** 15n })
+        expect(yield* client.balance(a, "USDT")).toBe(40n * 10n ** 18n)
+        expect(yield* client.balance(b, "USDT")).toBe(10n * 10n ** 18n)
+
+        const lookup = yield* client.transaction(out)
+        expect(Option.map(lookup, (l) => l.status)).toEqual(Option.some("success"))
+        const tip = yield* client.head
+        const blocks = yield* client.blocks(start + 1n, tip)
+        const transfers = blocks.flatMap((bl) => bl.transfers)
+        expect(transfers.find((t) => t.txHash === out)).toMatchObject({ currency: "USDT", from: a, to: b, amount: 12n * 10n ** 18n, success: true })
+        expect(transfers.find((t) => t.txHash === back)).toMatchObject({ from: b, to: a, amount: 2n * 10n ** 18n })
+        expect(transfers.find((t) => t.txHash === native)).toMatchObject({ currency: "BNB", eventIndex: -1, to: b, amount: 10n ** 15n, success: true })
+        for (let i = 1; i < blocks.length; i++) expect(blocks[i]?.parentHash).toBe(blocks[i - 1]?.hash)
+        expect(transfers.some((t) => t.txHash === funded)).toBe(false)
+        expect(yield* client.finalized).toBe(tip - 3n)
+      }))
+
+    it.effect("refuses an overdraft before signing, reports failed and unknown transactions", () =>
+      Effect.gen(function*() {
+        const { client, rpcUrl, usdt } = yield* Devnet
+        const poor = yield* addressOf(4, 7)
+        yield* fundNative(rpcUrl, poor, 10n ** 17n)
+        const refused = yield* Effect.flip(client.transfer({ from: { family: "EVM", account: 4, index: 7 }, to: poor, currency: "USDT", amount: 1n }))
+        expect(refused._tag).toBe("TransferRejected")
+
+        // a reverting transfer forced on chain with a fixed gas limit is mined as failed
+        const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
+        const failed = yield* Effect.promise(() => wallet.sendTransaction({
+          to: usdt, gas: 100_000n, chain,
+          data: encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [poor, 10n ** 40n] })
+        }))
+        const publicClient = createPublicClient({ transport: http(rpcUrl) })
+        yield* Effect.promise(() => publicClient.waitForTransactionReceipt({ hash: failed, pollingInterval: 50 }))
+        expect(Option.map(yield* client.transaction(failed), (l) => l.status)).toEqual(Option.some("failed"))
+        expect(yield* client.transaction(`0x${"ab".repeat(32)}`)).toEqual(Option.none())
+      }))
+
+    it.effect("an injected reorg shows as a changed block hash", () =>
+      Effect.gen(function*() {
+        const { client, rpcUrl } = yield* Devnet
+        const tip = yield* client.head
+        const [before] = yield* client.blocks(tip, tip)
+        yield* reorgAnvil(rpcUrl, 2)
+        const [after] = yield* client.blocks(tip, tip)
+        expect(after?.number).toBe(tip)
+        expect(after?.hash).not.toBe(before?.hash)
+      }))
+  })
+})

@@ -1,0 +1,219 @@
+import { Effect, Option } from "effect"
+import {
+  type Address,
+  createPublicClient,
+  encodeFunctionData,
+  type Hex,
+  hexToBytes,
+  http,
+  keccak256,
+  serializeTransaction,
+  toHex,
+  type TransactionSerializableLegacy
+} from "viem"
+import { Signer } from "../../keys/signer.js"
+import { ChainRpcError, type ChainBlock, type ChainClient, TransferRejected, type TransferRequest } from "../chain-client.js"
+import { blockHeader, decodeNativeTransfers, decodeTransferLogs, type RawLog, TRANSFER_TOPIC } from "./evm-decoding.js"
+
+export interface Bep20Settings {
+  readonly rpcUrl: string
+  readonly chainId: number
+  /** currency → token contract */
+  readonly tokens: ReadonlyMap<string, Address>
+  /** Blocks after which a transfer counts as final. */
+  readonly confirmations: number
+  /** Largest block range asked of eth_getLogs at once; halved when a provider refuses a range. */
+  readonly maxLogRange?: bigint
+}
+
+const NATIVE = "BNB"
+const transferAbi = [{
+  type: "function",
+  name: "transfer",
+  stateMutability: "nonpayable",
+  inputs: [{ name: "to", type: "address" }, { name: "value", type: "uint256" }],
+  outputs: [{ type: "bool" }]
+}] as const
+const balanceOfAbi = [{
+  type: "function",
+  name: "balanceOf",
+  stateMutability: "view",
+  inputs: [{ name: "owner", type: "address" }],
+  outputs: [{ type: "uint256" }]
+}] as const
+
+const rpcError = (what: string) => (cause: unknown) =>
+  new ChainRpcError({
+    chain: "BEP20",
+    message: `${what}: ${cause instanceof Error ? ("shortMessage" in cause && typeof cause.shortMessage === "string" ? cause.shortMessage : cause.message) : String(cause)}`
+  })
+
+const isAddress = (value: string): value is Address => /^0x[0-9a-fA-F]{40}$/.test(value)
+const isTxHash = (value: string): value is Hex => /^0x[0-9a-fA-F]{64}$/.test(value)
+
+/** A provider refusing a too-large log query (wording differs by provider). */
+const isRangeRefusal = (cause: unknown) =>
+  cause instanceof Error && /range|too many|limit|exceed|10000|response size/i.test(cause.message)
+
+/**
+ * BEP20 over JSON-RPC with viem: token Transfer logs by block range (split when refused, batched
+ * requests), native transfers from block bodies with their receipts, balances, signed transfers through
+ * the Signer. The block-number cache is off (cacheTime 0) and the raw-transaction send never retries:
+ * a retried send could broadcast twice, so an ambiguous send is settled by looking the hash up instead.
+ */
+export const makeBep20Client = (settings: Bep20Settings) =>
+  Effect.gen(function*() {
+    const signer = yield* Signer
+    const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: true, retryCount: 3 }), cacheTime: 0 })
+    const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }), cacheTime: 0 })
+    const contracts = [...settings.tokens.values()]
+    const currencyOf = new Map([...settings.tokens].map(([currency, address]) => [address.toLowerCase(), currency]))
+    const maxRange = settings.maxLogRange ?? 2_000n
+
+    const head = Effect.tryPromise({ try: () => client.getBlockNumber({ cacheTime: 0 }), catch: rpcError("eth_blockNumber") })
+
+    const getLogs = (from: bigint, to: bigint): Effect.Effect<ReadonlyArray<RawLog>, ChainRpcError> =>
+      contracts.length === 0
+        ? Effect.succeed([])
+        : Effect.tryPromise({
+          try: () =>
+            client.request({
+              method: "eth_getLogs",
+              params: [{ address: contracts, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }]
+            }),
+          catch: (cause) => cause
+        }).pipe(
+          Effect.map((logs) => logs.flatMap((l) => (l.blockHash === null || l.transactionHash === null || l.logIndex === null || l.blockNumber === null ? [] : [{
+            address: l.address,
+            topics: l.topics,
+            data: l.data,
+            blockNumber: l.blockNumber,
+            blockHash: l.blockHash,
+            transactionHash: l.transactionHash,
+            logIndex: l.logIndex
+          }]))),
+          Effect.catchAll((cause) => {
+            if (to > from && isRangeRefusal(cause)) {
+              const mid = from + (to - from) / 2n
+              return Effect.map(Effect.all([getLogs(from, mid), getLogs(mid + 1n, to)], { concurrency: 2 }), ([a, b]) => [...a, ...b])
+            }
+            return Effect.fail(rpcError("eth_getLogs")(cause))
+          })
+        )
+
+    const fetchBlock = (number: bigint) =>
+      Effect.tryPromise({ try: () => client.getBlock({ blockNumber: number, includeTransactions: true }), catch: rpcError(`eth_getBlockByNumber ${number}`) })
+
+    const blocks = (from: bigint, to: bigint): Effect.Effect<ReadonlyArray<ChainBlock>, ChainRpcError> =>
+      Effect.gen(function*() {
+        if (to < from) return []
+        const ranges: Array<[bigint, bigint]> = []
+        for (let start = from; start <= to; start += maxRange) ranges.push([start, start + maxRange - 1n < to ? start + maxRange - 1n : to])
+        const logs = (yield* Effect.forEach(ranges, ([a, b]) => getLogs(a, b), { concurrency: 4 })).flat()
+        const numbers: Array<bigint> = []
+        for (let n = from; n <= to; n++) numbers.push(n)
+        const bodies = yield* Effect.forEach(numbers, fetchBlock, { concurrency: 16 })
+        const hashes = new Map<string, string>(bodies.map((b) => [b.hash ?? "", b.parentHash]))
+        // the logs and the bodies must come from the same branch; a reorg in between is retried by the caller
+        for (const log of logs) {
+          if (!hashes.has(log.blockHash)) {
+            return yield* new ChainRpcError({ chain: "BEP20", message: `block ${log.blockNumber} changed while it was read (reorg); read it again` })
+          }
+        }
+        const valueTxs = bodies.flatMap((b) => b.transactions.filter((t) => t.to !== null && t.value > 0n))
+        const receipts = yield* Effect.forEach(valueTxs, (tx) =>
+          Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: tx.hash }), catch: rpcError("eth_getTransactionReceipt") }), { concurrency: 16 })
+        const succeeded = new Set<string>(receipts.filter((r) => r.status === "success").map((r) => r.transactionHash))
+        const tokenTransfers = decodeTransferLogs(logs, (c) => currencyOf.get(c), (hash) => hashes.get(hash) ?? "")
+        return bodies.map((body) => {
+          const raw = {
+            number: body.number ?? 0n,
+            hash: body.hash ?? "",
+            parentHash: body.parentHash,
+            timestamp: body.timestamp,
+            transactions: body.transactions.map((t) => ({ hash: t.hash, from: t.from, to: t.to, value: t.value }))
+          }
+          const native = decodeNativeTransfers(raw, NATIVE, (hash) => succeeded.has(hash))
+          const tokens = tokenTransfers.filter((t) => t.blockHash === raw.hash)
+          return { ...blockHeader(raw), transfers: [...native, ...tokens] }
+        })
+      })
+
+    const balance = (address: string, currency: string) =>
+      Effect.gen(function*() {
+        if (!isAddress(address)) return yield* new ChainRpcError({ chain: "BEP20", message: `not an address: ${address}` })
+        if (currency === NATIVE) {
+          return yield* Effect.tryPromise({ try: () => client.getBalance({ address }), catch: rpcError("eth_getBalance") })
+        }
+        const token = settings.tokens.get(currency)
+        if (token === undefined) return yield* new ChainRpcError({ chain: "BEP20", message: `no contract configured for ${currency}` })
+        return yield* Effect.tryPromise({
+          try: () => client.readContract({ address: token, abi: balanceOfAbi, functionName: "balanceOf", args: [address] }),
+          catch: rpcError("balanceOf")
+        })
+      })
+
+    const transfer = (request: TransferRequest) =>
+      Effect.gen(function*() {
+        if (request.from.family !== "EVM") return yield* new TransferRejected({ chain: "BEP20", message: "BEP20 transfers need an EVM key" })
+        if (!isAddress(request.to)) return yield* new TransferRejected({ chain: "BEP20", message: `not an address: ${request.to}` })
+        const [key] = yield* signer.deriveAddresses("EVM", request.from.account, [request.from.index])
+        const from = key?.address
+        if (from === undefined || !isAddress(from)) return yield* Effect.die(new Error("the signer derived no address"))
+        const token = request.currency === NATIVE ? undefined : settings.tokens.get(request.currency)
+        if (request.currency !== NATIVE && token === undefined) {
+          return yield* new TransferRejected({ chain: "BEP20", message: `no contract configured for ${request.currency}` })
+        }
+        const call = token === undefined
+          ? { to: request.to, value: request.amount }
+          : { to: token, value: 0n, data: encodeFunctionData({ abi: transferAbi, functionName: "transfer", args: [request.to, request.amount] }) }
+        const [nonce, gasPrice] = yield* Effect.all([
+          Effect.tryPromise({ try: () => client.getTransactionCount({ address: from, blockTag: "pending" }), catch: rpcError("eth_getTransactionCount") }),
+          Effect.tryPromise({ try: () => client.getGasPrice(), catch: rpcError("eth_gasPrice") })
+        ])
+        // a transfer that would revert (no balance, no gas) is refused here, before anything is signed
+        const gas = yield* Effect.tryPromise({
+          try: () => client.estimateGas({ account: from, ...call }),
+          catch: (cause) => new TransferRejected({ chain: "BEP20", message: rpcError("eth_estimateGas")(cause).message })
+        })
+        const unsigned: TransactionSerializableLegacy = { type: "legacy", chainId: settings.chainId, nonce, gasPrice, gas, ...call }
+        const digest = keccak256(serializeTransaction(unsigned))
+        const signature = yield* signer.signDigest(request.from, hexToBytes(digest))
+        const signed = serializeTransaction(unsigned, {
+          r: toHex(signature.subarray(0, 32)),
+          s: toHex(signature.subarray(32, 64)),
+          // legacy form: v = 27 + recovery id; viem turns it into EIP-155's chainId * 2 + 35 + recovery id
+          v: 27n + BigInt(signature[64] ?? 0)
+        })
+        const txHash = keccak256(signed)
+        yield* Effect.tryPromise({ try: () => sender.sendRawTransaction({ serializedTransaction: signed }), catch: (cause) => cause }).pipe(
+          Effect.catchAll((cause) =>
+            // "already known" after a lost answer means the node has it: the hash is the outcome
+            cause instanceof Error && /already known|known transaction|nonce too low/i.test(cause.message)
+              ? Effect.void
+              : Effect.fail(rpcError("eth_sendRawTransaction")(cause)))
+        )
+        return txHash
+      })
+
+    const transaction = (txHash: string) =>
+      Effect.gen(function*() {
+        if (!isTxHash(txHash)) return Option.none()
+        const hash = txHash
+        const receipt = yield* Effect.tryPromise(() => client.getTransactionReceipt({ hash })).pipe(Effect.option)
+        const tip = yield* head
+        if (Option.isSome(receipt)) {
+          return Option.some({
+            status: receipt.value.status === "success" ? ("success" as const) : ("failed" as const),
+            blockNumber: Option.some(receipt.value.blockNumber),
+            confirmations: Number(tip - receipt.value.blockNumber + 1n)
+          })
+        }
+        const pending = yield* Effect.tryPromise(() => client.getTransaction({ hash })).pipe(Effect.option)
+        return Option.map(pending, () => ({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0 }))
+      })
+
+    const finalized = Effect.map(head, (h) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n))
+
+    return { chain: "BEP20", head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+  })

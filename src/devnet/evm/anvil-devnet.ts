@@ -1,0 +1,146 @@
+import { Data, Effect, Schedule } from "effect"
+import { spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import solc from "solc"
+import {
+  type Abi,
+  type Address,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  type Hex,
+  http,
+  parseAbi
+} from "viem"
+import { mnemonicToAccount } from "viem/accounts"
+import { freePort } from "../../database/embedded-postgres.js"
+
+export class DevnetError extends Data.TaggedError("DevnetError")<{ readonly message: string; readonly cause?: unknown }> {}
+
+/** Anvil's own well-known development mnemonic: its accounts are devnet customers and the deployer. */
+export const ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
+const DEPLOYER_INDEX = 8
+export const CUSTOMER_INDEX = 9
+export const ANVIL_CHAIN_ID = 31337
+
+export const tokenAbi = parseAbi([
+  "function balanceOf(address) view returns (uint256)",
+  "function decimals() view returns (uint8)",
+  "function transfer(address to, uint256 value) returns (bool)",
+  "function mint(address to, uint256 value)",
+  "function batchTransfer(address[] to, uint256[] values) returns (bool)",
+  "event Transfer(address indexed from, address indexed to, uint256 value)"
+])
+
+export interface AnvilDevnet {
+  readonly rpcUrl: string
+  readonly pid: number
+  readonly tokens: { readonly USDT: Address; readonly VELNX: Address }
+  readonly chainId: number
+}
+
+const anvilBinary = Effect.try({
+  try: () => {
+    const require = createRequire(import.meta.url)
+    return path.join(path.dirname(require.resolve("@foundry-rs/anvil-linux-amd64/package.json")), "bin", "anvil")
+  },
+  catch: (cause) => new DevnetError({ message: "the anvil binary (npm @foundry-rs/anvil-linux-amd64) is not installed", cause })
+})
+
+const CONTRACT_SOURCE = fileURLToPath(new URL("./DevnetToken.sol", import.meta.url))
+
+/** Compiles the devnet token with solc from npm (no network). */
+export const compileToken = Effect.try({
+  try: () => {
+    const input = {
+      language: "Solidity",
+      sources: { "DevnetToken.sol": { content: fs.readFileSync(CONTRACT_SOURCE, "utf8") } },
+      settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } }
+    }
+    const output: unknown = JSON.parse(solc.compile(JSON.stringify(input)))
+    const contract = typeof output === "object" && output !== null && "contracts" in output
+      ? JSON.stringify(output.contracts)
+      : ""
+    const parsed: { "DevnetToken.sol": { DevnetToken: { abi: Abi; evm: { bytecode: { object: string } } } } } = JSON.parse(contract)
+    const token = parsed["DevnetToken.sol"].DevnetToken
+    return { abi: token.abi, bytecode: `0x${token.evm.bytecode.object}` satisfies Hex }
+  },
+  catch: (cause) => new DevnetError({ message: "cannot compile the devnet token", cause })
+})
+
+/**
+ * A real EVM node for BEP20 on loopback: anvil, run from its binary so one PID owns it, with the
+ * devnet's USDT and VELNX (18 decimals) deployed and the customer account funded. Stopped with its scope.
+ */
+export const startAnvilDevnet = (options: { readonly blockTimeSeconds?: number; readonly port?: number } = {}) =>
+  Effect.gen(function*() {
+    const binary = yield* anvilBinary
+    const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePort
+    const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(ANVIL_CHAIN_ID), "--mnemonic", ANVIL_MNEMONIC, "--silent"]
+    if (options.blockTimeSeconds !== undefined && options.blockTimeSeconds > 0) args.push("--block-time", String(options.blockTimeSeconds))
+    const child = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => spawn(binary, args, { stdio: "ignore" }),
+        catch: (cause) => new DevnetError({ message: "cannot start anvil", cause })
+      }),
+      (child) =>
+        Effect.async<void>((resume) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+          child.once("exit", () => resume(Effect.void))
+          child.kill("SIGTERM")
+        })
+    )
+    const rpcUrl = `http://127.0.0.1:${port}`
+    const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
+    yield* Effect.tryPromise(() => client.getChainId()).pipe(
+      Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("15 seconds"))),
+      Effect.mapError((cause) => new DevnetError({ message: `anvil did not answer on ${rpcUrl}`, cause }))
+    )
+    const { abi, bytecode } = yield* compileToken
+    const deployer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: DEPLOYER_INDEX })
+    const customer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX })
+    const wallet = createWalletClient({ account: deployer, transport: http(rpcUrl, { retryCount: 0 }) })
+    const chain = { id: ANVIL_CHAIN_ID, name: "facet-devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } } as const
+    const deploy = (name: string, symbol: string) =>
+      Effect.tryPromise({
+        try: async () => {
+          const hash = await wallet.deployContract({ abi, bytecode, args: [name, symbol, 18], chain })
+          const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 100 })
+          if (receipt.contractAddress === null || receipt.contractAddress === undefined) throw new Error("no contract address")
+          const address = receipt.contractAddress
+          const mint = await wallet.writeContract({ address, abi: tokenAbi, functionName: "mint", args: [customer.address, 10n ** 30n], chain })
+          await client.waitForTransactionReceipt({ hash: mint, pollingInterval: 100 })
+          return address
+        },
+        catch: (cause) => new DevnetError({ message: `cannot deploy ${symbol}`, cause })
+      })
+    const USDT = yield* deploy("Tether USD (devnet)", "USDT")
+    const VELNX = yield* deploy("VELNX (devnet)", "VELNX")
+    yield* Effect.logInfo(`BEP20 devnet (anvil) on ${rpcUrl}: USDT ${USDT}, VELNX ${VELNX}`)
+    return { rpcUrl, pid: child.pid ?? 0, tokens: { USDT, VELNX }, chainId: ANVIL_CHAIN_ID } satisfies AnvilDevnet
+  })
+
+const testClient = (rpcUrl: string) => createTestClient({ mode: "anvil", transport: http(rpcUrl, { retryCount: 0 }) })
+
+/** Gives an address native BNB on the devnet (anvil's balance cheat code). */
+export const fundNative = (rpcUrl: string, address: Address, wei: bigint) =>
+  Effect.tryPromise({
+    try: () => testClient(rpcUrl).setBalance({ address, value: wei }),
+    catch: (cause) => new DevnetError({ message: `cannot fund ${address}`, cause })
+  })
+
+export const mineBlocks = (rpcUrl: string, blocks: number) =>
+  Effect.tryPromise({
+    try: () => testClient(rpcUrl).mine({ blocks }),
+    catch: (cause) => new DevnetError({ message: "cannot mine", cause })
+  })
+
+/** Replaces the last `depth` blocks with a new branch of as many (empty) blocks: `anvil_reorg`. */
+export const reorgAnvil = (rpcUrl: string, depth: number) =>
+  Effect.tryPromise({
+    try: () => http(rpcUrl, { retryCount: 0 })({}).request({ method: "anvil_reorg", params: [depth, []] }),
+    catch: (cause) => new DevnetError({ message: `anvil_reorg ${depth} failed`, cause })
+  })
