@@ -1,0 +1,144 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Option } from "effect"
+import { TronWeb } from "tronweb"
+import { startTronDevnet, type TronDevnet } from "../../devnet/tron/tron-devnet.js"
+import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
+import { LocalSignerLive, Signer } from "../../keys/signer.js"
+import type { ChainClient } from "../chain-client.js"
+import { makeTronClient } from "./tron-client.js"
+
+class Devnet extends Context.Tag("test/TronDevnet")<Devnet, { readonly devnet: TronDevnet; readonly client: ChainClient }>() {}
+
+const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
+
+const DevnetLive = Layer.scoped(
+  Devnet,
+  Effect.gen(function*() {
+    const devnet = yield* startTronDevnet({ blockTimeMs: 150, solidLag: 3 })
+    const client = yield* makeTronClient({ url: devnet.url, tokens: new Map([["USDT", devnet.tokens.USDT]]), confirmations: 3 })
+    return { devnet, client }
+  })
+).pipe(Layer.provideMerge(SignerLive))
+
+const addressOf = (index: number) => Effect.flatMap(Signer, (s) => s.deriveAddresses("TRON", 4, [index])).pipe(Effect.map(([k]) => k?.address ?? ""))
+
+const call = (url: string, path: string, body: unknown) =>
+  Effect.promise(async () => {
+    const res = await fetch(`${url}${path}`, { method: "POST", body: JSON.stringify(body) })
+    const json: unknown = await res.json()
+    return typeof json === "object" && json !== null ? Object.fromEntries(Object.entries(json)) : {}
+  })
+
+const settled = (client: ChainClient, txHash: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 100; i++) {
+      const found = yield* client.transaction(txHash)
+      if (Option.isSome(found) && found.value.status !== "pending") return found.value
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.die(new Error(`transaction ${txHash} did not settle`))
+  })
+
+describe("TRON client on the TRON devnet", () => {
+  layer(DevnetLive, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.effect("moves USDT and TRX out and back, signed by our keys, and sees them in balances and blocks", () =>
+      Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const [a, b, c] = [yield* addressOf(0), yield* addressOf(1), yield* addressOf(2)]
+        yield* call(devnet.url, "/devnet/fund", { address: a, currency: "TRX", amount: "200000000" })
+        yield* call(devnet.url, "/devnet/fund", { address: b, currency: "TRX", amount: "200000000" })
+        yield* call(devnet.url, "/devnet/fund", { address: a, currency: "USDT", amount: "50000000" })
+        const start = yield* client.head
+
+        const out = yield* client.transfer({ from: { family: "TRON", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12_000_000n })
+        expect((yield* settled(client, out)).status).toBe("success")
+        const back = yield* client.transfer({ from: { family: "TRON", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2_000_000n })
+        expect((yield* settled(client, back)).status).toBe("success")
+        const trxBefore = yield* client.balance(a, "TRX")
+        const native = yield* client.transfer({ from: { family: "TRON", account: 4, index: 0 }, to: c, currency: "TRX", amount: 5_000_000n })
+        expect((yield* settled(client, native)).status).toBe("success")
+
+        expect(yield* client.balance(a, "USDT")).toBe(40_000_000n)
+        expect(yield* client.balance(b, "USDT")).toBe(10_000_000n)
+        expect(yield* client.balance(c, "TRX")).toBe(5_000_000n)
+        // sending to a new account burns the 1 TRX creation fee on top of the amount
+        expect(trxBefore - (yield* client.balance(a, "TRX"))).toBeGreaterThanOrEqual(6_000_000n)
+
+        const tip = yield* client.head
+        const blocks = yield* client.blocks(start + 1n, tip)
+        const transfers = blocks.flatMap((bl) => bl.transfers)
+        expect(transfers.find((t) => t.txHash === out)).toMatchObject({ currency: "USDT", from: a, to: b, amount: 12_000_000n, eventIndex: 0, success: true })
+        expect(transfers.find((t) => t.txHash === back)).toMatchObject({ from: b, to: a, amount: 2_000_000n })
+        expect(transfers.find((t) => t.txHash === native)).toMatchObject({ currency: "TRX", to: c, amount: 5_000_000n, eventIndex: -1 })
+        for (let i = 1; i < blocks.length; i++) expect(blocks[i]?.parentHash).toBe(blocks[i - 1]?.hash)
+        const solid = yield* client.finalized
+        expect(solid).toBeLessThan(yield* client.head)
+      }))
+
+    it.effect("a TRC20 transfer without the tokens is mined as failed and moves nothing", () =>
+      Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const poor = yield* addressOf(5)
+        yield* call(devnet.url, "/devnet/fund", { address: poor, currency: "TRX", amount: "100000000" })
+        const start = yield* client.head
+        const tx = yield* client.transfer({ from: { family: "TRON", account: 4, index: 5 }, to: yield* addressOf(6), currency: "USDT", amount: 1n })
+        expect((yield* settled(client, tx)).status).toBe("failed")
+        const blocks = yield* client.blocks(start + 1n, yield* client.head)
+        expect(blocks.flatMap((b) => b.transfers).some((t) => t.txHash === tx)).toBe(false)
+        expect(yield* client.transaction("00".repeat(32))).toEqual(Option.none())
+      }))
+
+    it.effect("refuses a wrong signature, an overdraft, an expired transaction and a replay", () =>
+      Effect.gen(function*() {
+        const { devnet } = yield* Devnet
+        const signer = yield* Signer
+        const tronWeb = new TronWeb({ fullHost: devnet.url })
+        const owner = yield* addressOf(7)
+        yield* call(devnet.url, "/devnet/fund", { address: owner, currency: "TRX", amount: "10000000" })
+        const now = yield* call(devnet.url, "/wallet/getnowblock", {})
+        const header = Object.fromEntries(Object.entries(now.block_header ?? {}))
+        const raw = Object.fromEntries(Object.entries(header.raw_data ?? {}))
+        const blockID = String(now.blockID)
+        const blockHeader = (expiration: number) => ({
+          ref_block_bytes: (Number(raw.number) & 0xffff).toString(16).padStart(4, "0"),
+          ref_block_hash: blockID.slice(16, 32), expiration, timestamp: Date.now()
+        })
+        const recipient = yield* addressOf(8)
+        const build = (amount: number, expiration: number) =>
+          Effect.promise(() => tronWeb.transactionBuilder.sendTrx(recipient, amount, owner, { blockHeader: blockHeader(expiration) }))
+        const sign = (txID: string, index: number) =>
+          Effect.map(signer.signDigest({ family: "TRON", account: 4, index }, Buffer.from(txID, "hex")), (s) =>
+            Buffer.from(s.subarray(0, 64)).toString("hex") + ((s[64] ?? 0) + 27).toString(16))
+
+        const good = yield* build(1_000_000, Number(raw.timestamp) + 60_000)
+        const wrong = yield* call(devnet.url, "/wallet/broadcasttransaction", { ...good, signature: [yield* sign(good.txID, 9)] })
+        expect(wrong.code).toBe("SIGERROR")
+        const signed = { ...good, signature: [yield* sign(good.txID, 7)] }
+        expect((yield* call(devnet.url, "/wallet/broadcasttransaction", signed)).result).toBe(true)
+        expect((yield* call(devnet.url, "/wallet/broadcasttransaction", signed)).code).toBe("DUP_TRANSACTION_ERROR")
+
+        const tooMuch = yield* build(50_000_000, Number(raw.timestamp) + 60_000)
+        const overdraft = yield* call(devnet.url, "/wallet/broadcasttransaction", { ...tooMuch, signature: [yield* sign(tooMuch.txID, 7)] })
+        expect(overdraft.code).toBe("CONTRACT_VALIDATE_ERROR")
+        expect(Buffer.from(String(overdraft.message), "hex").toString()).toMatch(/balance is not sufficient/)
+
+        const stale = yield* build(1_000, Number(raw.timestamp) - 1_000)
+        const expired = yield* call(devnet.url, "/wallet/broadcasttransaction", { ...stale, signature: [yield* sign(stale.txID, 7)] })
+        expect(expired.code).toBe("TRANSACTION_EXPIRATION_ERROR")
+
+        // tampering with the JSON after signing is caught against raw_data_hex
+        const tampered = { ...signed, txID: "11".repeat(32) }
+        expect((yield* call(devnet.url, "/wallet/broadcasttransaction", tampered)).result).toBe(false)
+      }))
+
+    it.effect("an injected reorg shows as a changed block hash", () =>
+      Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const tip = yield* client.head
+        const [before] = yield* client.blocks(tip, tip)
+        yield* call(devnet.url, "/devnet/reorg", { depth: 2 })
+        const [after] = yield* client.blocks(tip, tip)
+        expect(after?.hash).not.toBe(before?.hash)
+      }))
+  })
+})

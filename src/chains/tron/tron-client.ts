@@ -1,0 +1,176 @@
+import { Effect, Option, Schema } from "effect"
+import { TronWeb } from "tronweb"
+import { tronAccountId } from "../../keys/address-encoding.js"
+import { Signer } from "../../keys/signer.js"
+import { type ChainBlock, ChainRpcError, type ChainClient, TransferRejected, type TransferRequest } from "../chain-client.js"
+import { decodeTrc20Transfers, decodeTrxTransfers, TronBlock, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
+
+export interface TronSettings {
+  /** Full node HTTP API base URL; `/walletsolidity` is asked on the same host. */
+  readonly url: string
+  /** currency → TRC20 contract (base58 `T…`) */
+  readonly tokens: ReadonlyMap<string, string>
+  /** Blocks after which a transfer counts as final, when the solidified block is not used. */
+  readonly confirmations: number
+  /** Most TRX burned for energy by one TRC20 transfer (fee_limit), in sun. */
+  readonly feeLimitSun?: number
+}
+
+const NATIVE = "TRX"
+const BlockNumber = Schema.Struct({ block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.optionalWith(Schema.Number, { default: () => 0 }) }) }) })
+const Account = Schema.Struct({ balance: Schema.optional(Schema.Number) })
+const ConstantResult = Schema.Struct({ constant_result: Schema.optional(Schema.Array(Schema.String)) })
+const BroadcastResult = Schema.Struct({
+  result: Schema.optional(Schema.Boolean),
+  code: Schema.optional(Schema.String),
+  message: Schema.optional(Schema.String)
+})
+const TxById = Schema.Struct({ txID: Schema.optional(Schema.String), ret: Schema.optional(Schema.Array(Schema.Struct({ contractRet: Schema.optional(Schema.String) }))) })
+const BuiltTrigger = Schema.Struct({ transaction: TronTransaction })
+
+const rpcError = (what: string) => (cause: unknown) =>
+  new ChainRpcError({ chain: "TRC20", message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
+
+const hex41 = (address: string): string | undefined => {
+  const id = tronAccountId(address)
+  return id === undefined ? undefined : `41${Buffer.from(id).toString("hex")}`
+}
+
+const decodeHexMessage = (message: string | undefined) =>
+  message !== undefined && /^[0-9a-f]+$/i.test(message) ? Buffer.from(message, "hex").toString("utf8") : message ?? ""
+
+/**
+ * TRON over its HTTP API with tronweb: blocks by number with one transaction-info call per block
+ * (only `receipt.result == SUCCESS` counts for TRC20), finality from `/walletsolidity/getnowblock`,
+ * balances via `getaccount` and a constant `balanceOf`, and transfers built offline against a real
+ * reference block (tronweb `txLocal` + `blockHeader`), signed by the Signer and broadcast.
+ */
+export const makeTronClient = (settings: TronSettings) =>
+  Effect.gen(function*() {
+    const signer = yield* Signer
+    const tronWeb = new TronWeb({ fullHost: settings.url })
+    const post = <A, I>(path: string, payload: Record<string, unknown>, schema: Schema.Schema<A, I>) =>
+      Effect.tryPromise({ try: () => tronWeb.fullNode.request<unknown>(path, payload, "post"), catch: rpcError(path) }).pipe(
+        Effect.flatMap((body) => Schema.decodeUnknown(schema)(body)),
+        Effect.mapError((e) => (e._tag === "ChainRpcError" ? e : rpcError(path)(e)))
+      )
+    const currencyOf = new Map([...settings.tokens].flatMap(([currency, address]) => {
+      const h = hex41(address)
+      return h === undefined ? [] : [[h.slice(2), currency] as const]
+    }))
+
+    const head = Effect.map(post("wallet/getnowblock", {}, BlockNumber), (b) => BigInt(b.block_header.raw_data.number))
+    const finalized = Effect.map(post("walletsolidity/getnowblock", {}, BlockNumber), (b) => BigInt(b.block_header.raw_data.number))
+
+    const fetchBlock = (n: bigint): Effect.Effect<ChainBlock, ChainRpcError> =>
+      Effect.gen(function*() {
+        const [block, infos] = yield* Effect.all([
+          post("wallet/getblockbynum", { num: Number(n) }, TronBlock),
+          post("wallet/gettransactioninfobyblocknum", { num: Number(n) }, Schema.Array(TronTransactionInfo))
+        ], { concurrency: 2 })
+        const header = { number: BigInt(block.block_header.raw_data.number), hash: block.blockID, parentHash: block.block_header.raw_data.parentHash }
+        if (header.number !== n) return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n} is not available yet` })
+        // both calls must describe the same block: infos name it by number only, so check the tx ids
+        const ids = new Set(block.transactions.map((t) => t.txID))
+        if (infos.some((i) => !ids.has(i.id))) {
+          return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n} changed while it was read (reorg); read it again` })
+        }
+        const transfers = [...decodeTrxTransfers(block.transactions, header), ...decodeTrc20Transfers(infos, (c) => currencyOf.get(c), header)]
+        return { ...header, timestamp: block.block_header.raw_data.timestamp, transfers }
+      })
+
+    const blocks = (from: bigint, to: bigint) => {
+      const numbers: Array<bigint> = []
+      for (let n = from; n <= to; n++) numbers.push(n)
+      return Effect.forEach(numbers, fetchBlock, { concurrency: 8 })
+    }
+
+    const balance = (address: string, currency: string) =>
+      Effect.gen(function*() {
+        const owner = hex41(address)
+        if (owner === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `not a TRON address: ${address}` })
+        if (currency === NATIVE) return BigInt((yield* post("wallet/getaccount", { address: owner }, Account)).balance ?? 0)
+        const contract = settings.tokens.get(currency)
+        const contractHex = contract === undefined ? undefined : hex41(contract)
+        if (contractHex === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
+        const result = yield* post("wallet/triggerconstantcontract", {
+          owner_address: owner, contract_address: contractHex, function_selector: "balanceOf(address)", parameter: owner.slice(2).padStart(64, "0")
+        }, ConstantResult)
+        const word = result.constant_result?.[0]
+        if (word === undefined || !/^[0-9a-f]*$/i.test(word)) return yield* new ChainRpcError({ chain: "TRC20", message: "balanceOf returned nothing" })
+        return BigInt(`0x${word === "" ? "0" : word}`)
+      })
+
+    /** The reference-block header tronweb needs to build a transaction offline (TAPOS). */
+    const referenceBlock = Effect.map(post("wallet/getnowblock", {}, TronBlock), (block) => {
+      const number = block.block_header.raw_data.number
+      return {
+        ref_block_bytes: (number & 0xffff).toString(16).padStart(4, "0"),
+        ref_block_hash: block.blockID.slice(16, 32),
+        expiration: block.block_header.raw_data.timestamp + 60_000,
+        timestamp: Date.now()
+      }
+    })
+
+    const transfer = (request: TransferRequest) =>
+      Effect.gen(function*() {
+        if (request.from.family !== "TRON") return yield* new TransferRejected({ chain: "TRC20", message: "TRON transfers need a TRON key" })
+        const to = hex41(request.to)
+        if (to === undefined) return yield* new TransferRejected({ chain: "TRC20", message: `not a TRON address: ${request.to}` })
+        const [key] = yield* signer.deriveAddresses("TRON", request.from.account, [request.from.index])
+        const from = key === undefined ? undefined : hex41(key.address)
+        if (from === undefined) return yield* Effect.die(new Error("the signer derived no address"))
+        const blockHeader = yield* referenceBlock
+        let unsigned: TronTransaction
+        if (request.currency === NATIVE) {
+          if (request.amount > BigInt(Number.MAX_SAFE_INTEGER)) return yield* new TransferRejected({ chain: "TRC20", message: "amount too large" })
+          const built = yield* Effect.tryPromise({
+            try: () => tronWeb.transactionBuilder.sendTrx(to, Number(request.amount), from, { blockHeader }),
+            catch: (cause) => new TransferRejected({ chain: "TRC20", message: rpcError("sendTrx")(cause).message })
+          })
+          unsigned = yield* Schema.decodeUnknown(TronTransaction)(built).pipe(Effect.mapError(rpcError("sendTrx")))
+        } else {
+          const contract = settings.tokens.get(request.currency)
+          if (contract === undefined) return yield* new TransferRejected({ chain: "TRC20", message: `no contract configured for ${request.currency}` })
+          const built = yield* Effect.tryPromise({
+            try: () => tronWeb.transactionBuilder.triggerSmartContract(contract, "transfer(address,uint256)", {
+              feeLimit: settings.feeLimitSun ?? 30_000_000, txLocal: true, blockHeader
+            }, [{ type: "address", value: to }, { type: "uint256", value: request.amount.toString() }], from),
+            catch: (cause) => new TransferRejected({ chain: "TRC20", message: rpcError("triggerSmartContract")(cause).message })
+          })
+          unsigned = (yield* Schema.decodeUnknown(BuiltTrigger)(built).pipe(Effect.mapError(rpcError("triggerSmartContract")))).transaction
+        }
+        const signature = yield* signer.signDigest(request.from, Buffer.from(unsigned.txID, "hex"))
+        const v = (signature[64] ?? 0) + 27
+        const signed = { ...unsigned, signature: [Buffer.from(signature.subarray(0, 64)).toString("hex") + v.toString(16).padStart(2, "0")] }
+        const result = yield* post("wallet/broadcasttransaction", signed, BroadcastResult)
+        if (result.result !== true) {
+          const message = `${result.code ?? "rejected"}: ${decodeHexMessage(result.message)}`
+          // a duplicate means our earlier broadcast landed: the hash is the outcome
+          if (result.code === "DUP_TRANSACTION_ERROR") return unsigned.txID
+          return yield* new TransferRejected({ chain: "TRC20", message })
+        }
+        return unsigned.txID
+      })
+
+    const transaction = (txHash: string) =>
+      Effect.gen(function*() {
+        if (!/^[0-9a-f]{64}$/i.test(txHash)) return Option.none()
+        const info = yield* post("wallet/gettransactioninfobyid", { value: txHash }, TronTransactionInfo).pipe(Effect.option)
+        const tip = yield* head
+        if (Option.isSome(info) && info.value.blockNumber !== undefined) {
+          const receipt = info.value.receipt?.result
+          let ok = receipt === undefined || receipt === "SUCCESS"
+          if (receipt === undefined) {
+            const tx = yield* post("wallet/gettransactionbyid", { value: txHash }, TxById)
+            ok = (tx.ret?.[0]?.contractRet ?? "SUCCESS") === "SUCCESS"
+          }
+          const blockNumber = BigInt(info.value.blockNumber)
+          return Option.some({ status: ok ? ("success" as const) : ("failed" as const), blockNumber: Option.some(blockNumber), confirmations: Number(tip - blockNumber + 1n) })
+        }
+        const pending = yield* post("wallet/gettransactionbyid", { value: txHash }, TxById)
+        return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0 })
+      })
+
+    return { chain: "TRC20", head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+  })

@@ -1,0 +1,187 @@
+import { Effect, Either, Schedule, Schema } from "effect"
+import { createHash } from "node:crypto"
+import * as http from "node:http"
+import { TronTransaction } from "../../chains/tron/tron-decoding.js"
+import { tronAccountId, tronAddress } from "../../keys/address-encoding.js"
+import { freePort } from "../../database/embedded-postgres.js"
+import { DevnetError } from "../evm/anvil-devnet.js"
+import { type LedgerBlock, Rejection, TronLedger, type TxOutcome } from "./tron-ledger.js"
+
+export interface TronDevnet {
+  readonly url: string
+  readonly tokens: { readonly USDT: string }
+  readonly ledger: TronLedger
+}
+
+/** A deterministic devnet contract address for a token symbol (`41…` hex). */
+const devnetContract = (symbol: string) => `41${createHash("sha256").update(`facet-devnet-trc20-${symbol}`).digest("hex").slice(0, 40)}`
+
+/** `T…` or `41…` → `41…` lowercase hex; undefined for anything else. */
+export const toHex41 = (address: unknown): string | undefined => {
+  if (typeof address !== "string") return undefined
+  if (/^41[0-9a-fA-F]{40}$/.test(address)) return address.toLowerCase()
+  const id = tronAccountId(address)
+  return id === undefined ? undefined : `41${Buffer.from(id).toString("hex")}`
+}
+
+const toBase58 = (hex41: string) => tronAddress(Buffer.from(hex41.slice(2), "hex"))
+
+const num = (value: bigint) => Number(value)
+
+const renderTx = (outcome: TxOutcome) => ({ ...outcome.tx, ret: [{ contractRet: outcome.contractRet, fee: num(outcome.fee) }] })
+
+const renderBlock = (block: LedgerBlock) => ({
+  blockID: block.blockID,
+  block_header: {
+    raw_data: { number: block.number, txTrieRoot: "0".repeat(64), witness_address: "41" + "0".repeat(40), parentHash: block.parentHash, version: 30, timestamp: block.timestamp },
+    witness_signature: "00".repeat(65)
+  },
+  // like a real node, an empty block has no transactions key
+  ...(block.outcomes.length === 0 ? {} : { transactions: block.outcomes.map(renderTx) })
+})
+
+const renderInfo = (block: LedgerBlock, outcome: TxOutcome) => {
+  const trigger = outcome.contractAddress !== undefined
+  return {
+    id: outcome.tx.txID,
+    ...(outcome.fee > 0n ? { fee: num(outcome.fee) } : {}),
+    blockNumber: block.number,
+    blockTimeStamp: block.timestamp,
+    contractResult: [outcome.contractRet === "SUCCESS" && trigger ? "0".repeat(63) + "1" : ""],
+    ...(trigger ? { contract_address: outcome.contractAddress } : {}),
+    receipt: trigger ? { energy_fee: num(outcome.fee), result: outcome.contractRet } : { net_fee: num(outcome.fee) },
+    ...(outcome.log.length > 0 ? { log: outcome.log } : {}),
+    ...(outcome.contractRet === "SUCCESS" ? {} : { result: "FAILED", resMessage: Buffer.from(outcome.contractRet).toString("hex") })
+  }
+}
+
+const Body = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * A TRON node's HTTP API for the devnet: the subset the client uses (`/wallet/*`, `/walletsolidity/*`),
+ * over the TronLedger's rules, producing a block every `blockTimeMs` with solidity `solidLag` blocks
+ * behind. `/devnet/fund` and `/devnet/reorg` are the devnet's own controls.
+ */
+export const startTronDevnet = (options: { readonly blockTimeMs?: number; readonly solidLag?: number; readonly port?: number } = {}) =>
+  Effect.gen(function*() {
+    const usdt = devnetContract("USDT")
+    const ledger = new TronLedger(new Map([[usdt, "USDT"]]), options.solidLag ?? 3, Date.now())
+    ledger.produce(Date.now())
+
+    const handle = (path: string, body: Record<string, unknown>): unknown => {
+      const byNum = (n: unknown) => (typeof n === "number" ? ledger.block(n) : undefined)
+      switch (path) {
+        case "/wallet/getnowblock":
+          return renderBlock(ledger.head)
+        case "/walletsolidity/getnowblock":
+          return renderBlock(ledger.solid)
+        case "/wallet/getblockbynum":
+        case "/walletsolidity/getblockbynum": {
+          const block = byNum(body.num)
+          if (block === undefined || (path.startsWith("/walletsolidity") && block.number > ledger.solid.number)) return {}
+          return renderBlock(block)
+        }
+        case "/wallet/gettransactioninfobyblocknum": {
+          const block = byNum(body.num)
+          return block === undefined ? [] : block.outcomes.map((o) => renderInfo(block, o))
+        }
+        case "/wallet/gettransactionbyid":
+        case "/walletsolidity/gettransactionbyid": {
+          const found = ledger.findTransaction(String(body.value ?? ""))
+          if (found === undefined) return {}
+          if (path.startsWith("/walletsolidity") && (found.block === undefined || found.block.number > ledger.solid.number)) return {}
+          return found.outcome === undefined ? found.tx : renderTx(found.outcome)
+        }
+        case "/wallet/gettransactioninfobyid":
+        case "/walletsolidity/gettransactioninfobyid": {
+          const found = ledger.findTransaction(String(body.value ?? ""))
+          if (found?.block === undefined || found.outcome === undefined) return {}
+          if (path.startsWith("/walletsolidity") && found.block.number > ledger.solid.number) return {}
+          return renderInfo(found.block, found.outcome)
+        }
+        case "/wallet/getaccount":
+        case "/walletsolidity/getaccount": {
+          const address = toHex41(body.address)
+          const balance = address === undefined ? undefined : ledger.trxBalance(address)
+          if (address === undefined || balance === undefined) return {}
+          return { address: body.visible === true ? toBase58(address) : address, balance: num(balance), create_time: ledger.blocks[0]?.timestamp }
+        }
+        case "/wallet/triggerconstantcontract": {
+          const contract = toHex41(body.contract_address)
+          const selector = String(body.function_selector ?? "")
+          const parameter = String(body.parameter ?? "")
+          if (contract === undefined || !ledger.tokenContracts.has(contract)) return { result: { code: "CONTRACT_VALIDATE_ERROR", message: Buffer.from("no contract").toString("hex") } }
+          if (selector !== "balanceOf(address)" || parameter.length !== 64) return { result: { code: "OTHER_ERROR", message: Buffer.from("unsupported call").toString("hex") } }
+          const balance = ledger.tokenBalance(contract, `41${parameter.slice(24)}`)
+          return { result: { result: true }, energy_used: 800, constant_result: [balance.toString(16).padStart(64, "0")], transaction: {} }
+        }
+        case "/wallet/broadcasttransaction": {
+          const tx = Schema.decodeUnknownEither(TronTransaction)(body)
+          if (Either.isLeft(tx)) return { result: false, code: "OTHER_ERROR", message: Buffer.from("malformed transaction").toString("hex") }
+          try {
+            ledger.accept(tx.right, Date.now())
+            return { result: true, txid: tx.right.txID }
+          } catch (error) {
+            const code = error instanceof Rejection ? error.code : "OTHER_ERROR"
+            const message = error instanceof Error ? error.message : String(error)
+            return { result: false, code, txid: tx.right.txID, message: Buffer.from(message).toString("hex") }
+          }
+        }
+        case "/devnet/fund": {
+          const address = toHex41(body.address)
+          if (address === undefined) throw new Rejection("OTHER_ERROR", "address must be a TRON address")
+          ledger.fund(address, String(body.currency ?? "TRX"), BigInt(String(body.amount ?? "0")))
+          return { result: true }
+        }
+        case "/devnet/reorg":
+          ledger.reorg(Number(body.depth ?? 1), body.keep_transactions === true, Date.now())
+          return { result: true, head: ledger.head.number }
+        case "/devnet/info":
+          return { head: ledger.head.number, solid: ledger.solid.number, tokens: { USDT: toBase58(usdt) } }
+        default:
+          return undefined
+      }
+    }
+
+    const server = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const path = new URL(req.url ?? "/", "http://devnet").pathname
+        let body: Record<string, unknown> = {}
+        try {
+          const text = Buffer.concat(chunks).toString("utf8")
+          const parsed = Schema.decodeUnknownEither(Body)(text === "" ? {} : JSON.parse(text))
+          if (Either.isRight(parsed)) body = { ...parsed.right }
+        } catch {
+          res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ Error: "invalid JSON" }))
+          return
+        }
+        try {
+          const result = handle(path, body)
+          if (result === undefined) {
+            res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ Error: `no such endpoint ${path}` }))
+            return
+          }
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result))
+        } catch (error) {
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ Error: error instanceof Error ? error.message : String(error) }))
+        }
+      })
+    })
+    const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePort
+    yield* Effect.acquireRelease(
+      Effect.async<void, DevnetError>((resume) => {
+        server.once("error", (cause) => resume(Effect.fail(new DevnetError({ message: "cannot start the TRON devnet", cause }))))
+        server.listen(port, "127.0.0.1", () => resume(Effect.void))
+      }),
+      () => Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+    )
+    yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => ledger.produce(Date.now())), Schedule.spaced(options.blockTimeMs ?? 1000)))
+    const url = `http://127.0.0.1:${port}`
+    yield* Effect.logInfo(`TRON devnet on ${url}: USDT ${toBase58(usdt)}`)
+    return { url, tokens: { USDT: toBase58(usdt) }, ledger } satisfies TronDevnet
+  })

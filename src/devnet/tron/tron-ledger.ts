@@ -1,0 +1,289 @@
+import { secp256k1 } from "@noble/curves/secp256k1.js"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { utils as tronUtils } from "tronweb"
+import type { TronTransaction } from "../../chains/tron/tron-decoding.js"
+import { secp256k1AccountId } from "../../keys/address-encoding.js"
+
+/**
+ * The devnet's TRON rules, without the HTTP: accounts with TRX and TRC20 balances, blocks with a
+ * solidified lag, and the checks a real node makes before accepting a transaction (the JSON matches
+ * its signed raw bytes, the signature recovers to the owner, not expired, a known reference block, not a
+ * duplicate, enough balance) and when executing it (fees burned in TRX under a simple bandwidth /
+ * energy model; a TRC20 call without the tokens reverts, one without TRX for energy runs out of it).
+ */
+
+export const TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+const SUN_PER_BANDWIDTH_BYTE = 1_000n
+const FREE_BANDWIDTH_BYTES = 600
+const NEW_ACCOUNT_FEE = 1_000_000n
+const SUN_PER_ENERGY = 420n
+const ENERGY_TRANSFER_EXISTING_HOLDER = 14_650n
+const ENERGY_TRANSFER_NEW_HOLDER = 29_650n
+const ENERGY_REVERT = 2_000n
+const MAX_EXPIRATION_MS = 24 * 3600 * 1000
+
+export interface TxOutcome {
+  readonly tx: TronTransaction
+  readonly contractRet: "SUCCESS" | "REVERT" | "OUT_OF_ENERGY"
+  readonly fee: bigint
+  readonly log: ReadonlyArray<{ address: string; topics: ReadonlyArray<string>; data: string }>
+  readonly contractAddress?: string
+}
+
+interface Balances {
+  readonly trx: Map<string, bigint>
+  readonly tokens: Map<string, Map<string, bigint>>
+  readonly freeBandwidthUsed: Map<string, number>
+}
+
+export interface LedgerBlock {
+  readonly number: number
+  readonly blockID: string
+  readonly parentHash: string
+  readonly timestamp: number
+  readonly outcomes: ReadonlyArray<TxOutcome>
+  readonly after: Balances
+}
+
+export class Rejection extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message)
+  }
+}
+
+const copy = (b: Balances): Balances => ({
+  trx: new Map(b.trx),
+  tokens: new Map([...b.tokens].map(([k, v]) => [k, new Map(v)])),
+  freeBandwidthUsed: new Map(b.freeBandwidthUsed)
+})
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex")
+const pad32 = (value: string) => value.padStart(64, "0")
+
+/** TRON block id: the block number in the first 8 bytes, then 24 bytes of the header hash. */
+const blockId = (number: number, header: string) =>
+  number.toString(16).padStart(16, "0") + hex(sha256(new TextEncoder().encode(header))).slice(16)
+
+/** The `41…` hex address that signed `txID`, from a 65-byte r‖s‖v signature (v 0/1 or 27/28). */
+export const recoverOwner = (txID: string, signatureHex: string): string | undefined => {
+  try {
+    const sig = Buffer.from(signatureHex, "hex")
+    if (sig.length !== 65) return undefined
+    const v = sig[64] ?? 0
+    const recovered = new Uint8Array(65)
+    recovered[0] = v >= 27 ? v - 27 : v
+    recovered.set(sig.subarray(0, 64), 1)
+    const point = secp256k1.Point.fromBytes(secp256k1.recoverPublicKey(recovered, Buffer.from(txID, "hex"), { prehash: false }))
+    return `41${hex(secp256k1AccountId(point.toBytes(false)))}`
+  } catch {
+    return undefined
+  }
+}
+
+const stringField = (value: Record<string, unknown>, key: string) => {
+  const v = value[key]
+  return typeof v === "string" ? v.toLowerCase() : ""
+}
+const bigField = (value: Record<string, unknown>, key: string) => {
+  const v = value[key]
+  return typeof v === "number" || typeof v === "string" ? BigInt(v) : 0n
+}
+
+export class TronLedger {
+  readonly blocks: Array<LedgerBlock> = []
+  private pending: Array<TronTransaction> = []
+  private branch = 0
+
+  constructor(readonly tokenContracts: ReadonlyMap<string, string>, readonly solidLag: number, genesisTime: number) {
+    const empty: Balances = { trx: new Map(), tokens: new Map([...tokenContracts.keys()].map((c) => [c, new Map()])), freeBandwidthUsed: new Map() }
+    this.blocks.push({ number: 0, blockID: blockId(0, "genesis"), parentHash: "0".repeat(64), timestamp: genesisTime, outcomes: [], after: empty })
+  }
+
+  get head(): LedgerBlock {
+    const head = this.blocks[this.blocks.length - 1]
+    if (head === undefined) throw new Error("no genesis")
+    return head
+  }
+
+  get solid(): LedgerBlock {
+    return this.blocks[Math.max(0, this.blocks.length - 1 - this.solidLag)] ?? this.head
+  }
+
+  block(number: number): LedgerBlock | undefined {
+    return this.blocks[number]
+  }
+
+  trxBalance(address41: string): bigint | undefined {
+    return this.head.after.trx.get(address41)
+  }
+
+  tokenBalance(contract41: string, holder41: string): bigint {
+    return this.head.after.tokens.get(contract41)?.get(holder41) ?? 0n
+  }
+
+  /** Devnet faucet: mints TRX or tokens straight into the head state. */
+  fund(address41: string, currency: "TRX" | string, amount: bigint) {
+    const state = this.head.after
+    if (currency === "TRX") {
+      state.trx.set(address41, (state.trx.get(address41) ?? 0n) + amount)
+      return
+    }
+    const contract = [...this.tokenContracts].find(([, c]) => c === currency)?.[0]
+    if (contract === undefined) throw new Rejection("CONTRACT_VALIDATE_ERROR", `no devnet token ${currency}`)
+    const holders = state.tokens.get(contract) ?? new Map<string, bigint>()
+    holders.set(address41, (holders.get(address41) ?? 0n) + amount)
+    state.tokens.set(contract, holders)
+    if (!state.trx.has(address41)) state.trx.set(address41, 0n)
+  }
+
+  findTransaction(txID: string): { tx: TronTransaction; block?: LedgerBlock; outcome?: TxOutcome } | undefined {
+    for (const block of this.blocks) {
+      const outcome = block.outcomes.find((o) => o.tx.txID === txID)
+      if (outcome !== undefined) return { tx: outcome.tx, block, outcome }
+    }
+    const pending = this.pending.find((t) => t.txID === txID)
+    return pending === undefined ? undefined : { tx: pending }
+  }
+
+  /** The checks at broadcast; throws a Rejection with TRON's error code. */
+  accept(tx: TronTransaction, now: number) {
+    if (!tronUtils.transaction.txCheck(tx)) throw new Rejection("OTHER_ERROR", "the transaction JSON does not match its raw_data_hex or txID")
+    const contract = tx.raw_data.contract[0]
+    if (contract === undefined || tx.raw_data.contract.length !== 1) throw new Rejection("CONTRACT_VALIDATE_ERROR", "exactly one contract per transaction")
+    const owner = stringField(contract.parameter.value, "owner_address")
+    const signer = recoverOwner(tx.txID, tx.signature?.[0] ?? "")
+    if (signer === undefined || signer !== owner) throw new Rejection("SIGERROR", "validate signature error: the signature does not recover to the owner")
+    if (this.findTransaction(tx.txID) !== undefined) throw new Rejection("DUP_TRANSACTION_ERROR", "dup transaction")
+    const headTime = Math.max(this.head.timestamp, now)
+    if (tx.raw_data.expiration <= headTime || tx.raw_data.expiration > headTime + MAX_EXPIRATION_MS) {
+      throw new Rejection("TRANSACTION_EXPIRATION_ERROR", "transaction expired")
+    }
+    const refOk = this.blocks.some((b) =>
+      (b.number & 0xffff).toString(16).padStart(4, "0") === tx.raw_data.ref_block_bytes && b.blockID.slice(16, 32) === tx.raw_data.ref_block_hash)
+    if (!refOk) throw new Rejection("TAPOS_ERROR", "the reference block is not on this chain")
+    const state = this.head.after
+    const balance = state.trx.get(owner)
+    if (balance === undefined) throw new Rejection("CONTRACT_VALIDATE_ERROR", "the owner account does not exist")
+    if (contract.type === "TransferContract") {
+      const to = stringField(contract.parameter.value, "to_address")
+      const amount = bigField(contract.parameter.value, "amount")
+      if (amount <= 0n) throw new Rejection("CONTRACT_VALIDATE_ERROR", "amount must be greater than 0")
+      if (to === owner) throw new Rejection("CONTRACT_VALIDATE_ERROR", "cannot transfer TRX to yourself")
+      if (balance < amount + this.bandwidthFee(tx, owner, state) + (state.trx.has(to) ? 0n : NEW_ACCOUNT_FEE)) {
+        throw new Rejection("CONTRACT_VALIDATE_ERROR", "balance is not sufficient")
+      }
+    } else if (contract.type === "TriggerSmartContract") {
+      if (!this.tokenContracts.has(stringField(contract.parameter.value, "contract_address"))) {
+        throw new Rejection("CONTRACT_VALIDATE_ERROR", "no contract at that address on the devnet")
+      }
+    } else {
+      throw new Rejection("CONTRACT_VALIDATE_ERROR", `${contract.type} is not supported by the devnet`)
+    }
+    this.pending.push(tx)
+  }
+
+  private bandwidthFee(tx: TronTransaction, owner: string, state: Balances): bigint {
+    const bytes = tx.raw_data_hex.length / 2 + 65 + 64
+    const used = state.freeBandwidthUsed.get(owner) ?? 0
+    return used + bytes <= FREE_BANDWIDTH_BYTES ? 0n : BigInt(bytes) * SUN_PER_BANDWIDTH_BYTE
+  }
+
+  /** Executes one transaction against `state`; undefined when it can no longer apply (then it is dropped). */
+  private execute(tx: TronTransaction, state: Balances, blockTime: number): TxOutcome | undefined {
+    if (tx.raw_data.expiration <= blockTime) return undefined
+    const contract = tx.raw_data.contract[0]
+    if (contract === undefined) return undefined
+    const value = contract.parameter.value
+    const owner = stringField(value, "owner_address")
+    const balance = state.trx.get(owner) ?? 0n
+    const bandwidth = this.bandwidthFee(tx, owner, state)
+    const bytes = tx.raw_data_hex.length / 2 + 65 + 64
+    if (bandwidth === 0n) state.freeBandwidthUsed.set(owner, (state.freeBandwidthUsed.get(owner) ?? 0) + bytes)
+    if (contract.type === "TransferContract") {
+      const to = stringField(value, "to_address")
+      const amount = bigField(value, "amount")
+      const fee = bandwidth + (state.trx.has(to) ? 0n : NEW_ACCOUNT_FEE)
+      if (balance < amount + fee) return undefined
+      state.trx.set(owner, balance - amount - fee)
+      state.trx.set(to, (state.trx.get(to) ?? 0n) + amount)
+      return { tx, contractRet: "SUCCESS", fee, log: [] }
+    }
+    const contractAddress = stringField(value, "contract_address")
+    const data = stringField(value, "data")
+    const feeLimit = BigInt(tx.raw_data.fee_limit ?? 0)
+    const holders = state.tokens.get(contractAddress) ?? new Map<string, bigint>()
+    const burn = (fee: bigint) => {
+      const paid = fee < balance ? fee : balance
+      state.trx.set(owner, balance - paid)
+      return paid
+    }
+    if (!data.startsWith("a9059cbb") || data.length !== 8 + 128) {
+      return { tx, contractRet: "REVERT", fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY), log: [], contractAddress }
+    }
+    const to = `41${data.slice(8 + 24, 8 + 64)}`
+    const amount = BigInt(`0x${data.slice(8 + 64)}`)
+    const energy = (holders.get(to) ?? 0n) > 0n ? ENERGY_TRANSFER_EXISTING_HOLDER : ENERGY_TRANSFER_NEW_HOLDER
+    const energyFee = energy * SUN_PER_ENERGY
+    if (energyFee > feeLimit || bandwidth + energyFee > balance) {
+      return { tx, contractRet: "OUT_OF_ENERGY", fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance)), log: [], contractAddress }
+    }
+    const from = holders.get(owner) ?? 0n
+    if (from < amount) {
+      return { tx, contractRet: "REVERT", fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY), log: [], contractAddress }
+    }
+    holders.set(owner, from - amount)
+    holders.set(to, (holders.get(to) ?? 0n) + amount)
+    state.tokens.set(contractAddress, holders)
+    if (!state.trx.has(to)) state.trx.set(to, 0n)
+    const fee = burn(bandwidth + energyFee)
+    return {
+      tx,
+      contractRet: "SUCCESS",
+      fee,
+      contractAddress,
+      log: [{
+        address: contractAddress.slice(2),
+        topics: [TRANSFER_TOPIC, pad32(owner.slice(2)), pad32(to.slice(2))],
+        data: pad32(amount.toString(16))
+      }]
+    }
+  }
+
+  /** Produces the next block from the pending transactions. */
+  produce(timestamp: number): LedgerBlock {
+    const parent = this.head
+    const state = copy(parent.after)
+    const time = Math.max(timestamp, parent.timestamp + 1)
+    const outcomes: Array<TxOutcome> = []
+    for (const tx of this.pending) {
+      const outcome = this.execute(tx, state, time)
+      if (outcome !== undefined) outcomes.push(outcome)
+    }
+    this.pending = []
+    const number = parent.number + 1
+    const header = JSON.stringify({ parent: parent.blockID, number, time, txs: outcomes.map((o) => o.tx.txID), branch: this.branch })
+    const block = { number, blockID: blockId(number, header), parentHash: parent.blockID, timestamp: time, outcomes, after: state }
+    this.blocks.push(block)
+    return block
+  }
+
+  /**
+   * Replaces the last `depth` blocks (all unsolidified) with a new branch of as many blocks. With
+   * `keepTransactions` the dropped transactions are mined again on the new branch; without, they vanish.
+   */
+  reorg(depth: number, keepTransactions: boolean, now: number) {
+    if (depth < 1 || depth > this.solidLag || depth >= this.blocks.length) {
+      throw new Rejection("OTHER_ERROR", `a reorg must replace 1 to ${this.solidLag} unsolidified blocks`)
+    }
+    const dropped = this.blocks.splice(this.blocks.length - depth, depth)
+    this.branch += 1
+    const replay = keepTransactions ? dropped.flatMap((b) => b.outcomes.map((o) => o.tx)) : []
+    const kept = this.pending
+    this.pending = []
+    for (let i = 0; i < depth; i++) {
+      if (i === 0) this.pending = replay
+      this.produce(Math.max(now, (dropped[i]?.timestamp ?? now) + 1))
+    }
+    this.pending = kept
+  }
+}
