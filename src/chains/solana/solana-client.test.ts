@@ -1,0 +1,125 @@
+import { createTransferCheckedInstruction, getAssociatedTokenAddressSync } from "@solana/spl-token"
+import { Connection, PublicKey, SystemProgram, Transaction } from "@solana/web3.js"
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Option } from "effect"
+import { SOLANA_DEVNET_CUSTOMER, type SolanaDevnet, startSolanaDevnet } from "../../devnet/solana/solana-devnet.js"
+import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
+import { LocalSignerLive, Signer } from "../../keys/signer.js"
+import type { ChainClient } from "../chain-client.js"
+import { makeSolanaClient } from "./solana-client.js"
+
+class Devnet extends Context.Tag("test/SolanaDevnet")<Devnet, { readonly devnet: SolanaDevnet; readonly client: ChainClient }>() {}
+
+const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
+
+const DevnetLive = Layer.scoped(
+  Devnet,
+  Effect.gen(function*() {
+    const devnet = yield* startSolanaDevnet({ slotMs: 100, finalityLag: 4 })
+    const client = yield* makeSolanaClient({ rpcUrl: devnet.url, tokens: new Map([["USDT", { mint: devnet.usdtMint, decimals: 6 }]]) })
+    return { devnet, client }
+  })
+).pipe(Layer.provideMerge(SignerLive))
+
+const addressOf = (index: number) => Effect.flatMap(Signer, (s) => s.deriveAddresses("SOLANA", 4, [index])).pipe(Effect.map(([k]) => k?.address ?? ""))
+
+const rpc = (url: string, method: string, params: ReadonlyArray<unknown>) =>
+  Effect.promise(async () => {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })
+    const json: unknown = await res.json()
+    return typeof json === "object" && json !== null ? Object.fromEntries(Object.entries(json)) : {}
+  })
+
+const settle = (client: ChainClient, signature: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 100; i++) {
+      const found = yield* client.transaction(signature)
+      if (Option.isSome(found) && found.value.confirmations >= 2) return found.value
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.die(new Error(`${signature} did not settle`))
+  })
+
+describe("Solana client on the litesvm devnet", () => {
+  layer(DevnetLive, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.effect("moves USDT and SOL out and back, signed by our keys, and sees them as deposits to owners", () =>
+      Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const [a, b] = [yield* addressOf(0), yield* addressOf(1)]
+        yield* rpc(devnet.url, "requestAirdrop", [a, 2_000_000_000])
+        yield* rpc(devnet.url, "requestAirdrop", [b, 2_000_000_000])
+        yield* rpc(devnet.url, "devnet_mintUsdt", [a, "50000000"])
+        const start = yield* client.head
+
+        const out = yield* client.transfer({ from: { family: "SOLANA", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12_000_000n })
+        yield* settle(client, out)
+        const back = yield* client.transfer({ from: { family: "SOLANA", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2_000_000n })
+        yield* settle(client, back)
+        const sol = yield* client.transfer({ from: { family: "SOLANA", account: 4, index: 0 }, to: b, currency: "SOL", amount: 1_000_000n })
+        const status = yield* settle(client, sol)
+        expect(status.status).toBe("success")
+
+        expect(yield* client.balance(a, "USDT")).toBe(40_000_000n)
+        expect(yield* client.balance(b, "USDT")).toBe(10_000_000n)
+        expect(yield* client.balance(yield* addressOf(9), "USDT")).toBe(0n)
+
+        const blocks = yield* client.blocks(start + 1n, yield* client.head)
+        const transfers = blocks.flatMap((bl) => bl.transfers)
+        expect(transfers.find((t) => t.txHash === out && t.currency === "USDT")).toMatchObject({ from: a, to: b, amount: 12_000_000n, success: true })
+        expect(transfers.find((t) => t.txHash === back && t.currency === "USDT")).toMatchObject({ from: b, to: a, amount: 2_000_000n })
+        expect(transfers.find((t) => t.txHash === sol && t.currency === "SOL")).toMatchObject({ to: b, amount: 1_000_000n })
+        for (let i = 1; i < blocks.length; i++) expect(blocks[i]?.parentHash).toBe(blocks[i - 1]?.hash)
+        expect(yield* client.finalized).toBeLessThan(yield* client.head)
+      }))
+
+    it.effect("refuses an overdraft, a wrong signature and a replay; unknown signatures are none", () =>
+      Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const poor = yield* addressOf(5)
+        yield* rpc(devnet.url, "requestAirdrop", [poor, 10_000_000])
+        const overdraft = yield* Effect.flip(client.transfer({ from: { family: "SOLANA", account: 4, index: 5 }, to: yield* addressOf(6), currency: "SOL", amount: 5_000_000_000n }))
+        expect(overdraft._tag).toBe("TransferRejected")
+
+        const connection = new Connection(devnet.url, "confirmed")
+        const { blockhash } = yield* Effect.promise(() => connection.getLatestBlockhash())
+        const tx = new Transaction({ feePayer: SOLANA_DEVNET_CUSTOMER.publicKey, recentBlockhash: blockhash })
+          .add(SystemProgram.transfer({ fromPubkey: SOLANA_DEVNET_CUSTOMER.publicKey, toPubkey: new PublicKey(poor), lamports: 1_000 }))
+        tx.sign(SOLANA_DEVNET_CUSTOMER)
+        const wire = tx.serialize()
+        const tampered = Buffer.from(wire)
+        tampered[10] = (tampered[10] ?? 0) ^ 0xff
+        const bad = yield* rpc(devnet.url, "sendTransaction", [tampered.toString("base64"), { encoding: "base64" }])
+        expect(String(JSON.stringify(bad.error))).toMatch(/signature/i)
+        const ok = yield* rpc(devnet.url, "sendTransaction", [wire.toString("base64"), { encoding: "base64" }])
+        expect(typeof ok.result).toBe("string")
+        const replay = yield* rpc(devnet.url, "sendTransaction", [wire.toString("base64"), { encoding: "base64" }])
+        expect(String(JSON.stringify(replay.error))).toMatch(/already been processed/)
+        expect(yield* client.transaction("1".repeat(64))).toEqual(Option.none())
+
+        // a failing token transfer sent without preflight is recorded as failed and moves nothing
+        const mint = new PublicKey(devnet.usdtMint)
+        const failing = new Transaction({ feePayer: SOLANA_DEVNET_CUSTOMER.publicKey, recentBlockhash: blockhash }).add(
+          createTransferCheckedInstruction(
+            getAssociatedTokenAddressSync(mint, SOLANA_DEVNET_CUSTOMER.publicKey), mint,
+            getAssociatedTokenAddressSync(mint, SOLANA_DEVNET_CUSTOMER.publicKey), SOLANA_DEVNET_CUSTOMER.publicKey, 10n ** 30n, 6
+          )
+        )
+        failing.sign(SOLANA_DEVNET_CUSTOMER)
+        const preflight = yield* rpc(devnet.url, "sendTransaction", [failing.serialize().toString("base64"), { encoding: "base64" }])
+        expect(String(JSON.stringify(preflight.error))).toMatch(/simulation failed/)
+        const skipped = yield* rpc(devnet.url, "sendTransaction", [failing.serialize().toString("base64"), { encoding: "base64", skipPreflight: true }])
+        expect((yield* settle(client, String(skipped.result))).status).toBe("failed")
+      }))
+
+    it.effect("an injected reorg shows as a changed block hash", () =>
+      Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const slot = (yield* client.head) - 2n
+        const [before] = yield* client.blocks(slot, slot)
+        yield* rpc(devnet.url, "devnet_reorg", [3, false])
+        const [after] = yield* client.blocks(slot, slot)
+        expect(after?.number).toBe(slot)
+        expect(after?.hash).not.toBe(before?.hash)
+      }))
+  })
+})

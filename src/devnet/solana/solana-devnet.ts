@@ -1,0 +1,528 @@
+import { type Address, address, getCompiledTransactionMessageDecoder, getTransactionDecoder, lamports, type Transaction } from "@solana/kit"
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeMint2Instruction,
+  createMintToInstruction,
+  getAssociatedTokenAddressSync,
+  MINT_SIZE,
+  TOKEN_2022_PROGRAM_ID,
+  TOKEN_PROGRAM_ID
+} from "@solana/spl-token"
+import { Keypair, PublicKey, SystemProgram, Transaction as LegacyTransaction } from "@solana/web3.js"
+import { base58 } from "@scure/base"
+import { Effect, Either, Schedule, Schema } from "effect"
+import { createHash } from "node:crypto"
+import * as http from "node:http"
+import { LiteSVM } from "litesvm"
+import { freePort } from "../../database/embedded-postgres.js"
+import { DevnetError } from "../evm/anvil-devnet.js"
+
+/**
+ * A Solana JSON-RPC server of our own over litesvm (a real Solana runtime with the System, SPL Token and
+ * Associated Token Account programs): slots on a timer, processed / confirmed / finalized commitments
+ * lagging behind, blockhashes valid for 150 slots, signatures verified, duplicates refused, preflight
+ * simulation, and reorgs of unfinalized slots from per-slot snapshots. Enough of the RPC surface for the
+ * web3.js client: getSlot, getBlock (jsonParsed), getBalance, getTokenAccountBalance, getAccountInfo,
+ * getLatestBlockhash, sendTransaction, getSignatureStatuses, requestAirdrop.
+ */
+
+const FEE_PER_SIGNATURE = 5_000
+// litesvm's TransactionErrorFieldless values (a const enum in its typings)
+const SIGNATURE_FAILURE = 11
+const ALREADY_PROCESSED = 6
+const BLOCKHASH_VALIDITY_SLOTS = 150
+const SNAPSHOTS_KEPT = 64
+
+interface TokenHolding {
+  readonly mint: string
+  readonly owner: string
+  readonly programId: string
+  readonly amount: bigint
+  readonly decimals: number
+}
+
+interface RecordedTx {
+  readonly signature: string
+  readonly signatures: ReadonlyArray<string>
+  readonly wire: Uint8Array
+  readonly accountKeys: ReadonlyArray<{ pubkey: string; signer: boolean; writable: boolean; source: "transaction" }>
+  readonly instructions: ReadonlyArray<{ programId: string; accounts: ReadonlyArray<string>; data: string }>
+  readonly recentBlockhash: string
+  readonly version: "legacy" | 0
+  readonly err: unknown
+  readonly fee: number
+  readonly preBalances: ReadonlyArray<number>
+  readonly postBalances: ReadonlyArray<number>
+  readonly preTokenBalances: ReadonlyArray<{ accountIndex: number } & TokenHolding>
+  readonly postTokenBalances: ReadonlyArray<{ accountIndex: number } & TokenHolding>
+  readonly logs: ReadonlyArray<string>
+}
+
+interface SlotBlock {
+  readonly slot: number
+  readonly blockhash: string
+  readonly previousBlockhash: string
+  readonly parentSlot: number
+  readonly blockTime: number
+  readonly txs: ReadonlyArray<RecordedTx>
+}
+
+export class RpcFailure extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message)
+  }
+}
+
+const keypairFromLabel = (label: string) => Keypair.fromSeed(createHash("sha256").update(`facet-devnet-solana-${label}`).digest())
+
+export const SOLANA_DEVNET_CUSTOMER = keypairFromLabel("customer")
+const AUTHORITY = keypairFromLabel("authority")
+const USDT_MINT = keypairFromLabel("usdt-mint")
+
+const readU64 = (data: Uint8Array, offset: number) => Buffer.from(data).readBigUInt64LE(offset)
+
+export class SolanaDevnetChain {
+  private svm: LiteSVM
+  private slot = 1
+  private blockhash: string
+  private readonly recentBlockhashes = new Map<string, number>()
+  private open: Array<RecordedTx> = []
+  private branch = 0
+  readonly blocks = new Map<number, SlotBlock>()
+  private readonly snapshots = new Map<number, Uint8Array>()
+  readonly signatures = new Map<string, { slot: number; err: unknown }>()
+
+  constructor(readonly finalityLag: number) {
+    this.svm = new LiteSVM().withBlockhashCheck(false)
+    this.svm.warpToSlot(BigInt(this.slot))
+    this.blockhash = this.nextBlockhash()
+    this.recentBlockhashes.set(this.blockhash, this.slot)
+  }
+
+  /** Our blockhash for the open slot: the runtime's, salted with the branch so a reorg yields new hashes. */
+  private nextBlockhash() {
+    return base58.encode(createHash("sha256").update(`${this.svm.latestBlockhash()}:${this.branch}:${this.slot}`).digest())
+  }
+
+  get processed() {
+    return this.slot
+  }
+  get confirmed() {
+    return Math.max(0, this.slot - 1)
+  }
+  get finalized() {
+    return Math.max(0, this.slot - this.finalityLag)
+  }
+  get latestBlockhash() {
+    return this.blockhash
+  }
+
+  balance(address: string): bigint {
+    return this.svm.getBalance(toAddress(address)) ?? 0n
+  }
+
+  account(address: string) {
+    const account = this.svm.getAccount(toAddress(address))
+    return account.exists ? account : undefined
+  }
+
+  tokenHolding(address: string): TokenHolding | undefined {
+    const account = this.account(address)
+    if (account === undefined) return undefined
+    const programId = String(account.programAddress)
+    if ((programId !== TOKEN_PROGRAM_ID.toBase58() && programId !== TOKEN_2022_PROGRAM_ID.toBase58()) || account.data.length < 165) return undefined
+    const mint = base58.encode(account.data.subarray(0, 32))
+    const mintAccount = this.account(mint)
+    return {
+      mint,
+      owner: base58.encode(account.data.subarray(32, 64)),
+      programId,
+      amount: readU64(account.data, 64),
+      decimals: mintAccount?.data[44] ?? 0
+    }
+  }
+
+  airdrop(address: string, amount: bigint) {
+    this.svm.airdrop(toAddress(address), lamports(amount))
+  }
+
+  /** Validates, (pre)simulates and executes a wire transaction into the open slot; returns its signature. */
+  submit(wire: Uint8Array, skipPreflight: boolean): string {
+    let tx: Transaction
+    let message: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>["decode"]>
+    try {
+      tx = getTransactionDecoder().decode(wire)
+      message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes)
+    } catch {
+      throw new RpcFailure(-32602, "failed to deserialize transaction")
+    }
+    if (!("instructions" in message)) throw new RpcFailure(-32602, "unsupported transaction version")
+    const instructions = message.instructions
+    const sigBytes = Object.values(tx.signatures)
+    const signatures = sigBytes.map((s) => (s === null ? "" : base58.encode(s)))
+    const signature = signatures[0] ?? ""
+    if (this.signatures.has(signature) || this.open.some((t) => t.signature === signature)) {
+      throw new RpcFailure(-32002, "Transaction simulation failed: This transaction has already been processed")
+    }
+    const blockhash = String(message.lifetimeToken)
+    const seenAt = this.recentBlockhashes.get(blockhash)
+    if (seenAt === undefined || this.slot - seenAt > BLOCKHASH_VALIDITY_SLOTS) {
+      throw new RpcFailure(-32002, "Transaction simulation failed: Blockhash not found")
+    }
+    const keys = message.staticAccounts.map(String)
+    const header = message.header
+    const accountKeys = keys.map((pubkey, i) => ({
+      pubkey,
+      signer: i < header.numSignerAccounts,
+      writable: i < header.numSignerAccounts
+        ? i < header.numSignerAccounts - header.numReadonlySignerAccounts
+        : i < keys.length - header.numReadonlyNonSignerAccounts,
+      source: "transaction" as const
+    }))
+    const holdings = () =>
+      keys.flatMap((key, accountIndex) => {
+        const holding = this.tokenHolding(key)
+        return holding === undefined ? [] : [{ accountIndex, ...holding }]
+      })
+    const preBalances = keys.map((k) => Number(this.balance(k)))
+    const preTokenBalances = holdings()
+    if (!skipPreflight) {
+      const simulated = this.svm.simulateTransaction(tx)
+      if ("err" in simulated) throw new RpcFailure(-32002, `Transaction simulation failed: ${simulated.toString().slice(0, 300)}`)
+    }
+    const result = this.svm.sendTransaction(tx)
+    const failed = "err" in result
+    const error = failed ? result.err() : undefined
+    if (error === SIGNATURE_FAILURE) throw new RpcFailure(-32003, "Transaction signature verification failure")
+    if (error === ALREADY_PROCESSED) throw new RpcFailure(-32002, "Transaction simulation failed: This transaction has already been processed")
+    const meta = failed ? result.meta() : result
+    this.open.push({
+      signature,
+      signatures,
+      wire,
+      accountKeys,
+      instructions: instructions.map((ix) => ({
+        programId: keys[ix.programAddressIndex] ?? "",
+        accounts: (ix.accountIndices ?? []).map((i) => keys[i] ?? ""),
+        data: base58.encode(Uint8Array.from(ix.data ?? []))
+      })),
+      recentBlockhash: blockhash,
+      version: message.version === "legacy" ? "legacy" : 0,
+      err: failed ? { DevnetError: result.toString().slice(0, 200) } : null,
+      fee: FEE_PER_SIGNATURE * signatures.length,
+      preBalances,
+      postBalances: keys.map((k) => Number(this.balance(k))),
+      preTokenBalances,
+      postTokenBalances: holdings(),
+      logs: meta.logs()
+    })
+    return signature
+  }
+
+  /** Closes the open slot into a block and opens the next one, with a fresh blockhash. */
+  advance(now: number) {
+    const parent = this.blocks.get(this.slot - 1)
+    const block: SlotBlock = {
+      slot: this.slot,
+      blockhash: this.blockhash,
+      previousBlockhash: parent?.blockhash ?? this.blockhash,
+      parentSlot: Math.max(0, this.slot - 1),
+      blockTime: Math.floor(now / 1000),
+      txs: this.open
+    }
+    this.blocks.set(this.slot, block)
+    for (const tx of this.open) this.signatures.set(tx.signature, { slot: this.slot, err: tx.err })
+    this.open = []
+    this.snapshots.set(this.slot, this.svm.toBytes())
+    this.snapshots.delete(this.slot - SNAPSHOTS_KEPT)
+    this.slot += 1
+    this.svm.warpToSlot(BigInt(this.slot))
+    this.svm.expireBlockhash()
+    this.blockhash = this.nextBlockhash()
+    this.recentBlockhashes.set(this.blockhash, this.slot)
+    for (const [hash, slot] of this.recentBlockhashes) if (this.slot - slot > BLOCKHASH_VALIDITY_SLOTS) this.recentBlockhashes.delete(hash)
+  }
+
+  /**
+   * Replaces the last `depth` closed slots (all unfinalized) with new ones: state is restored from the
+   * snapshot before them; with `keepTransactions` their transactions are executed again on the new branch.
+   */
+  reorg(depth: number, keepTransactions: boolean, now: number) {
+    const lastClosed = this.slot - 1
+    const base = lastClosed - depth
+    if (depth < 1 || base < this.finalized) throw new RpcFailure(-32000, `a reorg may replace only unfinalized slots (at most ${lastClosed - this.finalized})`)
+    const snapshot = this.snapshots.get(base)
+    if (snapshot === undefined) throw new RpcFailure(-32000, "no snapshot that far back")
+    const dropped: Array<RecordedTx> = []
+    for (let s = base + 1; s <= lastClosed; s++) {
+      dropped.push(...(this.blocks.get(s)?.txs ?? []))
+      this.blocks.delete(s)
+      this.snapshots.delete(s)
+    }
+    const pending = this.open
+    for (const tx of [...dropped, ...pending]) this.signatures.delete(tx.signature)
+    this.svm = LiteSVM.fromBytes(snapshot).withBlockhashCheck(false)
+    this.open = []
+    this.branch += 1
+    this.slot = base + 1
+    this.svm.warpToSlot(BigInt(this.slot))
+    this.svm.expireBlockhash()
+    this.blockhash = this.nextBlockhash()
+    this.recentBlockhashes.set(this.blockhash, this.slot)
+    const replay = keepTransactions ? dropped : []
+    for (const tx of replay) this.submit(tx.wire, true)
+    while (this.slot <= lastClosed) this.advance(now)
+    for (const tx of pending) this.submit(tx.wire, true)
+  }
+
+  /** Builds, signs and submits a legacy transaction from devnet-owned keys (setup and faucets). */
+  submitLegacy(instructions: Parameters<LegacyTransaction["add"]>, signers: ReadonlyArray<Keypair>) {
+    const tx = new LegacyTransaction({ feePayer: signers[0]?.publicKey, recentBlockhash: this.blockhash }).add(...instructions)
+    tx.sign(...signers)
+    return this.submit(tx.serialize(), false)
+  }
+
+  /** Mints devnet USDT to `owner`'s associated token account (created when missing). */
+  mintUsdt(owner: string, amount: bigint) {
+    const ownerKey = new PublicKey(owner)
+    const ata = getAssociatedTokenAddressSync(USDT_MINT.publicKey, ownerKey, true)
+    return this.submitLegacy([
+      createAssociatedTokenAccountIdempotentInstruction(AUTHORITY.publicKey, ata, ownerKey, USDT_MINT.publicKey),
+      createMintToInstruction(USDT_MINT.publicKey, ata, AUTHORITY.publicKey, amount)
+    ], [AUTHORITY])
+  }
+
+  setup() {
+    this.airdrop(AUTHORITY.publicKey.toBase58(), 1_000n * 10n ** 9n)
+    this.airdrop(SOLANA_DEVNET_CUSTOMER.publicKey.toBase58(), 1_000n * 10n ** 9n)
+    const rent = Number(this.svm.minimumBalanceForRentExemption(BigInt(MINT_SIZE)))
+    this.submitLegacy([
+      SystemProgram.createAccount({ fromPubkey: AUTHORITY.publicKey, newAccountPubkey: USDT_MINT.publicKey, lamports: rent, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
+      createInitializeMint2Instruction(USDT_MINT.publicKey, 6, AUTHORITY.publicKey, null)
+    ], [AUTHORITY, USDT_MINT])
+    this.mintUsdt(SOLANA_DEVNET_CUSTOMER.publicKey.toBase58(), 1_000_000n * 10n ** 6n)
+  }
+
+  get usdtMint() {
+    return USDT_MINT.publicKey.toBase58()
+  }
+}
+
+const toAddress = (value: string): Address => {
+  if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(value)) throw new RpcFailure(-32602, `Invalid param: ${value} is not a base58 address`)
+  return address(value)
+}
+
+const RpcRequest = Schema.Struct({
+  jsonrpc: Schema.optional(Schema.String),
+  id: Schema.optional(Schema.Union(Schema.Number, Schema.String, Schema.Null)),
+  method: Schema.String,
+  params: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] })
+})
+
+const commitmentOf = (param: unknown) => {
+  const value = typeof param === "object" && param !== null && "commitment" in param ? param.commitment : undefined
+  return value === "processed" || value === "confirmed" || value === "finalized" ? value : "finalized"
+}
+
+const renderTokenBalance = (b: { accountIndex: number } & TokenHolding) => ({
+  accountIndex: b.accountIndex,
+  mint: b.mint,
+  owner: b.owner,
+  programId: b.programId,
+  uiTokenAmount: {
+    amount: b.amount.toString(),
+    decimals: b.decimals,
+    uiAmount: Number(b.amount) / 10 ** b.decimals,
+    uiAmountString: (Number(b.amount) / 10 ** b.decimals).toString()
+  }
+})
+
+const renderTx = (tx: RecordedTx) => ({
+  transaction: {
+    signatures: tx.signatures,
+    message: { accountKeys: tx.accountKeys, instructions: tx.instructions, recentBlockhash: tx.recentBlockhash }
+  },
+  meta: {
+    err: tx.err,
+    status: tx.err === null ? { Ok: null } : { Err: tx.err },
+    fee: tx.fee,
+    preBalances: tx.preBalances,
+    postBalances: tx.postBalances,
+    innerInstructions: [],
+    logMessages: tx.logs,
+    preTokenBalances: tx.preTokenBalances.map(renderTokenBalance),
+    postTokenBalances: tx.postTokenBalances.map(renderTokenBalance),
+    rewards: []
+  },
+  version: tx.version
+})
+
+/** `transactionDetails: "accounts"`: account keys and signatures, balances in meta, no instructions. */
+const renderAccountsOnly = (tx: RecordedTx) => {
+  const full = renderTx(tx)
+  return {
+    transaction: { signatures: tx.signatures, accountKeys: tx.accountKeys },
+    meta: {
+      err: full.meta.err,
+      status: full.meta.status,
+      fee: full.meta.fee,
+      preBalances: full.meta.preBalances,
+      postBalances: full.meta.postBalances,
+      preTokenBalances: full.meta.preTokenBalances,
+      postTokenBalances: full.meta.postTokenBalances
+    },
+    version: tx.version
+  }
+}
+
+export interface SolanaDevnet {
+  readonly url: string
+  readonly usdtMint: string
+  readonly chain: SolanaDevnetChain
+}
+
+export const startSolanaDevnet = (options: { readonly slotMs?: number; readonly finalityLag?: number; readonly port?: number } = {}) =>
+  Effect.gen(function*() {
+    const chain = new SolanaDevnetChain(options.finalityLag ?? 4)
+    yield* Effect.try({ try: () => chain.setup(), catch: (cause) => new DevnetError({ message: "cannot set up the Solana devnet", cause }) })
+    chain.advance(Date.now())
+
+    const context = () => ({ slot: chain.processed })
+    const handle = (method: string, params: ReadonlyArray<unknown>): unknown => {
+      const [first, second] = params
+      switch (method) {
+        case "getSlot":
+        case "getBlockHeight": {
+          const c = commitmentOf(first)
+          return c === "processed" ? chain.processed : c === "confirmed" ? chain.confirmed : chain.finalized
+        }
+        case "getLatestBlockhash":
+          return { context: context(), value: { blockhash: chain.latestBlockhash, lastValidBlockHeight: chain.processed + BLOCKHASH_VALIDITY_SLOTS } }
+        case "getBalance":
+          return { context: context(), value: Number(chain.balance(String(first))) }
+        case "getTokenAccountBalance": {
+          const holding = chain.tokenHolding(String(first))
+          if (holding === undefined) throw new RpcFailure(-32602, "Invalid param: could not find account")
+          return { context: context(), value: renderTokenBalance({ accountIndex: 0, ...holding }).uiTokenAmount }
+        }
+        case "getAccountInfo": {
+          const account = chain.account(String(first))
+          return {
+            context: context(),
+            value: account === undefined ? null : {
+              data: [Buffer.from(account.data).toString("base64"), "base64"],
+              executable: account.executable,
+              lamports: Number(account.lamports),
+              owner: String(account.programAddress),
+              rentEpoch: 0,
+              space: account.data.length
+            }
+          }
+        }
+        case "getMinimumBalanceForRentExemption":
+          return Number(new LiteSVM().minimumBalanceForRentExemption(BigInt(Number(first ?? 0))))
+        case "getBlock": {
+          const slot = Number(first)
+          const block = chain.blocks.get(slot)
+          if (block === undefined || slot > chain.confirmed) throw new RpcFailure(-32004, `Block not available for slot ${slot}`)
+          if (commitmentOf(second) === "finalized" && slot > chain.finalized) throw new RpcFailure(-32004, `Block not available for slot ${slot}`)
+          const details = typeof second === "object" && second !== null && "transactionDetails" in second ? second.transactionDetails : "full"
+          return {
+            blockhash: block.blockhash,
+            previousBlockhash: block.previousBlockhash,
+            parentSlot: block.parentSlot,
+            blockTime: block.blockTime,
+            blockHeight: block.slot,
+            transactions: block.txs.map((tx) => (details === "accounts" ? renderAccountsOnly(tx) : renderTx(tx))),
+            rewards: []
+          }
+        }
+        case "getTransaction": {
+          const found = chain.signatures.get(String(first))
+          const tx = found === undefined ? undefined : chain.blocks.get(found.slot)?.txs.find((t) => t.signature === first)
+          if (found === undefined || tx === undefined) return null
+          return { slot: found.slot, blockTime: chain.blocks.get(found.slot)?.blockTime ?? null, ...renderTx(tx) }
+        }
+        case "sendTransaction": {
+          const opts = typeof second === "object" && second !== null ? Object.fromEntries(Object.entries(second)) : {}
+          const bytes = opts.encoding === "base64" ? Buffer.from(String(first), "base64") : base58.decode(String(first))
+          return chain.submit(bytes, opts.skipPreflight === true)
+        }
+        case "getSignatureStatuses": {
+          const list = Array.isArray(first) ? first : []
+          return {
+            context: context(),
+            value: list.map((sig) => {
+              const found = chain.signatures.get(String(sig))
+              if (found === undefined) return null
+              const status = found.slot <= chain.finalized ? "finalized" : found.slot <= chain.confirmed ? "confirmed" : "processed"
+              return {
+                slot: found.slot,
+                confirmations: status === "finalized" ? null : chain.processed - found.slot,
+                err: found.err,
+                status: found.err === null ? { Ok: null } : { Err: found.err },
+                confirmationStatus: status
+              }
+            })
+          }
+        }
+        case "requestAirdrop":
+          chain.airdrop(String(first), BigInt(Number(second ?? 0)))
+          return base58.encode(createHash("sha256").update(`airdrop-${String(first)}-${Date.now()}-${Math.random()}`).digest().subarray(0, 64))
+        case "getGenesisHash":
+          return "facetdevnet1111111111111111111111111111111"
+        case "getVersion":
+          return { "solana-core": "litesvm-devnet", "feature-set": 0 }
+        case "getHealth":
+          return "ok"
+        case "devnet_mintUsdt":
+          return chain.mintUsdt(String(first), BigInt(String(second ?? "0")))
+        case "devnet_reorg":
+          chain.reorg(Number(first ?? 1), second === true, Date.now())
+          return { slot: chain.processed }
+        default:
+          throw new RpcFailure(-32601, `Method not found: ${method}`)
+      }
+    }
+
+    const server = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const reply = (body: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body))
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+        } catch {
+          return reply({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } })
+        }
+        const one = (raw: unknown) => {
+          const request = Schema.decodeUnknownEither(RpcRequest)(raw)
+          if (Either.isLeft(request)) return { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request" } }
+          try {
+            return { jsonrpc: "2.0", id: request.right.id ?? null, result: handle(request.right.method, request.right.params) }
+          } catch (error) {
+            const code = error instanceof RpcFailure ? error.code : -32603
+            return { jsonrpc: "2.0", id: request.right.id ?? null, error: { code, message: error instanceof Error ? error.message : String(error) } }
+          }
+        }
+        reply(Array.isArray(parsed) ? parsed.map(one) : one(parsed))
+      })
+    })
+    const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePort
+    yield* Effect.acquireRelease(
+      Effect.async<void, DevnetError>((resume) => {
+        server.once("error", (cause) => resume(Effect.fail(new DevnetError({ message: "cannot start the Solana devnet", cause }))))
+        server.listen(port, "127.0.0.1", () => resume(Effect.void))
+      }),
+      () => Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+    )
+    yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => chain.advance(Date.now())), Schedule.spaced(options.slotMs ?? 400)))
+    const url = `http://127.0.0.1:${port}`
+    yield* Effect.logInfo(`Solana devnet (litesvm) on ${url}: USDT mint ${chain.usdtMint}`)
+    return { url, usdtMint: chain.usdtMint, chain } satisfies SolanaDevnet
+  })
