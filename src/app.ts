@@ -1,6 +1,10 @@
 import { Effect, Layer } from "effect"
 import { AssetCatalog } from "./assets/asset-catalog.js"
 import { ChainSettingsLive } from "./assets/chain-settings.js"
+import { ChainClientsLive } from "./chains/chain-clients.js"
+import { ChainEndpoints, MainnetEndpointsLive } from "./chains/chain-endpoints.js"
+import { AppConfig } from "./config.js"
+import { DevnetsLive } from "./devnet/devnets.js"
 import { DepositAddresses } from "./deposits/deposit-addresses.js"
 import { MasterSeedLive } from "./keys/master-seed.js"
 import { LocalSignerLive } from "./keys/signer.js"
@@ -30,13 +34,24 @@ const MigrationsLive = Layer.effectDiscard(
 /** Keys and per-network settings: the master seed stays inside the signer. */
 const KeysLive = LocalSignerLive.pipe(Layer.provide(MasterSeedLive))
 
-/** Everything but the HTTP server; needs `AppConfig`. */
-export const CoreLive = Layer.mergeAll(OrderExpiryLive, WebhookDispatcherLive).pipe(
+/** The chains: the devnets (default) or the real networks of FACET_NETWORK=mainnet. */
+export const NetworkLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => (config.network === "devnet" ? DevnetsLive : MainnetEndpointsLive))
+)
+
+/**
+ * Everything but the HTTP server, over the given chain endpoints (tests may pass fixed ones that no
+ * node serves); needs `AppConfig`.
+ */
+export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(OrderExpiryLive, WebhookDispatcherLive).pipe(
   Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default)),
   Layer.provideMerge(Layer.mergeAll(Onboarding.Default, Orders.Default, DepositAddresses.Default)),
-  Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive)),
+  Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive)),
+  Layer.provideMerge(network),
   Layer.provideMerge(KeysLive),
   Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(Readiness.Default),
   Layer.provideMerge(DatabaseLive)
 )
+
+export const CoreLive = makeCoreLive(NetworkLive)

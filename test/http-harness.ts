@@ -1,7 +1,9 @@
 import { HttpServer } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { HttpLive } from "../http/server.js"
-import { CoreLive } from "../src/app.js"
+import { makeCoreLive } from "../src/app.js"
+import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
+import { DevnetsLive } from "../src/devnet/devnets.js"
 import { AppConfig, appConfig, type AppConfigShape } from "../src/config.js"
 import { createTestDatabase } from "./database.js"
 
@@ -71,7 +73,17 @@ const capturingLogger = (lines: Array<string>) =>
  * The whole service, as `npm start` wires it, on a free port against a fresh database of its own.
  * Overrides adjust the configuration for one test file (rate limits, for example).
  */
-export const TestAppLive = (overrides: Partial<AppConfigShape> = {}, options: { readonly captureLogs?: Array<string> } = {}) => {
+/** Endpoints that no node serves: for tests that never touch a chain (they start no devnet). */
+export const NoChainsLive = Layer.succeed(ChainEndpoints, {
+  bep20: { rpcUrl: "http://127.0.0.1:9", chainId: 31337, tokens: new Map(), confirmations: 3 },
+  tron: { url: "http://127.0.0.1:9", tokens: new Map(), confirmations: 3 },
+  solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
+})
+
+export const TestAppLive = (
+  overrides: Partial<AppConfigShape> = {},
+  options: { readonly captureLogs?: Array<string>; readonly chains?: "none" | "devnet" } = {}
+) => {
   const ConfigLive = Layer.effect(
     AppConfig,
     Effect.gen(function*() {
@@ -94,7 +106,7 @@ export const TestAppLive = (overrides: Partial<AppConfigShape> = {}, options: { 
   )
   return TestClientLive.pipe(
     Layer.provideMerge(HttpLive),
-    Layer.provideMerge(CoreLive),
+    Layer.provideMerge(makeCoreLive(options.chains === "devnet" ? DevnetsLive : NoChainsLive)),
     Layer.provideMerge(ConfigLive),
     Layer.provide(
       options.captureLogs === undefined

@@ -11,6 +11,7 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
+  getAddress,
   type Hex,
   http,
   parseAbi
@@ -110,7 +111,7 @@ export const startAnvilDevnet = (options: { readonly blockTimeSeconds?: number; 
           const hash = await wallet.deployContract({ abi, bytecode, args: [name, symbol, 18], chain })
           const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 100 })
           if (receipt.contractAddress === null || receipt.contractAddress === undefined) throw new Error("no contract address")
-          const address = receipt.contractAddress
+          const address = getAddress(receipt.contractAddress)
           const mint = await wallet.writeContract({ address, abi: tokenAbi, functionName: "mint", args: [customer.address, 10n ** 30n], chain })
           await client.waitForTransactionReceipt({ hash: mint, pollingInterval: 100 })
           return address

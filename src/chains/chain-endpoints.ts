@@ -1,0 +1,69 @@
+import { Config, Context, Effect, Layer, Option } from "effect"
+import type { Address } from "viem"
+import { AppConfig } from "../config.js"
+
+/** Where each chain is reached and which tokens count there: the devnets' own, or mainnet's from configuration. */
+export interface ChainEndpointsShape {
+  readonly bep20: {
+    readonly rpcUrl: string
+    readonly chainId: number
+    readonly tokens: ReadonlyMap<string, Address>
+    readonly confirmations: number
+  }
+  readonly tron: {
+    readonly url: string
+    readonly tokens: ReadonlyMap<string, string>
+    readonly confirmations: number
+  }
+  readonly solana: {
+    readonly rpcUrl: string
+    readonly tokens: ReadonlyMap<string, { readonly mint: string; readonly decimals: number }>
+  }
+}
+
+export class ChainEndpoints extends Context.Tag("facet/ChainEndpoints")<ChainEndpoints, ChainEndpointsShape>() {}
+
+const isAddress = (value: string): value is Address => /^0x[0-9a-fA-F]{40}$/.test(value)
+
+const evmToken = (name: string, fallback: string | undefined) =>
+  Config.option(Config.string(name)).pipe(
+    Config.map((value) => Option.orElse(value, () => Option.fromNullable(fallback))),
+    Config.validate({ message: `${name} must be a 0x-prefixed 20-byte contract address`, validation: (value) => Option.match(value, { onNone: () => true, onSome: isAddress }) }),
+    Config.map(Option.filter(isAddress))
+  )
+
+/** Confirmation depths per chain (DECISIONS.md defaults: TRC20 19 blocks, BEP20 15; SOLANA uses finalized). */
+export const confirmationsConfig = (network: "devnet" | "mainnet") =>
+  Config.all({
+    bep20: Config.integer("FACET_CONFIRMATIONS_BEP20").pipe(Config.withDefault(network === "mainnet" ? 15 : 3)),
+    tron: Config.integer("FACET_CONFIRMATIONS_TRC20").pipe(Config.withDefault(network === "mainnet" ? 19 : 3))
+  })
+
+/** FACET_NETWORK=mainnet: real networks from configuration; no devnet is started. */
+export const MainnetEndpointsLive = Layer.effect(
+  ChainEndpoints,
+  Effect.gen(function*() {
+    yield* AppConfig
+    const confirmations = yield* confirmationsConfig("mainnet")
+    const urls = yield* Config.all({
+      bep20: Config.string("FACET_BEP20_RPC_URL"),
+      tron: Config.string("FACET_TRON_API_URL").pipe(Config.withDefault("https://api.trongrid.io")),
+      solana: Config.string("FACET_SOLANA_RPC_URL").pipe(Config.withDefault("https://api.mainnet-beta.solana.com"))
+    })
+    const usdt = yield* evmToken("FACET_TOKEN_BEP20_USDT", "0x55d398326f99059fF775485246999027B3197955")
+    const velnx = yield* evmToken("FACET_TOKEN_BEP20_VELNX", undefined)
+    const tronUsdt = yield* Config.string("FACET_TOKEN_TRC20_USDT").pipe(Config.withDefault("TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"))
+    const solUsdt = yield* Config.string("FACET_TOKEN_SOLANA_USDT").pipe(Config.withDefault("Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"))
+    const chainId = yield* Config.integer("FACET_BEP20_CHAIN_ID").pipe(Config.withDefault(56))
+    return {
+      bep20: {
+        rpcUrl: urls.bep20,
+        chainId,
+        tokens: new Map([...Option.toArray(Option.map(usdt, (a) => ["USDT", a] as const)), ...Option.toArray(Option.map(velnx, (a) => ["VELNX", a] as const))]),
+        confirmations: confirmations.bep20
+      },
+      tron: { url: urls.tron, tokens: new Map([["USDT", tronUsdt]]), confirmations: confirmations.tron },
+      solana: { rpcUrl: urls.solana, tokens: new Map([["USDT", { mint: solUsdt, decimals: 6 }]]) }
+    }
+  })
+)
