@@ -1,5 +1,8 @@
 import { HttpServer } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { HttpLive } from "../http/server.js"
 import { makeCoreLive } from "../src/app.js"
 import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
@@ -92,6 +95,7 @@ export const TestAppLive = (
       return {
         ...loaded,
         port: 0,
+        dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "facet-test-data-")),
         baseUrl: "http://facet.test",
         consoleBaseUrl: "http://facet.test/console",
         rateLimit: { perSecond: 1000, burst: 1000 },
