@@ -25,7 +25,7 @@ import {
   DepositTransactionsQuery
 } from "../src/domain/deposit-address.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
-import { TransactionList } from "../src/domain/transaction.js"
+import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
 
 /**
@@ -45,9 +45,21 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
+export const IndexerHealth = Schema.Struct({
+  chain: Schema.String,
+  state: Schema.String,
+  head: Schema.String,
+  cursor: Schema.String,
+  lag_blocks: Schema.Number,
+  lag_seconds: Schema.Number,
+  watched_addresses: Schema.Number,
+  detail: Schema.String
+})
+
 export const HealthReport = Schema.Struct({
   status: Schema.Literal("ok", "unavailable"),
-  checks: Schema.Record({ key: Schema.String, value: Schema.String })
+  checks: Schema.Record({ key: Schema.String, value: Schema.String }),
+  indexers: Schema.Array(IndexerHealth)
 }).annotations({ identifier: "HealthReport" })
 
 export class SystemGroup extends HttpApiGroup.make("system")
@@ -55,7 +67,12 @@ export class SystemGroup extends HttpApiGroup.make("system")
     HttpApiEndpoint.get("health", "/health")
       .addSuccess(HealthReport)
       .addError(ServiceUnavailable)
-      .annotate(OpenApi.Summary, "Readiness: 200 only when the database is migrated and the service is ready")
+      .annotate(OpenApi.Summary, "Readiness: 200 only when the database is migrated and the service is ready; per-chain indexer lag")
+  )
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics")
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4" }))
+      .annotate(OpenApi.Summary, "Prometheus metrics: per-chain indexer lag")
   )
 {}
 
@@ -140,6 +157,16 @@ export class OrdersGroup extends HttpApiGroup.make("orders")
   .middleware(Authentication)
 {}
 
+export class TransactionsGroup extends HttpApiGroup.make("transactions")
+  .add(
+    HttpApiEndpoint.get("search", "/v1/transactions")
+      .setUrlParams(TransactionListQuery)
+      .addSuccess(TransactionList)
+      .annotate(OpenApi.Summary, "Search this merchant's transactions by hash, address, order or withdrawal id; filters; limit/offset")
+  )
+  .middleware(Authentication)
+{}
+
 export class DepositAddressesGroup extends HttpApiGroup.make("depositAddresses")
   .add(
     HttpApiEndpoint.get("list", "/v1/deposit-addresses")
@@ -177,6 +204,7 @@ export class FacetApi extends HttpApi.make("facet")
   .add(WalletAssetsGroup)
   .add(OrdersGroup)
   .add(DepositAddressesGroup)
+  .add(TransactionsGroup)
   .addError(BadRequest)
   .addError(NotFound)
   .addError(MethodNotAllowed)

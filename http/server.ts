@@ -11,6 +11,7 @@ import { DeveloperHandlers } from "./handlers/developer.js"
 import { OnboardingHandlers } from "./handlers/onboarding.js"
 import { OrdersHandlers } from "./handlers/orders.js"
 import { SystemHandlers } from "./handlers/system.js"
+import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { RateLimiter } from "./rate-limiter.js"
 
@@ -21,7 +22,8 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     OnboardingHandlers,
     WalletAssetsHandlers,
     OrdersHandlers,
-    DepositAddressesHandlers
+    DepositAddressesHandlers,
+    TransactionsHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )

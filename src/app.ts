@@ -1,5 +1,9 @@
 import { Effect, Layer } from "effect"
+import { AttributionStore } from "../indexer/attribution-store.js"
+import { IndexerStatus } from "../indexer/indexer-status.js"
+import { IndexersLive } from "../indexer/indexers.js"
 import { AssetCatalog } from "./assets/asset-catalog.js"
+import { Transactions } from "./transactions/transactions.js"
 import { ChainSettingsLive } from "./assets/chain-settings.js"
 import { ChainClientsLive } from "./chains/chain-clients.js"
 import { ChainEndpoints, MainnetEndpointsLive } from "./chains/chain-endpoints.js"
@@ -43,9 +47,9 @@ export const NetworkLive = Layer.unwrapEffect(
  * Everything but the HTTP server, over the given chain endpoints (tests may pass fixed ones that no
  * node serves); needs `AppConfig`.
  */
-export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(OrderExpiryLive, WebhookDispatcherLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default)),
-  Layer.provideMerge(Layer.mergeAll(Onboarding.Default, Orders.Default, DepositAddresses.Default)),
+export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(OrderExpiryLive, WebhookDispatcherLive, IndexersLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default)),
+  Layer.provideMerge(Layer.mergeAll(Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer)),
   Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive)),
   Layer.provideMerge(network),
   Layer.provideMerge(KeysLive),

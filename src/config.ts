@@ -20,6 +20,13 @@ export interface AppConfigShape {
   readonly masterSeedFile: Option.Option<string>
   /** How often expired orders are looked for. */
   readonly orderExpiryInterval: Duration.Duration
+  readonly indexer: {
+    /** Chains indexed inside this process (FACET_INDEXER_CHAINS; "none" when indexers run apart). */
+    readonly chains: ReadonlyArray<"TRC20" | "BEP20" | "SOLANA">
+    readonly batchSize: number
+    readonly pollInterval: Duration.Duration
+    readonly leaseTtl: Duration.Duration
+  }
   readonly webhooks: {
     readonly pollInterval: Duration.Duration
     /** Deliveries in flight in this process, and per merchant (a dead endpoint holds at most this many). */
@@ -83,6 +90,18 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   masterSeed: Config.option(Config.redacted("FACET_MASTER_SEED")),
   masterSeedFile: Config.option(Config.string("FACET_MASTER_SEED_FILE").pipe(Config.map((file) => path.resolve(file)))),
   orderExpiryIntervalMs: positiveNumber("FACET_ORDER_EXPIRY_INTERVAL_MS", 1000),
+  indexerChains: Config.string("FACET_INDEXER_CHAINS").pipe(
+    Config.withDefault("TRC20,BEP20,SOLANA"),
+    Config.map((value) => value.trim().toLowerCase() === "none" ? [] : value.split(",").map((c) => c.trim().toUpperCase()).filter((c) => c !== "")),
+    Config.validate({
+      message: "FACET_INDEXER_CHAINS must list TRC20, BEP20, SOLANA (comma-separated) or be none",
+      validation: (chains) => chains.every((c) => c === "TRC20" || c === "BEP20" || c === "SOLANA")
+    }),
+    Config.map((chains) => chains.flatMap((c) => (c === "TRC20" || c === "BEP20" || c === "SOLANA" ? [c] : [])))
+  ),
+  indexerBatch: positiveNumber("FACET_INDEXER_BATCH", 50),
+  indexerPollMs: positiveNumber("FACET_INDEXER_POLL_MS", 500),
+  indexerLeaseMs: positiveNumber("FACET_INDEXER_LEASE_MS", 15_000),
   webhookPollMs: positiveNumber("FACET_WEBHOOK_POLL_MS", 250),
   webhookConcurrency: positiveNumber("FACET_WEBHOOK_CONCURRENCY", 16),
   webhookPerMerchant: positiveNumber("FACET_WEBHOOK_PER_MERCHANT", 2),
@@ -104,6 +123,12 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       masterSeed: raw.masterSeed,
       masterSeedFile: raw.masterSeedFile,
       orderExpiryInterval: Duration.millis(raw.orderExpiryIntervalMs),
+      indexer: {
+        chains: raw.indexerChains,
+        batchSize: Math.max(1, Math.floor(raw.indexerBatch)),
+        pollInterval: Duration.millis(raw.indexerPollMs),
+        leaseTtl: Duration.millis(raw.indexerLeaseMs)
+      },
       webhooks: {
         pollInterval: Duration.millis(raw.webhookPollMs),
         concurrency: Math.max(1, Math.floor(raw.webhookConcurrency)),

@@ -102,6 +102,7 @@ export const TestAppLive = (
         masterSeed: Option.some(Redacted.make(TEST_MNEMONIC)),
         masterSeedFile: Option.none(),
         orderExpiryInterval: Duration.millis(200),
+        indexer: { ...loaded.indexer, chains: options.chains === "devnet" ? loaded.indexer.chains : [], pollInterval: Duration.millis(100) },
         webhooks: { pollInterval: Duration.millis(50), concurrency: 16, perMerchant: 2, timeout: Duration.seconds(2), retryScale: 0.01 },
         ...overrides,
         databaseUrl

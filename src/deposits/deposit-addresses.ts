@@ -10,7 +10,7 @@ import {
   type DepositAddress
 } from "../domain/deposit-address.js"
 import { BadRequestError, NotFoundError } from "../domain/errors.js"
-import { Transaction } from "../domain/transaction.js"
+import { decodeTransactionRows, renderTransaction, TRANSACTION_COLUMNS } from "../transactions/transaction-view.js"
 import { newId } from "../ids.js"
 import { normalizeDecimal } from "../money.js"
 import { Wallets } from "../wallets/wallets.js"
@@ -32,27 +32,6 @@ const DepositRow = Schema.Struct({
 type DepositRow = typeof DepositRow.Type
 const decodeRows = Schema.decodeUnknown(Schema.Array(DepositRow))
 
-const TransactionRow = Schema.Struct({
-  id: Schema.String,
-  type: Transaction.fields.type,
-  status: Transaction.fields.status,
-  chain: Chain,
-  currency: Schema.String,
-  amount: Schema.String,
-  tx_hash: Schema.String,
-  event_index: Schema.Number,
-  from_address: Schema.NullOr(Schema.String),
-  to_address: Schema.String,
-  block_number: Schema.NullOr(Schema.NumberFromString),
-  confirmations: Schema.Number,
-  order_id: Schema.NullOr(Schema.String),
-  deposit_address_id: Schema.NullOr(Schema.String),
-  withdrawal_id: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-})
-type TransactionRow = typeof TransactionRow.Type
-
 const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
 
 const render = (row: DepositRow): DepositAddress => ({
@@ -70,26 +49,6 @@ const render = (row: DepositRow): DepositAddress => ({
   ...(row.label === null ? {} : { label: row.label }),
   balance: normalizeDecimal(row.balance),
   available_balance: normalizeDecimal(row.balance),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
-})
-
-export const renderTransaction = (row: TransactionRow) => ({
-  id: row.id,
-  type: row.type,
-  status: row.status,
-  chain: row.chain,
-  currency: row.currency,
-  amount: normalizeDecimal(row.amount),
-  tx_hash: row.tx_hash,
-  event_index: row.event_index,
-  from_address: row.from_address,
-  to_address: row.to_address,
-  block_number: row.block_number,
-  confirmations: row.confirmations,
-  ...(row.order_id === null ? {} : { order_id: row.order_id }),
-  ...(row.deposit_address_id === null ? {} : { deposit_address_id: row.deposit_address_id }),
-  ...(row.withdrawal_id === null ? {} : { withdrawal_id: row.withdrawal_id }),
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })
@@ -257,11 +216,9 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       const [count] = yield* Effect.orDie(sql<{ total: string }>`
         SELECT count(*) AS total FROM transactions WHERE deposit_address_id = ${depositAddressId}`)
       const rows = yield* sql`
-        SELECT id, type, status, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address,
-               block_number::text AS block_number, confirmations, order_id, deposit_address_id, withdrawal_id, created_at, updated_at
-        FROM transactions WHERE deposit_address_id = ${depositAddressId}
+        SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM transactions WHERE deposit_address_id = ${depositAddressId}
         ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(TransactionRow))),
+        Effect.flatMap(decodeTransactionRows),
         Effect.orDie
       )
       return { total: Number(count?.total ?? 0), limit, offset: 0, items: rows.map(renderTransaction) }

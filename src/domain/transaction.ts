@@ -33,3 +33,13 @@ export const TransactionList = Schema.Struct({
   offset: Schema.Int,
   items: Schema.Array(Transaction)
 }).annotations({ identifier: "TransactionList" })
+
+export const TransactionListQuery = Schema.Struct({
+  q: Schema.optional(Schema.String),
+  type: Schema.optional(TransactionType),
+  status: Schema.optional(TransactionStatus),
+  chain: Schema.optional(Chain),
+  currency: Schema.optional(Schema.String),
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })), { default: () => 50 }),
+  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0, { message: () => "offset must be an integer of at least 0" })), { default: () => 0 })
+}).annotations({ parseOptions: { errors: "all" } })

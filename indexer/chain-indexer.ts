@@ -1,0 +1,197 @@
+import { SqlClient } from "@effect/sql"
+import { Cause, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
+import { randomBytes } from "node:crypto"
+import * as os from "node:os"
+import type { ChainBlock, ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
+import { attributeTransfers } from "./attribution.js"
+import { AttributionStore, LeaseLost } from "./attribution-store.js"
+import { type ChainIndexerStatus, reportStatus } from "./indexer-status.js"
+import { WatchList } from "./watch-list.js"
+
+export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{ readonly chain: string; readonly message: string }> {}
+
+export interface IndexerOptions {
+  /** Blocks fetched per batch; the next batch is fetched while this one is written. */
+  readonly batchSize: number
+  readonly pollInterval: Duration.DurationInput
+  readonly leaseTtl: Duration.Duration
+  /** Where a chain with no cursor starts: its current head unless set. */
+  readonly startBlock: Option.Option<bigint>
+}
+
+interface Cursor {
+  readonly number: bigint
+  readonly hash: string
+}
+
+const holderId = () => `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
+
+/**
+ * One chain's indexer: takes the chain's lease (one active indexer per chain; a second waits and takes
+ * over when the first stops renewing), resumes from its durable cursor, fetches ahead while writing
+ * (each block in one transaction with the cursor), follows the head, detects reorgs by the parent-hash
+ * chain and rolls back to the common ancestor; a fork deeper than the chain's finality window halts it.
+ */
+export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* AttributionStore
+    const chain = client.chain
+    const holder = holderId()
+    const watch = new WatchList(chain)
+    const decimals = new Map((yield* sql<{ currency: string; decimals: number }>`
+      SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
+
+    let status: ChainIndexerStatus = {
+      chain, state: "starting", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: ""
+    }
+    const report = (patch: Partial<ChainIndexerStatus>) => {
+      status = { ...status, ...patch }
+      return reportStatus(status)
+    }
+
+    const tryLease = Effect.map(
+      sql<{ holder: string }>`
+        INSERT INTO indexer_leases (chain, holder, expires_at)
+        VALUES (${chain}, ${holder}, now() + ${`${Duration.toMillis(options.leaseTtl)} milliseconds`}::interval)
+        ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+        WHERE indexer_leases.expires_at < now() OR indexer_leases.holder = excluded.holder
+        RETURNING holder`,
+      (rows) => rows.length > 0
+    )
+    const release = sql`DELETE FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder}`.pipe(Effect.ignore)
+
+    const storedHash = (number: bigint) =>
+      Effect.map(
+        sql<{ hash: string }>`SELECT hash FROM indexed_blocks WHERE chain = ${chain} AND number = ${number.toString()}`,
+        (rows) => Option.fromNullable(rows[0]?.hash)
+      )
+
+    const loadCursor = Effect.gen(function*() {
+      const [row] = yield* sql<{ block_number: string; block_hash: string }>`
+        SELECT block_number::text AS block_number, block_hash FROM indexer_cursors WHERE chain = ${chain}`
+      if (row !== undefined) return { number: BigInt(row.block_number), hash: row.block_hash }
+      // a new chain starts at its head (or the configured block): nothing older can pay our fresh addresses
+      const start = Option.getOrElse(options.startBlock, () => -1n)
+      const first = start >= 0n ? start : yield* client.head
+      const [block] = yield* client.blocks(first, first)
+      return { number: first, hash: block?.hash ?? "" }
+    })
+
+    /** Walks back until the chain and our stored blocks agree; refuses to go past the finality window. */
+    const findAncestor = (cursor: Cursor, head: bigint, finalized: bigint) =>
+      Effect.gen(function*() {
+        const window = head - finalized > 0n ? head - finalized : 1n
+        for (let n = cursor.number - 1n; n >= 0n; n--) {
+          if (cursor.number - n > window) {
+            return yield* new ReorgTooDeep({
+              chain,
+              message: `${chain}: a fork deeper than the finality window (${window} blocks) below block ${cursor.number}; refusing to guess — an operator must look at it`
+            })
+          }
+          const ours = yield* storedHash(n)
+          if (Option.isNone(ours)) return { number: n, hash: "" }
+          const [theirs] = yield* client.blocks(n, n)
+          if (theirs !== undefined && theirs.hash === ours.value) return { number: n, hash: theirs.hash }
+        }
+        return { number: 0n, hash: "" }
+      })
+
+    const index = Effect.gen(function*() {
+      let cursor = yield* loadCursor
+      yield* Effect.logInfo(`${chain} indexer resuming after block ${cursor.number} (${watch.size} watched addresses)`)
+      let windowStart = Date.now()
+      let windowBlocks = 0
+      let lastProgressLog = 0
+      let prefetch: Option.Option<{ from: bigint; fiber: Fiber.RuntimeFiber<ReadonlyArray<ChainBlock>, ChainRpcError> }> = Option.none()
+      for (;;) {
+        const [head, finalized] = yield* Effect.all([client.head, client.finalized], { concurrency: 2 })
+        yield* watch.refresh
+        if (cursor.number >= head) {
+          yield* store.confirm(chain, finalized, head, holder)
+          yield* report({ state: "following", head: head.toString(), cursor: cursor.number.toString(), lagBlocks: 0, lagSeconds: 0, watchedAddresses: watch.size })
+          yield* Effect.sleep(options.pollInterval)
+          continue
+        }
+        const from = cursor.number + 1n
+        const to = from + BigInt(options.batchSize) - 1n < head ? from + BigInt(options.batchSize) - 1n : head
+        const current = Option.isSome(prefetch) && prefetch.value.from === from
+          ? yield* Fiber.join(prefetch.value.fiber)
+          : yield* client.blocks(from, to)
+        if (Option.isSome(prefetch) && prefetch.value.from !== from) yield* Fiber.interrupt(prefetch.value.fiber)
+        prefetch = Option.none()
+        const last = current[current.length - 1]
+        // fetch ahead while this batch is written
+        if (last !== undefined && last.number < head) {
+          const nextFrom = last.number + 1n
+          const nextTo = nextFrom + BigInt(options.batchSize) - 1n < head ? nextFrom + BigInt(options.batchSize) - 1n : head
+          prefetch = Option.some({ from: nextFrom, fiber: yield* Effect.fork(client.blocks(nextFrom, nextTo)) })
+        }
+        let reorged = false
+        for (const block of current) {
+          if (block.parentHash !== cursor.hash && cursor.hash !== "") {
+            const ancestor = yield* findAncestor(cursor, head, finalized)
+            const reversed = yield* store.rollbackTo(chain, ancestor, holder)
+            yield* Effect.logWarning(`${chain} reorg: block ${block.number} does not extend ${cursor.hash}; rolled back to ${ancestor.number}, ${reversed} transfers reversed`)
+            cursor = ancestor
+            reorged = true
+            break
+          }
+          const hits = attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
+          yield* store.writeBlock({ chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }, hits, finalized, holder)
+          cursor = { number: block.number, hash: block.hash }
+          windowBlocks += 1
+        }
+        if (reorged && Option.isSome(prefetch)) {
+          yield* Fiber.interrupt(prefetch.value.fiber)
+          prefetch = Option.none()
+        }
+        if (current.length === 0 && to >= from) cursor = { number: to, hash: cursor.hash }
+        const elapsed = (Date.now() - windowStart) / 1000
+        const rate = elapsed > 0 ? windowBlocks / elapsed : 0
+        const lagBlocks = Number(head - cursor.number)
+        const lagSeconds = last === undefined ? 0 : Math.max(0, Math.round(Date.now() / 1000 - (last.timestamp > 1e12 ? last.timestamp / 1000 : last.timestamp)))
+        yield* report({
+          state: lagBlocks > options.batchSize ? "catching_up" : "following",
+          head: head.toString(), cursor: cursor.number.toString(), lagBlocks, lagSeconds, watchedAddresses: watch.size, blocksPerSecond: Math.round(rate)
+        })
+        if (Date.now() - lastProgressLog > 5000 && lagBlocks > options.batchSize) {
+          lastProgressLog = Date.now()
+          const eta = rate > 0 ? Math.round(lagBlocks / rate) : -1
+          yield* Effect.logInfo(`${chain} catching up: block ${cursor.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"}`)
+          windowStart = Date.now()
+          windowBlocks = 0
+        }
+      }
+    })
+
+    const renew = Effect.gen(function*() {
+      yield* Effect.sleep(Duration.times(options.leaseTtl, 1 / 3))
+      if (!(yield* tryLease)) return yield* new LeaseLost({ chain })
+    }).pipe(Effect.forever)
+
+    // one lease at a time: wait for it, index while renewing it, start over when it is lost
+    const leased = Effect.gen(function*() {
+      while (!(yield* tryLease)) {
+        yield* report({ state: "waiting_for_lease", detail: "another process is indexing this chain" })
+        yield* Effect.sleep(Duration.times(options.leaseTtl, 1 / 3))
+      }
+      yield* Effect.logInfo(`${chain} indexer holds the lease (${holder})`)
+      yield* watch.refresh
+      return yield* Effect.raceFirst(index, renew)
+    }).pipe(Effect.ensuring(release))
+
+    return yield* leased.pipe(
+      Effect.catchTag("LeaseLost", () => Effect.logWarning(`${chain} indexer lost its lease; waiting to take it again`)),
+      Effect.catchTag("ReorgTooDeep", (error) => Effect.flatMap(report({ state: "halted", detail: error.message }), () => Effect.fail(error))),
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.zipRight(
+            Effect.zipRight(report({ state: "retrying", detail: Cause.pretty(cause).split("\n")[0] ?? "" }), Effect.logWarning(`${chain} indexer error; retrying`, cause)),
+            Effect.sleep("1 second")
+          )
+      ),
+      Effect.repeat(Schedule.forever)
+    )
+  })

@@ -1,0 +1,60 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import type { Chain } from "../src/domain/chain.js"
+
+export interface WatchedWallet {
+  readonly walletId: string
+  readonly merchantId: string
+  readonly purpose: "order" | "deposit"
+}
+
+/** EVM addresses compare case-insensitively; base58 ones (TRON, Solana) exactly. */
+export const normalizeAddress = (chain: Chain, address: string) => (chain === "BEP20" || chain === "POLYGON" ? address.toLowerCase() : address)
+
+const WalletRow = Schema.Struct({
+  seq: Schema.NumberFromString,
+  id: Schema.String,
+  merchant_id: Schema.String,
+  purpose: Schema.Literal("order", "deposit"),
+  address: Schema.String
+})
+
+/**
+ * Every receive address of one chain, in memory (a Map: millions of entries fit), so attribution is a
+ * lookup by destination address, never by amount or sender. It follows new wallets by their sequence
+ * number, from any process, before every batch of blocks.
+ */
+export class WatchList {
+  private readonly byAddress = new Map<string, WatchedWallet>()
+  private lastSeq = 0
+
+  constructor(readonly chain: Chain) {}
+
+  get size() {
+    return this.byAddress.size
+  }
+
+  lookup(address: string): WatchedWallet | undefined {
+    return this.byAddress.get(normalizeAddress(this.chain, address))
+  }
+
+  add(address: string, wallet: WatchedWallet) {
+    this.byAddress.set(normalizeAddress(this.chain, address), wallet)
+  }
+
+  /** Loads the wallets created since the last call (all of them the first time). */
+  readonly refresh = Effect.gen(this, function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (;;) {
+      const rows = yield* sql`
+        SELECT seq::text AS seq, id, merchant_id, purpose, address FROM wallets
+        WHERE network = ${this.chain} AND kind = 'receive' AND seq > ${this.lastSeq}
+        ORDER BY seq LIMIT 50000`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(WalletRow))))
+      for (const row of rows) {
+        this.add(row.address, { walletId: row.id, merchantId: row.merchant_id, purpose: row.purpose })
+        this.lastSeq = row.seq
+      }
+      if (rows.length < 50000) return this.byAddress.size
+    }
+  })
+}
