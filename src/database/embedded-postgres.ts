@@ -414,3 +414,17 @@ export const reapStaleClusters = (parent: string, prefix: string) =>
       yield* Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     }
   })
+
+/**
+ * The URL of the embedded PostgreSQL that a running service owns in `dataDir`, so a second process (the
+ * indexer CLI) can use the same database; none when nothing runs there.
+ */
+export const runningEmbeddedUrl = (dataDir: string): Option.Option<Redacted.Redacted<string>> => {
+  const ownerFile = path.join(path.resolve(dataDir), "postgres.owner.json")
+  const passwordFile = path.join(path.resolve(dataDir), "postgres.password")
+  if (!fs.existsSync(ownerFile) || !fs.existsSync(passwordFile)) return Option.none()
+  const owner = decodeOwner(fs.readFileSync(ownerFile, "utf8"))
+  if (Option.isNone(owner) || !isAlive(owner.value.postgresPid)) return Option.none()
+  const password = fs.readFileSync(passwordFile, "utf8").trim()
+  return Option.some(Redacted.make(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${owner.value.port}/postgres`))
+}
