@@ -38,7 +38,7 @@ export const startReceiver = (respond: (seen: number, request: ReceivedRequest) 
   )
 
 /** Waits (polling) until `predicate` holds, up to `timeoutMs`. */
-export const eventually = <A, E>(check: Effect.Effect<A, E>, predicate: (a: A) => boolean, timeoutMs = 10_000) =>
+export const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, predicate: (a: A) => boolean, timeoutMs = 10_000) =>
   Effect.gen(function*() {
     const deadline = Date.now() + timeoutMs
     for (;;) {

@@ -1,100 +1,14 @@
 import { NodeRuntime } from "@effect/platform-node"
-import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from "@solana/spl-token"
-import { Connection, PublicKey, SystemProgram, Transaction } from "@solana/web3.js"
-import { Data, Effect, Either, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
-import { TronWeb } from "tronweb"
-import { createWalletClient, http, type Address } from "viem"
-import { TronBlock, TronTransaction } from "../chains/tron/tron-decoding.js"
 import { loadAppConfig } from "../config.js"
-import { toBaseUnits } from "../money.js"
-import { bep20Customer, signAsTronCustomer, solanaCustomer, tronCustomerAddress } from "./devnet-customers.js"
+import { payFromCustomer, PayError, USAGE } from "./devnet-payments.js"
 import { devnetFilePath, DevnetFile } from "./devnets.js"
-import { tokenAbi } from "./evm/anvil-devnet.js"
-
-class PayError extends Data.TaggedError("PayError")<{ readonly message: string }> {}
-
-/** Decimals on chain of every devnet asset (DECISIONS.md). */
-const DECIMALS: Record<string, number> = {
-  "TRC20-USDT": 6, "TRC20-TRX": 6, "BEP20-USDT": 18, "BEP20-BNB": 18, "BEP20-VELNX": 18, "SOLANA-SOL": 9, "SOLANA-USDT": 6
-}
-
-const USAGE = "usage: npm run pay -- --asset TRC20-USDT --to ADDRESS --amount 12.5   (assets: " + Object.keys(DECIMALS).join(", ") + ")"
 
 const option = (args: ReadonlyArray<string>, name: string) => {
   const i = args.indexOf(name)
   return i === -1 ? undefined : args[i + 1]
 }
-
-const attempt = <A>(what: string, run: () => Promise<A>) =>
-  Effect.tryPromise({ try: run, catch: (cause) => new PayError({ message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` }) })
-
-const payBep20 = (devnet: DevnetFile, currency: string, to: string, units: bigint) =>
-  Effect.gen(function*() {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(to)) return yield* new PayError({ message: `not a BEP20 address: ${to}` })
-    const recipient: Address = `0x${to.slice(2)}`
-    const chain = { id: devnet.bep20.chainId, name: "facet-devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [devnet.bep20.rpcUrl] } } }
-    const wallet = createWalletClient({ account: bep20Customer, chain, transport: http(devnet.bep20.rpcUrl, { retryCount: 0 }) })
-    if (currency === "BNB") return yield* attempt("send BNB", () => wallet.sendTransaction({ to: recipient, value: units }))
-    const token = devnet.bep20.tokens[currency]
-    if (token === undefined || !/^0x[0-9a-fA-F]{40}$/.test(token)) return yield* new PayError({ message: `no devnet token ${currency}` })
-    const contract: Address = `0x${token.slice(2)}`
-    return yield* attempt(`send ${currency}`, () => wallet.writeContract({ address: contract, abi: tokenAbi, functionName: "transfer", args: [recipient, units] }))
-  })
-
-const payTron = (devnet: DevnetFile, currency: string, to: string, units: bigint) =>
-  Effect.gen(function*() {
-    const tronWeb = new TronWeb({ fullHost: devnet.tron.url })
-    const now = yield* attempt("getnowblock", () => tronWeb.fullNode.request<unknown>("wallet/getnowblock", {}, "post"))
-    const block = yield* Schema.decodeUnknown(TronBlock)(now).pipe(Effect.mapError(() => new PayError({ message: "unexpected getnowblock answer" })))
-    const blockHeader = {
-      ref_block_bytes: (block.block_header.raw_data.number & 0xffff).toString(16).padStart(4, "0"),
-      ref_block_hash: block.blockID.slice(16, 32),
-      expiration: block.block_header.raw_data.timestamp + 60_000,
-      timestamp: Date.now()
-    }
-    let built: unknown
-    if (currency === "TRX") {
-      built = yield* attempt("build TRX transfer", () => tronWeb.transactionBuilder.sendTrx(to, Number(units), tronCustomerAddress, { blockHeader }))
-    } else {
-      const token = devnet.tron.tokens[currency]
-      if (token === undefined) return yield* new PayError({ message: `no devnet token ${currency}` })
-      const trigger = yield* attempt("build TRC20 transfer", () =>
-        tronWeb.transactionBuilder.triggerSmartContract(token, "transfer(address,uint256)", { feeLimit: 30_000_000, txLocal: true, blockHeader }, [
-          { type: "address", value: to },
-          { type: "uint256", value: units.toString() }
-        ], tronCustomerAddress))
-      built = trigger.transaction
-    }
-    const tx = yield* Schema.decodeUnknown(TronTransaction)(built).pipe(Effect.mapError(() => new PayError({ message: "tronweb built no transaction" })))
-    const signed = { ...tx, signature: [signAsTronCustomer(tx.txID)] }
-    const result = yield* attempt("broadcast", () => tronWeb.fullNode.request<unknown>("wallet/broadcasttransaction", signed, "post"))
-    const ok = typeof result === "object" && result !== null && "result" in result && result.result === true
-    if (!ok) return yield* new PayError({ message: `broadcast refused: ${JSON.stringify(result)}` })
-    return tx.txID
-  })
-
-const paySolana = (devnet: DevnetFile, currency: string, to: string, units: bigint) =>
-  Effect.gen(function*() {
-    const connection = new Connection(devnet.solana.rpcUrl, "confirmed")
-    const recipient = yield* Effect.try({ try: () => new PublicKey(to), catch: () => new PayError({ message: `not a Solana address: ${to}` }) })
-    const { blockhash } = yield* attempt("getLatestBlockhash", () => connection.getLatestBlockhash())
-    const tx = new Transaction({ feePayer: solanaCustomer.publicKey, recentBlockhash: blockhash })
-    if (currency === "SOL") {
-      tx.add(SystemProgram.transfer({ fromPubkey: solanaCustomer.publicKey, toPubkey: recipient, lamports: units }))
-    } else {
-      const mintAddress = devnet.solana.tokens[currency]
-      if (mintAddress === undefined) return yield* new PayError({ message: `no devnet token ${currency}` })
-      const mint = new PublicKey(mintAddress)
-      const destination = getAssociatedTokenAddressSync(mint, recipient, true)
-      tx.add(
-        createAssociatedTokenAccountIdempotentInstruction(solanaCustomer.publicKey, destination, recipient, mint),
-        createTransferCheckedInstruction(getAssociatedTokenAddressSync(mint, solanaCustomer.publicKey), mint, destination, solanaCustomer.publicKey, units, DECIMALS["SOLANA-USDT"] ?? 6)
-      )
-    }
-    tx.sign(solanaCustomer)
-    return yield* attempt("sendTransaction", () => connection.sendRawTransaction(tx.serialize(), { maxRetries: 0 }))
-  })
 
 /**
  * `npm run pay`: the merchant's offline test mode. Sends a real signed transfer from a funded devnet
@@ -106,10 +20,7 @@ const main = Effect.gen(function*() {
   const asset = option(args, "--asset")?.toUpperCase()
   const to = option(args, "--to")
   const amount = option(args, "--amount")
-  const decimals = asset === undefined ? undefined : DECIMALS[asset]
-  if (asset === undefined || to === undefined || amount === undefined || decimals === undefined || !/^\d+(\.\d+)?$/.test(amount)) {
-    return yield* new PayError({ message: USAGE })
-  }
+  if (asset === undefined || to === undefined || amount === undefined) return yield* new PayError({ message: USAGE })
   const config = yield* loadAppConfig
   if (Either.isLeft(config)) return yield* new PayError({ message: `invalid configuration:\n${config.left}` })
   const file = devnetFilePath(config.right.dataDir)
@@ -118,13 +29,7 @@ const main = Effect.gen(function*() {
     catch: () => new PayError({ message: `no running devnet found (${file}): start the service with \`npm start\` and the same FACET_DATA_DIR` })
   })
   const devnet = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(text).pipe(Effect.mapError(() => new PayError({ message: `${file} is not a devnet file` })))
-  const units = yield* Effect.try({ try: () => toBaseUnits(amount, decimals), catch: () => new PayError({ message: `${asset} takes at most ${decimals} fractional digits` }) })
-  const [chain = "", currency = ""] = asset.split("-")
-  const txHash = chain === "BEP20"
-    ? yield* payBep20(devnet, currency, to, units)
-    : chain === "TRC20"
-    ? yield* payTron(devnet, currency, to, units)
-    : yield* paySolana(devnet, currency, to, units)
+  const txHash = yield* payFromCustomer(devnet, asset, to, amount)
   console.log(JSON.stringify({ tx_hash: txHash, asset, to, amount }))
 }).pipe(
   Effect.catchTag("PayError", (error) =>

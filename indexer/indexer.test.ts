@@ -1,0 +1,174 @@
+// fast devnets for this file: short blocks, a TRON finality window wide enough to reorg inside
+process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
+process.env.FACET_CONFIRMATIONS_TRC20 = "8"
+process.env.FACET_CONFIRMATIONS_BEP20 = "2"
+process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
+process.env.FACET_DEVNET_SOLANA_SLOT_MS = "150"
+process.env.FACET_DEVNET_SOLANA_FINALITY_SLOTS = "4"
+
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import * as fs from "node:fs"
+import { AppConfig } from "../src/config.js"
+import { payFromCustomer } from "../src/devnet/devnet-payments.js"
+import { devnetFilePath, DevnetFile } from "../src/devnet/devnets.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { asRecord } from "../test/json.js"
+import { onboardMerchant } from "../test/merchants.js"
+import { eventually } from "../test/webhook-receiver.js"
+
+const devnet = Effect.flatMap(AppConfig, (config) =>
+  Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(config.dataDir), "utf8")))
+
+const pay = (asset: string, to: string, amount: string) =>
+  Effect.flatMap(devnet, (file) => payFromCustomer(file, asset, to, amount))
+
+const order = (apiKey: string, id: string) =>
+  Effect.flatMap(TestClient, (c) => Effect.map(c.request("GET", `/v1/orders/${id}`, { apiKey }), (r) => asRecord(r.body)))
+
+const createOrder = (apiKey: string, json: unknown) =>
+  Effect.flatMap(TestClient, (c) => Effect.map(c.request("POST", "/v1/orders", { apiKey, json }), (r) => asRecord(r.body)))
+
+const untilStatus = (apiKey: string, id: string, status: string, timeoutMs = 20_000) =>
+  eventually(order(apiKey, id), (o) => o.status === status, timeoutMs)
+
+const events = (orderId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ idempotency_key: string; body: string }>`SELECT idempotency_key, body FROM webhook_events WHERE order_id = ${orderId} ORDER BY created_at`)
+
+describe("indexers on the devnets", () => {
+  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "180 seconds" })((it) => {
+    it.effect("an exact TRC20 payment takes the order through CONFIRMING to PAID, with events, ledger and balance", () =>
+      Effect.gen(function*() {
+        const { apiKey, merchantId } = yield* onboardMerchant()
+        const created = yield* createOrder(apiKey, { amount: "12.5" })
+        const id = String(created.order_id)
+        const tx = yield* pay("TRC20-USDT", String(created.pay_address), "12.5")
+        yield* untilStatus(apiKey, id, "CONFIRMING")
+        const paid = yield* untilStatus(apiKey, id, "PAID")
+        expect(paid).toMatchObject({ status: "PAID", paid_amount: "12.5", tx_hash: tx, late_payment: false })
+        const keys = (yield* events(id)).map((e) => e.idempotency_key)
+        expect(keys).toEqual([
+          `deposit:TRC20:USDT:${tx}:${String(created.pay_address)}:0:payment.detected`,
+          `deposit:TRC20:USDT:${tx}:${String(created.pay_address)}:0:payment.confirmed`
+        ])
+        const confirmed = asRecord(JSON.parse((yield* events(id))[1]?.body ?? "{}"))
+        expect(confirmed).toMatchObject({ event: "payment.confirmed", order: { status: "PAID" }, payment: { amount: "12.5", tx_hash: tx } })
+        const sql = yield* SqlClient.SqlClient
+        const [balance] = yield* sql<{ uncollected: string }>`
+          SELECT uncollected::text AS uncollected FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = 'TRC20' AND currency = 'USDT'`
+        expect(balance?.uncollected).toBe("12.5")
+        const [sums] = yield* sql<{ balanced: boolean; merchant: string }>`
+          SELECT coalesce(sum(p.amount), 0) = 0 AS balanced,
+                 coalesce(sum(p.amount) FILTER (WHERE p.merchant_id = ${merchantId} AND p.account = 'uncollected'), 0)::text AS merchant
+          FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
+          JOIN transactions t ON t.id = e.reference WHERE t.merchant_id = ${merchantId}`
+        expect(sums).toEqual({ balanced: true, merchant: "12.5" })
+        const client = yield* TestClient
+        const search = asRecord((yield* client.request("GET", `/v1/transactions?q=${tx}`, { apiKey })).body)
+        expect(search.total).toBe(1)
+        expect(asRecord((yield* client.request("GET", `/v1/transactions?q=${id}&status=confirmed&type=deposit`, { apiKey })).body).total).toBe(1)
+      }))
+
+    it.effect("partial, late, double and wrong-asset payments on BEP20", () =>
+      Effect.gen(function*() {
+        const { apiKey } = yield* onboardMerchant()
+        // partial then the rest
+        const partial = yield* createOrder(apiKey, { amount: "10", chain: "BEP20" })
+        yield* pay("BEP20-USDT", String(partial.pay_address), "4")
+        const half = yield* eventually(order(apiKey, String(partial.order_id)), (o) => o.paid_amount === "4" && o.status === "PENDING", 20_000)
+        expect(half.status).toBe("PENDING")
+        yield* pay("BEP20-USDT", String(partial.pay_address), "6")
+        expect((yield* untilStatus(apiKey, String(partial.order_id), "PAID")).paid_amount).toBe("10")
+
+        // twice: an overpayment is PAID with the whole amount recorded
+        const twice = yield* createOrder(apiKey, { amount: "2", chain: "BEP20" })
+        yield* pay("BEP20-USDT", String(twice.pay_address), "2")
+        yield* pay("BEP20-USDT", String(twice.pay_address), "2")
+        const over = yield* eventually(order(apiKey, String(twice.order_id)), (o) => o.paid_amount === "4", 20_000)
+        expect(over.status).toBe("PAID")
+
+        // late: paid after it expired, still credited and PAID with late_payment
+        const late = yield* createOrder(apiKey, { amount: "3", chain: "BEP20" })
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE orders SET expire_at = now() - interval '1 second' WHERE id = ${String(late.order_id)}`
+        yield* untilStatus(apiKey, String(late.order_id), "EXPIRED")
+        yield* pay("BEP20-USDT", String(late.pay_address), "3")
+        const latePaid = yield* untilStatus(apiKey, String(late.order_id), "PAID")
+        expect(latePaid.late_payment).toBe(true)
+
+        // wrong asset: BNB to a USDT-only order is recorded and visible, not counted
+        const wrong = yield* createOrder(apiKey, { amount: "5", chain: "BEP20" })
+        const tx = yield* pay("BEP20-BNB", String(wrong.pay_address), "0.01")
+        const client = yield* TestClient
+        const seen = yield* eventually(
+          Effect.map(client.request("GET", `/v1/transactions?q=${tx}`, { apiKey }), (r) => asRecord(r.body)),
+          (b) => Array.isArray(b.items) && b.items.some((i) => asRecord(i).status === "confirmed"), 20_000
+        )
+        expect(Array.isArray(seen.items) ? asRecord(seen.items[0]) : {}).toMatchObject({ currency: "BNB", amount: "0.01", order_id: String(wrong.order_id) })
+        expect(yield* order(apiKey, String(wrong.order_id))).toMatchObject({ status: "PENDING", paid_amount: "0" })
+      }))
+
+    it.effect("deposits to long-term addresses on each chain are confirmed with wallet.deposit.confirmed", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const cases = [["TRC20", "USDT", "7.25"], ["BEP20", "USDT", "1.5"], ["SOLANA", "USDT", "2.75"], ["SOLANA", "SOL", "0.5"]] as const
+        for (const [chain, currency, amount] of cases) {
+          const address = asRecord((yield* client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: "player-1", chain, currency } })).body)
+          const tx = yield* pay(`${chain}-${currency}`, String(address.address), amount)
+          const txs = yield* eventually(
+            Effect.map(client.request("GET", `/v1/deposit-addresses/${String(address.id)}/transactions`, { apiKey }), (r) => asRecord(r.body)),
+            (b) => Array.isArray(b.items) && b.items.some((i) => asRecord(i).status === "confirmed"), 30_000
+          )
+          const item = Array.isArray(txs.items) ? asRecord(txs.items[0]) : {}
+          expect(item, `${chain}-${currency}`).toMatchObject({ status: "confirmed", amount, currency, tx_hash: tx, deposit_address_id: String(address.id) })
+          const sql = yield* SqlClient.SqlClient
+          const [event] = yield* sql<{ idempotency_key: string; body: string }>`
+            SELECT idempotency_key, body FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.deposit.confirmed'
+            AND body::jsonb ->> 'tx_hash' = ${tx}`
+          expect(event?.idempotency_key).toBe(`wallet.deposit.confirmed:${chain}:${currency}:${tx}:${String(address.address)}:${String(item.event_index)}`)
+          expect(asRecord(JSON.parse(event?.body ?? "{}"))).toMatchObject({ external_user_id: "player-1", amount, deposit_address_id: String(address.id) })
+        }
+      }))
+
+    it.effect("a reorg that drops a detected payment reverses it and restores the order; one that keeps it attributes it once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const file = yield* devnet
+        const { apiKey, merchantId } = yield* onboardMerchant()
+        const reorg = (depth: number, keep: boolean) =>
+          Effect.promise(() => fetch(`${file.tron.url}/devnet/reorg`, { method: "POST", body: JSON.stringify({ depth, keep_transactions: keep }) }))
+        const head = Effect.promise(async () => {
+          const res = await fetch(`${file.tron.url}/devnet/info`, { method: "POST", body: "{}" })
+          return asRecord(await res.json()).head
+        })
+
+        const dropped = yield* createOrder(apiKey, { amount: "5" })
+        const tx = yield* pay("TRC20-USDT", String(dropped.pay_address), "5")
+        yield* untilStatus(apiKey, String(dropped.order_id), "CONFIRMING")
+        const [row] = yield* sql<{ block_number: string }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${tx}`
+        yield* reorg(Number(yield* head) - Number(row?.block_number ?? 0) + 1, false)
+        const restored = yield* untilStatus(apiKey, String(dropped.order_id), "PENDING")
+        expect(restored.paid_amount).toBe("0")
+        const [reversed] = yield* sql<{ status: string }>`SELECT status FROM transactions WHERE tx_hash = ${tx}`
+        expect(reversed?.status).toBe("reversed")
+        expect((yield* events(String(dropped.order_id))).map((e) => e.idempotency_key.split(":").pop())).toContain("payment.reversed")
+        const [balance] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM merchant_balances WHERE merchant_id = ${merchantId}`
+        expect(balance?.n).toBe("0")
+
+        const kept = yield* createOrder(apiKey, { amount: "6" })
+        const tx2 = yield* pay("TRC20-USDT", String(kept.pay_address), "6")
+        yield* untilStatus(apiKey, String(kept.order_id), "CONFIRMING")
+        const [row2] = yield* sql<{ block_number: string }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${tx2}`
+        yield* reorg(Number(yield* head) - Number(row2?.block_number ?? 0) + 1, true)
+        const paid = yield* untilStatus(apiKey, String(kept.order_id), "PAID", 30_000)
+        expect(paid.paid_amount).toBe("6")
+        const rows = yield* sql<{ status: string }>`SELECT status FROM transactions WHERE tx_hash = ${tx2}`
+        expect(rows.map((r) => r.status)).toEqual(["confirmed"])
+        const [final] = yield* sql<{ uncollected: string }>`SELECT uncollected::text AS uncollected FROM merchant_balances WHERE merchant_id = ${merchantId}`
+        expect(final?.uncollected).toBe("6")
+      }))
+  })
+})
