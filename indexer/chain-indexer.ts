@@ -181,17 +181,19 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       return yield* Effect.raceFirst(index, renew)
     }).pipe(Effect.ensuring(release))
 
+    const isHalt = (cause: Cause.Cause<unknown>) =>
+      Option.exists(Cause.failureOption(cause), (e) => e instanceof ReorgTooDeep)
     return yield* leased.pipe(
       Effect.catchTag("LeaseLost", () => Effect.logWarning(`${chain} indexer lost its lease; waiting to take it again`)),
-      Effect.catchTag("ReorgTooDeep", (error) => Effect.flatMap(report({ state: "halted", detail: error.message }), () => Effect.fail(error))),
       Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
+        Cause.isInterruptedOnly(cause) || isHalt(cause)
           ? Effect.failCause(cause)
           : Effect.zipRight(
             Effect.zipRight(report({ state: "retrying", detail: Cause.pretty(cause).split("\n")[0] ?? "" }), Effect.logWarning(`${chain} indexer error; retrying`, cause)),
             Effect.sleep("1 second")
           )
       ),
-      Effect.repeat(Schedule.forever)
+      Effect.repeat(Schedule.forever),
+      Effect.tapErrorTag("ReorgTooDeep", (error) => report({ state: "halted", detail: error.message }))
     )
   })

@@ -1,0 +1,120 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Duration, Effect, Fiber, Option, Ref } from "effect"
+import type { NormalizedTransfer } from "../src/chains/chain-client.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { asRecord } from "../test/json.js"
+import { onboardMerchant } from "../test/merchants.js"
+import { eventually } from "../test/webhook-receiver.js"
+import { runChainIndexer } from "./chain-indexer.js"
+import { IndexerStatus } from "./indexer-status.js"
+import { MemoryChain } from "./memory-chain.js"
+
+const options = { batchSize: 5, pollInterval: Duration.millis(20), leaseTtl: Duration.millis(600), startBlock: Option.some(0n) }
+
+const depositAddresses = (count: number) =>
+  Effect.gen(function*() {
+    const client = yield* TestClient
+    const { apiKey, merchantId } = yield* onboardMerchant()
+    const res = yield* client.request("POST", "/v1/deposit-addresses/batch", {
+      apiKey, json: { external_user_ids: Array.from({ length: count }, (_, i) => `u${i}`), chain: "TRC20", currency: "USDT" }
+    })
+    const items = asRecord(res.body).items
+    const addresses = Array.isArray(items) ? items.map((i) => String(asRecord(asRecord(i).deposit_address).address)) : []
+    return { merchantId, addresses }
+  })
+
+const usdt = (to: string, amount: bigint, index: number) => (number: bigint, hash: string, parentHash: string): ReadonlyArray<NormalizedTransfer> => [{
+  chain: "TRC20", currency: "USDT", txHash: `tx-${number}-${index}`, eventIndex: 0, from: "TCustomer", to, amount,
+  blockNumber: number, blockHash: hash, parentHash, success: true
+}]
+
+const counts = (merchantId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ txs: string; confirmed: string; entries: string; events: string; balance: string | null }>`
+      SELECT (SELECT count(*) FROM transactions WHERE merchant_id = ${merchantId}) AS txs,
+             (SELECT count(*) FROM transactions WHERE merchant_id = ${merchantId} AND status = 'confirmed') AS confirmed,
+             (SELECT count(*) FROM ledger_entries e JOIN transactions t ON t.id = e.reference WHERE t.merchant_id = ${merchantId}) AS entries,
+             (SELECT count(*) FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.deposit.confirmed') AS events,
+             (SELECT uncollected::text FROM merchant_balances WHERE merchant_id = ${merchantId}) AS balance`, (rows) => rows[0]))
+
+describe("indexer recovery", () => {
+  layer(TestAppLive(), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
+    it.effect("killed mid-block and restarted, it loses nothing and writes nothing twice", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { addresses, merchantId } = yield* depositAddresses(3)
+        const chain = new MemoryChain("TRC20", 2)
+        addresses.forEach((address, i) => chain.append(usdt(address, BigInt(i + 1) * 1_000_000n, i)))
+        for (let i = 0; i < 4; i++) chain.append(() => [])
+        // every confirmation fails: the block's transaction rolls back with its cursor, again and again
+        yield* sql`CREATE OR REPLACE FUNCTION fail_posting() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected crash'; END $$ LANGUAGE plpgsql`
+        yield* sql`CREATE TRIGGER fail_posting BEFORE INSERT ON ledger_postings FOR EACH ROW EXECUTE FUNCTION fail_posting()`
+        const first = yield* Effect.fork(runChainIndexer(chain.client(), options))
+        const status = yield* IndexerStatus
+        yield* eventually(Ref.get(status), (m) => m.get("TRC20")?.state === "retrying", 10_000)
+        expect((yield* counts(merchantId))?.entries).toBe("0")
+        yield* Fiber.interrupt(first)
+        yield* sql`DROP TRIGGER fail_posting ON ledger_postings`
+
+        const second = yield* Effect.fork(runChainIndexer(chain.client(), options))
+        const done = yield* eventually(counts(merchantId), (c) => c?.confirmed === "3", 10_000)
+        expect(done).toEqual({ txs: "3", confirmed: "3", entries: "3", events: "3", balance: "6" })
+        // running over the same blocks again changes nothing
+        yield* sql`UPDATE indexer_cursors SET block_number = 0 WHERE chain = 'TRC20'`
+        yield* Effect.sleep("300 millis")
+        expect(yield* counts(merchantId)).toEqual(done)
+        yield* Fiber.interrupt(second)
+        yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
+        yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
+      }))
+
+    it.effect("a second indexer waits for the chain's lease and takes over when the first stops", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { addresses, merchantId } = yield* depositAddresses(2)
+        const chain = new MemoryChain("TRC20", 1)
+        chain.append(usdt(addresses[0] ?? "", 1_000_000n, 0))
+        chain.append(() => [])
+        const a = yield* Effect.fork(runChainIndexer(chain.client(), options))
+        yield* eventually(counts(merchantId), (c) => c?.confirmed === "1", 10_000)
+        const [holderA] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
+        const b = yield* Effect.fork(runChainIndexer(chain.client(), options))
+        yield* Effect.sleep("400 millis")
+        const [stillA] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
+        expect(stillA?.holder).toBe(holderA?.holder)
+
+        yield* Fiber.interrupt(a)
+        chain.append(usdt(addresses[1] ?? "", 2_000_000n, 1))
+        chain.append(() => [])
+        yield* eventually(counts(merchantId), (c) => c?.confirmed === "2", 10_000)
+        const [holderB] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
+        expect(holderB?.holder).not.toBe(holderA?.holder)
+        yield* Fiber.interrupt(b)
+        yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
+        yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
+      }))
+
+    it.effect("a fork deeper than the finality window halts the chain's indexer instead of guessing", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { addresses, merchantId } = yield* depositAddresses(1)
+        const chain = new MemoryChain("TRC20", 2)
+        chain.append(usdt(addresses[0] ?? "", 1_000_000n, 0))
+        for (let i = 0; i < 5; i++) chain.append(() => [])
+        const fiber = yield* Effect.fork(runChainIndexer(chain.client(), options))
+        yield* eventually(counts(merchantId), (c) => c?.confirmed === "1", 10_000)
+        yield* eventually(Effect.flatMap(IndexerStatus, Ref.get), (m) => m.get("TRC20")?.cursor === "6", 10_000)
+        chain.reorg(6)
+        chain.append(() => [])
+        const exit = yield* Fiber.await(fiber)
+        expect(exit._tag).toBe("Failure")
+        const status = (yield* Ref.get(yield* IndexerStatus)).get("TRC20")
+        expect(status?.state).toBe("halted")
+        expect(status?.detail).toMatch(/deeper than the finality window/)
+        // nothing was rolled back on a guess
+        expect((yield* counts(merchantId))?.confirmed).toBe("1")
+        yield* sql`DELETE FROM indexer_leases WHERE chain = 'TRC20'`
+      }))
+  })
+})
