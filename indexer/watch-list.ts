@@ -28,7 +28,7 @@ export class WatchList {
   private readonly byAddress = new Map<string, WatchedWallet>()
   private lastSeq = 0
 
-  constructor(readonly chain: Chain) {}
+  constructor(readonly chain: Chain, private readonly pageSize = 50_000) {}
 
   get size() {
     return this.byAddress.size
@@ -47,14 +47,14 @@ export class WatchList {
     const sql = yield* SqlClient.SqlClient
     for (;;) {
       const rows = yield* sql`
-        SELECT seq::text AS seq, id, merchant_id, purpose, address FROM wallets
-        WHERE network = ${this.chain} AND kind = 'receive' AND seq > ${this.lastSeq}
-        ORDER BY seq LIMIT 50000`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(WalletRow))))
+        SELECT w.seq::text AS seq, w.id, w.merchant_id, w.purpose, w.address FROM wallets w
+        WHERE w.network = ${this.chain} AND w.kind = 'receive' AND w.seq > ${this.lastSeq}
+        ORDER BY w.seq LIMIT ${this.pageSize}`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(WalletRow))))
       for (const row of rows) {
         this.add(row.address, { walletId: row.id, merchantId: row.merchant_id, purpose: row.purpose })
         this.lastSeq = row.seq
       }
-      if (rows.length < 50000) return this.byAddress.size
+      if (rows.length < this.pageSize) return this.byAddress.size
     }
   })
 }

@@ -1,0 +1,144 @@
+import { NodeRuntime } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import * as os from "node:os"
+import pg from "pg"
+import { from as copyFrom } from "pg-copy-streams"
+import { pipeline } from "node:stream/promises"
+import { Readable } from "node:stream"
+import { attributeTransfers } from "../indexer/attribution.js"
+import { AttributionStore } from "../indexer/attribution-store.js"
+import { WatchList } from "../indexer/watch-list.js"
+import type { NormalizedTransfer } from "../src/chains/chain-client.js"
+import { Onboarding } from "../src/merchants/onboarding.js"
+import { benchCore, noChains, percentile } from "./bench-environment.js"
+
+const WATCHED = Number(process.env.BENCH_WATCHED ?? 1_000_000)
+const BLOCK_SIZE = 1_000
+const SCAN_BLOCKS = Number(process.env.BENCH_SCAN_BLOCKS ?? 2_000)
+const PERSIST_BLOCKS_A = Number(process.env.BENCH_BLOCKS_A ?? 100)
+const PERSIST_BLOCKS_B = Number(process.env.BENCH_BLOCKS_B ?? 20)
+
+const addressOf = (i: number) => `Tbench${String(i).padStart(27, "0")}`
+const strangerOf = (i: number) => `Tother${String(i).padStart(27, "0")}`
+
+/** A synthetic block of BLOCK_SIZE USDT transfers, `hitRatio` of them to watched addresses. */
+const makeBlock = (number: number, hitRatio: number, seed: { next: number }): ReadonlyArray<NormalizedTransfer> => {
+  const transfers: Array<NormalizedTransfer> = []
+  const hits = Math.round(BLOCK_SIZE * hitRatio)
+  for (let i = 0; i < BLOCK_SIZE; i++) {
+    seed.next = (seed.next * 1_103_515_245 + 12_345) % 2_147_483_648
+    const to = i < hits ? addressOf(1 + (seed.next % WATCHED)) : strangerOf(seed.next)
+    transfers.push({
+      chain: "TRC20", currency: "USDT", txHash: `bench-${number}-${i}`, eventIndex: 0, from: "TBenchSender", to,
+      amount: 1_000_000n + BigInt(i), blockNumber: BigInt(number), blockHash: `h${number}`, parentHash: `h${number - 1}`, success: true
+    })
+  }
+  return transfers
+}
+
+const program = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const pgClient = yield* PgClient.PgClient
+  const store = yield* AttributionStore
+  const onboarding = yield* Onboarding
+  const log = (line: string) => Effect.sync(() => console.log(line))
+
+  yield* log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`)
+  const { response } = yield* onboarding.apply({
+    project_name: `Bench ${Date.now()}`, business_type: "bench", use_case: "attribution benchmark", agree_terms: true, integration_mode: "exchange_wallet"
+  }, {})
+  const merchantId = response.merchant_id
+
+  let started = Date.now()
+  yield* sql`
+    INSERT INTO wallets (id, merchant_id, kind, purpose, network, family, address, derivation_path, key_account, address_index, external_user_id)
+    SELECT 'wbench_' || g, ${merchantId}, 'receive', 'deposit', 'TRC20', 'TRON', 'Tbench' || lpad(g::text, 27, '0'),
+           'm/bench/' || g, 999999, g, 'user' || g
+    FROM generate_series(1, ${WATCHED}) g`
+  yield* sql`
+    INSERT INTO deposit_addresses (id, merchant_id, external_user_id, chain, currency, wallet_id, address)
+    SELECT 'dbench_' || g, ${merchantId}, 'user' || g, 'TRC20', 'USDT', 'wbench_' || g, 'Tbench' || lpad(g::text, 27, '0')
+    FROM generate_series(1, ${WATCHED}) g`
+  yield* log(`setup: ${WATCHED.toLocaleString()} deposit addresses written in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+
+  const watch = new WatchList("TRC20")
+  started = Date.now()
+  yield* watch.refresh
+  const heapMb = Math.round(process.memoryUsage().heapUsed / 2 ** 20)
+  yield* log(`watch list: ${watch.size.toLocaleString()} addresses loaded in ${((Date.now() - started) / 1000).toFixed(1)} s (heap ${heapMb} MiB)`)
+
+  const decimals = (currency: string) => (currency === "USDT" ? 6 : undefined)
+
+  // scanning alone: the in-memory lookup every transfer of every block goes through
+  const seed = { next: 42 }
+  const scanBlocks = Array.from({ length: 50 }, (_, i) => makeBlock(i + 1, 0.01, seed))
+  started = performance.now()
+  let scanned = 0
+  let found = 0
+  for (let i = 0; i < SCAN_BLOCKS; i++) {
+    const block = scanBlocks[i % scanBlocks.length] ?? []
+    found += attributeTransfers(block, watch, decimals).length
+    scanned += block.length
+  }
+  const scanSeconds = (performance.now() - started) / 1000
+  yield* log(`scan: ${scanned.toLocaleString()} transfers, ${found.toLocaleString()} hits in ${scanSeconds.toFixed(2)} s = ${Math.round(scanned / scanSeconds).toLocaleString()} transfers/s on one core`)
+
+  const holder = "bench"
+  yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${holder}, now() + interval '1 day')
+             ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+
+  let nextBlock = 1
+  const persist = (label: string, blocks: number, hitRatio: number) =>
+    Effect.gen(function*() {
+      const latencies: Array<number> = []
+      let deposits = 0
+      let transfers = 0
+      const begin = performance.now()
+      for (let b = 0; b < blocks; b++) {
+        const number = nextBlock++
+        const block = makeBlock(number, hitRatio, seed)
+        const t0 = performance.now()
+        const hits = attributeTransfers(block, watch, decimals)
+        // the whole real path: transactions, confirmation in the same block (ledger, balances, order/deposit events)
+        yield* store.writeBlock({ chain: "TRC20", number: BigInt(number), hash: `h${number}`, parentHash: `h${number - 1}`, timestamp: 0 }, hits, BigInt(number), holder)
+        latencies.push(performance.now() - t0)
+        deposits += hits.length
+        transfers += block.length
+      }
+      const seconds = (performance.now() - begin) / 1000
+      const rate = deposits / seconds
+      yield* log(`workload ${label}: ${blocks} blocks, ${transfers.toLocaleString()} transfers scanned (${Math.round(transfers / seconds).toLocaleString()}/s), ${deposits.toLocaleString()} deposits attributed and persisted in ${seconds.toFixed(2)} s = ${Math.round(rate).toLocaleString()} deposits/s; per-block commit p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`)
+      return { rate, deposits }
+    })
+
+  yield* persist("A (1% hits)", PERSIST_BLOCKS_A, 0.01)
+  const b = yield* persist("B (100% hits)", PERSIST_BLOCKS_B, 1)
+
+  // the physical limit: COPY of as many rows into a table shaped like transactions
+  const url = pgClient.config.url === undefined ? "" : Redacted.value(pgClient.config.url)
+  yield* sql`DROP TABLE IF EXISTS bench_copy`
+  yield* sql`CREATE TABLE bench_copy (LIKE transactions INCLUDING DEFAULTS INCLUDING INDEXES)`
+  const copySeconds = yield* Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    const lines = function*() {
+      for (let i = 0; i < b.deposits; i++) {
+        yield `copy_${i}\t${merchantId}\tdeposit\tconfirmed\tTRC20\tUSDT\t1.000001\tcopytx${i}\t0\tTBenchSender\t${addressOf(1 + (i % WATCHED))}\t${i}\th${i}\t19\twbench_${1 + (i % WATCHED)}\t\\N\tdbench_${1 + (i % WATCHED)}\t\\N\n`
+      }
+    }
+    const t0 = performance.now()
+    await pipeline(Readable.from(lines()), client.query(copyFrom(
+      "COPY bench_copy (id, merchant_id, type, status, chain, currency, amount, tx_hash, event_index, from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id, withdrawal_id) FROM STDIN"
+    )))
+    const seconds = (performance.now() - t0) / 1000
+    await client.end()
+    return seconds
+  })
+  const copyRate = b.deposits / copySeconds
+  yield* log(`COPY: ${b.deposits.toLocaleString()} rows into a transactions-shaped table in ${copySeconds.toFixed(2)} s = ${Math.round(copyRate).toLocaleString()} rows/s`)
+  yield* log(`workload B / COPY = ${(b.rate / copyRate).toFixed(3)} (target ≥ 0.333); scan target ≥ 1,000,000 transfers/s per core`)
+})
+
+NodeRuntime.runMain(program.pipe(Effect.provide(benchCore("none", noChains))))

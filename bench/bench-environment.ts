@@ -1,0 +1,33 @@
+import { Effect, Layer, Option, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { makeCoreLive } from "../src/app.js"
+import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
+import { AppConfig, appConfig } from "../src/config.js"
+
+/**
+ * What the benchmarks run on: the service's own layers over PostgreSQL (DATABASE_URL, or an embedded
+ * one in a throw-away directory), with the background workers' chains turned off.
+ */
+export const benchCore = (chains: "none" | ReadonlyArray<"BEP20">, endpoints: Layer.Layer<ChainEndpoints>) =>
+  makeCoreLive(endpoints).pipe(
+    Layer.provideMerge(Layer.effect(AppConfig, Effect.map(Effect.orDie(appConfig), (loaded) => ({
+      ...loaded,
+      dataDir: Option.isSome(loaded.databaseUrl) ? loaded.dataDir : fs.mkdtempSync(path.join(os.tmpdir(), "facet-bench-")),
+      masterSeed: Option.some(Redacted.make("test test test test test test test test test test test junk")),
+      masterSeedFile: Option.none(),
+      indexer: { ...loaded.indexer, chains: chains === "none" ? [] : chains }
+    }))))
+  )
+
+export const noChains = Layer.succeed(ChainEndpoints, {
+  bep20: { rpcUrl: "http://127.0.0.1:9", chainId: 31337, tokens: new Map(), confirmations: 1 },
+  tron: { url: "http://127.0.0.1:9", tokens: new Map(), confirmations: 1 },
+  solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
+})
+
+export const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+}

@@ -1,0 +1,28 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestDatabaseLive } from "../test/database.js"
+import { WatchList } from "./watch-list.js"
+
+describe("watch list", () => {
+  layer(TestDatabaseLive, { excludeTestServices: true })((it) => {
+    it.effect("pages through every wallet in sequence order (numerically: 9 before 10) and then follows new ones", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
+                   VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'checkout', '{}', 's')`
+        const insert = (from: number, to: number) => sql`
+          INSERT INTO wallets (id, merchant_id, kind, purpose, network, family, address, derivation_path, key_account, address_index)
+          SELECT 'w' || g, 'm1', 'receive', 'deposit', 'BEP20', 'EVM', '0xAbC' || lpad(g::text, 37, '0'), 'p', 9, g
+          FROM generate_series(${from}::int, ${to}::int) g`
+        yield* insert(1, 25)
+        const watch = new WatchList("BEP20", 4)
+        expect(yield* watch.refresh).toBe(25)
+        yield* insert(26, 31)
+        expect(yield* watch.refresh).toBe(31)
+        // EVM addresses match whatever their case
+        expect(watch.lookup(`0xabc${"31".padStart(37, "0")}`)?.walletId).toBe("w31")
+        expect(watch.lookup("0xnot-ours")).toBeUndefined()
+      }))
+  })
+})
