@@ -177,6 +177,12 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                  confirmations = ($1::bigint - block_number + 1)::int
           WHERE chain = $2 AND status = 'pending' AND block_number <= $3::bigint
           RETURNING ${TX_COLUMNS}`, [head.toString(), chain, finalized.toString()]).pipe(Effect.flatMap(decodeTxRows))
+        return yield* applyConfirmed(confirmed, now)
+      })
+
+    /** What confirmation means: the ledger credit, the order's paid total and status, the events. */
+    const applyConfirmed = (confirmed: ReadonlyArray<TxRow>, now: string) =>
+      Effect.gen(function*() {
         if (confirmed.length === 0) return 0
         yield* post(confirmed, "deposit", 1)
         const counted = confirmed.filter((t) => t.order_id !== null && t.counted && t.order_value !== null)
@@ -191,8 +197,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           const users = new Map((yield* sql<{ id: string; external_user_id: string }>`
             SELECT id, external_user_id FROM deposit_addresses WHERE ${sql.in("id", deposits.map((t) => t.deposit_address_id ?? ""))}`)
             .map((r) => [r.id, r.external_user_id]))
-          for (const t of deposits) {
-            yield* outbox.enqueue({
+          yield* outbox.enqueueMany(deposits.map((t) => ({
               merchantId: t.merchant_id,
               event: "wallet.deposit.confirmed",
               idempotencyKey: `wallet.deposit.confirmed:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}`,
@@ -214,8 +219,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 confirmed_at: t.confirmed_at === null ? now : DateTime.formatIso(DateTime.unsafeFromDate(t.confirmed_at)),
                 created_at: now
               }
-            })
-          }
+            })))
         }
         return confirmed.length
       })
@@ -271,11 +275,14 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           let detected: ReadonlyArray<TxRow> = []
           if (hits.length > 0) {
             const destinationOf = yield* destinations(block.chain, hits)
+            // a block that is already final (catching up) is written confirmed at once: one write per row
+            const final = block.number <= finalized
             const rows = hits.map((hit) => ({
               id: newId("txn"),
               merchant_id: hit.wallet.merchantId,
               type: "deposit",
-              status: "pending",
+              status: final ? "confirmed" : "pending",
+              confirmed_at: final ? new Date() : null,
               chain: block.chain,
               currency: hit.transfer.currency,
               amount: hit.amount,
@@ -285,7 +292,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
               to_address: hit.transfer.to,
               block_number: block.number.toString(),
               block_hash: block.hash,
-              confirmations: 0,
+              confirmations: final ? Number(finalized - block.number) + 1 : 0,
               wallet_id: hit.wallet.walletId,
               ...destinationOf(hit)
             }))
@@ -293,13 +300,15 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             detected = yield* sql`
               INSERT INTO transactions ${sql.insert(rows)}
               ON CONFLICT (chain, tx_hash, event_index, to_address) DO UPDATE SET
-                status = 'pending', block_number = excluded.block_number, block_hash = excluded.block_hash,
-                reversed_at = NULL, confirmed_at = NULL, detected_at = clock_timestamp(), updated_at = clock_timestamp()
+                status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
+                reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
+                detected_at = clock_timestamp(), updated_at = clock_timestamp()
               WHERE transactions.status = 'reversed'
               RETURNING ${sql.literal(TX_COLUMNS)}`.pipe(Effect.flatMap(decodeTxRows))
             yield* onDetected(detected, now)
           }
-          const confirmed = yield* confirmUpTo(block.chain, finalized, block.number, now)
+          const confirmed = (yield* applyConfirmed(detected.filter((t) => t.status === "confirmed"), now)) +
+            (yield* confirmUpTo(block.chain, finalized, block.number, now))
           yield* sql`
             INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${block.chain}, ${block.number.toString()}, ${block.hash})
             ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`

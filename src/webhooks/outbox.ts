@@ -21,14 +21,23 @@ export interface OutboxEvent {
 export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/WebhookOutbox", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const enqueue = Effect.fn("WebhookOutbox.enqueue")(function*(event: OutboxEvent) {
+    /** Many events in one statement (a block's deposits); each is still written once per key. */
+    const enqueueMany = Effect.fn("WebhookOutbox.enqueueMany")(function*(events: ReadonlyArray<OutboxEvent>) {
+      if (events.length === 0) return
       yield* sql`
-        INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, order_id, destination, body, status)
-        VALUES (${newId("evt")}, ${event.merchantId}, ${event.event}, ${event.idempotencyKey}, ${event.orderId ?? null},
-                ${event.destination}, ${JSON.stringify(event.body)},
-                ${event.destination === null ? "no_destination" : "pending"})
+        INSERT INTO webhook_events ${sql.insert(events.map((event) => ({
+          id: newId("evt"),
+          merchant_id: event.merchantId,
+          event: event.event,
+          idempotency_key: event.idempotencyKey,
+          order_id: event.orderId ?? null,
+          destination: event.destination,
+          body: JSON.stringify(event.body),
+          status: event.destination === null ? "no_destination" : "pending"
+        })))}
         ON CONFLICT (merchant_id, idempotency_key) DO NOTHING`
     })
-    return { enqueue } as const
+    const enqueue = (event: OutboxEvent) => enqueueMany([event])
+    return { enqueue, enqueueMany } as const
   })
 }) {}
