@@ -41,6 +41,14 @@ type TxRow = typeof TxRow.Type
 const decodeTxRows = Schema.decodeUnknown(Schema.Array(TxRow))
 const TX_COLUMNS = "id, merchant_id, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, status, confirmations, wallet_id, order_id, deposit_address_id, counted, order_value::text AS order_value, confirmed_at"
 
+// PostgreSQL takes at most 65535 parameters per statement: wide inserts go in chunks
+const INSERT_CHUNK = 2_000
+const chunksOf = <A>(rows: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size))
+  return out
+}
+
 const depositKey = (t: TxRow, bodyEvent: string) =>
   `deposit:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}:${bodyEvent}`
 
@@ -141,9 +149,12 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const post = (rows: ReadonlyArray<TxRow>, kind: string, sign: 1 | -1) =>
       Effect.gen(function*() {
         if (rows.length === 0) return
-        const entries = yield* sql<{ id: string; reference: string }>`
-          INSERT INTO ledger_entries ${sql.insert(rows.map((t) => ({ kind, reference: t.id })))} RETURNING id::text AS id, reference`
-        const entryOf = new Map(entries.map((e) => [e.reference, e.id]))
+        const entryOf = new Map<string, string>()
+        for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
+          const entries = yield* sql<{ id: string; reference: string }>`
+            INSERT INTO ledger_entries ${sql.insert(chunk.map((t) => ({ kind, reference: t.id })))} RETURNING id::text AS id, reference`
+          for (const e of entries) entryOf.set(e.reference, e.id)
+        }
         const postings = rows.flatMap((t) => {
           const amount = sign === 1 ? t.amount : new MoneyDecimal(t.amount).neg().toFixed()
           const negated = sign === 1 ? new MoneyDecimal(t.amount).neg().toFixed() : t.amount
@@ -153,7 +164,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             { entry_id, account: "uncollected", merchant_id: t.merchant_id, wallet_id: t.wallet_id, chain: t.chain, currency: t.currency, amount }
           ]
         })
-        yield* sql`INSERT INTO ledger_postings ${sql.insert(postings)}`
+        for (const chunk of chunksOf(postings, INSERT_CHUNK)) yield* sql`INSERT INTO ledger_postings ${sql.insert(chunk)}`
         const totals = new Map<string, { merchant_id: string; chain: string; currency: string; uncollected: string }>()
         for (const t of rows) {
           const key = `${t.merchant_id}|${t.chain}|${t.currency}`
@@ -197,7 +208,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           const users = new Map((yield* sql<{ id: string; external_user_id: string }>`
             SELECT id, external_user_id FROM deposit_addresses WHERE ${sql.in("id", deposits.map((t) => t.deposit_address_id ?? ""))}`)
             .map((r) => [r.id, r.external_user_id]))
-          yield* outbox.enqueueMany(deposits.map((t) => ({
+          yield* Effect.forEach(chunksOf(deposits, INSERT_CHUNK), (chunk) => outbox.enqueueMany(chunk.map((t) => ({
               merchantId: t.merchant_id,
               event: "wallet.deposit.confirmed",
               idempotencyKey: `wallet.deposit.confirmed:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}`,
@@ -219,7 +230,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 confirmed_at: t.confirmed_at === null ? now : DateTime.formatIso(DateTime.unsafeFromDate(t.confirmed_at)),
                 created_at: now
               }
-            })))
+            }))), { discard: true })
         }
         return confirmed.length
       })
@@ -254,69 +265,84 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         }
       })
 
-    /** One block: its hits, confirmations up to `finalized`, the cursor; all or nothing. */
-    const writeBlock = Effect.fn("AttributionStore.writeBlock")(function*(
-      block: BlockRecord,
-      hits: ReadonlyArray<Attributed>,
+    /**
+     * Consecutive blocks with their hits, confirmations up to `finalized` and the cursor at the last of
+     * them, all in one transaction: a block is never half-written, and catching up many blocks costs one
+     * commit instead of one per block. Following the head, it is called with one block.
+     */
+    const writeBlocks = Effect.fn("AttributionStore.writeBlocks")(function*(
+      blocks: ReadonlyArray<{ readonly block: BlockRecord; readonly hits: ReadonlyArray<Attributed> }>,
       finalized: bigint,
       holder: string
     ) {
+      const last = blocks[blocks.length - 1]
+      if (last === undefined) return { detected: 0, confirmed: 0 }
+      const chain = last.block.chain
       return yield* sql.withTransaction(
         Effect.gen(function*() {
-          yield* assertLease(block.chain, holder)
+          yield* assertLease(chain, holder)
           const now = DateTime.formatIso(yield* DateTime.now)
-          yield* sql`INSERT INTO indexed_blocks ${sql.insert({
+          yield* sql`INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => ({
             chain: block.chain,
             number: block.number.toString(),
             hash: block.hash,
             parent_hash: block.parentHash,
             block_time: block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null
-          })} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
-          let detected: ReadonlyArray<TxRow> = []
+          })))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
+          const hits = blocks.flatMap(({ block, hits }) => hits.map((hit) => ({ block, hit })))
+          let detected: Array<TxRow> = []
           if (hits.length > 0) {
-            const destinationOf = yield* destinations(block.chain, hits)
-            // a block that is already final (catching up) is written confirmed at once: one write per row
-            const final = block.number <= finalized
-            const rows = hits.map((hit) => ({
-              id: newId("txn"),
-              merchant_id: hit.wallet.merchantId,
-              type: "deposit",
-              status: final ? "confirmed" : "pending",
-              confirmed_at: final ? new Date() : null,
-              chain: block.chain,
-              currency: hit.transfer.currency,
-              amount: hit.amount,
-              tx_hash: hit.transfer.txHash,
-              event_index: hit.transfer.eventIndex,
-              from_address: hit.transfer.from,
-              to_address: hit.transfer.to,
-              block_number: block.number.toString(),
-              block_hash: block.hash,
-              confirmations: final ? Number(finalized - block.number) + 1 : 0,
-              wallet_id: hit.wallet.walletId,
-              ...destinationOf(hit)
-            }))
-            // a transfer seen before is not written again; one reversed by a reorg comes back to life
-            detected = yield* sql`
-              INSERT INTO transactions ${sql.insert(rows)}
-              ON CONFLICT (chain, tx_hash, event_index, to_address) DO UPDATE SET
-                status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
-                reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
-                detected_at = clock_timestamp(), updated_at = clock_timestamp()
-              WHERE transactions.status = 'reversed'
-              RETURNING ${sql.literal(TX_COLUMNS)}`.pipe(Effect.flatMap(decodeTxRows))
+            const destinationOf = yield* destinations(chain, hits.map((h) => h.hit))
+            const confirmedAt = new Date()
+            const rows = hits.map(({ block, hit }) => {
+              // a block that is already final (catching up) is written confirmed at once: one write per row
+              const final = block.number <= finalized
+              return {
+                id: newId("txn"),
+                merchant_id: hit.wallet.merchantId,
+                type: "deposit",
+                status: final ? "confirmed" : "pending",
+                confirmed_at: final ? confirmedAt : null,
+                chain: block.chain,
+                currency: hit.transfer.currency,
+                amount: hit.amount,
+                tx_hash: hit.transfer.txHash,
+                event_index: hit.transfer.eventIndex,
+                from_address: hit.transfer.from,
+                to_address: hit.transfer.to,
+                block_number: block.number.toString(),
+                block_hash: block.hash,
+                confirmations: final ? Number(finalized - block.number) + 1 : 0,
+                wallet_id: hit.wallet.walletId,
+                ...destinationOf(hit)
+              }
+            })
+            for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
+              // a transfer seen before is not written again; one reversed by a reorg comes back to life
+              detected = detected.concat(yield* sql`
+                INSERT INTO transactions ${sql.insert(chunk)}
+                ON CONFLICT (chain, tx_hash, event_index, to_address) DO UPDATE SET
+                  status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
+                  reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
+                  detected_at = clock_timestamp(), updated_at = clock_timestamp()
+                WHERE transactions.status = 'reversed'
+                RETURNING ${sql.literal(TX_COLUMNS)}`.pipe(Effect.flatMap(decodeTxRows)))
+            }
             yield* onDetected(detected, now)
           }
           const confirmed = (yield* applyConfirmed(detected.filter((t) => t.status === "confirmed"), now)) +
-            (yield* confirmUpTo(block.chain, finalized, block.number, now))
+            (yield* confirmUpTo(chain, finalized, last.block.number, now))
           yield* sql`
-            INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${block.chain}, ${block.number.toString()}, ${block.hash})
+            INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash})
             ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
-          yield* sql`DELETE FROM indexed_blocks WHERE chain = ${block.chain} AND number < ${(block.number - 512n).toString()}`
+          yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number < ${(last.block.number - 512n).toString()}`
           return { detected: detected.length, confirmed }
         })
       )
     })
+
+    const writeBlock = (block: BlockRecord, hits: ReadonlyArray<Attributed>, finalized: bigint, holder: string) =>
+      writeBlocks([{ block, hits }], finalized, holder)
 
     /** Confirmations with no new block (a chain whose finality moved on while the head did not). */
     const confirm = Effect.fn("AttributionStore.confirm")(function*(chain: Chain, finalized: bigint, head: bigint, holder: string) {
@@ -361,6 +387,6 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       }))
     })
 
-    return { writeBlock, confirm, rollbackTo } as const
+    return { writeBlock, writeBlocks, confirm, rollbackTo } as const
   })
 }) {}

@@ -127,20 +127,29 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           const nextTo = nextFrom + BigInt(options.batchSize) - 1n < head ? nextFrom + BigInt(options.batchSize) - 1n : head
           prefetch = Option.some({ from: nextFrom, fiber: yield* Effect.fork(client.blocks(nextFrom, nextTo)) })
         }
-        let reorged = false
+        // the batch must extend what we wrote, block by block; the first that does not starts a reorg
+        let valid = 0
+        let tip = cursor
         for (const block of current) {
-          if (block.parentHash !== cursor.hash && cursor.hash !== "") {
-            const ancestor = yield* findAncestor(cursor, head, finalized)
-            const reversed = yield* store.rollbackTo(chain, ancestor, holder)
-            yield* Effect.logWarning(`${chain} reorg: block ${block.number} does not extend ${cursor.hash}; rolled back to ${ancestor.number}, ${reversed} transfers reversed`)
-            cursor = ancestor
-            reorged = true
-            break
-          }
-          const hits = attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
-          yield* store.writeBlock({ chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }, hits, finalized, holder)
-          cursor = { number: block.number, hash: block.hash }
-          windowBlocks += 1
+          if (tip.hash !== "" && block.parentHash !== tip.hash) break
+          tip = { number: block.number, hash: block.hash }
+          valid += 1
+        }
+        if (valid > 0) {
+          const writes = current.slice(0, valid).map((block) => ({
+            block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
+            hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
+          }))
+          yield* store.writeBlocks(writes, finalized, holder)
+          cursor = tip
+          windowBlocks += valid
+        }
+        const reorged = valid < current.length
+        if (reorged) {
+          const ancestor = yield* findAncestor(cursor, head, finalized)
+          const reversed = yield* store.rollbackTo(chain, ancestor, holder)
+          yield* Effect.logWarning(`${chain} reorg: block ${cursor.number + 1n} does not extend ${cursor.hash}; rolled back to ${ancestor.number}, ${reversed} transfers reversed`)
+          cursor = ancestor
         }
         if (reorged && Option.isSome(prefetch)) {
           yield* Fiber.interrupt(prefetch.value.fiber)
