@@ -71,3 +71,7 @@ CREATE TABLE merchant_balances (
   locked      numeric NOT NULL DEFAULT 0,
   PRIMARY KEY (merchant_id, chain, currency)
 );
+
+-- Attribution looks up what a receive wallet is for, block after block.
+CREATE INDEX deposit_addresses_wallet_idx ON deposit_addresses (wallet_id);
+CREATE INDEX order_assets_wallet_idx ON order_assets (wallet_id);

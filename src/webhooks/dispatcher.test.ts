@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Exit, Layer, Option, type Redacted, Scope } from "effect"
+import * as http from "node:http"
 import { freePort } from "../database/embedded-postgres.js"
 import { createTestDatabase } from "../../test/database.js"
 import { TestAppLive, TestClient } from "../../test/http-harness.js"
@@ -153,6 +154,38 @@ describe("webhook delivery", () => {
       expect(new Set(pairs).size).toBe(60)
       yield* Scope.close(one.scope, Exit.void)
       yield* Scope.close(two.scope, Exit.void)
+    }).pipe(Effect.scoped))
+
+  it.live("a merchant whose endpoint hangs does not delay another merchant's deliveries", () =>
+    Effect.gen(function*() {
+      // the hanging receiver never answers within the 2 s test timeout
+      const slow = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const server = http.createServer(() => undefined)
+          server.listen(0, "127.0.0.1")
+          return server
+        }),
+        (server) => Effect.sync(() => {
+          server.closeAllConnections()
+          server.close()
+        })
+      )
+      yield* Effect.sleep("50 millis")
+      const address = slow.address()
+      const slowUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/hook`
+      const fast = yield* startReceiver()
+      const app = yield* startApp(yield* createTestDatabase)
+      const stuck = yield* app.run(onboard(slowUrl))
+      const healthy = yield* app.run(onboard(fast.url))
+      yield* app.run(Effect.flatMap(WebhookOutbox, (o) =>
+        Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) => o.enqueue(depositEvent(stuck.merchantId, slowUrl, i)))))
+      yield* Effect.sleep("200 millis")
+      const started = Date.now()
+      yield* app.run(Effect.flatMap(WebhookOutbox, (o) => o.enqueue(depositEvent(healthy.merchantId, fast.url, 99))))
+      yield* eventually(Effect.sync(() => fast.received.length), (n) => n >= 1, 5_000)
+      expect(fast.received).toHaveLength(1)
+      expect(Date.now() - started).toBeLessThan(1_500)
+      yield* Scope.close(app.scope, Exit.void)
     }).pipe(Effect.scoped))
 
   it.live("in mainnet mode a private or loopback destination is refused and never contacted", () =>
