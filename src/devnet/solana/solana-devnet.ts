@@ -14,8 +14,8 @@ import { Effect, Either, Schedule, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as http from "node:http"
 import { LiteSVM } from "litesvm"
-import { freePort } from "../../database/embedded-postgres.js"
 import { DevnetError } from "../evm/anvil-devnet.js"
+import { serveOnLoopback } from "../loopback-server.js"
 
 /**
  * A Solana JSON-RPC server of our own over litesvm (a real Solana runtime with the System, SPL Token and
@@ -510,19 +510,8 @@ export const startSolanaDevnet = (options: { readonly slotMs?: number; readonly 
         reply(Array.isArray(parsed) ? parsed.map(one) : one(parsed))
       })
     })
-    const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePort
-    yield* Effect.acquireRelease(
-      Effect.async<void, DevnetError>((resume) => {
-        server.once("error", (cause) => resume(Effect.fail(new DevnetError({ message: "cannot start the Solana devnet", cause }))))
-        server.listen(port, "127.0.0.1", () => resume(Effect.void))
-      }),
-      () => Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-    )
+    const url = yield* serveOnLoopback(server, "Solana devnet", options.port)
     yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => chain.advance(Date.now())), Schedule.spaced(options.slotMs ?? 400)))
-    const url = `http://127.0.0.1:${port}`
     yield* Effect.logInfo(`Solana devnet (litesvm) on ${url}: USDT mint ${chain.usdtMint}`)
     return { url, usdtMint: chain.usdtMint, chain } satisfies SolanaDevnet
   })

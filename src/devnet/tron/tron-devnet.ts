@@ -3,8 +3,7 @@ import { createHash } from "node:crypto"
 import * as http from "node:http"
 import { TronTransaction } from "../../chains/tron/tron-decoding.js"
 import { tronAccountId, tronAddress } from "../../keys/address-encoding.js"
-import { freePort } from "../../database/embedded-postgres.js"
-import { DevnetError } from "../evm/anvil-devnet.js"
+import { serveOnLoopback } from "../loopback-server.js"
 import { type LedgerBlock, Rejection, TronLedger, type TxOutcome } from "./tron-ledger.js"
 
 export interface TronDevnet {
@@ -169,19 +168,8 @@ export const startTronDevnet = (options: { readonly blockTimeMs?: number; readon
         }
       })
     })
-    const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePort
-    yield* Effect.acquireRelease(
-      Effect.async<void, DevnetError>((resume) => {
-        server.once("error", (cause) => resume(Effect.fail(new DevnetError({ message: "cannot start the TRON devnet", cause }))))
-        server.listen(port, "127.0.0.1", () => resume(Effect.void))
-      }),
-      () => Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-    )
+    const url = yield* serveOnLoopback(server, "TRON devnet", options.port)
     yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => ledger.produce(Date.now())), Schedule.spaced(options.blockTimeMs ?? 1000)))
-    const url = `http://127.0.0.1:${port}`
     yield* Effect.logInfo(`TRON devnet on ${url}: USDT ${toBase58(usdt)}`)
     return { url, tokens: { USDT: toBase58(usdt) }, ledger } satisfies TronDevnet
   })
