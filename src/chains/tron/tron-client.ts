@@ -123,6 +123,7 @@ export const makeTronClient = (settings: TronSettings) =>
         const blockHeader = yield* referenceBlock
         let unsigned: TronTransaction
         if (request.currency === NATIVE) {
+          // tronweb's sendTrx takes sun as a JS number: refuse what a number cannot hold exactly
           if (request.amount > BigInt(Number.MAX_SAFE_INTEGER)) return yield* new TransferRejected({ chain: "TRC20", message: "amount too large" })
           const built = yield* Effect.tryPromise({
             try: () => tronWeb.transactionBuilder.sendTrx(to, Number(request.amount), from, { blockHeader }),

@@ -184,6 +184,7 @@ export class SolanaDevnetChain {
         const holding = this.tokenHolding(key)
         return holding === undefined ? [] : [{ accountIndex, ...holding }]
       })
+    // lamports are JSON numbers on Solana's wire (as on a real node); devnet balances stay far below 2^53
     const preBalances = keys.map((k) => Number(this.balance(k)))
     const preTokenBalances = holdings()
     if (!skipPreflight) {
@@ -333,6 +334,7 @@ const renderTokenBalance = (b: { accountIndex: number } & TokenHolding) => ({
   uiTokenAmount: {
     amount: b.amount.toString(),
     decimals: b.decimals,
+    // uiAmount is the protocol's float display field; the exact value is `amount`
     uiAmount: Number(b.amount) / 10 ** b.decimals,
     uiAmountString: (Number(b.amount) / 10 ** b.decimals).toString()
   }
