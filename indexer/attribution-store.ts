@@ -317,16 +317,43 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 ...destinationOf(hit)
               }
             })
+            const key = (r: { tx_hash: string; event_index: number; to_address: string }) => `${r.tx_hash}|${r.event_index}|${r.to_address}`
+            const byKey = new Map(rows.map((r) => [key(r), r]))
             for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
-              // a transfer seen before is not written again; one reversed by a reorg comes back to life
-              detected = detected.concat(yield* sql`
+              // a transfer seen before is not written again; one reversed by a reorg comes back to life.
+              // Only the keys come back: the rows themselves are ours already.
+              const written = yield* sql<{ id: string; tx_hash: string; event_index: number; to_address: string }>`
                 INSERT INTO transactions ${sql.insert(chunk)}
-                ON CONFLICT (chain, tx_hash, event_index, to_address) DO UPDATE SET
+                ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
                   status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
                   reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
                   detected_at = clock_timestamp(), updated_at = clock_timestamp()
                 WHERE transactions.status = 'reversed'
-                RETURNING ${sql.literal(TX_COLUMNS)}`.pipe(Effect.flatMap(decodeTxRows)))
+                RETURNING id, tx_hash, event_index, to_address`
+              for (const w of written) {
+                const row = byKey.get(key(w))
+                if (row === undefined) continue
+                detected.push({
+                  id: w.id,
+                  merchant_id: row.merchant_id,
+                  chain: row.chain,
+                  currency: row.currency,
+                  amount: row.amount,
+                  tx_hash: row.tx_hash,
+                  event_index: row.event_index,
+                  from_address: row.from_address,
+                  to_address: row.to_address,
+                  block_number: row.block_number,
+                  status: row.status,
+                  confirmations: row.confirmations,
+                  wallet_id: row.wallet_id,
+                  order_id: row.order_id,
+                  deposit_address_id: row.deposit_address_id,
+                  counted: row.counted,
+                  order_value: row.order_value,
+                  confirmed_at: row.confirmed_at
+                })
+              }
             }
             yield* onDetected(detected, now)
           }

@@ -150,7 +150,8 @@ CREATE TABLE transactions (
   withdrawal_id      text,
   created_at         timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at         timestamptz NOT NULL DEFAULT clock_timestamp(),
-  UNIQUE (chain, tx_hash, event_index, to_address)
+  -- tx_hash first: the same index serves lookups by hash
+  UNIQUE (tx_hash, event_index, to_address, chain)
 );
 CREATE INDEX transactions_merchant_idx ON transactions (merchant_id, created_at DESC, id DESC);
 CREATE INDEX transactions_deposit_address_idx ON transactions (deposit_address_id, created_at DESC);

@@ -38,7 +38,6 @@ ALTER TABLE transactions
   -- the payment's value in the order's currency, when it counts
   ADD COLUMN order_value  numeric;
 CREATE INDEX transactions_pending_idx ON transactions (chain, block_number) WHERE status = 'pending';
-CREATE INDEX transactions_hash_idx ON transactions (tx_hash);
 CREATE INDEX transactions_to_idx ON transactions (to_address);
 
 -- Double-entry ledger: every movement is one entry whose postings sum to zero per asset; never updated
