@@ -322,8 +322,20 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
               // a transfer seen before is not written again; one reversed by a reorg comes back to life.
               // Only the keys come back: the rows themselves are ours already.
+              // one array per column: a handful of parameters however many rows (cheaper to send and plan)
+              const column = <K extends keyof (typeof chunk)[number]>(k: K) => chunk.map((r) => r[k])
               const written = yield* sql<{ id: string; tx_hash: string; event_index: number; to_address: string }>`
-                INSERT INTO transactions ${sql.insert(chunk)}
+                INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
+                  from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id,
+                  counted, order_value)
+                SELECT * FROM unnest(
+                  ${column("id")}::text[], ${column("merchant_id")}::text[], ${column("type")}::text[], ${column("status")}::text[],
+                  ${column("confirmed_at")}::timestamptz[], ${column("chain")}::text[], ${column("currency")}::text[],
+                  ${column("amount")}::numeric[], ${column("tx_hash")}::text[], ${column("event_index")}::int[],
+                  ${column("from_address")}::text[], ${column("to_address")}::text[], ${column("block_number")}::bigint[],
+                  ${column("block_hash")}::text[], ${column("confirmations")}::int[], ${column("wallet_id")}::text[],
+                  ${column("order_id")}::text[], ${column("deposit_address_id")}::text[], ${column("counted")}::boolean[],
+                  ${column("order_value")}::numeric[])
                 ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
                   status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
                   reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
