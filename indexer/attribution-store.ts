@@ -149,12 +149,10 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const post = (rows: ReadonlyArray<TxRow>, kind: string, sign: 1 | -1) =>
       Effect.gen(function*() {
         if (rows.length === 0) return
-        const entryOf = new Map<string, string>()
-        for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
-          const entries = yield* sql<{ id: string; reference: string }>`
-            INSERT INTO ledger_entries ${sql.insert(chunk.map((t) => ({ kind, reference: t.id })))} RETURNING id::text AS id, reference`
-          for (const e of entries) entryOf.set(e.reference, e.id)
-        }
+        const entries = yield* sql<{ id: string; reference: string }>`
+          INSERT INTO ledger_entries (kind, reference) SELECT ${kind}, unnest(${rows.map((t) => t.id)}::text[])
+          RETURNING id::text AS id, reference`
+        const entryOf = new Map(entries.map((e) => [e.reference, e.id]))
         const postings = rows.flatMap((t) => {
           const amount = sign === 1 ? t.amount : new MoneyDecimal(t.amount).neg().toFixed()
           const negated = sign === 1 ? new MoneyDecimal(t.amount).neg().toFixed() : t.amount
@@ -164,7 +162,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             { entry_id, account: "uncollected", merchant_id: t.merchant_id, wallet_id: t.wallet_id, chain: t.chain, currency: t.currency, amount }
           ]
         })
-        for (const chunk of chunksOf(postings, INSERT_CHUNK)) yield* sql`INSERT INTO ledger_postings ${sql.insert(chunk)}`
+        yield* sql`
+          INSERT INTO ledger_postings (entry_id, account, merchant_id, wallet_id, chain, currency, amount)
+          SELECT * FROM unnest(${postings.map((p) => p.entry_id)}::bigint[], ${postings.map((p) => p.account)}::text[],
+            ${postings.map((p) => p.merchant_id)}::text[], ${postings.map((p) => p.wallet_id)}::text[],
+            ${postings.map((p) => p.chain)}::text[], ${postings.map((p) => p.currency)}::text[], ${postings.map((p) => p.amount)}::numeric[])`
         const totals = new Map<string, { merchant_id: string; chain: string; currency: string; uncollected: string }>()
         for (const t of rows) {
           const key = `${t.merchant_id}|${t.chain}|${t.currency}`

@@ -24,17 +24,14 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/Webhoo
     /** Many events in one statement (a block's deposits); each is still written once per key. */
     const enqueueMany = Effect.fn("WebhookOutbox.enqueueMany")(function*(events: ReadonlyArray<OutboxEvent>) {
       if (events.length === 0) return
+      // one array per column: a handful of parameters however many events
       yield* sql`
-        INSERT INTO webhook_events ${sql.insert(events.map((event) => ({
-          id: newId("evt"),
-          merchant_id: event.merchantId,
-          event: event.event,
-          idempotency_key: event.idempotencyKey,
-          order_id: event.orderId ?? null,
-          destination: event.destination,
-          body: JSON.stringify(event.body),
-          status: event.destination === null ? "no_destination" : "pending"
-        })))}
+        INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, order_id, destination, body, status)
+        SELECT * FROM unnest(
+          ${events.map(() => newId("evt"))}::text[], ${events.map((e) => e.merchantId)}::text[], ${events.map((e) => e.event)}::text[],
+          ${events.map((e) => e.idempotencyKey)}::text[], ${events.map((e) => e.orderId ?? null)}::text[],
+          ${events.map((e) => e.destination)}::text[], ${events.map((e) => JSON.stringify(e.body))}::text[],
+          ${events.map((e) => (e.destination === null ? "no_destination" : "pending"))}::text[])
         ON CONFLICT (merchant_id, idempotency_key) DO NOTHING`
     })
     const enqueue = (event: OutboxEvent) => enqueueMany([event])
