@@ -9,6 +9,7 @@ import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { DepositAddresses } from "../src/deposits/deposit-addresses.js"
 import { bep20Customer } from "../src/devnet/devnet-customers.js"
 import { startAnvilDevnet, tokenAbi } from "../src/devnet/evm/anvil-devnet.js"
+import { isHexAddress } from "../src/keys/address-encoding.js"
 import { Onboarding } from "../src/merchants/onboarding.js"
 import { benchCore } from "./bench-environment.js"
 
@@ -43,7 +44,7 @@ const main = Effect.gen(function*() {
       })
       for (const item of batch.items) {
         const address = item.deposit_address?.address ?? ""
-        if (/^0x[0-9a-fA-F]{40}$/.test(address)) addresses.push(`0x${address.slice(2)}`)
+        if (isHexAddress(address)) addresses.push(address)
       }
     }
     const publicClient = createPublicClient({ transport: http(anvil.rpcUrl), cacheTime: 0 })

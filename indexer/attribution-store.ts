@@ -41,14 +41,6 @@ type TxRow = typeof TxRow.Type
 const decodeTxRows = Schema.decodeUnknown(Schema.Array(TxRow))
 const TX_COLUMNS = "id, merchant_id, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, status, confirmations, wallet_id, order_id, deposit_address_id, counted, order_value::text AS order_value, confirmed_at"
 
-// PostgreSQL takes at most 65535 parameters per statement: wide inserts go in chunks
-const INSERT_CHUNK = 2_000
-const chunksOf = <A>(rows: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size))
-  return out
-}
-
 const depositKey = (t: TxRow, bodyEvent: string) =>
   `deposit:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}:${bodyEvent}`
 
@@ -210,7 +202,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           const users = new Map((yield* sql<{ id: string; external_user_id: string }>`
             SELECT id, external_user_id FROM deposit_addresses WHERE ${sql.in("id", deposits.map((t) => t.deposit_address_id ?? ""))}`)
             .map((r) => [r.id, r.external_user_id]))
-          yield* Effect.forEach(chunksOf(deposits, INSERT_CHUNK), (chunk) => outbox.enqueueMany(chunk.map((t) => ({
+          yield* outbox.enqueueMany(deposits.map((t) => ({
               merchantId: t.merchant_id,
               event: "wallet.deposit.confirmed",
               idempotencyKey: `wallet.deposit.confirmed:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}`,
@@ -232,7 +224,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 confirmed_at: t.confirmed_at === null ? now : DateTime.formatIso(DateTime.unsafeFromDate(t.confirmed_at)),
                 created_at: now
               }
-            }))), { discard: true })
+            })))
         }
         return confirmed.length
       })
@@ -321,53 +313,30 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             })
             const key = (r: { tx_hash: string; event_index: number; to_address: string }) => `${r.tx_hash}|${r.event_index}|${r.to_address}`
             const byKey = new Map(rows.map((r) => [key(r), r]))
-            for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
-              // a transfer seen before is not written again; one reversed by a reorg comes back to life.
-              // Only the keys come back: the rows themselves are ours already.
-              // one array per column: a handful of parameters however many rows (cheaper to send and plan)
-              const column = <K extends keyof (typeof chunk)[number]>(k: K) => chunk.map((r) => r[k])
-              const written = yield* sql<{ id: string; tx_hash: string; event_index: number; to_address: string }>`
-                INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
-                  from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id,
-                  counted, order_value)
-                SELECT * FROM unnest(
-                  ${column("id")}::text[], ${column("merchant_id")}::text[], ${column("type")}::text[], ${column("status")}::text[],
-                  ${column("confirmed_at")}::timestamptz[], ${column("chain")}::text[], ${column("currency")}::text[],
-                  ${column("amount")}::numeric[], ${column("tx_hash")}::text[], ${column("event_index")}::int[],
-                  ${column("from_address")}::text[], ${column("to_address")}::text[], ${column("block_number")}::bigint[],
-                  ${column("block_hash")}::text[], ${column("confirmations")}::int[], ${column("wallet_id")}::text[],
-                  ${column("order_id")}::text[], ${column("deposit_address_id")}::text[], ${column("counted")}::boolean[],
-                  ${column("order_value")}::numeric[])
-                ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
-                  status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
-                  reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
-                  detected_at = clock_timestamp(), updated_at = clock_timestamp()
-                WHERE transactions.status = 'reversed'
-                RETURNING id, tx_hash, event_index, to_address`
-              for (const w of written) {
-                const row = byKey.get(key(w))
-                if (row === undefined) continue
-                detected.push({
-                  id: w.id,
-                  merchant_id: row.merchant_id,
-                  chain: row.chain,
-                  currency: row.currency,
-                  amount: row.amount,
-                  tx_hash: row.tx_hash,
-                  event_index: row.event_index,
-                  from_address: row.from_address,
-                  to_address: row.to_address,
-                  block_number: row.block_number,
-                  status: row.status,
-                  confirmations: row.confirmations,
-                  wallet_id: row.wallet_id,
-                  order_id: row.order_id,
-                  deposit_address_id: row.deposit_address_id,
-                  counted: row.counted,
-                  order_value: row.order_value,
-                  confirmed_at: row.confirmed_at
-                })
-              }
+            // a transfer seen before is not written again; one reversed by a reorg comes back to life.
+            // One array per column (a handful of parameters however many rows); only the keys come back.
+            const column = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k])
+            const written = yield* sql<{ id: string; tx_hash: string; event_index: number; to_address: string }>`
+              INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
+                from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id,
+                counted, order_value)
+              SELECT * FROM unnest(
+                ${column("id")}::text[], ${column("merchant_id")}::text[], ${column("type")}::text[], ${column("status")}::text[],
+                ${column("confirmed_at")}::timestamptz[], ${column("chain")}::text[], ${column("currency")}::text[],
+                ${column("amount")}::numeric[], ${column("tx_hash")}::text[], ${column("event_index")}::int[],
+                ${column("from_address")}::text[], ${column("to_address")}::text[], ${column("block_number")}::bigint[],
+                ${column("block_hash")}::text[], ${column("confirmations")}::int[], ${column("wallet_id")}::text[],
+                ${column("order_id")}::text[], ${column("deposit_address_id")}::text[], ${column("counted")}::boolean[],
+                ${column("order_value")}::numeric[])
+              ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
+                status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
+                reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
+                detected_at = clock_timestamp(), updated_at = clock_timestamp()
+              WHERE transactions.status = 'reversed'
+              RETURNING id, tx_hash, event_index, to_address`
+            for (const w of written) {
+              const row = byKey.get(key(w))
+              if (row !== undefined) detected.push({ ...row, id: w.id })
             }
             yield* onDetected(detected, now)
           }

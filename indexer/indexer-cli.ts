@@ -1,7 +1,7 @@
+import { isHexAddress } from "../src/keys/address-encoding.js"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Either, Layer, Option, Schema } from "effect"
 import * as fs from "node:fs"
-import type { Address } from "viem"
 import { ChainClientsLive } from "../src/chains/chain-clients.js"
 import { ChainEndpoints, MainnetEndpointsLive } from "../src/chains/chain-endpoints.js"
 import { AppConfig, type AppConfigShape, loadAppConfig } from "../src/config.js"
@@ -21,7 +21,6 @@ import { IndexersLive } from "./indexers.js"
 
 const USAGE = "usage: npm run indexer -- --chain TRC20|BEP20|SOLANA"
 
-const isAddress = (value: string): value is Address => /^0x[0-9a-fA-F]{40}$/.test(value)
 
 /** On devnet: the endpoints the running service wrote; on mainnet: the configuration. */
 const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Layer<ChainEndpoints, unknown, AppConfig> =>
@@ -38,7 +37,7 @@ const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Lay
           bep20: {
             rpcUrl: file.bep20.rpcUrl,
             chainId: file.bep20.chainId,
-            tokens: new Map(Object.entries(file.bep20.tokens).flatMap(([c, a]) => (isAddress(a) ? [[c, a] as const] : []))),
+            tokens: new Map(Object.entries(file.bep20.tokens).flatMap(([c, a]) => (isHexAddress(a) ? [[c, a] as const] : []))),
             confirmations: 3
           },
           tron: { url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: 3 },

@@ -1,3 +1,4 @@
+import { isHexAddress } from "../keys/address-encoding.js"
 import { Config, Context, Effect, Layer, Option } from "effect"
 import type { Address } from "viem"
 import { AppConfig } from "../config.js"
@@ -23,13 +24,12 @@ export interface ChainEndpointsShape {
 
 export class ChainEndpoints extends Context.Tag("facet/ChainEndpoints")<ChainEndpoints, ChainEndpointsShape>() {}
 
-const isAddress = (value: string): value is Address => /^0x[0-9a-fA-F]{40}$/.test(value)
 
 const evmToken = (name: string, fallback: string | undefined) =>
   Config.option(Config.string(name)).pipe(
     Config.map((value) => Option.orElse(value, () => Option.fromNullable(fallback))),
-    Config.validate({ message: `${name} must be a 0x-prefixed 20-byte contract address`, validation: (value) => Option.match(value, { onNone: () => true, onSome: isAddress }) }),
-    Config.map(Option.filter(isAddress))
+    Config.validate({ message: `${name} must be a 0x-prefixed 20-byte contract address`, validation: (value) => Option.match(value, { onNone: () => true, onSome: isHexAddress }) }),
+    Config.map(Option.filter(isHexAddress))
   )
 
 /** Confirmation depths per chain (DECISIONS.md defaults: TRC20 19 blocks, BEP20 15; SOLANA uses finalized). */

@@ -2,8 +2,9 @@ import { createAssociatedTokenAccountIdempotentInstruction, createTransferChecke
 import { Connection, PublicKey, SystemProgram, Transaction } from "@solana/web3.js"
 import { Data, Effect, Schema } from "effect"
 import { TronWeb } from "tronweb"
-import { createWalletClient, http, type Address } from "viem"
+import { createWalletClient, http } from "viem"
 import { TronBlock, TronTransaction } from "../chains/tron/tron-decoding.js"
+import { isHexAddress } from "../keys/address-encoding.js"
 import { toBaseUnits } from "../money.js"
 import { bep20Customer, signAsTronCustomer, solanaCustomer, tronCustomerAddress } from "./devnet-customers.js"
 import type { DevnetFile } from "./devnets.js"
@@ -27,14 +28,14 @@ const attempt = <A>(what: string, run: () => Promise<A>) =>
 
 const payBep20 = (devnet: DevnetFile, currency: string, to: string, units: bigint) =>
   Effect.gen(function*() {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(to)) return yield* new PayError({ message: `not a BEP20 address: ${to}` })
-    const recipient: Address = `0x${to.slice(2)}`
+    if (!isHexAddress(to)) return yield* new PayError({ message: `not a BEP20 address: ${to}` })
+    const recipient = to
     const chain = { id: devnet.bep20.chainId, name: "facet-devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [devnet.bep20.rpcUrl] } } }
     const wallet = createWalletClient({ account: bep20Customer, chain, transport: http(devnet.bep20.rpcUrl, { retryCount: 0 }) })
     if (currency === "BNB") return yield* attempt("send BNB", () => wallet.sendTransaction({ to: recipient, value: units }))
     const token = devnet.bep20.tokens[currency]
-    if (token === undefined || !/^0x[0-9a-fA-F]{40}$/.test(token)) return yield* new PayError({ message: `no devnet token ${currency}` })
-    const contract: Address = `0x${token.slice(2)}`
+    if (token === undefined || !isHexAddress(token)) return yield* new PayError({ message: `no devnet token ${currency}` })
+    const contract = token
     return yield* attempt(`send ${currency}`, () => wallet.writeContract({ address: contract, abi: tokenAbi, functionName: "transfer", args: [recipient, units] }))
   })
 

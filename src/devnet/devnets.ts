@@ -1,3 +1,4 @@
+import { isHexAddress, tronHex41 } from "../keys/address-encoding.js"
 import { Config, Context, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -8,7 +9,7 @@ import { Signer } from "../keys/signer.js"
 import { tronCustomerAddress } from "./devnet-customers.js"
 import { fundNative, startAnvilDevnet } from "./evm/anvil-devnet.js"
 import { startSolanaDevnet } from "./solana/solana-devnet.js"
-import { startTronDevnet, toHex41 } from "./tron/tron-devnet.js"
+import { startTronDevnet } from "./tron/tron-devnet.js"
 
 /** What `npm run pay` and the indexer CLI read to reach the devnets `npm start` runs. */
 export const DevnetFile = Schema.Struct({
@@ -28,7 +29,6 @@ export class Devnets extends Context.Tag("facet/Devnets")<Devnets, {
   readonly solanaRpcUrl: string
 }>() {}
 
-const isAddress = (value: string): value is Address => /^0x[0-9a-fA-F]{40}$/.test(value)
 
 /**
  * FACET_NETWORK=devnet (the default): anvil for BEP20, our TRON HTTP devnet and our litesvm Solana RPC,
@@ -58,9 +58,9 @@ export const DevnetsLive = Layer.scopedContext(
       signer.deriveAddresses("TRON", 0, [0]),
       signer.deriveAddresses("SOLANA", 0, [0])
     ])
-    if (evmGas !== undefined && isAddress(evmGas.address)) yield* fundNative(anvil.rpcUrl, evmGas.address, 1_000n * 10n ** 18n)
+    if (evmGas !== undefined && isHexAddress(evmGas.address)) yield* fundNative(anvil.rpcUrl, evmGas.address, 1_000n * 10n ** 18n)
     const fundTron = (address: string | undefined, currency: string, amount: bigint) => {
-      const hex = toHex41(address)
+      const hex = tronHex41(address)
       if (hex !== undefined) tron.ledger.fund(hex, currency, amount)
     }
     fundTron(tronGas?.address, "TRX", 100_000n * 10n ** 6n)

@@ -51,6 +51,17 @@ export const tronAccountId = (address: string): Uint8Array | undefined => {
   }
 }
 
+/** A 0x-prefixed 20-byte hex address (any case), as the EVM libraries type it. */
+export const isHexAddress = (value: string): value is `0x${string}` => /^0x[0-9a-fA-F]{40}$/.test(value)
+
+/** `T…` base58 or `41…` hex → `41…` lowercase hex, as TRON's HTTP API takes addresses; undefined otherwise. */
+export const tronHex41 = (address: unknown): string | undefined => {
+  if (typeof address !== "string") return undefined
+  if (/^41[0-9a-fA-F]{40}$/.test(address)) return address.toLowerCase()
+  const id = tronAccountId(address)
+  return id === undefined ? undefined : `41${Buffer.from(id).toString("hex")}`
+}
+
 export const isEvmAddress = (address: string): boolean => {
   if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return false
   const lower = address.slice(2).toLowerCase()

@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, CUSTOMER_INDEX, fundNative, reorgAnvil, startAnvilDevnet, tokenAbi } from "../../devnet/evm/anvil-devnet.js"
+import { isHexAddress } from "../../keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
 import type { ChainClient } from "../chain-client.js"
@@ -32,7 +33,7 @@ const chain = { id: ANVIL_CHAIN_ID, name: "devnet", nativeCurrency: { name: "BNB
 const addressOf = (account: number, index: number) =>
   Effect.flatMap(Signer, (s) => s.deriveAddresses("EVM", account, [index])).pipe(
     Effect.map(([k]) => k?.address ?? ""),
-    Effect.filterOrDie((a): a is Address => /^0x[0-9a-fA-F]{40}$/.test(a), () => new Error("no address"))
+    Effect.filterOrDie(isHexAddress, () => new Error("no address"))
   )
 
 describe("BEP20 client on the anvil devnet", () => {

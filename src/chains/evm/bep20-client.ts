@@ -11,6 +11,7 @@ import {
   toHex,
   type TransactionSerializableLegacy
 } from "viem"
+import { isHexAddress } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
 import { ChainRpcError, type ChainBlock, type ChainClient, TransferRejected, type TransferRequest } from "../chain-client.js"
 import { blockHeader, decodeNativeTransfers, decodeTransferLogs, type RawLog, TRANSFER_TOPIC } from "./evm-decoding.js"
@@ -48,7 +49,6 @@ const rpcError = (what: string) => (cause: unknown) =>
     message: `${what}: ${cause instanceof Error ? ("shortMessage" in cause && typeof cause.shortMessage === "string" ? cause.shortMessage : cause.message) : String(cause)}`
   })
 
-const isAddress = (value: string): value is Address => /^0x[0-9a-fA-F]{40}$/.test(value)
 const isTxHash = (value: string): value is Hex => /^0x[0-9a-fA-F]{64}$/.test(value)
 
 /** A provider refusing a too-large log query (wording differs by provider). */
@@ -141,7 +141,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
 
     const balance = (address: string, currency: string) =>
       Effect.gen(function*() {
-        if (!isAddress(address)) return yield* new ChainRpcError({ chain: "BEP20", message: `not an address: ${address}` })
+        if (!isHexAddress(address)) return yield* new ChainRpcError({ chain: "BEP20", message: `not an address: ${address}` })
         if (currency === NATIVE) {
           return yield* Effect.tryPromise({ try: () => client.getBalance({ address }), catch: rpcError("eth_getBalance") })
         }
@@ -156,10 +156,10 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     const transfer = (request: TransferRequest) =>
       Effect.gen(function*() {
         if (request.from.family !== "EVM") return yield* new TransferRejected({ chain: "BEP20", message: "BEP20 transfers need an EVM key" })
-        if (!isAddress(request.to)) return yield* new TransferRejected({ chain: "BEP20", message: `not an address: ${request.to}` })
+        if (!isHexAddress(request.to)) return yield* new TransferRejected({ chain: "BEP20", message: `not an address: ${request.to}` })
         const [key] = yield* signer.deriveAddresses("EVM", request.from.account, [request.from.index])
         const from = key?.address
-        if (from === undefined || !isAddress(from)) return yield* Effect.die(new Error("the signer derived no address"))
+        if (from === undefined || !isHexAddress(from)) return yield* Effect.die(new Error("the signer derived no address"))
         const token = request.currency === NATIVE ? undefined : settings.tokens.get(request.currency)
         if (request.currency !== NATIVE && token === undefined) {
           return yield* new TransferRejected({ chain: "BEP20", message: `no contract configured for ${request.currency}` })

@@ -1,6 +1,6 @@
 import { Effect, Option, Schema } from "effect"
 import { TronWeb } from "tronweb"
-import { tronAccountId } from "../../keys/address-encoding.js"
+import { tronHex41 } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
 import { type ChainBlock, ChainRpcError, type ChainClient, TransferRejected, type TransferRequest } from "../chain-client.js"
 import { decodeTrc20Transfers, decodeTrxTransfers, TronBlock, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
@@ -31,10 +31,6 @@ const BuiltTrigger = Schema.Struct({ transaction: TronTransaction })
 const rpcError = (what: string) => (cause: unknown) =>
   new ChainRpcError({ chain: "TRC20", message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
-const hex41 = (address: string): string | undefined => {
-  const id = tronAccountId(address)
-  return id === undefined ? undefined : `41${Buffer.from(id).toString("hex")}`
-}
 
 const decodeHexMessage = (message: string | undefined) =>
   message !== undefined && /^[0-9a-f]+$/i.test(message) ? Buffer.from(message, "hex").toString("utf8") : message ?? ""
@@ -55,7 +51,7 @@ export const makeTronClient = (settings: TronSettings) =>
         Effect.mapError((e) => (e._tag === "ChainRpcError" ? e : rpcError(path)(e)))
       )
     const currencyOf = new Map([...settings.tokens].flatMap(([currency, address]) => {
-      const h = hex41(address)
+      const h = tronHex41(address)
       return h === undefined ? [] : [[h.slice(2), currency] as const]
     }))
 
@@ -87,11 +83,11 @@ export const makeTronClient = (settings: TronSettings) =>
 
     const balance = (address: string, currency: string) =>
       Effect.gen(function*() {
-        const owner = hex41(address)
+        const owner = tronHex41(address)
         if (owner === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `not a TRON address: ${address}` })
         if (currency === NATIVE) return BigInt((yield* post("wallet/getaccount", { address: owner }, Account)).balance ?? 0)
         const contract = settings.tokens.get(currency)
-        const contractHex = contract === undefined ? undefined : hex41(contract)
+        const contractHex = contract === undefined ? undefined : tronHex41(contract)
         if (contractHex === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
         const result = yield* post("wallet/triggerconstantcontract", {
           owner_address: owner, contract_address: contractHex, function_selector: "balanceOf(address)", parameter: owner.slice(2).padStart(64, "0")
@@ -115,10 +111,10 @@ export const makeTronClient = (settings: TronSettings) =>
     const transfer = (request: TransferRequest) =>
       Effect.gen(function*() {
         if (request.from.family !== "TRON") return yield* new TransferRejected({ chain: "TRC20", message: "TRON transfers need a TRON key" })
-        const to = hex41(request.to)
+        const to = tronHex41(request.to)
         if (to === undefined) return yield* new TransferRejected({ chain: "TRC20", message: `not a TRON address: ${request.to}` })
         const [key] = yield* signer.deriveAddresses("TRON", request.from.account, [request.from.index])
-        const from = key === undefined ? undefined : hex41(key.address)
+        const from = key === undefined ? undefined : tronHex41(key.address)
         if (from === undefined) return yield* Effect.die(new Error("the signer derived no address"))
         const blockHeader = yield* referenceBlock
         let unsigned: TronTransaction

@@ -2,7 +2,7 @@ import { Effect, Either, Schedule, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as http from "node:http"
 import { TronTransaction } from "../../chains/tron/tron-decoding.js"
-import { tronAccountId, tronAddress } from "../../keys/address-encoding.js"
+import { tronAddress, tronHex41 } from "../../keys/address-encoding.js"
 import { serveOnLoopback } from "../loopback-server.js"
 import { type LedgerBlock, Rejection, TronLedger, type TxOutcome } from "./tron-ledger.js"
 
@@ -15,13 +15,6 @@ export interface TronDevnet {
 /** A deterministic devnet contract address for a token symbol (`41…` hex). */
 const devnetContract = (symbol: string) => `41${createHash("sha256").update(`facet-devnet-trc20-${symbol}`).digest("hex").slice(0, 40)}`
 
-/** `T…` or `41…` → `41…` lowercase hex; undefined for anything else. */
-export const toHex41 = (address: unknown): string | undefined => {
-  if (typeof address !== "string") return undefined
-  if (/^41[0-9a-fA-F]{40}$/.test(address)) return address.toLowerCase()
-  const id = tronAccountId(address)
-  return id === undefined ? undefined : `41${Buffer.from(id).toString("hex")}`
-}
 
 const toBase58 = (hex41: string) => tronAddress(Buffer.from(hex41.slice(2), "hex"))
 
@@ -100,13 +93,13 @@ export const startTronDevnet = (options: { readonly blockTimeMs?: number; readon
         }
         case "/wallet/getaccount":
         case "/walletsolidity/getaccount": {
-          const address = toHex41(body.address)
+          const address = tronHex41(body.address)
           const balance = address === undefined ? undefined : ledger.trxBalance(address)
           if (address === undefined || balance === undefined) return {}
           return { address: body.visible === true ? toBase58(address) : address, balance: num(balance), create_time: ledger.blocks[0]?.timestamp }
         }
         case "/wallet/triggerconstantcontract": {
-          const contract = toHex41(body.contract_address)
+          const contract = tronHex41(body.contract_address)
           const selector = String(body.function_selector ?? "")
           const parameter = String(body.parameter ?? "")
           if (contract === undefined || !ledger.tokenContracts.has(contract)) return { result: { code: "CONTRACT_VALIDATE_ERROR", message: Buffer.from("no contract").toString("hex") } }
@@ -127,7 +120,7 @@ export const startTronDevnet = (options: { readonly blockTimeMs?: number; readon
           }
         }
         case "/devnet/fund": {
-          const address = toHex41(body.address)
+          const address = tronHex41(body.address)
           if (address === undefined) throw new Rejection("OTHER_ERROR", "address must be a TRON address")
           ledger.fund(address, String(body.currency ?? "TRX"), BigInt(String(body.amount ?? "0")))
           return { result: true }
