@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
 import { Data, DateTime, Effect, Schema } from "effect"
 import type { Chain } from "../src/domain/chain.js"
-import { newId } from "../src/ids.js"
+import { newIds } from "../src/ids.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
 import { Orders } from "../src/orders/orders.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
@@ -137,103 +138,99 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         for (const t of forOrders) yield* orderEvent(t, "payment.detected", hooks, now)
       })
 
-    /** Ledger entries and balance projections for a set of deposits; `sign` -1 reverses them. */
-    const post = (rows: ReadonlyArray<TxRow>, kind: string, sign: 1 | -1) =>
-      Effect.gen(function*() {
-        if (rows.length === 0) return
-        const entries = yield* sql<{ id: string; reference: string }>`
-          INSERT INTO ledger_entries (kind, reference) SELECT ${kind}, unnest(${rows.map((t) => t.id)}::text[])
-          RETURNING id::text AS id, reference`
-        const entryOf = new Map(entries.map((e) => [e.reference, e.id]))
-        const postings = rows.flatMap((t) => {
-          const amount = sign === 1 ? t.amount : new MoneyDecimal(t.amount).neg().toFixed()
-          const negated = sign === 1 ? new MoneyDecimal(t.amount).neg().toFixed() : t.amount
-          const entry_id = entryOf.get(t.id) ?? ""
-          return [
-            { entry_id, account: "chain", merchant_id: null, wallet_id: null, chain: t.chain, currency: t.currency, amount: negated },
-            { entry_id, account: "uncollected", merchant_id: t.merchant_id, wallet_id: t.wallet_id, chain: t.chain, currency: t.currency, amount }
-          ]
-        })
-        yield* sql`
+    /**
+     * The ledger for the deposits in CTE `c` (those matching `which`, each with an `entry_id` drawn from
+     * the entries' sequence, so postings need no join back to their entry): one entry per deposit with its two
+     * postings (chain → the receive wallet's `uncollected`, or back for a reversal) and the balance
+     * projection, as three INSERT … SELECT parts of the caller's statement.
+     */
+    const ledgerParts = (kind: "deposit" | "deposit_reversal", which: Fragment) => {
+      const sign = kind === "deposit" ? 1 : -1
+      return sql`
+        entries AS (
+          INSERT INTO ledger_entries (id, kind, reference) SELECT c.entry_id, ${kind}, c.id FROM c WHERE ${which}
+        ),
+        postings AS (
           INSERT INTO ledger_postings (entry_id, account, merchant_id, wallet_id, chain, currency, amount)
-          SELECT * FROM unnest(${postings.map((p) => p.entry_id)}::bigint[], ${postings.map((p) => p.account)}::text[],
-            ${postings.map((p) => p.merchant_id)}::text[], ${postings.map((p) => p.wallet_id)}::text[],
-            ${postings.map((p) => p.chain)}::text[], ${postings.map((p) => p.currency)}::text[], ${postings.map((p) => p.amount)}::numeric[])`
-        const totals = new Map<string, { merchant_id: string; chain: string; currency: string; uncollected: string }>()
-        for (const t of rows) {
-          const key = `${t.merchant_id}|${t.chain}|${t.currency}`
-          const previous = totals.get(key)
-          const delta = new MoneyDecimal(t.amount).times(sign)
-          totals.set(key, {
-            merchant_id: t.merchant_id, chain: t.chain, currency: t.currency,
-            uncollected: previous === undefined ? delta.toFixed() : delta.plus(previous.uncollected).toFixed()
-          })
-        }
-        yield* sql`
-          INSERT INTO merchant_balances ${sql.insert([...totals.values()])}
-          ON CONFLICT (merchant_id, chain, currency) DO UPDATE SET uncollected = merchant_balances.uncollected + excluded.uncollected`
-      })
+          SELECT c.entry_id, p.account, p.merchant_id, p.wallet_id, c.chain, c.currency, p.amount
+          FROM c
+          CROSS JOIN LATERAL (VALUES ('chain', NULL, NULL, ${-sign}::numeric * c.amount),
+                                     ('uncollected', c.merchant_id, c.wallet_id, ${sign}::numeric * c.amount))
+            AS p (account, merchant_id, wallet_id, amount)
+          WHERE ${which}
+        ),
+        balances AS (
+          INSERT INTO merchant_balances (merchant_id, chain, currency, uncollected)
+          SELECT c.merchant_id, c.chain, c.currency, ${sign}::numeric * sum(c.amount) FROM c WHERE ${which}
+          GROUP BY c.merchant_id, c.chain, c.currency
+          ON CONFLICT (merchant_id, chain, currency) DO UPDATE SET uncollected = merchant_balances.uncollected + excluded.uncollected
+        )`
+    }
+
+    /**
+     * Everything confirmation means for the confirmed deposits in CTE `c` (transactions rows plus the
+     * deposit address's `external_user_id`, an `entry_id` and an `event_id`), as parts of the caller's statement: the ledger credit and
+     * balance, and `wallet.deposit.confirmed` for deposit addresses, its body built once, here, as the
+     * compact JSON of the `wallet_deposit_body` row type (fields in wire order).
+     */
+    const confirmationParts = (now: string) =>
+      sql`
+        ${ledgerParts("deposit", sql`true`)},
+        deposit_events AS (
+          INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, destination, body, status)
+          SELECT c.event_id, c.merchant_id, 'wallet.deposit.confirmed',
+            'wallet.deposit.confirmed:' || c.chain || ':' || c.currency || ':' || c.tx_hash || ':' || c.to_address || ':' || c.event_index,
+            m.webhook_url,
+            to_json(ROW('wallet.deposit.confirmed', c.deposit_address_id, c.external_user_id, c.wallet_id, c.chain, c.currency,
+              trim_scale(c.amount)::text, c.tx_hash, c.from_address, c.to_address, c.event_index, c.block_number, c.confirmations,
+              to_char(c.confirmed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ${now}::text)::wallet_deposit_body)::text,
+            CASE WHEN m.webhook_url IS NULL THEN 'no_destination' ELSE 'pending' END
+          FROM c JOIN merchants m ON m.id = c.merchant_id
+          WHERE c.deposit_address_id IS NOT NULL
+          ON CONFLICT (merchant_id, idempotency_key) DO NOTHING
+        )`
 
     /** Confirms the pending deposits of a chain at or below its finalized height. */
     const confirmUpTo = (chain: Chain, finalized: bigint, head: bigint, now: string) =>
       Effect.gen(function*() {
-        const confirmed = yield* sql.unsafe(`
-          UPDATE transactions SET status = 'confirmed', confirmed_at = clock_timestamp(), updated_at = clock_timestamp(),
-                 confirmations = ($1::bigint - block_number + 1)::int
-          WHERE chain = $2 AND status = 'pending' AND block_number <= $3::bigint
-          RETURNING ${TX_COLUMNS}`, [head.toString(), chain, finalized.toString()]).pipe(Effect.flatMap(decodeTxRows))
-        return yield* applyConfirmed(confirmed, now)
+        const [pending] = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM transactions WHERE chain = ${chain} AND status = 'pending' AND block_number <= ${finalized.toString()}`
+        if (pending === undefined || pending.n === 0) return 0
+        const forOrders = yield* sql`
+          WITH u AS (
+            UPDATE transactions SET status = 'confirmed', confirmed_at = clock_timestamp(), updated_at = clock_timestamp(),
+                   confirmations = (${head.toString()}::bigint - block_number + 1)::int
+            WHERE chain = ${chain} AND status = 'pending' AND block_number <= ${finalized.toString()}::bigint
+            RETURNING *),
+          c AS MATERIALIZED (
+            SELECT u.*, d.external_user_id, nextval('ledger_entries_id_seq') AS entry_id, facet_id('evt') AS event_id
+            FROM u LEFT JOIN deposit_addresses d ON d.id = u.deposit_address_id),
+          ${confirmationParts(now)}
+          SELECT ${sql.literal(TX_COLUMNS)} FROM c WHERE c.order_id IS NOT NULL`.pipe(Effect.flatMap(decodeTxRows))
+        yield* settleConfirmedOrders(forOrders, now)
+        return pending.n
       })
 
-    /** What confirmation means: the ledger credit, the order's paid total and status, the events. */
-    const applyConfirmed = (confirmed: ReadonlyArray<TxRow>, now: string) =>
+    /** What confirmation means for order payments: the order's paid total and status, the events. */
+    const settleConfirmedOrders = (confirmed: ReadonlyArray<TxRow>, now: string) =>
       Effect.gen(function*() {
-        if (confirmed.length === 0) return 0
-        yield* post(confirmed, "deposit", 1)
         const counted = confirmed.filter((t) => t.order_id !== null && t.counted && t.order_value !== null)
+        if (counted.length === 0) return
         for (const t of counted) {
           yield* sql`UPDATE orders SET paid_amount = paid_amount + ${t.order_value} WHERE id = ${t.order_id}`
         }
-        const hooks = yield* merchantHooks(confirmed.map((t) => t.merchant_id))
+        const hooks = yield* merchantHooks(counted.map((t) => t.merchant_id))
         for (const orderId of new Set(counted.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
         for (const t of counted) yield* orderEvent(t, "payment.confirmed", hooks, now)
-        const deposits = confirmed.filter((t) => t.deposit_address_id !== null)
-        if (deposits.length > 0) {
-          const users = new Map((yield* sql<{ id: string; external_user_id: string }>`
-            SELECT id, external_user_id FROM deposit_addresses WHERE ${sql.in("id", deposits.map((t) => t.deposit_address_id ?? ""))}`)
-            .map((r) => [r.id, r.external_user_id]))
-          yield* outbox.enqueueMany(deposits.map((t) => ({
-              merchantId: t.merchant_id,
-              event: "wallet.deposit.confirmed",
-              idempotencyKey: `wallet.deposit.confirmed:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}`,
-              destination: hooks.get(t.merchant_id) ?? null,
-              body: {
-                event: "wallet.deposit.confirmed",
-                deposit_address_id: t.deposit_address_id,
-                external_user_id: users.get(t.deposit_address_id ?? "") ?? "",
-                wallet_id: t.wallet_id,
-                chain: t.chain,
-                currency: t.currency,
-                amount: normalizeDecimal(t.amount),
-                tx_hash: t.tx_hash,
-                from_address: t.from_address,
-                to_address: t.to_address,
-                event_index: t.event_index,
-                block_number: Number(t.block_number),
-                confirmations: t.confirmations,
-                confirmed_at: t.confirmed_at === null ? now : DateTime.formatIso(DateTime.unsafeFromDate(t.confirmed_at)),
-                created_at: now
-              }
-            })))
-        }
-        return confirmed.length
       })
 
-    /** What each hit is paid to: the order (and whether its asset counts) or the deposit address. */
-    const destinations = (chain: Chain, hits: ReadonlyArray<Attributed>) =>
+    /**
+     * What each order hit pays: its order, whether its asset counts, and its value in the order's currency.
+     * (Deposit-address hits need no lookup here: the insert joins their deposit address.)
+     */
+    const orderDestinations = (chain: Chain, hits: ReadonlyArray<Attributed>) =>
       Effect.gen(function*() {
         const orderWallets = [...new Set(hits.filter((h) => h.wallet.purpose === "order").map((h) => h.wallet.walletId))]
-        const depositWallets = [...new Set(hits.filter((h) => h.wallet.purpose === "deposit").map((h) => h.wallet.walletId))]
         const orderAssets = orderWallets.length === 0 ? [] : yield* sql<{
           order_id: string; wallet_id: string; currency: string; asset_amount: string; order_amount: string
         }>`SELECT oa.order_id, oa.wallet_id, oa.currency, oa.amount::text AS asset_amount, o.amount::text AS order_amount
@@ -241,20 +238,15 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
            WHERE oa.chain = ${chain} AND ${sql.in("oa.wallet_id", orderWallets)}`
         const orderOfWallet = new Map(orderAssets.map((a) => [a.wallet_id, a.order_id]))
         const assetOf = new Map(orderAssets.map((a) => [`${a.wallet_id}|${a.currency}`, a]))
-        const depositRows = depositWallets.length === 0 ? [] : yield* sql<{ id: string; wallet_id: string; currency: string }>`
-          SELECT id, wallet_id, currency FROM deposit_addresses WHERE chain = ${chain} AND ${sql.in("wallet_id", depositWallets)}`
-        const depositOf = new Map(depositRows.map((d) => [`${d.wallet_id}|${d.currency}`, d.id]))
         return (hit: Attributed) => {
-          const key = `${hit.wallet.walletId}|${hit.transfer.currency}`
-          const asset = assetOf.get(key)
-          const orderValue = asset === undefined
-            ? null
-            : new MoneyDecimal(hit.amount).times(asset.order_amount).div(asset.asset_amount).toDecimalPlaces(18, MoneyDecimal.ROUND_DOWN).toFixed()
+          if (hit.wallet.purpose !== "order") return { order_id: null, counted: false, order_value: null }
+          const asset = assetOf.get(`${hit.wallet.walletId}|${hit.transfer.currency}`)
           return {
-            order_id: hit.wallet.purpose === "order" ? orderOfWallet.get(hit.wallet.walletId) ?? null : null,
-            deposit_address_id: hit.wallet.purpose === "deposit" ? depositOf.get(key) ?? null : null,
+            order_id: orderOfWallet.get(hit.wallet.walletId) ?? null,
             counted: asset !== undefined,
-            order_value: orderValue
+            order_value: asset === undefined
+              ? null
+              : new MoneyDecimal(hit.amount).times(asset.order_amount).div(asset.asset_amount).toDecimalPlaces(18, MoneyDecimal.ROUND_DOWN).toFixed()
           }
         }
       })
@@ -284,19 +276,24 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             block_time: block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null
           })))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
           const hits = blocks.flatMap(({ block, hits }) => hits.map((hit) => ({ block, hit })))
-          let detected: Array<TxRow> = []
+          // order payments written (new or revived) go on to the order logic; deposits are only counted
+          const forOrders: Array<TxRow> = []
+          let detected = 0
+          let final = 0
           if (hits.length > 0) {
-            const destinationOf = yield* destinations(chain, hits.map((h) => h.hit))
+            const destinationOf = yield* orderDestinations(chain, hits.map((h) => h.hit))
             const confirmedAt = new Date()
-            const rows = hits.map(({ block, hit }) => {
+            const ids = newIds("txn", hits.length)
+            const eventIds = newIds("evt", hits.length)
+            const rows = hits.map(({ block, hit }, index) => {
               // a block that is already final (catching up) is written confirmed at once: one write per row
-              const final = block.number <= finalized
+              const isFinal = block.number <= finalized
               return {
-                id: newId("txn"),
+                event_id: eventIds[index] ?? "",
+                id: ids[index] ?? "",
                 merchant_id: hit.wallet.merchantId,
-                type: "deposit",
-                status: final ? "confirmed" : "pending",
-                confirmed_at: final ? confirmedAt : null,
+                status: isFinal ? "confirmed" : "pending",
+                confirmed_at: isFinal ? confirmedAt : null,
                 chain: block.chain,
                 currency: hit.transfer.currency,
                 amount: hit.amount,
@@ -306,47 +303,71 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 to_address: hit.transfer.to,
                 block_number: block.number.toString(),
                 block_hash: block.hash,
-                confirmations: final ? Number(finalized - block.number) + 1 : 0,
+                confirmations: isFinal ? Number(finalized - block.number) + 1 : 0,
                 wallet_id: hit.wallet.walletId,
+                purpose: hit.wallet.purpose,
                 ...destinationOf(hit)
               }
             })
             const key = (r: { tx_hash: string; event_index: number; to_address: string }) => `${r.tx_hash}|${r.event_index}|${r.to_address}`
-            const byKey = new Map(rows.map((r) => [key(r), r]))
+            const byKey = new Map(rows.filter((r) => r.order_id !== null).map((r) => [key(r), r]))
             // a transfer seen before is not written again; one reversed by a reorg comes back to life.
-            // One array per column (a handful of parameters however many rows); only the keys come back.
-            const column = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k])
-            const written = yield* sql<{ id: string; tx_hash: string; event_index: number; to_address: string }>`
-              INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
-                from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id,
-                counted, order_value)
-              SELECT * FROM unnest(
-                ${column("id")}::text[], ${column("merchant_id")}::text[], ${column("type")}::text[], ${column("status")}::text[],
-                ${column("confirmed_at")}::timestamptz[], ${column("chain")}::text[], ${column("currency")}::text[],
-                ${column("amount")}::numeric[], ${column("tx_hash")}::text[], ${column("event_index")}::int[],
-                ${column("from_address")}::text[], ${column("to_address")}::text[], ${column("block_number")}::bigint[],
-                ${column("block_hash")}::text[], ${column("confirmations")}::int[], ${column("wallet_id")}::text[],
-                ${column("order_id")}::text[], ${column("deposit_address_id")}::text[], ${column("counted")}::boolean[],
-                ${column("order_value")}::numeric[])
-              ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
-                status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
-                reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
-                detected_at = clock_timestamp(), updated_at = clock_timestamp()
-              WHERE transactions.status = 'reversed'
-              RETURNING id, tx_hash, event_index, to_address`
+            // The rows go as one JSON parameter; only a count and the order payments come back.
+            // Final rows (catching up) are credited and announced in the same statement: the deposit
+            // address is looked up once for both the row and its event.
+            const written = yield* sql<{
+              written: number; final: number; id: string | null; tx_hash: string | null; event_index: number | null; to_address: string | null
+            }>`
+              WITH i AS MATERIALIZED (
+                SELECT i.*, d.id AS deposit_address_id, d.external_user_id
+                FROM json_to_recordset(${JSON.stringify(rows)}::json)
+                  AS i (event_id text, id text, merchant_id text, status text, confirmed_at timestamptz, chain text, currency text,
+                        amount numeric, tx_hash text, event_index int, from_address text, to_address text, block_number bigint,
+                        block_hash text, confirmations int, wallet_id text, purpose text, order_id text, counted boolean,
+                        order_value numeric)
+                LEFT JOIN deposit_addresses d
+                  ON i.purpose = 'deposit' AND d.wallet_id = i.wallet_id AND d.chain = i.chain AND d.currency = i.currency
+              ),
+              w AS (
+                INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
+                  from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id,
+                  counted, order_value)
+                SELECT id, merchant_id, 'deposit', status, confirmed_at, chain, currency, amount, tx_hash, event_index,
+                  from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id,
+                  counted, order_value
+                FROM i
+                ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
+                  status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
+                  reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
+                  detected_at = clock_timestamp(), updated_at = clock_timestamp()
+                WHERE transactions.status = 'reversed'
+                RETURNING *
+              ),
+              c AS MATERIALIZED (
+                SELECT w.*, i.external_user_id, nextval('ledger_entries_id_seq') AS entry_id, i.event_id FROM w
+                JOIN i ON i.tx_hash = w.tx_hash AND i.event_index = w.event_index AND i.to_address = w.to_address
+                WHERE w.status = 'confirmed'
+              ),
+              ${confirmationParts(now)}
+              SELECT n.written, n.final, o.id, o.tx_hash, o.event_index, o.to_address
+              FROM (SELECT count(*)::int AS written, (count(*) FILTER (WHERE status = 'confirmed'))::int AS final FROM w) n
+              LEFT JOIN LATERAL (SELECT id, tx_hash, event_index, to_address FROM w WHERE order_id IS NOT NULL) o ON true`
             for (const w of written) {
-              const row = byKey.get(key(w))
-              if (row !== undefined) detected.push({ ...row, id: w.id })
+              detected = w.written
+              final = w.final
+              if (w.id === null || w.tx_hash === null || w.event_index === null || w.to_address === null) continue
+              const row = byKey.get(key({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address }))
+              if (row !== undefined) forOrders.push({ ...row, id: w.id, deposit_address_id: null })
             }
-            yield* onDetected(detected, now)
+            yield* onDetected(forOrders, now)
           }
-          const confirmed = (yield* applyConfirmed(detected.filter((t) => t.status === "confirmed"), now)) +
-            (yield* confirmUpTo(chain, finalized, last.block.number, now))
+          yield* settleConfirmedOrders(forOrders.filter((t) => t.status === "confirmed"), now)
+          const confirmed = final + (yield* confirmUpTo(chain, finalized, last.block.number, now))
           yield* sql`
             INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash})
             ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
           yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number < ${(last.block.number - 512n).toString()}`
-          return { detected: detected.length, confirmed }
+          return { detected, confirmed }
         })
       )
     })
@@ -371,14 +392,16 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       return yield* sql.withTransaction(Effect.gen(function*() {
         yield* assertLease(chain, holder)
         const now = DateTime.formatIso(yield* DateTime.now)
-        const reversed = yield* sql.unsafe(`
-          UPDATE transactions SET status = 'reversed', reversed_at = clock_timestamp(), updated_at = clock_timestamp()
-          WHERE chain = $1 AND block_number > $2::bigint AND status IN ('pending', 'confirmed')
-          RETURNING ${TX_COLUMNS}`, [chain, ancestor.number.toString()]).pipe(
-          Effect.flatMap(decodeTxRows)
-        )
+        // a reversed deposit that had been credited gets the opposite entry, in the same statement
+        const reversed = yield* sql`
+          WITH r AS (
+            UPDATE transactions SET status = 'reversed', reversed_at = clock_timestamp(), updated_at = clock_timestamp()
+            WHERE chain = ${chain} AND block_number > ${ancestor.number.toString()}::bigint AND status IN ('pending', 'confirmed')
+            RETURNING *),
+          c AS MATERIALIZED (SELECT r.*, nextval('ledger_entries_id_seq') AS entry_id FROM r),
+          ${ledgerParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
+          SELECT ${sql.literal(TX_COLUMNS)} FROM c`.pipe(Effect.flatMap(decodeTxRows))
         const wasConfirmed = reversed.filter((t) => t.confirmed_at !== null)
-        yield* post(wasConfirmed, "deposit_reversal", -1)
         for (const t of wasConfirmed.filter((r) => r.counted && r.order_id !== null && r.order_value !== null)) {
           yield* sql`UPDATE orders SET paid_amount = paid_amount - ${t.order_value} WHERE id = ${t.order_id}`
         }

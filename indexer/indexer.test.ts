@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import { AppConfig } from "../src/config.js"
 import { payFromCustomer } from "../src/devnet/devnet-payments.js"
 import { devnetFilePath, DevnetFile } from "../src/devnet/devnets.js"
+import { WalletDepositWebhook } from "../src/webhooks/receiver.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
@@ -129,7 +130,43 @@ describe("indexers on the devnets", () => {
             SELECT idempotency_key, body FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.deposit.confirmed'
             AND body::jsonb ->> 'tx_hash' = ${tx}`
           expect(event?.idempotency_key).toBe(`wallet.deposit.confirmed:${chain}:${currency}:${tx}:${String(address.address)}:${String(item.event_index)}`)
-          expect(asRecord(JSON.parse(event?.body ?? "{}"))).toMatchObject({ external_user_id: "player-1", amount, deposit_address_id: String(address.id) })
+          // the body is built in SQL: it must be exactly the receiver's schema, fields in its order
+          const body = Schema.decodeUnknownSync(Schema.parseJson(WalletDepositWebhook))(event?.body ?? "")
+          expect(body).toMatchObject({ external_user_id: "player-1", amount, deposit_address_id: String(address.id), chain, currency, tx_hash: tx })
+          expect(Object.keys(JSON.parse(event?.body ?? "{}"))).toEqual(Object.keys(WalletDepositWebhook.fields))
+          expect(new Date(body.confirmed_at).toISOString()).toBe(body.confirmed_at)
+        }
+        const sql = yield* SqlClient.SqlClient
+        const ids = yield* sql<{ id: string }>`SELECT id FROM webhook_events WHERE merchant_id = ${merchantId}`
+        for (const { id } of ids) expect(id).toMatch(/^evt_[0-9a-hjkmnp-tv-z]{24}$/)
+        // without per-row foreign keys on the hot tables, integrity is checked here instead: every
+        // reference resolves, every entry balances, and the balance projection equals its postings
+        const [check] = yield* sql<{ dangling: number; unbalanced: number; projection_off: number }>`
+          SELECT
+            (SELECT count(*)::int FROM transactions t WHERE t.merchant_id = ${merchantId} AND (
+               NOT EXISTS (SELECT 1 FROM wallets w WHERE w.id = t.wallet_id AND w.merchant_id = t.merchant_id)
+               OR (t.deposit_address_id IS NOT NULL AND NOT EXISTS (
+                 SELECT 1 FROM deposit_addresses d WHERE d.id = t.deposit_address_id AND d.wallet_id = t.wallet_id AND d.currency = t.currency))))
+              AS dangling,
+            (SELECT count(*)::int FROM (SELECT p.entry_id FROM ledger_postings p GROUP BY p.entry_id, p.chain, p.currency HAVING sum(p.amount) <> 0) u)
+              AS unbalanced,
+            (SELECT count(*)::int FROM merchant_balances b WHERE b.merchant_id = ${merchantId} AND b.uncollected <> (
+               SELECT coalesce(sum(p.amount), 0) FROM ledger_postings p
+               WHERE p.merchant_id = b.merchant_id AND p.chain = b.chain AND p.currency = b.currency AND p.account = 'uncollected'))
+              AS projection_off`
+        expect(check).toEqual({ dangling: 0, unbalanced: 0, projection_off: 0 })
+        const [{ entries, deposits }] = yield* sql<{ entries: number; deposits: number }>`
+          SELECT (SELECT count(*)::int FROM ledger_entries e JOIN transactions t ON t.id = e.reference WHERE t.merchant_id = ${merchantId}) AS entries,
+                 (SELECT count(*)::int FROM transactions WHERE merchant_id = ${merchantId} AND status = 'confirmed') AS deposits`
+        expect(entries).toBe(deposits)
+      }))
+
+    it.effect("the rows ledger entries and transactions refer to are never deleted", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        for (const table of ["wallets", "deposit_addresses", "orders"]) {
+          const outcome = yield* Effect.either(sql`DELETE FROM ${sql(table)} WHERE id = 'none'`)
+          expect(outcome._tag, table).toBe("Left")
         }
       }))
 
