@@ -102,6 +102,9 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       yield* Effect.logInfo(`${chain} indexer resuming after block ${cursor.number} (${watch.size} watched addresses)`)
       let windowStart = Date.now()
       let windowBlocks = 0
+      // where the window's time went: waiting for blocks from the node, or writing them
+      let windowFetchMs = 0
+      let windowWriteMs = 0
       let lastProgressLog = 0
       let prefetch: Option.Option<{ from: bigint; fiber: Fiber.RuntimeFiber<ReadonlyArray<ChainBlock>, ChainRpcError> }> = Option.none()
       for (;;) {
@@ -115,9 +118,11 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         }
         const from = cursor.number + 1n
         const to = from + BigInt(options.batchSize) - 1n < head ? from + BigInt(options.batchSize) - 1n : head
+        const fetchStarted = Date.now()
         const current = Option.isSome(prefetch) && prefetch.value.from === from
           ? yield* Fiber.join(prefetch.value.fiber)
           : yield* client.blocks(from, to)
+        windowFetchMs += Date.now() - fetchStarted
         if (Option.isSome(prefetch) && prefetch.value.from !== from) yield* Fiber.interrupt(prefetch.value.fiber)
         prefetch = Option.none()
         const last = current[current.length - 1]
@@ -140,7 +145,9 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
             block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
             hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
           }))
+          const writeStarted = Date.now()
           yield* store.writeBlocks(writes, finalized, holder)
+          windowWriteMs += Date.now() - writeStarted
           cursor = tip
           windowBlocks += valid
         }
@@ -167,9 +174,12 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         if (Date.now() - lastProgressLog > 5000 && lagBlocks > options.batchSize) {
           lastProgressLog = Date.now()
           const eta = rate > 0 ? Math.round(lagBlocks / rate) : -1
-          yield* Effect.logInfo(`${chain} catching up: block ${cursor.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"}`)
+          const share = (ms: number) => `${Math.round((100 * ms) / Math.max(1, Date.now() - windowStart))}%`
+          yield* Effect.logInfo(`${chain} catching up: block ${cursor.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"} (waiting for the node ${share(windowFetchMs)}, writing ${share(windowWriteMs)})`)
           windowStart = Date.now()
           windowBlocks = 0
+          windowFetchMs = 0
+          windowWriteMs = 0
         }
       }
     })

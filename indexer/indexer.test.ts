@@ -161,13 +161,25 @@ describe("indexers on the devnets", () => {
         expect(entries).toBe(deposits)
       }))
 
-    it.effect("the rows ledger entries and transactions refer to are never deleted", () =>
+    it.effect("references are checked per statement, parents are never deleted and the ledger is append-only", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        for (const table of ["wallets", "deposit_addresses", "orders"]) {
-          const outcome = yield* Effect.either(sql`DELETE FROM ${sql(table)} WHERE id = 'none'`)
-          expect(outcome._tag, table).toBe("Left")
+        const { merchantId } = yield* onboardMerchant()
+        const refused = (statement: Effect.Effect<unknown, unknown>) => Effect.map(Effect.either(statement), (e) => e._tag === "Left")
+        for (const table of ["merchants", "wallets", "deposit_addresses", "orders", "ledger_entries", "ledger_postings"]) {
+          expect(yield* refused(sql`DELETE FROM ${sql(table)} WHERE false`), table).toBe(true)
         }
+        expect(yield* refused(sql`UPDATE merchants SET id = id WHERE false`)).toBe(true)
+        const row = (walletId: string, n: number) => ({
+          id: `txn_ref${n}`, merchant_id: merchantId, type: "deposit", status: "pending", chain: "TRC20", currency: "USDT", amount: "1",
+          tx_hash: `ref-${n}`, event_index: 0, to_address: "TNowhere", wallet_id: walletId
+        })
+        const [wallet] = yield* sql<{ id: string }>`SELECT id FROM wallets LIMIT 1`
+        // one bad row among good ones fails the whole statement
+        expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([row(wallet?.id ?? "", 1), row("wal_missing", 2)])}`)).toBe(true)
+        expect(yield* refused(sql`INSERT INTO ledger_postings (entry_id, account, chain, currency, amount) VALUES (-1, 'chain', 'TRC20', 'USDT', 1)`)).toBe(true)
+        expect(yield* refused(sql`INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, body) VALUES ('evt_x', 'mch_missing', 'e', 'k', '{}')`)).toBe(true)
+        expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([row(wallet?.id ?? "", 3)])}`)).toBe(false)
       }))
 
     it.effect("a reorg that drops a detected payment reverses it and restores the order; one that keeps it attributes it once", () =>
