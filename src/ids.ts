@@ -2,7 +2,10 @@ import { randomBytes } from "node:crypto"
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 
-/** A random identifier with a type prefix (`mch_…`, `ord_…`): 120 bits, Crockford-style base32. */
+/**
+ * A random identifier with a type prefix (`mch_…`, `ord_…`): 120 bits, Crockford-style base32. Its SQL
+ * twin `facet_id(prefix)` (migration 0005) names rows created inside a statement.
+ */
 export const newId = (prefix: string): string => newIds(prefix, 1)[0] ?? ""
 
 /** `count` identifiers from one draw of randomness (a block's worth of rows at once). */
