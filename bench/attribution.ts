@@ -129,27 +129,48 @@ const program = Effect.gen(function*() {
 
   // the physical limit: COPY of as many rows into a table shaped like transactions
   const url = pgClient.config.url === undefined ? "" : Redacted.value(pgClient.config.url)
-  yield* sql`DROP TABLE IF EXISTS bench_copy`
-  yield* sql`CREATE TABLE bench_copy (LIKE transactions INCLUDING DEFAULTS INCLUDING INDEXES)`
-  const copySeconds = yield* Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    const lines = function*() {
-      for (let i = 0; i < b.deposits; i++) {
-        yield `copy_${i}\t${merchantId}\tdeposit\tconfirmed\tTRC20\tUSDT\t1.000001\tcopytx${i}\t0\tTBenchSender\t${addressOf(1 + (i % WATCHED))}\t${i}\th${i}\t19\twbench_${1 + (i % WATCHED)}\t\\N\tdbench_${1 + (i % WATCHED)}\t\\N\n`
-      }
-    }
-    const t0 = performance.now()
-    await pipeline(Readable.from(lines()), client.query(copyFrom(
-      "COPY bench_copy (id, merchant_id, type, status, chain, currency, amount, tx_hash, event_index, from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id, withdrawal_id) FROM STDIN"
-    )))
-    const seconds = (performance.now() - t0) / 1000
-    await client.end()
-    return seconds
-  })
-  const copyRate = b.deposits / copySeconds
-  yield* log(`COPY: ${b.deposits.toLocaleString()} rows into a transactions-shaped table in ${copySeconds.toFixed(2)} s = ${Math.round(copyRate).toLocaleString()} rows/s`)
+  /** Seconds to COPY `rows` lines into an empty table shaped like `table` (same indexes, no triggers). */
+  const copyInto = (table: string, columns: string, rows: number, line: (i: number) => string) =>
+    Effect.gen(function*() {
+      yield* sql`DROP TABLE IF EXISTS ${sql(`bench_copy_${table}`)}`
+      yield* sql`CREATE TABLE ${sql(`bench_copy_${table}`)} (LIKE ${sql(table)} INCLUDING DEFAULTS INCLUDING INDEXES)`
+      const seconds = yield* Effect.promise(async () => {
+        const client = new pg.Client({ connectionString: url })
+        await client.connect()
+        const lines = function*() {
+          for (let i = 0; i < rows; i++) yield `${line(i)}\n`
+        }
+        const t0 = performance.now()
+        await pipeline(Readable.from(lines()), client.query(copyFrom(`COPY bench_copy_${table} (${columns}) FROM STDIN`)))
+        const elapsed = (performance.now() - t0) / 1000
+        await client.end()
+        return elapsed
+      })
+      yield* sql`DROP TABLE ${sql(`bench_copy_${table}`)}`
+      return seconds
+    })
+  const n = b.deposits
+  const user = (i: number) => 1 + (i % WATCHED)
+  const copySeconds = yield* copyInto("transactions",
+    "id, merchant_id, type, status, chain, currency, amount, tx_hash, event_index, from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id, withdrawal_id",
+    n, (i) => `copy_${i}\t${merchantId}\tdeposit\tconfirmed\tTRC20\tUSDT\t1.000001\tcopytx${i}\t0\tTBenchSender\t${addressOf(user(i))}\t${i}\th${i}\t19\twbench_${user(i)}\t\\N\tdbench_${user(i)}\t\\N`)
+  const copyRate = n / copySeconds
+  yield* log(`COPY: ${n.toLocaleString()} rows into a transactions-shaped table in ${copySeconds.toFixed(2)} s = ${Math.round(copyRate).toLocaleString()} rows/s`)
   yield* log(`workload B / COPY = ${(b.rate / copyRate).toFixed(3)} (target ≥ 0.333); scan target ≥ 1,000,000 transfers/s per core`)
+
+  // the floor of the row shape: COPY of every row a confirmed deposit writes (its event with a real-sized body)
+  const body = (i: number) => JSON.stringify({
+    event: "wallet.deposit.confirmed", deposit_address_id: `dbench_${user(i)}`, external_user_id: `user${user(i)}`, wallet_id: `wbench_${user(i)}`,
+    chain: "TRC20", currency: "USDT", amount: "1.000001", tx_hash: `copytx${i}`, from_address: "TBenchSender", to_address: addressOf(user(i)),
+    event_index: 0, block_number: i, confirmations: 1, confirmed_at: "2026-11-22T00:00:00.000Z", created_at: "2026-11-22T00:00:00.000Z"
+  })
+  const eventSeconds = yield* copyInto("webhook_events", "id, merchant_id, event, idempotency_key, body, status", n,
+    (i) => `evt_copy${i}\t${merchantId}\twallet.deposit.confirmed\twallet.deposit.confirmed:TRC20:USDT:copytx${i}:${addressOf(user(i))}:0\t${body(i)}\tno_destination`)
+  const entrySeconds = yield* copyInto("ledger_entries", "id, kind, reference", n, (i) => `${i + 1}\tdeposit\tcopy_${i}`)
+  const postingSeconds = yield* copyInto("ledger_postings", "entry_id, account, merchant_id, wallet_id, chain, currency, amount", 2 * n,
+    (i) => `${(i >> 1) + 1}\t${i % 2 === 0 ? "chain\t\\N\t\\N" : `uncollected\t${merchantId}\twbench_${user(i >> 1)}`}\tTRC20\tUSDT\t1.000001`)
+  const floor = (copySeconds + eventSeconds + entrySeconds + postingSeconds) / n
+  yield* log(`COPY of all five rows a deposit writes (transaction, event, ledger entry, two postings): ${(floor * 1e6).toFixed(1)} µs per deposit = ${Math.round(1 / floor).toLocaleString()} deposits/s = ${(1 / floor / copyRate).toFixed(3)} of the COPY rate: the ceiling of workload B for this row shape`)
 })
 
 NodeRuntime.runMain(program.pipe(Effect.provide(benchCore("none", noChains))))
