@@ -92,6 +92,12 @@ describe("attribution store", () => {
         // writing the same block again changes nothing
         expect(yield* store.writeBlock(block(1n, "b"), [toAlice], 1n, HOLDER)).toEqual({ detected: 0, confirmed: 0 })
         expect(yield* state(merchantId)).toMatchObject({ deposits: 3, balance: "1.5", events: 2 })
+
+        // a node that repeats a log within a batch: one row, one credit
+        const again = hit(walletOf(bob), String(bob?.address), "tx-c", "5")
+        expect(yield* store.writeBlocks([{ block: block(2n, "b"), hits: [again, again] }, { block: block(3n, "b"), hits: [again] }], 3n, HOLDER))
+          .toEqual({ detected: 1, confirmed: 1 })
+        expect(yield* state(merchantId)).toMatchObject({ deposits: 4, balance: "6.5", events: 3 })
       }))
   })
 })

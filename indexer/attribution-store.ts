@@ -275,7 +275,15 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             parent_hash: block.parentHash,
             block_time: block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null
           })))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
-          const hits = blocks.flatMap(({ block, hits }) => hits.map((hit) => ({ block, hit })))
+          // one row per transfer even if a node repeats a log within the batch: a repeat in the same
+          // statement would otherwise fail the insert (or, joined twice, credit twice)
+          const seen = new Set<string>()
+          const hits = blocks.flatMap(({ block, hits }) => hits.map((hit) => ({ block, hit }))).filter(({ hit }) => {
+            const id = `${hit.transfer.txHash}|${hit.transfer.eventIndex}|${hit.transfer.to}`
+            if (seen.has(id)) return false
+            seen.add(id)
+            return true
+          })
           // order payments written (new or revived) go on to the order logic; deposits are only counted
           const forOrders: Array<TxRow> = []
           let detected = 0
