@@ -180,6 +180,14 @@ describe("indexers on the devnets", () => {
         expect(yield* refused(sql`INSERT INTO ledger_postings (entry_id, account, chain, currency, amount) VALUES (-1, 'chain', 'TRC20', 'USDT', 1)`)).toBe(true)
         expect(yield* refused(sql`INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, body) VALUES ('evt_x', 'mch_missing', 'e', 'k', '{}')`)).toBe(true)
         expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([row(wallet?.id ?? "", 3)])}`)).toBe(false)
+        // a deposit address must belong to the row's wallet
+        const client = yield* TestClient
+        const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const address = asRecord((yield* client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: "ref", chain: "TRC20", currency: "USDT" } })).body)
+        const [other] = yield* sql<{ id: string }>`SELECT id FROM wallets WHERE id <> ${String(address.wallet_id)} LIMIT 1`
+        const withAddress = (walletId: string, n: number) => ({ ...row(walletId, n), deposit_address_id: String(address.id) })
+        expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([withAddress(other?.id ?? "", 4)])}`)).toBe(true)
+        expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([withAddress(String(address.wallet_id), 5)])}`)).toBe(false)
       }))
 
     it.effect("a reorg that drops a detected payment reverses it and restores the order; one that keeps it attributes it once", () =>
