@@ -139,10 +139,10 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       })
 
     /**
-     * The ledger for the deposits in CTE `c` (those matching `which`, each with an `entry_id` drawn from
-     * the entries' sequence, so postings need no join back to their entry): one entry per deposit with its two
+     * The ledger for the deposits in CTE `c` that match `which`: one entry per deposit with its two
      * postings (chain → the receive wallet's `uncollected`, or back for a reversal) and the balance
-     * projection, as three INSERT … SELECT parts of the caller's statement.
+     * projection, as three INSERT … SELECT parts of the caller's statement. Each row of `c` carries an
+     * `entry_id` drawn from the entries' sequence, so postings need no join back to their entry.
      */
     const ledgerParts = (kind: "deposit" | "deposit_reversal", which: Fragment) => {
       const sign = kind === "deposit" ? 1 : -1
@@ -169,9 +169,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
 
     /**
      * Everything confirmation means for the confirmed deposits in CTE `c` (transactions rows plus the
-     * deposit address's `external_user_id`, an `entry_id` and an `event_id`), as parts of the caller's statement: the ledger credit and
-     * balance, and `wallet.deposit.confirmed` for deposit addresses, its body built once, here, as the
-     * compact JSON of the `wallet_deposit_body` row type (fields in wire order).
+     * deposit address's `external_user_id`, an `entry_id` and an `event_id`), as parts of the caller's
+     * statement: the ledger credit and balance, and `wallet.deposit.confirmed` for deposit addresses, its
+     * body built once, here, as the compact JSON of the `wallet_deposit_body` row type (wire order).
      */
     const confirmationParts = (now: string) =>
       sql`
