@@ -69,15 +69,16 @@ DECLARE missing text;
 BEGIN
   SELECT n.id INTO missing FROM new_rows n
   WHERE NOT EXISTS (SELECT 1 FROM merchants m WHERE m.id = n.merchant_id)
-     -- a deposit address proves its receive wallet too (its own foreign key), so one probe checks both
-     -- and that they belong together
+     -- a deposit address proves its receive wallet too (its own foreign key): one probe, by the index the
+     -- attribution lookup has just warmed, checks both and that wallet, chain and asset all match
      OR (n.deposit_address_id IS NOT NULL AND NOT EXISTS (
-           SELECT 1 FROM deposit_addresses d WHERE d.id = n.deposit_address_id AND d.wallet_id IS NOT DISTINCT FROM n.wallet_id))
+           SELECT 1 FROM deposit_addresses d
+           WHERE d.wallet_id = n.wallet_id AND d.chain = n.chain AND d.currency = n.currency AND d.id = n.deposit_address_id))
      OR (n.deposit_address_id IS NULL AND n.wallet_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM wallets w WHERE w.id = n.wallet_id))
      OR (n.order_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = n.order_id))
   LIMIT 1;
   IF missing IS NOT NULL THEN
-    RAISE EXCEPTION 'transaction % refers to a merchant, wallet, order or deposit address that does not exist (or to a deposit address of another wallet)', missing
+    RAISE EXCEPTION 'transaction % refers to a merchant, wallet, order or deposit address that does not exist (or to a deposit address of another wallet or asset)', missing
       USING ERRCODE = 'foreign_key_violation';
   END IF;
   RETURN NULL;
