@@ -16,25 +16,27 @@ export interface OutboxEvent {
 
 /**
  * The webhook outbox. Events are written in the same transaction as the change they announce, and
- * serialized here, once: delivery signs and sends these exact bytes on every attempt.
+ * serialized here, once: delivery signs and sends these exact bytes on every attempt. (A block's
+ * `wallet.deposit.confirmed` events are written set-based by the attribution store, into the same table.)
  */
 export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/WebhookOutbox", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    /** Many events in one statement (a block's deposits); each is still written once per key. */
-    const enqueueMany = Effect.fn("WebhookOutbox.enqueueMany")(function*(events: ReadonlyArray<OutboxEvent>) {
-      if (events.length === 0) return
-      // one array per column: a handful of parameters however many events
+    /** One event, written once per key (a repeat of the same key is a no-op). */
+    const enqueue = Effect.fn("WebhookOutbox.enqueue")(function*(event: OutboxEvent) {
       yield* sql`
-        INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, order_id, destination, body, status)
-        SELECT * FROM unnest(
-          ${events.map(() => newId("evt"))}::text[], ${events.map((e) => e.merchantId)}::text[], ${events.map((e) => e.event)}::text[],
-          ${events.map((e) => e.idempotencyKey)}::text[], ${events.map((e) => e.orderId ?? null)}::text[],
-          ${events.map((e) => e.destination)}::text[], ${events.map((e) => JSON.stringify(e.body))}::text[],
-          ${events.map((e) => (e.destination === null ? "no_destination" : "pending"))}::text[])
+        INSERT INTO webhook_events ${sql.insert({
+        id: newId("evt"),
+        merchant_id: event.merchantId,
+        event: event.event,
+        idempotency_key: event.idempotencyKey,
+        order_id: event.orderId ?? null,
+        destination: event.destination,
+        body: JSON.stringify(event.body),
+        status: event.destination === null ? "no_destination" : "pending"
+      })}
         ON CONFLICT (merchant_id, idempotency_key) DO NOTHING`
     })
-    const enqueue = (event: OutboxEvent) => enqueueMany([event])
-    return { enqueue, enqueueMany } as const
+    return { enqueue } as const
   })
 }) {}

@@ -14,6 +14,7 @@ import { Effect, Either, Schedule, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as http from "node:http"
 import { LiteSVM } from "litesvm"
+import { fromBaseUnits } from "../../money.js"
 import { DevnetError } from "../evm/anvil-devnet.js"
 import { serveOnLoopback } from "../loopback-server.js"
 
@@ -334,9 +335,9 @@ const renderTokenBalance = (b: { accountIndex: number } & TokenHolding) => ({
   uiTokenAmount: {
     amount: b.amount.toString(),
     decimals: b.decimals,
-    // uiAmount is the protocol's float display field; the exact value is `amount`
-    uiAmount: Number(b.amount) / 10 ** b.decimals,
-    uiAmountString: (Number(b.amount) / 10 ** b.decimals).toString()
+    // uiAmount is the protocol's float display field; `amount` and `uiAmountString` are exact
+    uiAmount: Number(fromBaseUnits(b.amount, b.decimals)),
+    uiAmountString: fromBaseUnits(b.amount, b.decimals)
   }
 })
 
