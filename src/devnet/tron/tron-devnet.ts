@@ -4,7 +4,12 @@ import * as http from "node:http"
 import { TronTransaction } from "../../chains/tron/tron-decoding.js"
 import { tronAddress, tronHex41 } from "../../keys/address-encoding.js"
 import { serveOnLoopback } from "../loopback-server.js"
-import { type LedgerBlock, Rejection, TronLedger, type TxOutcome } from "./tron-ledger.js"
+import { openJournal } from "../devnet-journal.js"
+import { DevnetError } from "../evm/anvil-devnet.js"
+import { type LedgerBlock, Rejection, TronLedger, TronLedgerOp, type TxOutcome } from "./tron-ledger.js"
+
+/** The format of the TRON devnet's journal; a journal of another format is refused, not misread. */
+const JOURNAL_VERSION = 1
 
 export interface TronDevnet {
   readonly url: string
@@ -49,15 +54,43 @@ const renderInfo = (block: LedgerBlock, outcome: TxOutcome) => {
 
 const Body = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
+/** A ledger rebuilt from its journal, recording every change it makes from now on. */
+const journaledLedger = (file: string, tokens: ReadonlyMap<string, string>, solidLag: number) =>
+  Effect.gen(function*() {
+    const journal = yield* openJournal(file, "facet-tron-devnet", JOURNAL_VERSION, TronLedgerOp)
+    const ledger = new TronLedger(tokens, solidLag, journal.header.createdAt, journal.header.id)
+    yield* Effect.try({
+      try: () => ledger.replay(journal.entries),
+      catch: (cause) => new DevnetError({ message: `${file}: the TRON devnet cannot be replayed: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    })
+    // a block is on disk before anyone can see it
+    ledger.recordTo((op) => {
+      journal.append(op)
+      if (op.op === "block" || op.op === "reorg") journal.sync()
+    })
+    if (journal.entries.length > 0) yield* Effect.logInfo(`TRON devnet resumed at block ${ledger.head.number} from ${file}`)
+    return ledger
+  })
+
 /**
  * A TRON node's HTTP API for the devnet: the subset the client uses (`/wallet/*`, `/walletsolidity/*`),
  * over the TronLedger's rules, producing a block every `blockTimeMs` with solidity `solidLag` blocks
  * behind. `/devnet/fund` and `/devnet/reorg` are the devnet's own controls.
  */
-export const startTronDevnet = (options: { readonly blockTimeMs?: number; readonly solidLag?: number; readonly port?: number } = {}) =>
+export const startTronDevnet = (options: {
+  readonly blockTimeMs?: number
+  readonly solidLag?: number
+  readonly port?: number
+  /** Where the chain is kept: its journal is replayed at start and every change appended to it. */
+  readonly journalFile?: string
+} = {}) =>
   Effect.gen(function*() {
     const usdt = devnetContract("USDT")
-    const ledger = new TronLedger(new Map([[usdt, "USDT"]]), options.solidLag ?? 3, Date.now())
+    const tokens = new Map([[usdt, "USDT"]])
+    const solidLag = options.solidLag ?? 3
+    const ledger = options.journalFile === undefined
+      ? new TronLedger(tokens, solidLag, Date.now())
+      : yield* journaledLedger(options.journalFile, tokens, solidLag)
     ledger.produce(Date.now())
 
     const handle = (path: string, body: Record<string, unknown>): unknown => {

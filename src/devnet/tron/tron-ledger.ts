@@ -1,7 +1,8 @@
 import { secp256k1 } from "@noble/curves/secp256k1.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { utils as tronUtils } from "tronweb"
-import type { TronTransaction } from "../../chains/tron/tron-decoding.js"
+import { Schema } from "effect"
+import { TronTransaction } from "../../chains/tron/tron-decoding.js"
 import { secp256k1AccountId } from "../../keys/address-encoding.js"
 
 /**
@@ -42,8 +43,16 @@ export interface LedgerBlock {
   readonly parentHash: string
   readonly timestamp: number
   readonly outcomes: ReadonlyArray<TxOutcome>
-  readonly after: Balances
 }
+
+/** What changes the ledger, as its journal records it: replaying these in order rebuilds the chain. */
+export const TronLedgerOp = Schema.Union(
+  Schema.Struct({ op: Schema.Literal("fund"), address: Schema.String, currency: Schema.String, amount: Schema.BigInt }),
+  Schema.Struct({ op: Schema.Literal("accept"), tx: TronTransaction, now: Schema.Number }),
+  Schema.Struct({ op: Schema.Literal("block"), time: Schema.Number, id: Schema.String }),
+  Schema.Struct({ op: Schema.Literal("reorg"), depth: Schema.Number, keep: Schema.Boolean, now: Schema.Number })
+)
+export type TronLedgerOp = typeof TronLedgerOp.Type
 
 export class Rejection extends Error {
   constructor(readonly code: string, message: string) {
@@ -93,16 +102,54 @@ export class TronLedger {
   readonly blocks: Array<LedgerBlock> = []
   private pending: Array<TronTransaction> = []
   private branch = 0
+  /** Balances after each of the last blocks: enough to rebuild any block a reorg may replace. */
+  private readonly states = new Map<number, Balances>()
+  private journal: ((op: TronLedgerOp) => void) | undefined
 
-  constructor(readonly tokenContracts: ReadonlyMap<string, string>, readonly solidLag: number, genesisTime: number) {
+  /** `genesisSalt` makes this chain's genesis (and so every block id) its own. */
+  constructor(readonly tokenContracts: ReadonlyMap<string, string>, readonly solidLag: number, genesisTime: number, genesisSalt = "") {
     const empty: Balances = { trx: new Map(), tokens: new Map([...tokenContracts.keys()].map((c) => [c, new Map()])), freeBandwidthUsed: new Map() }
-    this.blocks.push({ number: 0, blockID: blockId(0, "genesis"), parentHash: "0".repeat(64), timestamp: genesisTime, outcomes: [], after: empty })
+    this.blocks.push({ number: 0, blockID: blockId(0, `genesis${genesisSalt}`), parentHash: "0".repeat(64), timestamp: genesisTime, outcomes: [] })
+    this.states.set(0, empty)
+  }
+
+  /** From now on every change is also handed to `record` (the devnet's journal). */
+  recordTo(record: (op: TronLedgerOp) => void) {
+    this.journal = record
+  }
+
+  /** Applies operations recorded earlier, checking that each block comes out with the id it had. */
+  replay(ops: ReadonlyArray<TronLedgerOp>) {
+    for (const op of ops) {
+      switch (op.op) {
+        case "fund":
+          this.fundHead(op.address, op.currency, op.amount)
+          break
+        case "accept":
+          this.validate(op.tx, op.now)
+          this.pending.push(op.tx)
+          break
+        case "block": {
+          const block = this.mine(op.time)
+          if (block.blockID !== op.id) throw new Rejection("OTHER_ERROR", `replayed block ${block.number} came out as ${block.blockID}, not ${op.id}`)
+          break
+        }
+        case "reorg":
+          this.replaceTail(op.depth, op.keep, op.now)
+      }
+    }
   }
 
   get head(): LedgerBlock {
     const head = this.blocks[this.blocks.length - 1]
     if (head === undefined) throw new Error("no genesis")
     return head
+  }
+
+  private get headState(): Balances {
+    const state = this.states.get(this.head.number)
+    if (state === undefined) throw new Error("no state for the head block")
+    return state
   }
 
   get solid(): LedgerBlock {
@@ -114,16 +161,21 @@ export class TronLedger {
   }
 
   trxBalance(address41: string): bigint | undefined {
-    return this.head.after.trx.get(address41)
+    return this.headState.trx.get(address41)
   }
 
   tokenBalance(contract41: string, holder41: string): bigint {
-    return this.head.after.tokens.get(contract41)?.get(holder41) ?? 0n
+    return this.headState.tokens.get(contract41)?.get(holder41) ?? 0n
   }
 
   /** Devnet faucet: mints TRX or tokens straight into the head state. */
   fund(address41: string, currency: "TRX" | string, amount: bigint) {
-    const state = this.head.after
+    this.fundHead(address41, currency, amount)
+    this.journal?.({ op: "fund", address: address41, currency, amount })
+  }
+
+  private fundHead(address41: string, currency: string, amount: bigint) {
+    const state = this.headState
     if (currency === "TRX") {
       state.trx.set(address41, (state.trx.get(address41) ?? 0n) + amount)
       return
@@ -147,6 +199,12 @@ export class TronLedger {
 
   /** The checks at broadcast; throws a Rejection with TRON's error code. */
   accept(tx: TronTransaction, now: number) {
+    this.validate(tx, now)
+    this.pending.push(tx)
+    this.journal?.({ op: "accept", tx, now })
+  }
+
+  private validate(tx: TronTransaction, now: number) {
     if (!tronUtils.transaction.txCheck(tx)) throw new Rejection("OTHER_ERROR", "the transaction JSON does not match its raw_data_hex or txID")
     const contract = tx.raw_data.contract[0]
     if (contract === undefined || tx.raw_data.contract.length !== 1) throw new Rejection("CONTRACT_VALIDATE_ERROR", "exactly one contract per transaction")
@@ -161,7 +219,7 @@ export class TronLedger {
     const refOk = this.blocks.some((b) =>
       (b.number & 0xffff).toString(16).padStart(4, "0") === tx.raw_data.ref_block_bytes && b.blockID.slice(16, 32) === tx.raw_data.ref_block_hash)
     if (!refOk) throw new Rejection("TAPOS_ERROR", "the reference block is not on this chain")
-    const state = this.head.after
+    const state = this.headState
     const balance = state.trx.get(owner)
     if (balance === undefined) throw new Rejection("CONTRACT_VALIDATE_ERROR", "the owner account does not exist")
     if (contract.type === "TransferContract") {
@@ -179,7 +237,6 @@ export class TronLedger {
     } else {
       throw new Rejection("CONTRACT_VALIDATE_ERROR", `${contract.type} is not supported by the devnet`)
     }
-    this.pending.push(tx)
   }
 
   private bandwidthFee(tx: TronTransaction, owner: string, state: Balances): bigint {
@@ -251,8 +308,14 @@ export class TronLedger {
 
   /** Produces the next block from the pending transactions. */
   produce(timestamp: number): LedgerBlock {
+    const block = this.mine(timestamp)
+    this.journal?.({ op: "block", time: block.timestamp, id: block.blockID })
+    return block
+  }
+
+  private mine(timestamp: number): LedgerBlock {
     const parent = this.head
-    const state = copy(parent.after)
+    const state = copy(this.headState)
     const time = Math.max(timestamp, parent.timestamp + 1)
     const outcomes: Array<TxOutcome> = []
     for (const tx of this.pending) {
@@ -262,8 +325,10 @@ export class TronLedger {
     this.pending = []
     const number = parent.number + 1
     const header = JSON.stringify({ parent: parent.blockID, number, time, txs: outcomes.map((o) => o.tx.txID), branch: this.branch })
-    const block = { number, blockID: blockId(number, header), parentHash: parent.blockID, timestamp: time, outcomes, after: state }
+    const block = { number, blockID: blockId(number, header), parentHash: parent.blockID, timestamp: time, outcomes }
     this.blocks.push(block)
+    this.states.set(number, state)
+    this.states.delete(number - this.solidLag - 2)
     return block
   }
 
@@ -272,17 +337,23 @@ export class TronLedger {
    * `keepTransactions` the dropped transactions are mined again on the new branch; without, they vanish.
    */
   reorg(depth: number, keepTransactions: boolean, now: number) {
+    this.replaceTail(depth, keepTransactions, now)
+    this.journal?.({ op: "reorg", depth, keep: keepTransactions, now })
+  }
+
+  private replaceTail(depth: number, keepTransactions: boolean, now: number) {
     if (depth < 1 || depth > this.solidLag || depth >= this.blocks.length) {
       throw new Rejection("OTHER_ERROR", `a reorg must replace 1 to ${this.solidLag} unsolidified blocks`)
     }
     const dropped = this.blocks.splice(this.blocks.length - depth, depth)
+    for (const block of dropped) this.states.delete(block.number)
     this.branch += 1
     const replay = keepTransactions ? dropped.flatMap((b) => b.outcomes.map((o) => o.tx)) : []
     const kept = this.pending
     this.pending = []
     for (let i = 0; i < depth; i++) {
       if (i === 0) this.pending = replay
-      this.produce(Math.max(now, (dropped[i]?.timestamp ?? now) + 1))
+      this.mine(Math.max(now, (dropped[i]?.timestamp ?? now) + 1))
     }
     this.pending = kept
   }
