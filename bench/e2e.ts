@@ -67,7 +67,7 @@ const main = Effect.gen(function*() {
     yield* sql`DELETE FROM indexer_cursors WHERE chain = 'BEP20'`
     sent = Date.now()
     const indexer = yield* Effect.fork(runChainIndexer(client, {
-      batchSize: Number(process.env.BENCH_BATCH ?? 50), pollInterval: Duration.millis(20), leaseTtl: Duration.seconds(15), startBlock: Option.some(startBlock)
+      batchSize: Number(process.env.BENCH_BATCH ?? 50), pollInterval: Duration.millis(20), leaseTtl: Duration.seconds(15), startBlock: Option.some(startBlock), network: "devnet"
     }))
     for (;;) {
       const [row] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM transactions WHERE merchant_id = ${response.merchant_id} AND status = 'confirmed'`

@@ -57,9 +57,11 @@ export const IndexerHealth = Schema.Struct({
 })
 
 export const HealthReport = Schema.Struct({
-  status: Schema.Literal("ok", "unavailable"),
+  status: Schema.Literal("ok", "unavailable", "degraded"),
   checks: Schema.Record({ key: Schema.String, value: Schema.String }),
-  indexers: Schema.Array(IndexerHealth)
+  indexers: Schema.Array(IndexerHealth),
+  /** Why the service is degraded (a halted indexer, an unreachable node); empty when it is ok. */
+  reasons: Schema.Array(Schema.String)
 }).annotations({ identifier: "HealthReport" })
 
 export class SystemGroup extends HttpApiGroup.make("system")
@@ -67,7 +69,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
     HttpApiEndpoint.get("health", "/health")
       .addSuccess(HealthReport)
       .addError(ServiceUnavailable)
-      .annotate(OpenApi.Summary, "Readiness: 200 only when the database is migrated and the service is ready; per-chain indexer lag")
+      .annotate(OpenApi.Summary, "Readiness: 200 only when the database is migrated and nothing is degraded; 503 `unavailable` or `degraded` (a halted indexer, a node unreachable too long) with the reasons; per-chain indexer lag")
   )
   .add(
     HttpApiEndpoint.get("metrics", "/metrics")

@@ -3,6 +3,8 @@ import { Cause, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import type { ChainBlock, ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
+import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
+import type { Network } from "../src/config.js"
 import { attributeTransfers } from "./attribution.js"
 import { AttributionStore, LeaseLost } from "./attribution-store.js"
 import { type ChainIndexerStatus, reportStatus } from "./indexer-status.js"
@@ -17,6 +19,8 @@ export interface IndexerOptions {
   readonly leaseTtl: Duration.Duration
   /** Where a chain with no cursor starts: its current head unless set. */
   readonly startBlock: Option.Option<bigint>
+  /** Recorded with the chain's genesis; a node of another network is refused. */
+  readonly network: Network
 }
 
 interface Cursor {
@@ -43,7 +47,8 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
 
     let status: ChainIndexerStatus = {
-      chain, state: "starting", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: ""
+      chain, state: "starting", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: "",
+      nodeAnsweredAt: Date.now()
     }
     const report = (patch: Partial<ChainIndexerStatus>) => {
       status = { ...status, ...patch }
@@ -109,6 +114,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       let prefetch: Option.Option<{ from: bigint; fiber: Fiber.RuntimeFiber<ReadonlyArray<ChainBlock>, ChainRpcError> }> = Option.none()
       for (;;) {
         const [head, finalized] = yield* Effect.all([client.head, client.finalized], { concurrency: 2 })
+        status = { ...status, nodeAnsweredAt: Date.now() }
         yield* watch.refresh
         if (cursor.number >= head) {
           yield* store.confirm(chain, finalized, head, holder)
@@ -195,13 +201,16 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         yield* report({ state: "waiting_for_lease", detail: "another process is indexing this chain" })
         yield* Effect.sleep(Duration.times(options.leaseTtl, 1 / 3))
       }
+      yield* report({ state: "starting", detail: "" })
       yield* Effect.logInfo(`${chain} indexer holds the lease (${holder})`)
+      yield* checkChainIdentity(chain, options.network, yield* client.genesis)
       yield* watch.refresh
       return yield* Effect.raceFirst(index, renew)
     }).pipe(Effect.ensuring(release))
 
+    // what an operator must look at: retrying would only repeat it
     const isHalt = (cause: Cause.Cause<unknown>) =>
-      Option.exists(Cause.failureOption(cause), (e) => e instanceof ReorgTooDeep)
+      Option.exists(Cause.failureOption(cause), (e) => e instanceof ReorgTooDeep || e instanceof ChainIdentityMismatch)
     return yield* leased.pipe(
       Effect.catchTag("LeaseLost", () => Effect.logWarning(`${chain} indexer lost its lease; waiting to take it again`)),
       Effect.catchAllCause((cause) =>
@@ -213,6 +222,6 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           )
       ),
       Effect.repeat(Schedule.forever),
-      Effect.tapErrorTag("ReorgTooDeep", (error) => report({ state: "halted", detail: error.message }))
+      Effect.tapError((error) => report({ state: "halted", detail: error.message }))
     )
   })

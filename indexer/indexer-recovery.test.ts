@@ -10,7 +10,7 @@ import { runChainIndexer } from "./chain-indexer.js"
 import { IndexerStatus } from "./indexer-status.js"
 import { MemoryChain } from "./memory-chain.js"
 
-const options = { batchSize: 5, pollInterval: Duration.millis(20), leaseTtl: Duration.millis(600), startBlock: Option.some(0n) }
+const options = { batchSize: 5, pollInterval: Duration.millis(20), leaseTtl: Duration.millis(600), startBlock: Option.some(0n), network: "devnet" as const }
 
 const depositAddresses = (count: number) =>
   Effect.gen(function*() {

@@ -10,6 +10,8 @@ export interface ChainIndexerStatus {
   readonly watchedAddresses: number
   readonly blocksPerSecond: number
   readonly detail: string
+  /** When the chain's node last answered (epoch ms): how long it has been unreachable. */
+  readonly nodeAnsweredAt: number
 }
 
 /** What each chain's indexer last reported, for /health and /metrics. */
@@ -20,8 +22,27 @@ export class IndexerStatus extends Context.Tag("facet/IndexerStatus")<IndexerSta
 export const reportStatus = (status: ChainIndexerStatus) =>
   Effect.flatMap(IndexerStatus, (ref) => Ref.update(ref, (m) => new Map(m).set(status.chain, status)))
 
-/** Prometheus text exposition of the indexers' lag. */
-export const prometheusMetrics = (statuses: ReadonlyArray<ChainIndexerStatus>): string => {
+const STATES: ReadonlyArray<ChainIndexerStatus["state"]> = ["starting", "waiting_for_lease", "catching_up", "following", "retrying", "halted"]
+
+/** Seconds since the chain's node last answered, 0 while another process holds the chain's lease. */
+const unreachableSeconds = (s: ChainIndexerStatus, now: number) =>
+  s.state === "waiting_for_lease" ? 0 : Math.max(0, Math.floor((now - s.nodeAnsweredAt) / 1000))
+
+/**
+ * Why the indexers make the service degraded: a halted indexer (it waits for an operator), or a node
+ * that has not answered for longer than `unreachableAfterMs`.
+ */
+export const indexerProblems = (statuses: ReadonlyArray<ChainIndexerStatus>, now: number, unreachableAfterMs: number): ReadonlyArray<string> =>
+  statuses.flatMap((s) =>
+    s.state === "halted"
+      ? [`${s.chain} indexer halted: ${s.detail}`]
+      : s.state !== "waiting_for_lease" && now - s.nodeAnsweredAt > unreachableAfterMs
+      ? [`${s.chain} node unreachable for ${unreachableSeconds(s, now)} s${s.detail === "" ? "" : `: ${s.detail}`}`]
+      : []
+  )
+
+/** Prometheus text exposition of the indexers' state and lag. */
+export const prometheusMetrics = (statuses: ReadonlyArray<ChainIndexerStatus>, now: number): string => {
   const lines = [
     "# HELP facet_indexer_lag_blocks Chain head minus the indexer's cursor, in blocks.",
     "# TYPE facet_indexer_lag_blocks gauge",
@@ -37,7 +58,13 @@ export const prometheusMetrics = (statuses: ReadonlyArray<ChainIndexerStatus>): 
     ...statuses.map((s) => `facet_indexer_watched_addresses{chain="${s.chain}"} ${s.watchedAddresses}`),
     "# HELP facet_indexer_up 1 when the chain's indexer is running (not halted).",
     "# TYPE facet_indexer_up gauge",
-    ...statuses.map((s) => `facet_indexer_up{chain="${s.chain}",state="${s.state}"} ${s.state === "halted" ? 0 : 1}`)
+    ...statuses.map((s) => `facet_indexer_up{chain="${s.chain}",state="${s.state}"} ${s.state === "halted" ? 0 : 1}`),
+    "# HELP facet_indexer_state 1 for the state the chain's indexer is in (halted: an operator must look at it).",
+    "# TYPE facet_indexer_state gauge",
+    ...statuses.flatMap((s) => STATES.map((state) => `facet_indexer_state{chain="${s.chain}",state="${state}"} ${s.state === state ? 1 : 0}`)),
+    "# HELP facet_indexer_node_unreachable_seconds Seconds since the chain's node last answered the indexer.",
+    "# TYPE facet_indexer_node_unreachable_seconds gauge",
+    ...statuses.map((s) => `facet_indexer_node_unreachable_seconds{chain="${s.chain}"} ${unreachableSeconds(s, now)}`)
   ]
   return `${lines.join("\n")}\n`
 }

@@ -25,7 +25,8 @@ export const IndexersLive = Layer.scopedDiscard(
           batchSize: config.indexer.batchSize,
           pollInterval: config.indexer.pollInterval,
           leaseTtl: config.indexer.leaseTtl,
-          startBlock
+          startBlock,
+          network: config.network
         }).pipe(
           Effect.catchAll((error) => Effect.logError(`${chain} INDEXER HALTED: ${error.message}`)),
           Effect.annotateLogs({ chain })

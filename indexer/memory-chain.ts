@@ -43,6 +43,7 @@ export class MemoryChain {
   client(): ChainClient {
     return {
       chain: this.chain,
+      genesis: Effect.sync(() => this.blocks[0]?.hash ?? ""),
       head: Effect.sync(() => this.head),
       finalized: Effect.sync(() => (this.head > BigInt(this.finalityDepth) ? this.head - BigInt(this.finalityDepth) : 0n)),
       blocks: (from, to) => Effect.sync(() => this.blocks.slice(Number(from), Number(to) + 1)),

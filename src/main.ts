@@ -13,7 +13,11 @@ const main = Effect.gen(function*() {
   }
   const AppLive = HttpLive.pipe(Layer.provide(CoreLive), Layer.provide(Layer.succeed(AppConfig, config.right)))
   yield* Effect.logInfo(`starting on port ${config.right.port} (network ${config.right.network}, public URL ${config.right.baseUrl})`)
-  return yield* Layer.launch(AppLive)
+  return yield* Layer.launch(AppLive).pipe(
+    // devnets that cannot be resumed: one line that says what to do, not a stack trace
+    Effect.catchTag("DevnetStateError", (error) =>
+      Effect.zipRight(Effect.logError(`cannot start: ${error.message}`), Effect.sync(() => process.exit(1))))
+  )
 })
 
 NodeRuntime.runMain(main)

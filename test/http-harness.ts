@@ -87,15 +87,20 @@ export const TestAppLive = (
   overrides: Partial<AppConfigShape> = {},
   options: { readonly captureLogs?: Array<string>; readonly chains?: "none" | "devnet" } = {}
 ) => {
-  const ConfigLive = Layer.effect(
+  const ConfigLive = Layer.scoped(
     AppConfig,
     Effect.gen(function*() {
       const loaded = yield* Effect.orDie(appConfig)
       const databaseUrl = overrides.databaseUrl ?? Option.some(yield* createTestDatabase)
+      // removed when the service under test has stopped (its devnets keep their chains here)
+      const dataDir = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "facet-test-data-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
       return {
         ...loaded,
         port: 0,
-        dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "facet-test-data-")),
+        dataDir,
         baseUrl: "http://facet.test",
         consoleBaseUrl: "http://facet.test/console",
         rateLimit: { perSecond: 1000, burst: 1000 },

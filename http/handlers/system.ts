@@ -1,14 +1,16 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Ref } from "effect"
-import { IndexerStatus, prometheusMetrics } from "../../indexer/indexer-status.js"
+import { Duration, Effect, Ref } from "effect"
+import { IndexerStatus, indexerProblems, prometheusMetrics } from "../../indexer/indexer-status.js"
+import { AppConfig } from "../../src/config.js"
 import { Readiness } from "../../src/readiness.js"
 import { FacetApi } from "../api.js"
 
 export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers) =>
   Effect.gen(function*() {
     const readiness = yield* Readiness
-    const indexers = yield* IndexerStatus
-    const indexerHealth = Effect.map(Ref.get(indexers), (m) =>
+    const statuses = yield* IndexerStatus
+    const unreachableAfterMs = Duration.toMillis((yield* AppConfig).indexer.nodeUnreachableAfter)
+    const indexerHealth = Effect.map(Ref.get(statuses), (m) =>
       [...m.values()].map((s) => ({
         chain: s.chain, state: s.state, head: s.head, cursor: s.cursor, lag_blocks: s.lagBlocks, lag_seconds: s.lagSeconds,
         watched_addresses: s.watchedAddresses, detail: s.detail
@@ -18,11 +20,13 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
         Effect.gen(function*() {
           const { checks, ready } = yield* readiness.report
           const indexers = yield* indexerHealth
-          if (ready) return { status: "ok" as const, checks, indexers }
-          // 503 with the detail of what is not ready, so operators see why
-          return yield* HttpServerResponse.json({ error: "service is not ready", status: "unavailable", checks, indexers }, { status: 503 }).pipe(
-            Effect.orDie
-          )
+          const reasons = indexerProblems([...(yield* Ref.get(statuses)).values()], Date.now(), unreachableAfterMs)
+          if (ready && reasons.length === 0) return { status: "ok" as const, checks, indexers, reasons }
+          // 503 with what is wrong, so a load balancer stops routing and an operator sees why
+          const body = ready
+            ? { error: `service is degraded: ${reasons.join("; ")}`, status: "degraded", checks, indexers, reasons }
+            : { error: "service is not ready", status: "unavailable", checks, indexers, reasons }
+          return yield* HttpServerResponse.json(body, { status: 503 }).pipe(Effect.orDie)
         }))
-      .handle("metrics", () => Effect.map(Ref.get(indexers), (m) => prometheusMetrics([...m.values()])))
+      .handle("metrics", () => Effect.map(Ref.get(statuses), (m) => prometheusMetrics([...m.values()], Date.now())))
   }))

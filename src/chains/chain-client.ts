@@ -57,6 +57,8 @@ export class TransferRejected extends Schema.TaggedError<TransferRejected>()("Tr
 
 export interface ChainClient {
   readonly chain: Chain
+  /** The hash of the chain's first block: which chain (network, or devnet instance) the node serves. */
+  readonly genesis: Effect.Effect<string, ChainRpcError>
   readonly head: Effect.Effect<bigint, ChainRpcError>
   /** The highest block that can no longer be reorganised (by the configured depth or the chain's own finality). */
   readonly finalized: Effect.Effect<bigint, ChainRpcError>

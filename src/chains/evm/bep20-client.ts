@@ -71,6 +71,9 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     const maxRange = settings.maxLogRange ?? 2_000n
 
     const head = Effect.tryPromise({ try: () => client.getBlockNumber({ cacheTime: 0 }), catch: rpcError("eth_blockNumber") })
+    const genesis = Effect.tryPromise({ try: () => client.getBlock({ blockNumber: 0n }), catch: rpcError("eth_getBlockByNumber") }).pipe(
+      Effect.map((block) => block.hash)
+    )
 
     const getLogs = (from: bigint, to: bigint): Effect.Effect<ReadonlyArray<RawLog>, ChainRpcError> =>
       contracts.length === 0
@@ -215,5 +218,5 @@ export const makeBep20Client = (settings: Bep20Settings) =>
 
     const finalized = Effect.map(head, (h) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n))
 
-    return { chain: "BEP20", head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "BEP20", genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
   })

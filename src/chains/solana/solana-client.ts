@@ -51,6 +51,7 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
     // the newest slot with a block to read: processed slots may still change and have none yet
     const head = Effect.tryPromise({ try: () => connection.getSlot("confirmed"), catch: rpcError("getSlot") }).pipe(Effect.map(BigInt))
     const finalized = Effect.tryPromise({ try: () => connection.getSlot("finalized"), catch: rpcError("getSlot") }).pipe(Effect.map(BigInt))
+    const genesis = Effect.tryPromise({ try: () => connection.getGenesisHash(), catch: rpcError("getGenesisHash") })
 
     const fetchBlock = (slot: bigint): Effect.Effect<Option.Option<ChainBlock>, ChainRpcError> =>
       Effect.tryPromise({
@@ -159,5 +160,5 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         })
       })
 
-    return { chain: "SOLANA", head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "SOLANA", genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
   })

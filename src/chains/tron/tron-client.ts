@@ -56,6 +56,7 @@ export const makeTronClient = (settings: TronSettings) =>
     }))
 
     const head = Effect.map(post("wallet/getnowblock", {}, BlockNumber), (b) => BigInt(b.block_header.raw_data.number))
+    const genesis = Effect.map(post("wallet/getblockbynum", { num: 0 }, TronBlock), (b) => b.blockID)
     const finalized = Effect.map(post("walletsolidity/getnowblock", {}, BlockNumber), (b) => BigInt(b.block_header.raw_data.number))
 
     const fetchBlock = (n: bigint): Effect.Effect<ChainBlock, ChainRpcError> =>
@@ -169,5 +170,5 @@ export const makeTronClient = (settings: TronSettings) =>
         return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0 })
       })
 
-    return { chain: "TRC20", head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "TRC20", genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
   })
