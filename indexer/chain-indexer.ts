@@ -5,6 +5,7 @@ import * as os from "node:os"
 import type { ChainBlock, ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
 import type { Network } from "../src/config.js"
+import { isAlive } from "../src/processes/child-process.js"
 import { attributeTransfers } from "./attribution.js"
 import { AttributionStore, LeaseLost } from "./attribution-store.js"
 import { type ChainIndexerStatus, reportStatus } from "./indexer-status.js"
@@ -55,15 +56,23 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       return reportStatus(status)
     }
 
-    const tryLease = Effect.map(
-      sql<{ holder: string }>`
-        INSERT INTO indexer_leases (chain, holder, expires_at)
-        VALUES (${chain}, ${holder}, now() + ${`${Duration.toMillis(options.leaseTtl)} milliseconds`}::interval)
-        ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-        WHERE indexer_leases.expires_at < now() OR indexer_leases.holder = excluded.holder
-        RETURNING holder`,
-      (rows) => rows.length > 0
-    )
+    // a holder on this machine whose process is gone (killed) cannot renew: no need to wait out its lease
+    const deadLocalHolder = Effect.map(sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = ${chain}`, (rows) => {
+      const current = rows[0]?.holder ?? ""
+      const [host, pid] = current.split(":")
+      const n = Number(pid)
+      return host === os.hostname() && Number.isInteger(n) && n > 0 && n !== process.pid && !isAlive(n) ? current : ""
+    })
+    const tryLease = Effect.flatMap(deadLocalHolder, (stale) =>
+      Effect.map(
+        sql<{ holder: string }>`
+          INSERT INTO indexer_leases (chain, holder, expires_at)
+          VALUES (${chain}, ${holder}, now() + ${`${Duration.toMillis(options.leaseTtl)} milliseconds`}::interval)
+          ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+          WHERE indexer_leases.expires_at < now() OR indexer_leases.holder = excluded.holder OR indexer_leases.holder = ${stale}
+          RETURNING holder`,
+        (rows) => rows.length > 0
+      ))
     const release = sql`DELETE FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder}`.pipe(Effect.ignore)
 
     const storedHash = (number: bigint) =>

@@ -1,0 +1,60 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import * as fs from "node:fs"
+import { devnetStatePaths } from "./devnets.js"
+
+export class DevnetResetRefused extends Schema.TaggedError<DevnetResetRefused>()("DevnetResetRefused", { message: Schema.String }) {}
+
+/** How many rows of each kind a reset removed (orders are put back to unpaid, not removed). */
+export interface DevnetResetCounts {
+  readonly transactions: number
+  readonly ledgerEntries: number
+  readonly webhookEvents: number
+  readonly ordersUnpaid: number
+  readonly chains: number
+}
+
+/**
+ * A clean slate for the devnets: in one transaction, every row that records money on their chains
+ * (transactions, the ledger and its balances, chain webhook events, indexer cursors and chain
+ * identities) goes, and orders are back to unpaid; then the kept chains themselves are deleted, so the
+ * next start makes new ones. Merchants, keys, wallets, deposit addresses and orders stay: addresses come
+ * from the master seed, not from a chain. Refused unless every chain the database knows is a devnet.
+ */
+export const resetDevnets = Effect.fn("resetDevnets")(function*(dataDir: string) {
+  const sql = yield* SqlClient.SqlClient
+  const counts = yield* sql.withTransaction(Effect.gen(function*() {
+    const real = yield* sql<{ chain: string }>`SELECT chain FROM chain_identities WHERE network <> 'devnet'`
+    if (real.length > 0) {
+      return yield* new DevnetResetRefused({ message: `this database indexes ${real.map((r) => r.chain).join(", ")} on a real network: a devnet reset never touches it` })
+    }
+    const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]?.n ?? 0
+    // the ledger is append-only (triggers refuse any DELETE): only a devnet reset lifts that, inside this transaction
+    yield* sql`ALTER TABLE ledger_postings DISABLE TRIGGER ledger_postings_kept`
+    yield* sql`ALTER TABLE ledger_entries DISABLE TRIGGER ledger_entries_kept`
+    yield* sql`DELETE FROM ledger_postings`
+    const ledgerEntries = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM ledger_entries RETURNING 1) SELECT count(*)::int AS n FROM d`)
+    yield* sql`ALTER TABLE ledger_postings ENABLE TRIGGER ledger_postings_kept`
+    yield* sql`ALTER TABLE ledger_entries ENABLE TRIGGER ledger_entries_kept`
+    yield* sql`DELETE FROM merchant_balances`
+    const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event = 'wallet.deposit.confirmed'`
+    yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
+    const webhookEvents = count(yield* sql<{ n: number }>`
+      WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`)
+    const transactions = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`)
+    const ordersUnpaid = count(yield* sql<{ n: number }>`
+      WITH u AS (
+        UPDATE orders SET paid_amount = 0, tx_hash = NULL, late_payment = false, updated_at = clock_timestamp(),
+          status = CASE WHEN expire_at <= now() THEN 'EXPIRED' ELSE 'PENDING' END
+        WHERE paid_amount <> 0 OR tx_hash IS NOT NULL OR status NOT IN ('PENDING', 'EXPIRED')
+        RETURNING 1)
+      SELECT count(*)::int AS n FROM u`)
+    yield* sql`DELETE FROM indexed_blocks`
+    yield* sql`DELETE FROM indexer_leases`
+    yield* sql`DELETE FROM indexer_cursors`
+    const chains = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM chain_identities RETURNING 1) SELECT count(*)::int AS n FROM d`)
+    return { transactions, ledgerEntries, webhookEvents, ordersUnpaid, chains } satisfies DevnetResetCounts
+  }))
+  yield* Effect.sync(() => fs.rmSync(devnetStatePaths(dataDir).dir, { recursive: true, force: true }))
+  return counts
+})
