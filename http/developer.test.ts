@@ -85,7 +85,7 @@ describe("developer endpoints", () => {
         const client = yield* TestClient
         const res = yield* client.request("GET", "/health")
         expect(res.status).toBe(200)
-        expect(res.body).toEqual({ status: "ok", checks: { database: "ok", migrations: "ok" }, indexers: [] })
+        expect(res.body).toEqual({ status: "ok", checks: { database: "ok", migrations: "ok" }, indexers: [], reasons: [] })
         const metrics = yield* client.request("GET", "/metrics")
         expect(metrics.status).toBe(200)
         expect(metrics.text).toContain("# TYPE facet_indexer_lag_blocks gauge")

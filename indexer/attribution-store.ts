@@ -428,6 +428,15 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       }))
     })
 
-    return { writeBlock, writeBlocks, confirm, rollbackTo } as const
+    /** A chain's first cursor, where its indexing starts (kept if another process stored one first). */
+    const startCursor = Effect.fn("AttributionStore.startCursor")(function*(chain: Chain, cursor: { readonly number: bigint; readonly hash: string }, holder: string) {
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        yield* assertLease(chain, holder)
+        yield* sql`INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${chain}, ${cursor.number.toString()}, ${cursor.hash})
+                   ON CONFLICT (chain) DO NOTHING`
+      }))
+    })
+
+    return { writeBlock, writeBlocks, confirm, rollbackTo, startCursor } as const
   })
 }) {}

@@ -49,7 +49,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
 
     let status: ChainIndexerStatus = {
       chain, state: "starting", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: "",
-      nodeAnsweredAt: Date.now()
+      nodeAnsweredAt: Date.now(), cursorStored: false
     }
     const report = (patch: Partial<ChainIndexerStatus>) => {
       status = { ...status, ...patch }
@@ -85,11 +85,15 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       const [row] = yield* sql<{ block_number: string; block_hash: string }>`
         SELECT block_number::text AS block_number, block_hash FROM indexer_cursors WHERE chain = ${chain}`
       if (row !== undefined) return { number: BigInt(row.block_number), hash: row.block_hash }
-      // a new chain starts at its head (or the configured block): nothing older can pay our fresh addresses
+      // a new chain starts at its head (or the configured block): nothing older can pay our fresh addresses.
+      // That start is stored at once: a restart must go on from it, not from a later head that would skip
+      // what was paid in between.
       const start = Option.getOrElse(options.startBlock, () => -1n)
       const first = start >= 0n ? start : yield* client.head
       const [block] = yield* client.blocks(first, first)
-      return { number: first, hash: block?.hash ?? "" }
+      const cursor = { number: first, hash: block?.hash ?? "" }
+      yield* store.startCursor(chain, cursor, holder)
+      return cursor
     })
 
     /** Walks back until the chain and our stored blocks agree; refuses to go past the finality window. */
@@ -113,6 +117,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
 
     const index = Effect.gen(function*() {
       let cursor = yield* loadCursor
+      yield* report({ cursorStored: true, cursor: cursor.number.toString() })
       yield* Effect.logInfo(`${chain} indexer resuming after block ${cursor.number} (${watch.size} watched addresses)`)
       let windowStart = Date.now()
       let windowBlocks = 0

@@ -114,6 +114,29 @@ describe("indexer recovery", () => {
         expect(status?.detail).toMatch(/deeper than the finality window/)
         // nothing was rolled back on a guess
         expect((yield* counts(merchantId))?.confirmed).toBe("1")
+        // and the service says so: health is degraded (503) with the reason, metrics carry the state
+        const client = yield* TestClient
+        const health = yield* client.request("GET", "/health")
+        expect(health.status).toBe(503)
+        expect(health.body).toMatchObject({ status: "degraded", reasons: [expect.stringMatching(/^TRC20 indexer halted: .*deeper than the finality window/)] })
+        expect(String(asRecord(health.body).error)).toMatch(/degraded/)
+        const metrics = yield* client.request("GET", "/metrics")
+        expect(metrics.text).toContain(`facet_indexer_state{chain="TRC20",state="halted"} 1`)
+        expect(metrics.text).toContain(`facet_indexer_up{chain="TRC20",state="halted"} 0`)
+        yield* sql`DELETE FROM indexer_leases WHERE chain = 'TRC20'`
+      }))
+
+    it.effect("a node of another chain (another genesis) halts the indexer before it reads a block", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const before = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM indexed_blocks WHERE chain = 'TRC20'`
+        const other = new MemoryChain("TRC20", 2, "another network")
+        for (let i = 0; i < 3; i++) other.append(() => [])
+        const exit = yield* Fiber.await(yield* Effect.fork(runChainIndexer(other.client(), options)))
+        expect(exit._tag).toBe("Failure")
+        const status = (yield* Ref.get(yield* IndexerStatus)).get("TRC20")
+        expect(status).toMatchObject({ state: "halted", detail: expect.stringMatching(/^TRC20: the node's chain \(genesis \w+, devnet\) is not the one this database indexed/) })
+        expect(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM indexed_blocks WHERE chain = 'TRC20'`).toEqual(before)
         yield* sql`DELETE FROM indexer_leases WHERE chain = 'TRC20'`
       }))
   })

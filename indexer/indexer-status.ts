@@ -12,6 +12,8 @@ export interface ChainIndexerStatus {
   readonly detail: string
   /** When the chain's node last answered (epoch ms): how long it has been unreachable. */
   readonly nodeAnsweredAt: number
+  /** Whether the indexer has a stored cursor: until then an address paid now might be skipped. */
+  readonly cursorStored: boolean
 }
 
 /** What each chain's indexer last reported, for /health and /metrics. */
@@ -27,6 +29,10 @@ const STATES: ReadonlyArray<ChainIndexerStatus["state"]> = ["starting", "waiting
 /** Seconds since the chain's node last answered, 0 while another process holds the chain's lease. */
 const unreachableSeconds = (s: ChainIndexerStatus, now: number) =>
   s.state === "waiting_for_lease" ? 0 : Math.max(0, Math.floor((now - s.nodeAnsweredAt) / 1000))
+
+/** An indexer of this process that has no stored cursor yet (not one waiting while another process indexes). */
+export const indexersNotStarted = (statuses: ReadonlyArray<ChainIndexerStatus>): ReadonlyArray<string> =>
+  statuses.flatMap((s) => (s.cursorStored || s.state === "waiting_for_lease" ? [] : [`${s.chain} indexer has not stored where it starts yet`]))
 
 /**
  * Why the indexers make the service degraded: a halted indexer (it waits for an operator), or a node

@@ -12,8 +12,9 @@ export class MemoryChain {
   readonly blocks: Array<ChainBlock> = []
   private fork = 0
 
-  constructor(readonly chain: Chain, readonly finalityDepth: number) {
-    this.blocks.push({ number: 0n, hash: this.hashOf(0n, "genesis"), parentHash: "", timestamp: 0, transfers: [] })
+  /** `network` names another chain of the same family: another genesis. */
+  constructor(readonly chain: Chain, readonly finalityDepth: number, network = "") {
+    this.blocks.push({ number: 0n, hash: this.hashOf(0n, `genesis${network}`), parentHash: "", timestamp: 0, transfers: [] })
   }
 
   private hashOf(number: bigint, salt: string) {

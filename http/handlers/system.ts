@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Ref } from "effect"
-import { IndexerStatus, indexerProblems, prometheusMetrics } from "../../indexer/indexer-status.js"
+import { IndexerStatus, indexerProblems, indexersNotStarted, prometheusMetrics } from "../../indexer/indexer-status.js"
 import { AppConfig } from "../../src/config.js"
 import { Readiness } from "../../src/readiness.js"
 import { FacetApi } from "../api.js"
@@ -18,9 +18,13 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
     return handlers
       .handle("health", () =>
         Effect.gen(function*() {
-          const { checks, ready } = yield* readiness.report
+          const report = yield* readiness.report
           const indexers = yield* indexerHealth
-          const reasons = indexerProblems([...(yield* Ref.get(statuses)).values()], Date.now(), unreachableAfterMs)
+          const current = [...(yield* Ref.get(statuses)).values()]
+          const starting = indexersNotStarted(current)
+          const ready = report.ready && starting.length === 0
+          const { checks } = report
+          const reasons = ready ? indexerProblems(current, Date.now(), unreachableAfterMs) : starting
           if (ready && reasons.length === 0) return { status: "ok" as const, checks, indexers, reasons }
           // 503 with what is wrong, so a load balancer stops routing and an operator sees why
           const body = ready

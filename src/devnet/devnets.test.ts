@@ -6,6 +6,7 @@ import { promisify } from "node:util"
 import { AppConfig } from "../config.js"
 import { ChainClients } from "../chains/chain-clients.js"
 import { TestAppLive, TestClient } from "../../test/http-harness.js"
+import { eventually } from "../../test/webhook-receiver.js"
 import { devnetFilePath } from "./devnets.js"
 
 const run = promisify(execFile)
@@ -17,7 +18,8 @@ describe("the devnets as the service's default network", () => {
         const client = yield* TestClient
         const config = yield* AppConfig
         const chains = yield* ChainClients
-        expect((yield* client.request("GET", "/health")).status).toBe(200)
+        // ready once every chain's indexer has stored where it starts
+        expect((yield* eventually(client.request("GET", "/health"), (r) => r.status === 200, 20_000)).status).toBe(200)
         expect(fs.existsSync(devnetFilePath(config.dataDir))).toBe(true)
 
         const tron = chains.get("TRC20")

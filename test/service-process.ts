@@ -1,0 +1,101 @@
+import { Effect, Schema } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { freePort } from "../src/database/embedded-postgres.js"
+import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
+import { isAlive, waitForExit } from "../src/processes/child-process.js"
+
+export interface ServiceProcess {
+  readonly pid: number
+  readonly url: string
+  readonly logFile: string
+  /** Everything the process has logged so far. */
+  readonly log: () => string
+}
+
+/** Fast devnets for tests that run the whole service as a process. */
+export const FAST_DEVNETS: Record<string, string> = {
+  FACET_DEVNET_TRON_BLOCK_MS: "250",
+  FACET_DEVNET_SOLANA_SLOT_MS: "150",
+  FACET_DEVNET_SOLANA_FINALITY_SLOTS: "4",
+  FACET_DEVNET_BEP20_BLOCK_SECONDS: "1",
+  FACET_CONFIRMATIONS_TRC20: "3",
+  FACET_CONFIRMATIONS_BEP20: "2",
+  FACET_INDEXER_POLL_MS: "100"
+}
+
+/**
+ * `npm start` as a user runs it: its own node process on the embedded PostgreSQL of `dataDir` (no
+ * DATABASE_URL), logging to `dataDir/../<name>.log`; ready once /health answers 200. Stopped (SIGINT,
+ * then SIGKILL) when the scope closes if the test has not stopped it.
+ */
+export const startService = (dataDir: string, name: string, env: Record<string, string> = {}) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const port = yield* freePort
+      const logFile = path.join(path.dirname(dataDir), `${name}.log`)
+      const out = fs.openSync(logFile, "w")
+      const { DATABASE_URL: _ignored, ...inherited } = process.env
+      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+        env: { ...inherited, ...FAST_DEVNETS, ...env, FACET_DATA_DIR: dataDir, PORT: String(port) },
+        stdio: ["ignore", out, out]
+      })
+      fs.closeSync(out)
+      const pid = child.pid ?? 0
+      const url = `http://127.0.0.1:${port}`
+      const service: ServiceProcess = { pid, url, logFile, log: () => fs.readFileSync(logFile, "utf8") }
+      const deadline = Date.now() + 120_000
+      for (;;) {
+        const status = yield* Effect.promise(() => fetch(`${url}/health`).then((r) => r.status, () => 0))
+        if (status === 200) return service
+        if (!isAlive(pid) || Date.now() > deadline) {
+          return yield* Effect.die(new Error(`the service did not become healthy:\n${service.log().slice(-3000)}`))
+        }
+        yield* Effect.sleep("250 millis")
+      }
+    }),
+    (service) => Effect.gen(function*() {
+      if (!isAlive(service.pid)) return
+      process.kill(service.pid, "SIGINT")
+      if (!(yield* waitForExit(service.pid, "30 seconds"))) process.kill(service.pid, "SIGKILL")
+    })
+  )
+
+/** Runs a project command (`src/main.ts`, a CLI) on `dataDir` to its end: exit code and everything it printed. */
+export const runToExit = (script: string, args: ReadonlyArray<string>, dataDir: string) =>
+  Effect.async<{ readonly code: number | null; readonly output: string }>((resume) => {
+    const { DATABASE_URL: _ignored, ...inherited } = process.env
+    const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+      env: { ...inherited, ...FAST_DEVNETS, FACET_DATA_DIR: dataDir, PORT: "0" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+    child.on("exit", (code) => resume(Effect.succeed({ code, output })))
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+/** Stops the service as Ctrl-C does and waits for it to exit. */
+export const interrupt = (service: ServiceProcess) =>
+  Effect.gen(function*() {
+    process.kill(service.pid, "SIGINT")
+    return yield* waitForExit(service.pid, "30 seconds")
+  })
+
+/** The endpoints the running service wrote for `npm run pay`. */
+export const readDevnetFile = (dataDir: string) =>
+  Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(dataDir), "utf8")).pipe(Effect.orDie)
+
+/** Calls the service's API over HTTP; JSON in and out. */
+export const api = (service: ServiceProcess, method: string, url: string, options: { readonly apiKey?: string; readonly json?: unknown } = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${service.url}${url}`, {
+      method,
+      headers: { "content-type": "application/json", ...(options.apiKey === undefined ? {} : { "x-api-key": options.apiKey }) },
+      ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) })
+    })
+    const body: unknown = await response.json().catch(() => undefined)
+    return { status: response.status, body }
+  })
