@@ -11,8 +11,13 @@ import { devnetStatePaths } from "./devnets.js"
 
 const CHAINS = ["TRC20", "BEP20", "SOLANA"] as const
 
+// traversable by the postgres user (as root), so the embedded cluster lives inside and goes with the dir
 const workDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "facet-restart-"))),
+  Effect.sync(() => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-restart-"))
+    fs.chmodSync(dir, 0o755)
+    return dir
+  }),
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
