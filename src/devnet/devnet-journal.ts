@@ -86,3 +86,37 @@ export const openJournal = <A, I>(file: string, kind: string, version: number, e
       sync: () => fs.fsyncSync(fd)
     } satisfies Journal<A>
   })
+
+/** A devnet whose state is the replay of its operations. */
+export interface Replayable<A> {
+  readonly replay: (ops: ReadonlyArray<A>) => void
+  readonly recordTo: (record: (op: A) => void) => void
+}
+
+/**
+ * A devnet rebuilt from its journal (a new one when the journal is new), recording every operation it
+ * makes from now on; `flushesAfter` names the operations that show a new block, which reach the disk
+ * before anyone can see that block.
+ */
+export const resumeFromJournal = <A, I, D extends Replayable<A>>(options: {
+  readonly file: string
+  readonly kind: string
+  readonly version: number
+  readonly op: Schema.Schema<A, I>
+  readonly make: (header: JournalHeader) => D
+  readonly flushesAfter: (op: A) => boolean
+}) =>
+  Effect.gen(function*() {
+    const journal = yield* openJournal(options.file, options.kind, options.version, options.op)
+    const devnet = options.make(journal.header)
+    const started = Date.now()
+    yield* Effect.try({
+      try: () => devnet.replay(journal.entries),
+      catch: (cause) => new DevnetError({ message: `${options.file}: the ${options.kind} cannot be replayed: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    })
+    devnet.recordTo((op) => {
+      journal.append(op)
+      if (options.flushesAfter(op)) journal.sync()
+    })
+    return { devnet, replayed: journal.entries.length, replayMs: Date.now() - started }
+  })

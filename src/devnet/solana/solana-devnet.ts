@@ -16,7 +16,7 @@ import * as http from "node:http"
 import { LiteSVM } from "litesvm"
 import { fromBaseUnits } from "../../money.js"
 import { DevnetError } from "../evm/anvil-devnet.js"
-import { openJournal } from "../devnet-journal.js"
+import { resumeFromJournal } from "../devnet-journal.js"
 import { serveOnLoopback } from "../loopback-server.js"
 
 /**
@@ -471,22 +471,13 @@ const JOURNAL_VERSION = 1
 /** A chain rebuilt from its journal (or a new one), recording every change it makes from now on. */
 const journaledChain = (file: string, finalityLag: number) =>
   Effect.gen(function*() {
-    const journal = yield* openJournal(file, "facet-solana-devnet", JOURNAL_VERSION, SolanaDevnetOp)
-    const chain = new SolanaDevnetChain(finalityLag, journal.header.id)
-    const started = Date.now()
-    yield* Effect.try({
-      try: () => chain.replay(journal.entries),
-      catch: (cause) => new DevnetError({ message: `${file}: the Solana devnet cannot be replayed: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    const { devnet: chain, replayed, replayMs } = yield* resumeFromJournal({
+      file, kind: "facet-solana-devnet", version: JOURNAL_VERSION, op: SolanaDevnetOp,
+      make: (header) => new SolanaDevnetChain(finalityLag, header.id),
+      flushesAfter: (op) => op.op === "slot" || op.op === "reorg"
     })
-    // a slot is on disk before anyone can see it
-    chain.recordTo((op) => {
-      journal.append(op)
-      if (op.op === "slot" || op.op === "reorg") journal.sync()
-    })
-    if (journal.entries.length > 0) {
-      yield* Effect.logInfo(`Solana devnet resumed at slot ${chain.processed} from ${file} (${journal.entries.length} operations replayed in ${Date.now() - started} ms)`)
-    }
-    return { chain, fresh: journal.entries.length === 0 }
+    if (replayed > 0) yield* Effect.logInfo(`Solana devnet resumed at slot ${chain.processed} from ${file} (${replayed} operations replayed in ${replayMs} ms)`)
+    return { chain, fresh: replayed === 0 }
   })
 
 export const startSolanaDevnet = (options: {

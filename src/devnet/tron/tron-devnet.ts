@@ -4,8 +4,7 @@ import * as http from "node:http"
 import { TronTransaction } from "../../chains/tron/tron-decoding.js"
 import { tronAddress, tronHex41 } from "../../keys/address-encoding.js"
 import { serveOnLoopback } from "../loopback-server.js"
-import { openJournal } from "../devnet-journal.js"
-import { DevnetError } from "../evm/anvil-devnet.js"
+import { resumeFromJournal } from "../devnet-journal.js"
 import { type LedgerBlock, Rejection, TronLedger, TronLedgerOp, type TxOutcome } from "./tron-ledger.js"
 
 /** The format of the TRON devnet's journal; a journal of another format is refused, not misread. */
@@ -57,18 +56,12 @@ const Body = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 /** A ledger rebuilt from its journal, recording every change it makes from now on. */
 const journaledLedger = (file: string, tokens: ReadonlyMap<string, string>, solidLag: number) =>
   Effect.gen(function*() {
-    const journal = yield* openJournal(file, "facet-tron-devnet", JOURNAL_VERSION, TronLedgerOp)
-    const ledger = new TronLedger(tokens, solidLag, journal.header.createdAt, journal.header.id)
-    yield* Effect.try({
-      try: () => ledger.replay(journal.entries),
-      catch: (cause) => new DevnetError({ message: `${file}: the TRON devnet cannot be replayed: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    const { devnet: ledger, replayed } = yield* resumeFromJournal({
+      file, kind: "facet-tron-devnet", version: JOURNAL_VERSION, op: TronLedgerOp,
+      make: (header) => new TronLedger(tokens, solidLag, header.createdAt, header.id),
+      flushesAfter: (op) => op.op === "block" || op.op === "reorg"
     })
-    // a block is on disk before anyone can see it
-    ledger.recordTo((op) => {
-      journal.append(op)
-      if (op.op === "block" || op.op === "reorg") journal.sync()
-    })
-    if (journal.entries.length > 0) yield* Effect.logInfo(`TRON devnet resumed at block ${ledger.head.number} from ${file}`)
+    if (replayed > 0) yield* Effect.logInfo(`TRON devnet resumed at block ${ledger.head.number} from ${file}`)
     return ledger
   })
 
