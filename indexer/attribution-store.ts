@@ -42,6 +42,15 @@ type TxRow = typeof TxRow.Type
 const decodeTxRows = Schema.decodeUnknown(Schema.Array(TxRow))
 const TX_COLUMNS = "id, merchant_id, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, status, confirmations, wallet_id, order_id, deposit_address_id, counted, order_value::text AS order_value, confirmed_at"
 
+/** A block as `indexed_blocks` keeps it (its time in seconds or milliseconds, as the chain gives it). */
+const indexedBlockRow = (block: BlockRecord) => ({
+  chain: block.chain,
+  number: block.number.toString(),
+  hash: block.hash,
+  parent_hash: block.parentHash,
+  block_time: block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null
+})
+
 const depositKey = (t: TxRow, bodyEvent: string) =>
   `deposit:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}:${bodyEvent}`
 
@@ -268,13 +277,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         Effect.gen(function*() {
           yield* assertLease(chain, holder)
           const now = DateTime.formatIso(yield* DateTime.now)
-          yield* sql`INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => ({
-            chain: block.chain,
-            number: block.number.toString(),
-            hash: block.hash,
-            parent_hash: block.parentHash,
-            block_time: block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null
-          })))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
+          yield* sql`INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => indexedBlockRow(block)))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
           // one row per transfer even if a node repeats a log within the batch: a repeat in the same
           // statement would otherwise fail the insert (or, joined twice, credit twice)
           const seen = new Set<string>()
@@ -428,12 +431,18 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       }))
     })
 
-    /** A chain's first cursor, where its indexing starts (kept if another process stored one first). */
-    const startCursor = Effect.fn("AttributionStore.startCursor")(function*(chain: Chain, cursor: { readonly number: bigint; readonly hash: string }, holder: string) {
+    /**
+     * A chain's first cursor, where its indexing starts, with its block (the base a reorg walks back to);
+     * kept as it is if another process stored one first.
+     */
+    const startCursor = Effect.fn("AttributionStore.startCursor")(function*(block: BlockRecord, holder: string) {
       return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* assertLease(chain, holder)
-        yield* sql`INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${chain}, ${cursor.number.toString()}, ${cursor.hash})
-                   ON CONFLICT (chain) DO NOTHING`
+        yield* assertLease(block.chain, holder)
+        const [stored] = yield* sql<{ chain: string }>`
+          INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${block.chain}, ${block.number.toString()}, ${block.hash})
+          ON CONFLICT (chain) DO NOTHING RETURNING chain`
+        if (stored === undefined) return
+        yield* sql`INSERT INTO indexed_blocks ${sql.insert(indexedBlockRow(block))} ON CONFLICT (chain, number) DO NOTHING`
       }))
     })
 

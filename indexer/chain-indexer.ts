@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Cause, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import * as os from "node:os"
-import type { ChainBlock, ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
+import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
 import type { Network } from "../src/config.js"
 import { isAlive } from "../src/processes/child-process.js"
@@ -75,11 +75,13 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       ))
     const release = sql`DELETE FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder}`.pipe(Effect.ignore)
 
-    const storedHash = (number: bigint) =>
-      Effect.map(
-        sql<{ hash: string }>`SELECT hash FROM indexed_blocks WHERE chain = ${chain} AND number = ${number.toString()}`,
-        (rows) => Option.fromNullable(rows[0]?.hash)
-      )
+    const renewLease = Effect.map(
+      sql<{ holder: string }>`
+        UPDATE indexer_leases SET expires_at = now() + ${`${Duration.toMillis(options.leaseTtl)} milliseconds`}::interval
+        WHERE chain = ${chain} AND holder = ${holder} AND expires_at > now()
+        RETURNING holder`,
+      (rows) => rows.length > 0
+    )
 
     const loadCursor = Effect.gen(function*() {
       const [row] = yield* sql<{ block_number: string; block_hash: string }>`
@@ -91,29 +93,52 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       const start = Option.getOrElse(options.startBlock, () => -1n)
       const first = start >= 0n ? start : yield* client.head
       const [block] = yield* client.blocks(first, first)
-      const cursor = { number: first, hash: block?.hash ?? "" }
-      yield* store.startCursor(chain, cursor, holder)
-      return cursor
+      if (block === undefined || block.number !== first) {
+        return yield* new ChainRpcError({ chain, message: `the node has no block ${first} to start from yet` })
+      }
+      yield* store.startCursor({ chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }, holder)
+      return { number: block.number, hash: block.hash }
     })
 
-    /** Walks back until the chain and our stored blocks agree; refuses to go past the finality window. */
-    const findAncestor = (cursor: Cursor, head: bigint, finalized: bigint) =>
+    const finalityHalt = (message: string) =>
+      new ReorgTooDeep({ chain, message: `${chain}: a fork deeper than the finality window: ${message}; refusing to reverse final credits — an operator must look at it` })
+
+    /**
+     * Walks back over the blocks we stored until the node agrees with one: the common ancestor. A fork at
+     * or below the node's final height, or one that would reverse a credit already final, halts instead.
+     */
+    const findAncestor = (cursor: Cursor, finalized: bigint) =>
       Effect.gen(function*() {
-        const window = head - finalized > 0n ? head - finalized : 1n
-        for (let n = cursor.number - 1n; n >= 0n; n--) {
-          if (cursor.number - n > window) {
-            return yield* new ReorgTooDeep({
-              chain,
-              message: `${chain}: a fork deeper than the finality window (${window} blocks) below block ${cursor.number}; refusing to guess — an operator must look at it`
-            })
-          }
-          const ours = yield* storedHash(n)
-          if (Option.isNone(ours)) return { number: n, hash: "" }
+        // newest first, by the number itself (ordering its text would put 9 above 10)
+        const stored = yield* sql<{ block: string; hash: string }>`
+          SELECT number::text AS block, hash FROM indexed_blocks WHERE chain = ${chain} AND number <= ${cursor.number.toString()}
+          ORDER BY number DESC`
+        for (const row of stored) {
+          const n = BigInt(row.block)
           const [theirs] = yield* client.blocks(n, n)
-          if (theirs !== undefined && theirs.hash === ours.value) return { number: n, hash: theirs.hash }
+          if (theirs !== undefined && theirs.number === n && theirs.hash === row.hash) {
+            const [final] = yield* sql<{ block: string }>`
+              SELECT min(block_number)::text AS block FROM transactions
+              WHERE chain = ${chain} AND type = 'deposit' AND status = 'confirmed' AND block_number > ${row.block}::bigint`
+            if (final?.block !== null && final?.block !== undefined) {
+              return yield* finalityHalt(`going back to block ${n} would reverse deposits already final (from block ${final.block})`)
+            }
+            return { number: n, hash: row.hash }
+          }
+          if (n <= finalized) return yield* finalityHalt(`the node's block ${n} (at or below its final height ${finalized}) is not the block indexed`)
         }
-        return { number: 0n, hash: "" }
+        return yield* finalityHalt(`no stored block below ${cursor.number} is on the node's chain`)
       })
+
+    /** What a node answers for `from`–`to` must cover the range: every block, or (slots) every produced one. */
+    const checkCovers = (answer: ReadonlyArray<ChainBlock>, from: bigint, to: bigint) => {
+      const complete = client.skipsNumbers
+        ? answer.every((b, i) => b.number >= from && b.number <= to && (i === 0 || b.number > (answer[i - 1]?.number ?? to)))
+        : answer.length === Number(to - from + 1n) && answer.every((b, i) => b.number === from + BigInt(i))
+      return complete
+        ? Effect.void
+        : Effect.fail(new ChainRpcError({ chain, message: `the node answered ${answer.length} blocks for ${from}–${to}, not the whole range; reading them again` }))
+    }
 
     const index = Effect.gen(function*() {
       let cursor = yield* loadCursor
@@ -125,7 +150,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       let windowFetchMs = 0
       let windowWriteMs = 0
       let lastProgressLog = 0
-      let prefetch: Option.Option<{ from: bigint; fiber: Fiber.RuntimeFiber<ReadonlyArray<ChainBlock>, ChainRpcError> }> = Option.none()
+      let prefetch: Option.Option<{ from: bigint; to: bigint; fiber: Fiber.RuntimeFiber<ReadonlyArray<ChainBlock>, ChainRpcError> }> = Option.none()
       for (;;) {
         const [head, finalized] = yield* Effect.all([client.head, client.finalized], { concurrency: 2 })
         status = { ...status, nodeAnsweredAt: Date.now() }
@@ -137,12 +162,17 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           continue
         }
         const from = cursor.number + 1n
-        const to = from + BigInt(options.batchSize) - 1n < head ? from + BigInt(options.batchSize) - 1n : head
+        const prefetched = Option.filter(prefetch, (p) => p.from === from)
+        // a prefetched batch covers what was asked then, even if the head has moved on since
+        const to = Option.isSome(prefetched)
+          ? prefetched.value.to
+          : from + BigInt(options.batchSize) - 1n < head ? from + BigInt(options.batchSize) - 1n : head
         const fetchStarted = Date.now()
-        const current = Option.isSome(prefetch) && prefetch.value.from === from
-          ? yield* Fiber.join(prefetch.value.fiber)
+        const current = Option.isSome(prefetched)
+          ? yield* Fiber.join(prefetched.value.fiber)
           : yield* client.blocks(from, to)
         windowFetchMs += Date.now() - fetchStarted
+        yield* checkCovers(current, from, to)
         if (Option.isSome(prefetch) && prefetch.value.from !== from) yield* Fiber.interrupt(prefetch.value.fiber)
         prefetch = Option.none()
         const last = current[current.length - 1]
@@ -150,7 +180,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         if (last !== undefined && last.number < head) {
           const nextFrom = last.number + 1n
           const nextTo = nextFrom + BigInt(options.batchSize) - 1n < head ? nextFrom + BigInt(options.batchSize) - 1n : head
-          prefetch = Option.some({ from: nextFrom, fiber: yield* Effect.fork(client.blocks(nextFrom, nextTo)) })
+          prefetch = Option.some({ from: nextFrom, to: nextTo, fiber: yield* Effect.fork(client.blocks(nextFrom, nextTo)) })
         }
         // the batch must extend what we wrote, block by block; the first that does not starts a reorg
         let valid = 0
@@ -173,7 +203,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         }
         const reorged = valid < current.length
         if (reorged) {
-          const ancestor = yield* findAncestor(cursor, head, finalized)
+          const ancestor = yield* findAncestor(cursor, finalized)
           const reversed = yield* store.rollbackTo(chain, ancestor, holder)
           yield* Effect.logWarning(`${chain} reorg: block ${cursor.number + 1n} does not extend ${cursor.hash}; rolled back to ${ancestor.number}, ${reversed} transfers reversed`)
           cursor = ancestor
@@ -182,7 +212,8 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           yield* Fiber.interrupt(prefetch.value.fiber)
           prefetch = Option.none()
         }
-        if (current.length === 0 && to >= from) cursor = { number: to, hash: cursor.hash }
+        // slots the client vouched for as skipped are passed (the next block's parent is still our tip)
+        if (client.skipsNumbers && !reorged && to > cursor.number) cursor = { number: to, hash: cursor.hash }
         const elapsed = (Date.now() - windowStart) / 1000
         const rate = elapsed > 0 ? windowBlocks / elapsed : 0
         const lagBlocks = Number(head - cursor.number)
@@ -206,7 +237,8 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
 
     const renew = Effect.gen(function*() {
       yield* Effect.sleep(Duration.times(options.leaseTtl, 1 / 3))
-      if (!(yield* tryLease)) return yield* new LeaseLost({ chain })
+      // only our own lease, still running: one that ran out may have been someone else's since
+      if (!(yield* renewLease)) return yield* new LeaseLost({ chain })
     }).pipe(Effect.forever)
 
     // one lease at a time: wait for it, index while renewing it, start over when it is lost

@@ -44,6 +44,7 @@ export class MemoryChain {
   client(): ChainClient {
     return {
       chain: this.chain,
+      skipsNumbers: false,
       genesis: Effect.sync(() => this.blocks[0]?.hash ?? ""),
       head: Effect.sync(() => this.head),
       finalized: Effect.sync(() => (this.head > BigInt(this.finalityDepth) ? this.head - BigInt(this.finalityDepth) : 0n)),

@@ -62,7 +62,13 @@ export interface ChainClient {
   readonly head: Effect.Effect<bigint, ChainRpcError>
   /** The highest block that can no longer be reorganised (by the configured depth or the chain's own finality). */
   readonly finalized: Effect.Effect<bigint, ChainRpcError>
+  /**
+   * The blocks `from`–`to` in order: every one of them, or, where the chain skips numbers (Solana slots),
+   * every one produced, the client having checked that the others were skipped rather than missing.
+   */
   readonly blocks: (from: bigint, to: bigint) => Effect.Effect<ReadonlyArray<ChainBlock>, ChainRpcError>
+  /** Whether block numbers may be skipped (Solana slots): gaps in `blocks` are then legitimate. */
+  readonly skipsNumbers: boolean
   readonly balance: (address: string, currency: string) => Effect.Effect<bigint, ChainRpcError>
   /** Builds, signs (through the Signer) and broadcasts; returns the transaction hash. */
   readonly transfer: (request: TransferRequest) => Effect.Effect<string, ChainRpcError | TransferRejected>

@@ -218,5 +218,5 @@ export const makeBep20Client = (settings: Bep20Settings) =>
 
     const finalized = Effect.map(head, (h) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n))
 
-    return { chain: "BEP20", genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
   })

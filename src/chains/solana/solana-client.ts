@@ -160,5 +160,5 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         })
       })
 
-    return { chain: "SOLANA", genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
   })

@@ -170,5 +170,5 @@ export const makeTronClient = (settings: TronSettings) =>
         return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0 })
       })
 
-    return { chain: "TRC20", genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
   })
