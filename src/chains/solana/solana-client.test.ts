@@ -7,6 +7,7 @@ import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
 import type { ChainClient } from "../chain-client.js"
 import { makeSolanaClient } from "./solana-client.js"
+import { rpcId, rpcMethod, rpcParams, startNodeProxy } from "../../../test/node-proxy.js"
 
 class Devnet extends Context.Tag("test/SolanaDevnet")<Devnet, { readonly devnet: SolanaDevnet; readonly client: ChainClient }>() {}
 
@@ -121,5 +122,21 @@ describe("Solana client on the litesvm devnet", () => {
         expect(after?.number).toBe(slot)
         expect(after?.hash).not.toBe(before?.hash)
       }))
+
+    it.effect("a produced slot the node cannot give (-32009, -32007) fails the read instead of passing for a skipped one", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { devnet } = yield* Devnet
+        const slot = BigInt(Number((yield* rpc(devnet.url, "getSlot", [{ commitment: "confirmed" }])).result)) - 1n
+        for (const [code, message] of [[-32009, `Slot ${slot} was skipped, or missing in long-term storage`], [-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`]] as const) {
+          const proxy = yield* startNodeProxy(devnet.url, ({ body }) =>
+            rpcMethod(body) === "getBlock" && rpcParams(body)[0] === Number(slot) ? { jsonrpc: "2.0", id: rpcId(body), error: { code, message } } : undefined)
+          const client = yield* makeSolanaClient({ rpcUrl: proxy.url, tokens: new Map() })
+          const failed = yield* Effect.flip(client.blocks(slot - 1n, slot + 1n))
+          expect(failed.message).toMatch(new RegExp(`getBlock ${slot}`))
+        }
+        // the same range through the node itself: every produced slot, in order
+        const direct = yield* (yield* makeSolanaClient({ rpcUrl: devnet.url, tokens: new Map() })).blocks(slot - 1n, slot + 1n)
+        expect(direct.map((b) => b.number)).toEqual([slot - 1n, slot, slot + 1n])
+      })))
   })
 })

@@ -528,6 +528,15 @@ export const startSolanaDevnet = (options: {
         }
         case "getMinimumBalanceForRentExemption":
           return Number(new LiteSVM().minimumBalanceForRentExemption(BigInt(Number(first ?? 0))))
+        case "getBlocks": {
+          // every slot of the devnet has a block: none is skipped
+          const c = commitmentOf(typeof second === "object" ? second : params[2])
+          const top = c === "finalized" ? chain.finalized : chain.confirmed
+          const end = Math.min(typeof second === "number" ? second : top, top)
+          const slots: Array<number> = []
+          for (let s = Number(first); s <= end; s++) if (chain.blocks.has(s)) slots.push(s)
+          return slots
+        }
         case "getBlock": {
           const slot = Number(first)
           const block = chain.blocks.get(slot)

@@ -1,0 +1,68 @@
+import { Effect } from "effect"
+import * as http from "node:http"
+
+export interface ProxiedCall {
+  /** The request path (TRON's HTTP API: `/wallet/...`). */
+  readonly path: string
+  /** The JSON body, or one element of a JSON-RPC batch. */
+  readonly body: unknown
+}
+
+/** A JSON-RPC request's method, if `body` is one. */
+export const rpcMethod = (body: unknown): string | undefined =>
+  typeof body === "object" && body !== null && "method" in body && typeof body.method === "string" ? body.method : undefined
+
+/** A JSON-RPC request's params, if `body` is one. */
+export const rpcParams = (body: unknown): ReadonlyArray<unknown> =>
+  typeof body === "object" && body !== null && "params" in body && Array.isArray(body.params) ? body.params : []
+
+/** A JSON-RPC request's id, to answer it in kind. */
+export const rpcId = (body: unknown): unknown => (typeof body === "object" && body !== null && "id" in body ? body.id : null)
+
+/**
+ * A node in front of a real one, for fault tests: every call is forwarded to `target` unless `fault`
+ * answers it itself (what a lagging or broken backend would say). JSON-RPC batches are split, so one
+ * call of a batch can be faulted. Closed with its scope.
+ */
+export const startNodeProxy = (target: string, fault: (call: ProxiedCall) => unknown) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly url: string; readonly server: http.Server }>((resume) => {
+      const forward = async (path: string, body: unknown) => {
+        const response = await fetch(`${target}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+        const parsed: unknown = await response.json()
+        return parsed
+      }
+      const answer = (path: string, body: unknown) => {
+        const faulted = fault({ path, body })
+        return faulted === undefined ? forward(path, body) : Promise.resolve(faulted)
+      }
+      const server = http.createServer((req, res) => {
+        const chunks: Array<Buffer> = []
+        req.on("data", (chunk: Buffer) => chunks.push(chunk))
+        req.on("end", () => {
+          const path = req.url ?? "/"
+          const text = Buffer.concat(chunks).toString("utf8")
+          let body: unknown = {}
+          try {
+            body = text === "" ? {} : JSON.parse(text)
+          } catch {
+            body = {}
+          }
+          const reply = Array.isArray(body) ? Promise.all(body.map((one) => answer(path, one))) : answer(path, body)
+          reply.then(
+            (result) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result)),
+            (error: unknown) => res.writeHead(502).end(String(error))
+          )
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, server }))
+      })
+    }),
+    ({ server }) => Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+  )
