@@ -6,6 +6,7 @@ import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
 import type { ChainClient } from "../chain-client.js"
 import { makeTronClient } from "./tron-client.js"
+import { startNodeProxy } from "../../../test/node-proxy.js"
 
 class Devnet extends Context.Tag("test/TronDevnet")<Devnet, { readonly devnet: TronDevnet; readonly client: ChainClient }>() {}
 
@@ -140,5 +141,24 @@ describe("TRON client on the TRON devnet", () => {
         const [after] = yield* client.blocks(tip, tip)
         expect(after?.hash).not.toBe(before?.hash)
       }))
+
+    it.effect("an empty transaction-info answer for a block with a TRC20 transfer fails the read instead of losing the transfer", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const [a, b] = [yield* addressOf(5), yield* addressOf(6)]
+        yield* call(devnet.url, "/devnet/fund", { address: a, currency: "TRX", amount: "200000000" })
+        yield* call(devnet.url, "/devnet/fund", { address: a, currency: "USDT", amount: "3000000" })
+        const hash = yield* client.transfer({ from: { family: "TRON", account: 4, index: 5 }, to: b, currency: "USDT", amount: 3_000_000n })
+        const found = yield* settled(client, hash)
+        const number = Option.getOrElse(found.blockNumber, () => 0n)
+        // a load-balanced node whose backend lags: [] for that block's infos, no error
+        const proxy = yield* startNodeProxy(devnet.url, ({ path, body }) =>
+          path.endsWith("gettransactioninfobyblocknum") && typeof body === "object" && body !== null && "num" in body && body.num === Number(number) ? [] : undefined)
+        const lagging = yield* makeTronClient({ url: proxy.url, tokens: new Map([["USDT", devnet.tokens.USDT]]), confirmations: 3 })
+        const failed = yield* Effect.flip(lagging.blocks(number, number))
+        expect(failed.message).toMatch(/no transaction info for 1 contract call/)
+        const [block] = yield* client.blocks(number, number)
+        expect(block?.transfers.map((t) => [t.txHash, t.to, t.amount])).toContainEqual([hash, b, 3_000_000n])
+      })))
   })
 })

@@ -72,6 +72,12 @@ export const makeTronClient = (settings: TronSettings) =>
         if (infos.some((i) => !ids.has(i.id))) {
           return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n} changed while it was read (reorg); read it again` })
         }
+        // and every contract call needs its info (its TRC20 logs): a lagging backend answers [] without an error
+        const withInfo = new Set(infos.map((i) => i.id))
+        const missing = block.transactions.filter((t) => t.raw_data.contract[0]?.type === "TriggerSmartContract" && !withInfo.has(t.txID))
+        if (missing.length > 0) {
+          return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n}: no transaction info for ${missing.length} contract call(s) (${missing[0]?.txID}); read it again` })
+        }
         const transfers = [...decodeTrxTransfers(block.transactions, header), ...decodeTrc20Transfers(infos, (c) => currencyOf.get(c), header)]
         return { ...header, timestamp: block.block_header.raw_data.timestamp, transfers }
       })
