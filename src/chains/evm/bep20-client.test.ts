@@ -8,6 +8,7 @@ import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
 import type { ChainClient } from "../chain-client.js"
 import { makeBep20Client } from "./bep20-client.js"
+import { rpcId, rpcMethod, startNodeProxy } from "../../../test/node-proxy.js"
 
 class Devnet extends Context.Tag("test/Bep20Devnet")<Devnet, { readonly rpcUrl: string; readonly client: ChainClient; readonly usdt: Address }>() {}
 
@@ -99,5 +100,20 @@ describe("BEP20 client on the anvil devnet", () => {
         expect(after?.number).toBe(tip)
         expect(after?.hash).not.toBe(before?.hash)
       }))
+
+    it.effect("logs from a backend that lacks the block ([] for it) fail the read instead of losing the token deposit", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { client, rpcUrl, usdt } = yield* Devnet
+        const to = yield* addressOf(4, 7)
+        const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
+        const hash = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 5n * 10n ** 18n], chain }))
+        const receipt = yield* Effect.promise(() => createPublicClient({ transport: http(rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 50 }))
+        const proxy = yield* startNodeProxy(rpcUrl, ({ body }) => (rpcMethod(body) === "eth_getLogs" ? { jsonrpc: "2.0", id: rpcId(body), result: [] } : undefined))
+        const lagging = yield* makeBep20Client({ rpcUrl: proxy.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
+        const failed = yield* Effect.flip(lagging.blocks(receipt.blockNumber, receipt.blockNumber))
+        expect(failed.message).toMatch(/bloom shows token Transfer logs but eth_getLogs gave none/)
+        const [block] = yield* client.blocks(receipt.blockNumber, receipt.blockNumber)
+        expect(block?.transfers.map((t) => [t.txHash, t.amount])).toContainEqual([hash, 5n * 10n ** 18n])
+      })))
   })
 })

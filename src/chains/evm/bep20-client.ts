@@ -14,7 +14,7 @@ import {
 import { isHexAddress } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
 import { ChainRpcError, type ChainBlock, type ChainClient, TransferRejected, type TransferRequest } from "../chain-client.js"
-import { blockHeader, decodeNativeTransfers, decodeTransferLogs, type RawLog, TRANSFER_TOPIC } from "./evm-decoding.js"
+import { blockHeader, bloomMayContain, decodeNativeTransfers, decodeTransferLogs, type RawLog, TRANSFER_TOPIC } from "./evm-decoding.js"
 
 export interface Bep20Settings {
   readonly rpcUrl: string
@@ -121,6 +121,15 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         for (const log of logs) {
           if (!hashes.has(log.blockHash)) {
             return yield* new ChainRpcError({ chain: "BEP20", message: `block ${log.blockNumber} changed while it was read (reorg); read it again` })
+          }
+        }
+        // and the logs must be there: a backend that does not have a block yet answers [] for it, so a body
+        // whose bloom says one of our tokens logged a Transfer must have at least one such log
+        const logged = new Set(logs.map((l) => l.blockHash))
+        for (const body of bodies) {
+          const mayHaveTransfer = bloomMayContain(body.logsBloom ?? "0x", TRANSFER_TOPIC) && contracts.some((c) => bloomMayContain(body.logsBloom ?? "0x", c))
+          if (mayHaveTransfer && !logged.has(body.hash ?? "")) {
+            return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: its bloom shows token Transfer logs but eth_getLogs gave none; read it again` })
           }
         }
         const valueTxs = bodies.flatMap((b) => b.transactions.filter((t) => t.to !== null && t.value > 0n))

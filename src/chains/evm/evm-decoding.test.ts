@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { parseExact, readFixture, readJsonLines } from "../../../test/fixtures.js"
-import { blockHeader, decodeNativeTransfers, decodeTransferLogs, type RawBlock, type RawLog } from "./evm-decoding.js"
+import { blockHeader, bloomMayContain, decodeNativeTransfers, decodeTransferLogs, type RawBlock, type RawLog, TRANSFER_TOPIC } from "./evm-decoding.js"
 
 const EtlLog = Schema.Struct({
   log_index: Schema.Number,
@@ -97,5 +97,17 @@ describe("EVM decoding of recorded mainnet responses", () => {
       expect(decoded).toHaveLength(1)
       expect(decoded[0]?.amount).toBe(BigInt(expected?.value ?? 0))
       expect(decoded[0]?.to.toLowerCase()).toBe(expected?.to_address)
+    }))
+
+  it.effect("a block's logsBloom tells whether a token may have logged a Transfer (blocks 1755634 and 1755635)", () =>
+    Effect.gen(function*() {
+      const Bloomed = RpcEnvelope(Schema.Struct({ logsBloom: Schema.TemplateLiteral("0x", Schema.String) }))
+      const read = (n: string) => Schema.decodeUnknown(Bloomed)(parseExact(readFixture(`evm/blocks_1755634_1755635/web3_response.eth_getBlockByNumber_${n}_true.json`)))
+      const withLog = (yield* read("0x1ac9f3")).result.logsBloom
+      const without = (yield* read("0x1ac9f2")).result.logsBloom
+      const token = "0xbb9bc244d798123fde783fcc1c72d3bb8c189413"
+      expect([bloomMayContain(withLog, TRANSFER_TOPIC), bloomMayContain(withLog, token)]).toEqual([true, true])
+      expect(bloomMayContain(withLog, "0x0000000000000000000000000000000000000001")).toBe(false)
+      expect([bloomMayContain(without, TRANSFER_TOPIC), bloomMayContain(without, token)]).toEqual([false, false])
     }))
 })

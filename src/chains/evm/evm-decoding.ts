@@ -1,8 +1,24 @@
+import { hexToBytes, keccak256, type Hex } from "viem"
 import type { ChainBlock, NormalizedTransfer } from "../chain-client.js"
 import { evmAddress } from "../../keys/address-encoding.js"
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+
+/**
+ * Whether a block's 2048-bit `logsBloom` may hold a log with `value` (an emitting address or a topic):
+ * the three bits its keccak names are set. False means surely not; true means perhaps.
+ */
+export const bloomMayContain = (bloom: Hex, value: Hex): boolean => {
+  const bits = hexToBytes(bloom)
+  if (bits.length !== 256) return true
+  const hash = hexToBytes(keccak256(value))
+  for (let i = 0; i < 6; i += 2) {
+    const bit = (((hash[i] ?? 0) << 8) | (hash[i + 1] ?? 0)) & 2047
+    if (((bits[255 - (bit >> 3)] ?? 0) & (1 << (bit & 7))) === 0) return false
+  }
+  return true
+}
 
 export interface RawLog {
   readonly address: string
