@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { TestDatabaseLive } from "../test/database.js"
 import { WatchList } from "./watch-list.js"
 
@@ -23,6 +23,34 @@ describe("watch list", () => {
         // EVM addresses match whatever their case
         expect(watch.lookup(`0xabc${"31".padStart(37, "0")}`)?.walletId).toBe("w31")
         expect(watch.lookup("0xnot-ours")).toBeUndefined()
+      }))
+
+    it.effect("a wallet whose transaction commits after a later-numbered one is still watched", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const watch = new WatchList("TRC20", 100)
+        yield* watch.refresh
+        const wallet = (id: string, index: number) => sql`
+          INSERT INTO wallets (id, merchant_id, kind, purpose, network, family, address, derivation_path, key_account, address_index)
+          VALUES (${id}, 'm1', 'receive', 'deposit', 'TRC20', 'TRON', ${`T${id}`}, 'p', 9, ${index})`
+        // merchant A's order takes number n and is still in its transaction when merchant B's address
+        // (number n + 1) commits and the indexer refreshes
+        const aInserted = yield* Deferred.make<void>()
+        const aMayCommit = yield* Deferred.make<void>()
+        const a = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+          yield* wallet("walletA", 1001)
+          yield* Deferred.succeed(aInserted, undefined)
+          yield* Deferred.await(aMayCommit)
+        })))
+        yield* Deferred.await(aInserted)
+        yield* wallet("walletB", 1002)
+        const refreshing = yield* Effect.fork(watch.refresh)
+        yield* Effect.sleep("200 millis")
+        yield* Deferred.succeed(aMayCommit, undefined)
+        yield* Fiber.join(a)
+        yield* Fiber.join(refreshing)
+        yield* watch.refresh
+        expect([watch.lookup("TwalletA")?.walletId, watch.lookup("TwalletB")?.walletId]).toEqual(["walletA", "walletB"])
       }))
   })
 })
