@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import type { NormalizedTransfer } from "../src/chains/chain-client.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
+import { eventually } from "../test/webhook-receiver.js"
 import type { Attributed } from "./attribution.js"
 import { AttributionStore, type BlockRecord } from "./attribution-store.js"
 
@@ -98,6 +99,101 @@ describe("attribution store", () => {
         expect(yield* store.writeBlocks([{ block: block(2n, "b"), hits: [again, again] }, { block: block(3n, "b"), hits: [again] }], 3n, HOLDER))
           .toEqual({ detected: 1, confirmed: 1 })
         expect(yield* state(merchantId)).toMatchObject({ deposits: 4, balance: "6.5", events: 3 })
+      }))
+
+    it.effect("an exact payment in a converted asset settles the order in that asset's units: 1 + 1 + 1 TRX for 1 USDT at 3 is PAID", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* AttributionStore
+        const client = yield* TestClient
+        const { apiKey, merchantId } = yield* onboardMerchant()
+        const created = asRecord((yield* client.request("POST", "/v1/orders", {
+          apiKey,
+          json: { amount: "1", currency: "USDT", chain: "TRC20", exchange_rate: "3", accepted_assets: [{ chain: "TRC20", currency: "USDT" }, { chain: "TRC20", currency: "TRX" }] }
+        })).body)
+        const orderId = String(created.order_id)
+        const [order] = yield* sql<{ wallet_id: string; pay_address: string }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+        const trx = (txHash: string): Attributed => ({
+          transfer: { chain: "TRC20", currency: "TRX", txHash, eventIndex: -1, from: "TSender", to: order?.pay_address ?? "", amount: 1_000_000n, blockNumber: 0n, blockHash: "", parentHash: "", success: true },
+          wallet: { walletId: order?.wallet_id ?? "", merchantId, purpose: "order" },
+          amount: "1"
+        })
+        yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${HOLDER}, now() + interval '1 hour')
+                   ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+        yield* store.writeBlocks([10n, 11n, 12n].map((n) => ({ block: block(n, "t"), hits: [trx(`tx-trx-${n}`)] })), 12n, HOLDER)
+        const paid = asRecord((yield* client.request("GET", `/v1/orders/${orderId}`, { apiKey })).body)
+        expect(paid).toMatchObject({ status: "PAID", late_payment: false })
+      }))
+
+    it.effect("confirmation and reorg reversal touch deposits only, never the service's own transfers", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* AttributionStore
+        const client = yield* TestClient
+        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const address = asRecord((yield* client.request("POST", "/v1/deposit-addresses", {
+          apiKey, json: { external_user_id: "carol", chain: "TRC20", currency: "USDT" }
+        })).body)
+        yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${HOLDER}, now() + interval '1 hour')
+                   ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+        // what custody will record for a sweep of this receive wallet: its own row, its own life
+        yield* sql`INSERT INTO transactions (id, merchant_id, type, status, chain, currency, amount, tx_hash, event_index, to_address, block_number, wallet_id)
+                   VALUES ('txn_collection_1', ${merchantId}, 'collection', 'pending', 'TRC20', 'USDT', 5, 'tx-sweep', 0, 'TMain', 20, ${String(address.wallet_id)})`
+        yield* store.confirm("TRC20", 30n, 30n, HOLDER)
+        yield* store.rollbackTo("TRC20", { number: 15n, hash: "x15" }, HOLDER)
+        const [row] = yield* sql<{ status: string }>`SELECT status FROM transactions WHERE id = 'txn_collection_1'`
+        expect(row?.status).toBe("pending")
+        const [entries] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_entries WHERE reference = 'txn_collection_1'`
+        expect(entries?.n).toBe(0)
+        expect(yield* sql`SELECT 1 FROM webhook_events WHERE merchant_id = ${merchantId}`).toEqual([])
+      }))
+
+    it.effect("two chains settling one order at once: a reversal on one never puts back PENDING over a payment just seen on the other", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* AttributionStore
+        const client = yield* TestClient
+        const { apiKey, merchantId } = yield* onboardMerchant()
+        const created = asRecord((yield* client.request("POST", "/v1/orders", {
+          apiKey, json: { amount: "10", currency: "USDT", accepted_assets: [{ chain: "TRC20", currency: "USDT" }, { chain: "BEP20", currency: "USDT" }] }
+        })).body)
+        const orderId = String(created.order_id)
+        const assets = new Map((yield* sql<{ chain: string; wallet_id: string; pay_address: string }>`
+          SELECT chain, wallet_id, pay_address FROM order_assets WHERE order_id = ${orderId}`).map((a) => [a.chain, a]))
+        const pays = (chain: "TRC20" | "BEP20", txHash: string): Attributed => ({
+          transfer: { chain, currency: "USDT", txHash, eventIndex: 0, from: "sender", to: assets.get(chain)?.pay_address ?? "", amount: 1n, blockNumber: 0n, blockHash: "", parentHash: "", success: true },
+          wallet: { walletId: assets.get(chain)?.wallet_id ?? "", merchantId, purpose: "order" },
+          amount: "4"
+        })
+        for (const chain of ["TRC20", "BEP20"]) {
+          yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES (${chain}, ${HOLDER}, now() + interval '1 hour')
+                     ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+        }
+        const bep20Block = (n: bigint) => ({ chain: "BEP20" as const, number: n, hash: `bep${n}`, parentHash: `bep${n - 1n}`, timestamp: 1_700_000_000 })
+        // a BEP20 payment seen, not final: the order is CONFIRMING
+        yield* store.writeBlock(bep20Block(50n), [pays("BEP20", "tx-bep")], 0n, HOLDER)
+        // hold the order while both chains' indexers reach it: TRC20 sees a new payment, BEP20 reorgs its one away
+        const held = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const holder = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT 1 FROM orders WHERE id = ${orderId} FOR UPDATE`
+          yield* Deferred.succeed(held, undefined)
+          yield* Deferred.await(release)
+        })))
+        yield* Deferred.await(held)
+        const waiting = (n: number) => eventually(
+          Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`, (r) => r[0]?.n ?? 0),
+          (count) => count >= n, 5_000)
+        const seen = yield* Effect.fork(store.writeBlock(block(60n, "c"), [pays("TRC20", "tx-tron")], 0n, HOLDER))
+        yield* waiting(1)
+        const reversed = yield* Effect.fork(store.rollbackTo("BEP20", { number: 49n, hash: "bep49" }, HOLDER))
+        yield* waiting(2)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        yield* Fiber.join(seen)
+        yield* Fiber.join(reversed)
+        const order = asRecord((yield* client.request("GET", `/v1/orders/${orderId}`, { apiKey })).body)
+        expect(order.status).toBe("CONFIRMING")
       }))
   })
 })

@@ -4,6 +4,7 @@ import { Data, DateTime, Effect, Schema } from "effect"
 import type { Chain } from "../src/domain/chain.js"
 import { newIds } from "../src/ids.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
+import { settle } from "../src/orders/order-settlement.js"
 import { Orders } from "../src/orders/orders.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import type { Attributed } from "./attribution.js"
@@ -48,8 +49,27 @@ const indexedBlockRow = (block: BlockRecord) => ({
   number: block.number.toString(),
   hash: block.hash,
   parent_hash: block.parentHash,
-  block_time: block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null
+  block_time: blockTime(block)
 })
+
+const OrderRow = Schema.Struct({
+  status: Schema.Literal("PENDING", "CONFIRMING", "PAID", "EXPIRED", "PARTIALLY_PAID"),
+  late_payment: Schema.Boolean,
+  expire_at: Schema.DateFromSelf,
+  expired: Schema.Boolean
+})
+const decodeOrderRows = Schema.decodeUnknown(Schema.Array(OrderRow))
+const PaymentRow = Schema.Struct({
+  chain: Schema.String,
+  currency: Schema.String,
+  amount: Schema.String,
+  status: Schema.Literal("pending", "confirmed"),
+  block_time: Schema.NullOr(Schema.DateFromSelf)
+})
+const decodePaymentRows = Schema.decodeUnknown(Schema.Array(PaymentRow))
+
+/** A block's time as a Date (chains give seconds or milliseconds); none when the chain gave none. */
+const blockTime = (block: BlockRecord) => (block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null)
 
 const depositKey = (t: TxRow, bodyEvent: string) =>
   `deposit:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}:${bodyEvent}`
@@ -91,35 +111,36 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     })
 
     /**
-     * Recomputes an order's status from its payments (DECISIONS.md): PAID once the confirmed total
-     * reaches the amount (late when the last payment came after expiry), CONFIRMING while a counted
-     * payment is unconfirmed, else EXPIRED / PARTIALLY_PAID past expiry, else PENDING.
+     * Recomputes an order's status from its payments (src/orders/order-settlement.ts). The order is locked
+     * first and its payments read by statements of their own after that: a payment another chain's
+     * indexer committed while this one waited for the lock is seen (one statement's snapshot would miss it
+     * and could put CONFIRMING back to PENDING).
      */
     const settleOrder = (orderId: string) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<{
-          status: string; amount: string; paid_amount: string; expired: boolean; has_pending: boolean; late: boolean; last_tx: string | null
-        }>`
-          SELECT o.status, o.amount::text AS amount, o.paid_amount::text AS paid_amount, o.expire_at <= now() AS expired,
-                 EXISTS (SELECT 1 FROM transactions t WHERE t.order_id = o.id AND t.counted AND t.status = 'pending') AS has_pending,
-                 coalesce((SELECT max(t.detected_at) FROM transactions t
-                            WHERE t.order_id = o.id AND t.counted AND t.status IN ('pending', 'confirmed')) > o.expire_at, false) AS late,
-                 (SELECT t.tx_hash FROM transactions t WHERE t.order_id = o.id AND t.status IN ('pending', 'confirmed')
-                   ORDER BY t.detected_at DESC LIMIT 1) AS last_tx
-          FROM orders o WHERE o.id = ${orderId} FOR UPDATE`
-        if (row === undefined) return { changed: false, status: "" }
-        const paid = new MoneyDecimal(row.paid_amount)
-        const status = paid.gte(row.amount)
-          ? "PAID"
-          : row.has_pending
-          ? "CONFIRMING"
-          : row.expired
-          ? (paid.gt(0) ? "PARTIALLY_PAID" : "EXPIRED")
-          : "PENDING"
-        const late = status === "PAID" && row.late
-        yield* sql`UPDATE orders SET status = ${status}, tx_hash = ${row.last_tx}, late_payment = ${late}, updated_at = clock_timestamp()
+        const [order] = yield* sql`
+          SELECT status, late_payment, expire_at, expire_at <= now() AS expired FROM orders WHERE id = ${orderId} FOR UPDATE`.pipe(
+          Effect.flatMap(decodeOrderRows)
+        )
+        if (order === undefined) return { changed: false, status: "" }
+        const assets = yield* sql<{ chain: string; currency: string; asked: string }>`
+          SELECT chain, currency, amount::text AS asked FROM order_assets WHERE order_id = ${orderId}`
+        const payments = yield* sql`
+          SELECT chain, currency, amount::text AS amount, status, block_time FROM transactions
+          WHERE order_id = ${orderId} AND type = 'deposit' AND counted AND status IN ('pending', 'confirmed')
+          ORDER BY coalesce(block_time, detected_at), block_number, event_index`.pipe(Effect.flatMap(decodePaymentRows))
+        const [last] = yield* sql<{ tx_hash: string }>`
+          SELECT tx_hash FROM transactions WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed')
+          ORDER BY detected_at DESC LIMIT 1`
+        const next = settle(
+          { status: order.status, latePayment: order.late_payment, expireAt: order.expire_at, expired: order.expired },
+          assets,
+          payments.map((p) => ({ chain: p.chain, currency: p.currency, amount: p.amount, status: p.status, blockTime: p.block_time }))
+        )
+        yield* sql`UPDATE orders SET status = ${next.status}, tx_hash = ${last?.tx_hash ?? null}, late_payment = ${next.latePayment},
+                     updated_at = clock_timestamp()
                    WHERE id = ${orderId}`
-        return { changed: status !== row.status, status }
+        return { changed: next.status !== order.status, status: next.status }
       })
 
     const orderEvent = (t: TxRow, bodyEvent: string, hooks: Map<string, string | null>, now: string) =>
@@ -203,13 +224,14 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const confirmUpTo = (chain: Chain, finalized: bigint, head: bigint, now: string) =>
       Effect.gen(function*() {
         const [pending] = yield* sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM transactions WHERE chain = ${chain} AND status = 'pending' AND block_number <= ${finalized.toString()}`
+          SELECT count(*)::int AS n FROM transactions
+          WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}`
         if (pending === undefined || pending.n === 0) return 0
         const forOrders = yield* sql`
           WITH u AS (
             UPDATE transactions SET status = 'confirmed', confirmed_at = clock_timestamp(), updated_at = clock_timestamp(),
                    confirmations = (${head.toString()}::bigint - block_number + 1)::int
-            WHERE chain = ${chain} AND status = 'pending' AND block_number <= ${finalized.toString()}::bigint
+            WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}::bigint
             RETURNING *),
           c AS MATERIALIZED (
             SELECT u.*, d.external_user_id, nextval('ledger_entries_id_seq') AS entry_id, facet_id('evt') AS event_id
@@ -314,6 +336,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 to_address: hit.transfer.to,
                 block_number: block.number.toString(),
                 block_hash: block.hash,
+                block_time: blockTime(block),
                 confirmations: isFinal ? Number(finalized - block.number) + 1 : 0,
                 wallet_id: hit.wallet.walletId,
                 purpose: hit.wallet.purpose,
@@ -334,21 +357,22 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 FROM json_to_recordset(${JSON.stringify(rows)}::json)
                   AS i (event_id text, id text, merchant_id text, status text, confirmed_at timestamptz, chain text, currency text,
                         amount numeric, tx_hash text, event_index int, from_address text, to_address text, block_number bigint,
-                        block_hash text, confirmations int, wallet_id text, purpose text, order_id text, counted boolean,
-                        order_value numeric)
+                        block_hash text, block_time timestamptz, confirmations int, wallet_id text, purpose text, order_id text,
+                        counted boolean, order_value numeric)
                 LEFT JOIN deposit_addresses d
                   ON i.purpose = 'deposit' AND d.wallet_id = i.wallet_id AND d.chain = i.chain AND d.currency = i.currency
               ),
               w AS (
                 INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
-                  from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id,
-                  counted, order_value)
+                  from_address, to_address, block_number, block_hash, block_time, confirmations, wallet_id, order_id,
+                  deposit_address_id, counted, order_value)
                 SELECT id, merchant_id, 'deposit', status, confirmed_at, chain, currency, amount, tx_hash, event_index,
-                  from_address, to_address, block_number, block_hash, confirmations, wallet_id, order_id, deposit_address_id,
-                  counted, order_value
+                  from_address, to_address, block_number, block_hash, block_time, confirmations, wallet_id, order_id,
+                  deposit_address_id, counted, order_value
                 FROM i
                 ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
                   status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
+                  block_time = excluded.block_time,
                   reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
                   detected_at = clock_timestamp(), updated_at = clock_timestamp()
                 WHERE transactions.status = 'reversed'
@@ -407,7 +431,8 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         const reversed = yield* sql`
           WITH r AS (
             UPDATE transactions SET status = 'reversed', reversed_at = clock_timestamp(), updated_at = clock_timestamp()
-            WHERE chain = ${chain} AND block_number > ${ancestor.number.toString()}::bigint AND status IN ('pending', 'confirmed')
+            WHERE chain = ${chain} AND type = 'deposit' AND block_number > ${ancestor.number.toString()}::bigint
+              AND status IN ('pending', 'confirmed')
             RETURNING *),
           c AS MATERIALIZED (SELECT r.*, nextval('ledger_entries_id_seq') AS entry_id FROM r),
           ${ledgerParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
