@@ -222,5 +222,28 @@ describe("checkout orders", () => {
         expect(asRecord(body.order)).toMatchObject({ order_id: unpaid, status: "EXPIRED" })
         expect(typeof body.created_at).toBe("string")
       }))
+
+    it.effect("an order is not expired while a chain it can be paid on has not been indexed past expire_at", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const orders = yield* Orders
+        const client = yield* TestClient
+        const { apiKey } = yield* onboardMerchant()
+        const created = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "3", chain: "TRC20", currency: "USDT" } })).body)
+        const id = String(created.order_id)
+        yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${id}`
+        // the TRON indexer lags: the newest block it has read was made before expire_at
+        yield* sql`INSERT INTO indexed_blocks (chain, number, hash, parent_hash, block_time) VALUES ('TRC20', 900, 'h900', 'h899', now() - interval '5 minutes')`
+        yield* sql`INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES ('TRC20', 900, 'h900')`
+        yield* orders.expireDue(100)
+        expect(asRecord((yield* client.request("GET", `/v1/orders/${id}`, { apiKey })).body).status).toBe("PENDING")
+        // it reads on past expire_at: now the order's time is up
+        yield* sql`INSERT INTO indexed_blocks (chain, number, hash, parent_hash, block_time) VALUES ('TRC20', 901, 'h901', 'h900', now())`
+        yield* sql`UPDATE indexer_cursors SET block_number = 901, block_hash = 'h901' WHERE chain = 'TRC20'`
+        yield* orders.expireDue(100)
+        expect(asRecord((yield* client.request("GET", `/v1/orders/${id}`, { apiKey })).body).status).toBe("EXPIRED")
+        yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
+        yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
+      }))
   })
 })

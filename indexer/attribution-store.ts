@@ -119,7 +119,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const settleOrder = (orderId: string) =>
       Effect.gen(function*() {
         const [order] = yield* sql`
-          SELECT status, late_payment, expire_at, expire_at <= now() AS expired FROM orders WHERE id = ${orderId} FOR UPDATE`.pipe(
+          SELECT status, late_payment, expire_at, order_time_is_up(id, expire_at) AS expired FROM orders WHERE id = ${orderId} FOR UPDATE`.pipe(
           Effect.flatMap(decodeOrderRows)
         )
         if (order === undefined) return { changed: false, status: "" }

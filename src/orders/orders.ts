@@ -175,7 +175,8 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     })
 
     /**
-     * Moves PENDING orders past expire_at to EXPIRED (nothing confirmed) or PARTIALLY_PAID, with their
+     * Moves PENDING orders whose time is up (past expire_at, and on every chain they can be paid on:
+     * migration 0009) to EXPIRED (nothing confirmed) or PARTIALLY_PAID, with their
      * `order.updated` events, in one transaction. SKIP LOCKED lets several processes share the work;
      * the status condition makes each transition happen once.
      */
@@ -184,7 +185,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
         Effect.gen(function*() {
           const expired = yield* sql`
             WITH due AS (
-              SELECT id FROM orders WHERE status = 'PENDING' AND expire_at <= now()
+              SELECT id FROM orders WHERE status = 'PENDING' AND expire_at <= now() AND order_time_is_up(id, expire_at)
               ORDER BY expire_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
             )
             UPDATE orders o
