@@ -26,6 +26,16 @@ describe("developer endpoints", () => {
         expect(res.text).not.toContain("HttpApiDecodeError")
         const policies = asRecord(asRecord(paths["/v1/wallet-asset-policies"]).get)
         expect(Object.keys(asRecord(policies.responses))).toEqual(expect.arrayContaining(["200", "400", "401", "429", "503"]))
+        // the webhooks, from the receiver's schemas: every body event of order.updated, reorg outcomes included
+        const hooks = asRecord(doc.webhooks)
+        expect(Object.keys(hooks).sort()).toEqual(["order.updated", "wallet.deposit.confirmed", "wallet.withdrawal.completed", "wallet.withdrawal.failed"])
+        const orderBody = JSON.stringify(asRecord(asRecord(hooks["order.updated"]).post).requestBody)
+        for (const event of ["payment.detected", "payment.confirmed", "payment.reversed", "payment.restored", "order.expired", "order.partially_paid"]) {
+          expect(orderBody).toContain(event)
+        }
+        for (const ref of res.text.match(/#\/components\/schemas\/\w+/g) ?? []) {
+          expect(Object.keys(asRecord(asRecord(doc.components).schemas))).toContain(ref.split("/").pop())
+        }
       }))
 
     it.effect("answers HEAD on the contract endpoints and 405 {error} on other methods", () =>

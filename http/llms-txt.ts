@@ -25,6 +25,10 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
 - Verify every webhook: X-FACET-SIGNATURE is the lowercase hex HMAC-SHA256 of the raw request body keyed
   with the webhook secret. Verify over the raw bytes, in constant time, before parsing JSON.
 - Persist X-FACET-IDEMPOTENCY-KEY and deduplicate before touching balances; answer 2xx only after that.
+- order.updated bodies carry event: payment.detected, payment.confirmed, payment.reversed (a reorg dropped
+  a payment not yet final; the body's order shows the resulting status), payment.restored (the same payment
+  mined again), order.expired (once per order), order.partially_paid. Credit on payment.confirmed only.
+  The webhooks and their bodies are in the contract under "webhooks".
 - After a timeout, retry a creation with the same X-Service-Idempotency-Key and the exact same body.
 - Errors are {"error": "..."}; branch on the HTTP status. 429: back off (Retry-After). 503: retry reads.
 `

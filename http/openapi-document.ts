@@ -1,4 +1,6 @@
-import { OpenApi } from "@effect/platform"
+import { OpenApi, OpenApiJsonSchema } from "@effect/platform"
+import type { Schema } from "effect"
+import { OrderWebhook, WalletDepositWebhook, WithdrawalWebhook } from "../src/webhooks/receiver.js"
 import { FacetApi } from "./api.js"
 
 const FRAMEWORK_SCHEMAS = ["HttpApiDecodeError", "Issue", "PropertyKey"]
@@ -30,12 +32,41 @@ const withoutFrameworkErrors = (node: unknown): unknown => {
   return out
 }
 
+const WEBHOOK_HEADERS = [
+  { name: "X-FACET-EVENT", description: "The transport event name" },
+  { name: "X-FACET-IDEMPOTENCY-KEY", description: "Stable across retries: persist it and deduplicate before any balance change" },
+  { name: "X-FACET-SIGNATURE", description: "Lowercase hex HMAC-SHA256 of the exact raw body, keyed with the webhook secret", schema: { type: "string", pattern: "^[a-f0-9]{64}$" } }
+]
+
+/** The webhooks the service sends (OpenAPI 3.1 `webhooks`), from the receiver's own body schemas. */
+const webhooks = <A, I>(defs: Record<string, unknown>, entries: ReadonlyArray<readonly [string, string, Schema.Schema<A, I>]>) =>
+  Object.fromEntries(entries.map(([event, summary, body]) => [event, {
+    post: {
+      summary,
+      parameters: WEBHOOK_HEADERS.map((h) => ({ in: "header", required: true, schema: { type: "string" }, ...h })),
+      requestBody: { required: true, content: { "application/json": { schema: OpenApiJsonSchema.makeWithDefs(body, { defs, defsPath: "#/components/schemas/" }) } } },
+      responses: { "200": { description: "Any 2xx accepts the delivery; anything else is retried with backoff for 24 h" } }
+    }
+  }]))
+
 /** The OpenAPI 3.1 document of the `/v1` API, generated from its `HttpApi` declaration. */
 export const openApiDocument = (serverUrl: string): Record<string, unknown> => {
   const generated = withoutFrameworkErrors(OpenApi.fromApi(FacetApi, { additionalPropertiesStrategy: "allow" }))
   const document = isRecord(generated) ? generated : {}
   const components = isRecord(document.components) ? document.components : {}
-  const schemas = isRecord(components.schemas) ? { ...components.schemas } : {}
+  const schemas: Record<string, unknown> = isRecord(components.schemas) ? { ...components.schemas } : {}
   for (const name of FRAMEWORK_SCHEMAS) delete schemas[name]
-  return { ...document, components: { ...components, schemas }, servers: [{ url: serverUrl }] }
+  const hooks = {
+    ...webhooks(schemas, [[
+      "order.updated",
+      "A checkout order's payment was detected, confirmed, reversed by a reorg or restored, or the order expired (body `event`)",
+      OrderWebhook
+    ]]),
+    ...webhooks(schemas, [["wallet.deposit.confirmed", "A deposit to a long-term address is final", WalletDepositWebhook]]),
+    ...webhooks(schemas, [
+      ["wallet.withdrawal.completed", "A withdrawal completed", WithdrawalWebhook],
+      ["wallet.withdrawal.failed", "A withdrawal failed", WithdrawalWebhook]
+    ])
+  }
+  return { ...document, components: { ...components, schemas }, webhooks: hooks, servers: [{ url: serverUrl }] }
 }

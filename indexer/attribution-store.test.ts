@@ -1,10 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Schema } from "effect"
 import type { NormalizedTransfer } from "../src/chains/chain-client.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
+import { Orders } from "../src/orders/orders.js"
+import { OrderWebhook } from "../src/webhooks/receiver.js"
 import { eventually } from "../test/webhook-receiver.js"
 import type { Attributed } from "./attribution.js"
 import { AttributionStore, type BlockRecord } from "./attribution-store.js"
@@ -194,6 +196,44 @@ describe("attribution store", () => {
         yield* Fiber.join(reversed)
         const order = asRecord((yield* client.request("GET", `/v1/orders/${orderId}`, { apiKey })).body)
         expect(order.status).toBe("CONFIRMING")
+      }))
+
+    it.effect("a reorg's outcome reaches the merchant: payment.reversed shows the order back to EXPIRED, order.expired is sent once, payment.restored when mined again", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* AttributionStore
+        const orders = yield* Orders
+        const client = yield* TestClient
+        const { apiKey, merchantId } = yield* onboardMerchant()
+        const created = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "2", chain: "TRC20", currency: "USDT" } })).body)
+        const orderId = String(created.order_id)
+        const [order] = yield* sql<{ wallet_id: string; pay_address: string }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+        yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${orderId}`
+        yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${HOLDER}, now() + interval '1 hour')
+                   ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+        // blocks made now, after expire_at: on the chain's clock too the order's time is up
+        const now = (n: bigint, fork: string) => ({ ...block(n, fork), timestamp: Math.floor(Date.now() / 1000) })
+        yield* store.writeBlock(now(69n, "r"), [], 0n, HOLDER)
+        yield* orders.expireDue(100)
+        const late: Attributed = {
+          transfer: { chain: "TRC20", currency: "USDT", txHash: "tx-late", eventIndex: 0, from: "TSender", to: order?.pay_address ?? "", amount: 2_000_000n, blockNumber: 0n, blockHash: "", parentHash: "", success: true },
+          wallet: { walletId: order?.wallet_id ?? "", merchantId, purpose: "order" },
+          amount: "2"
+        }
+        yield* store.writeBlock(now(70n, "r"), [late], 0n, HOLDER)
+        yield* store.rollbackTo("TRC20", { number: 69n, hash: "r69" }, HOLDER)
+        yield* store.writeBlock(now(70n, "s"), [late], 0n, HOLDER)
+        const events = yield* sql<{ idempotency_key: string; body: string }>`
+          SELECT idempotency_key, body FROM webhook_events WHERE order_id = ${orderId} ORDER BY created_at`
+        const key = (event: string) => `deposit:TRC20:USDT:tx-late:${order?.pay_address}:0:${event}`
+        expect(events.map((e) => e.idempotency_key)).toEqual([
+          `${orderId}:order.expired:EXPIRED`, key("payment.detected"), key("payment.reversed"), key("payment.restored")
+        ])
+        const bodies = events.map((e) => asRecord(JSON.parse(e.body)))
+        expect(bodies.map((b) => [b.event, asRecord(b.order).status])).toEqual([
+          ["order.expired", "EXPIRED"], ["payment.detected", "CONFIRMING"], ["payment.reversed", "EXPIRED"], ["payment.restored", "CONFIRMING"]
+        ])
+        for (const body of bodies) expect(Schema.is(OrderWebhook)(body)).toBe(true)
       }))
   })
 })

@@ -158,14 +158,17 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         })
       })
 
-    /** New or revived payments: orders move to CONFIRMING and `payment.detected` goes out. */
-    const onDetected = (rows: ReadonlyArray<TxRow>, now: string) =>
+    /**
+     * New or revived payments: orders move to CONFIRMING; `payment.detected` goes out for a new one,
+     * `payment.restored` for one a reorg had reversed and that is mined again.
+     */
+    const onDetected = (rows: ReadonlyArray<TxRow & { readonly revived: boolean }>, now: string) =>
       Effect.gen(function*() {
         const forOrders = rows.filter((t) => t.order_id !== null && t.counted)
         if (forOrders.length === 0) return
         const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
         for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
-        for (const t of forOrders) yield* orderEvent(t, "payment.detected", hooks, now)
+        for (const t of forOrders) yield* orderEvent(t, t.revived ? "payment.restored" : "payment.detected", hooks, now)
       })
 
     /**
@@ -310,7 +313,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             return true
           })
           // order payments written (new or revived) go on to the order logic; deposits are only counted
-          const forOrders: Array<TxRow> = []
+          const forOrders: Array<TxRow & { readonly revived: boolean }> = []
           let detected = 0
           let final = 0
           if (hits.length > 0) {
@@ -351,6 +354,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             // address is looked up once for both the row and its event.
             const written = yield* sql<{
               written: number; final: number; id: string | null; tx_hash: string | null; event_index: number | null; to_address: string | null
+              revived: boolean | null
             }>`
               WITH i AS MATERIALIZED (
                 SELECT i.*, d.id AS deposit_address_id, d.external_user_id
@@ -376,7 +380,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                   reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
                   detected_at = clock_timestamp(), updated_at = clock_timestamp()
                 WHERE transactions.status = 'reversed'
-                RETURNING *
+                RETURNING *, xmax <> 0 AS revived
               ),
               c AS MATERIALIZED (
                 SELECT w.*, i.external_user_id, nextval('ledger_entries_id_seq') AS entry_id, i.event_id FROM w
@@ -384,15 +388,16 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 WHERE w.status = 'confirmed'
               ),
               ${confirmationParts(now)}
-              SELECT n.written, n.final, o.id, o.tx_hash, o.event_index, o.to_address
+              SELECT n.written, n.final, o.id, o.tx_hash, o.event_index, o.to_address, o.revived
               FROM (SELECT count(*)::int AS written, (count(*) FILTER (WHERE status = 'confirmed'))::int AS final FROM w) n
-              LEFT JOIN LATERAL (SELECT id, tx_hash, event_index, to_address FROM w WHERE order_id IS NOT NULL) o ON true`
+              LEFT JOIN LATERAL (SELECT id, tx_hash, event_index, to_address, revived FROM w WHERE order_id IS NOT NULL) o ON true`
             for (const w of written) {
               detected = w.written
               final = w.final
               if (w.id === null || w.tx_hash === null || w.event_index === null || w.to_address === null) continue
               const row = byKey.get(key({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address }))
-              if (row !== undefined) forOrders.push({ ...row, id: w.id, deposit_address_id: null })
+              // an insert's xmax is 0; an ON CONFLICT update (a reversed transfer mined again) has one
+              if (row !== undefined) forOrders.push({ ...row, id: w.id, deposit_address_id: null, revived: w.revived === true })
             }
             yield* onDetected(forOrders, now)
           }
@@ -443,12 +448,10 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         }
         const forOrders = reversed.filter((t) => t.order_id !== null && t.counted)
         const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
-        const settled = new Map<string, { changed: boolean; status: string }>()
-        for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) settled.set(orderId, yield* settleOrder(orderId))
-        for (const t of forOrders) {
-          const outcome = settled.get(t.order_id ?? "")
-          yield* orderEvent(t, outcome?.status === "EXPIRED" ? "order.expired" : "payment.reversed", hooks, now)
-        }
+        for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
+        // the reorg's outcome for the order (back to PENDING, CONFIRMING or EXPIRED) is in this event's
+        // body; `order.expired` stays the expiry's own event, sent once
+        for (const t of forOrders) yield* orderEvent(t, "payment.reversed", hooks, now)
         yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number > ${ancestor.number.toString()}`
         yield* sql`UPDATE indexer_cursors SET block_number = ${ancestor.number.toString()}, block_hash = ${ancestor.hash}, updated_at = now()
                    WHERE chain = ${chain}`

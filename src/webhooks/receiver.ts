@@ -19,7 +19,7 @@ export const Payment = Schema.Struct({
 })
 
 export const OrderWebhook = Schema.Struct({
-  event: Schema.Literal("payment.detected", "payment.confirmed", "order.expired", "order.partially_paid"),
+  event: Schema.Literal("payment.detected", "payment.confirmed", "payment.reversed", "payment.restored", "order.expired", "order.partially_paid"),
   order: Order,
   payment: Schema.optional(Payment),
   created_at: Schema.String
