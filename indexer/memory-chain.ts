@@ -50,6 +50,7 @@ export class MemoryChain {
       finalized: Effect.sync(() => (this.head > BigInt(this.finalityDepth) ? this.head - BigInt(this.finalityDepth) : 0n)),
       blocks: (from, to) => Effect.sync(() => this.blocks.slice(Number(from), Number(to) + 1)),
       balance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
+      finalBalance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
       transfer: () => Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
       transaction: () => Effect.succeed(Option.none())
     }

@@ -70,6 +70,8 @@ export interface ChainClient {
   /** Whether block numbers may be skipped (Solana slots): gaps in `blocks` are then legitimate. */
   readonly skipsNumbers: boolean
   readonly balance: (address: string, currency: string) => Effect.Effect<bigint, ChainRpcError>
+  /** The balance in the chain's final state, with the height it is final at (what reconciliation compares). */
+  readonly finalBalance: (address: string, currency: string) => Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError>
   /** Builds, signs (through the Signer) and broadcasts; returns the transaction hash. */
   readonly transfer: (request: TransferRequest) => Effect.Effect<string, ChainRpcError | TransferRejected>
   readonly transaction: (txHash: string) => Effect.Effect<Option.Option<TransactionLookup>, ChainRpcError>

@@ -151,19 +151,24 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         })
       })
 
-    const balance = (address: string, currency: string) =>
+    /** At `blockNumber` when given, else at the head. */
+    const balanceAt = (address: string, currency: string, blockNumber?: bigint) =>
       Effect.gen(function*() {
         if (!isHexAddress(address)) return yield* new ChainRpcError({ chain: "BEP20", message: `not an address: ${address}` })
+        const at = blockNumber === undefined ? {} : { blockNumber }
         if (currency === NATIVE) {
-          return yield* Effect.tryPromise({ try: () => client.getBalance({ address }), catch: rpcError("eth_getBalance") })
+          return yield* Effect.tryPromise({ try: () => client.getBalance({ address, ...at }), catch: rpcError("eth_getBalance") })
         }
         const token = settings.tokens.get(currency)
         if (token === undefined) return yield* new ChainRpcError({ chain: "BEP20", message: `no contract configured for ${currency}` })
         return yield* Effect.tryPromise({
-          try: () => client.readContract({ address: token, abi: balanceOfAbi, functionName: "balanceOf", args: [address] }),
+          try: () => client.readContract({ address: token, abi: balanceOfAbi, functionName: "balanceOf", args: [address], ...at }),
           catch: rpcError("balanceOf")
         })
       })
+    const balance = (address: string, currency: string) => balanceAt(address, currency)
+    const finalBalance = (address: string, currency: string) =>
+      Effect.flatMap(finalized, (height) => Effect.map(balanceAt(address, currency, height), (value) => ({ balance: value, height })))
 
     const transfer = (request: TransferRequest) =>
       Effect.gen(function*() {
@@ -227,5 +232,5 @@ export const makeBep20Client = (settings: Bep20Settings) =>
 
     const finalized = Effect.map(head, (h) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n))
 
-    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, transfer, transaction } satisfies ChainClient
   })

@@ -96,21 +96,25 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         Effect.flatMap((slots) => Effect.forEach(slots.filter((s) => s >= Number(from) && s <= Number(to)), (s) => fetchBlock(BigInt(s)), { concurrency: 8 }))
       )
 
-    const balance = (owner: string, currency: string) =>
+    /** At a commitment, with the slot the node answered at (the token account's, when there is one). */
+    const balanceAt = (owner: string, currency: string, commitment: "confirmed" | "finalized") =>
       Effect.gen(function*() {
         const key = publicKey(owner)
         if (Option.isNone(key)) return yield* new ChainRpcError({ chain: "SOLANA", message: `not a Solana address: ${owner}` })
         if (currency === NATIVE) {
-          return BigInt(yield* Effect.tryPromise({ try: () => connection.getBalance(key.value, "confirmed"), catch: rpcError("getBalance") }))
+          const native = yield* Effect.tryPromise({ try: () => connection.getBalanceAndContext(key.value, commitment), catch: rpcError("getBalance") })
+          return { balance: BigInt(native.value), height: BigInt(native.context.slot) }
         }
         const token = settings.tokens.get(currency)
         if (token === undefined) return yield* new ChainRpcError({ chain: "SOLANA", message: `no mint configured for ${currency}` })
         const ata = getAssociatedTokenAddressSync(new PublicKey(token.mint), key.value, true)
-        const exists = yield* Effect.tryPromise({ try: () => connection.getAccountInfo(ata, "confirmed"), catch: rpcError("getAccountInfo") })
-        if (exists === null) return 0n
-        const amount = yield* Effect.tryPromise({ try: () => connection.getTokenAccountBalance(ata, "confirmed"), catch: rpcError("getTokenAccountBalance") })
-        return BigInt(amount.value.amount)
+        const exists = yield* Effect.tryPromise({ try: () => connection.getAccountInfoAndContext(ata, commitment), catch: rpcError("getAccountInfo") })
+        if (exists.value === null) return { balance: 0n, height: BigInt(exists.context.slot) }
+        const amount = yield* Effect.tryPromise({ try: () => connection.getTokenAccountBalance(ata, commitment), catch: rpcError("getTokenAccountBalance") })
+        return { balance: BigInt(amount.value.amount), height: BigInt(amount.context.slot) }
       })
+    const balance = (owner: string, currency: string) => Effect.map(balanceAt(owner, currency, "confirmed"), (b) => b.balance)
+    const finalBalance = (owner: string, currency: string) => balanceAt(owner, currency, "finalized")
 
     const transfer = (request: TransferRequest) =>
       Effect.gen(function*() {
@@ -163,5 +167,5 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         })
       })
 
-    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, blocks, balance, finalBalance, transfer, transaction } satisfies ChainClient
   })

@@ -88,20 +88,30 @@ export const makeTronClient = (settings: TronSettings) =>
       return Effect.forEach(numbers, fetchBlock, { concurrency: 8 })
     }
 
-    const balance = (address: string, currency: string) =>
+    /** From the full node (`wallet/`) or the solidified state (`walletsolidity/`). */
+    const balanceFrom = (api: "wallet" | "walletsolidity", address: string, currency: string) =>
       Effect.gen(function*() {
         const owner = tronHex41(address)
         if (owner === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `not a TRON address: ${address}` })
-        if (currency === NATIVE) return BigInt((yield* post("wallet/getaccount", { address: owner }, Account)).balance ?? 0)
+        if (currency === NATIVE) return BigInt((yield* post(`${api}/getaccount`, { address: owner }, Account)).balance ?? 0)
         const contract = settings.tokens.get(currency)
         const contractHex = contract === undefined ? undefined : tronHex41(contract)
         if (contractHex === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
-        const result = yield* post("wallet/triggerconstantcontract", {
+        const result = yield* post(`${api}/triggerconstantcontract`, {
           owner_address: owner, contract_address: contractHex, function_selector: "balanceOf(address)", parameter: owner.slice(2).padStart(64, "0")
         }, ConstantResult)
         const word = result.constant_result?.[0]
         if (word === undefined || !/^[0-9a-f]*$/i.test(word)) return yield* new ChainRpcError({ chain: "TRC20", message: "balanceOf returned nothing" })
         return BigInt(`0x${word === "" ? "0" : word}`)
+      })
+    const balance = (address: string, currency: string) => balanceFrom("wallet", address, currency)
+    // the solidified height read before and after the balance: equal, the balance is that height's
+    const finalBalance = (address: string, currency: string): Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError> =>
+      Effect.gen(function*() {
+        const before = yield* finalized
+        const value = yield* balanceFrom("walletsolidity", address, currency)
+        const after = yield* finalized
+        return before === after ? { balance: value, height: after } : yield* finalBalance(address, currency)
       })
 
     /** The reference-block header tronweb needs to build a transaction offline (TAPOS). */
@@ -176,5 +186,5 @@ export const makeTronClient = (settings: TronSettings) =>
         return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0 })
       })
 
-    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, blocks, balance, transfer, transaction } satisfies ChainClient
+    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, transfer, transaction } satisfies ChainClient
   })

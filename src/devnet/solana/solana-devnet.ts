@@ -180,22 +180,36 @@ export class SolanaDevnetChain {
     return this.blockhash
   }
 
-  balance(address: string): bigint {
-    return this.svm.getBalance(toAddress(address)) ?? 0n
+  private finalView: { readonly slot: number; readonly svm: LiteSVM } | undefined
+
+  /** The state reads see: the newest, or that of the finalized slot (from its snapshot). */
+  stateAt(commitment: "processed" | "confirmed" | "finalized"): LiteSVM {
+    if (commitment !== "finalized") return this.svm
+    const slot = this.finalized
+    if (this.finalView?.slot !== slot) {
+      const snapshot = this.snapshots.get(slot)
+      if (snapshot === undefined) throw new RpcFailure(-32004, `no finalized state for slot ${slot} yet`)
+      this.finalView = { slot, svm: LiteSVM.fromBytes(snapshot) }
+    }
+    return this.finalView.svm
   }
 
-  account(address: string) {
-    const account = this.svm.getAccount(toAddress(address))
+  balance(address: string, svm: LiteSVM = this.svm): bigint {
+    return svm.getBalance(toAddress(address)) ?? 0n
+  }
+
+  account(address: string, svm: LiteSVM = this.svm) {
+    const account = svm.getAccount(toAddress(address))
     return account.exists ? account : undefined
   }
 
-  tokenHolding(address: string): TokenHolding | undefined {
-    const account = this.account(address)
+  tokenHolding(address: string, svm: LiteSVM = this.svm): TokenHolding | undefined {
+    const account = this.account(address, svm)
     if (account === undefined) return undefined
     const programId = String(account.programAddress)
     if ((programId !== TOKEN_PROGRAM_ID.toBase58() && programId !== TOKEN_2022_PROGRAM_ID.toBase58()) || account.data.length < 165) return undefined
     const mint = base58.encode(account.data.subarray(0, 32))
-    const mintAccount = this.account(mint)
+    const mintAccount = this.account(mint, svm)
     return {
       mint,
       owner: base58.encode(account.data.subarray(32, 64)),
@@ -495,6 +509,11 @@ export const startSolanaDevnet = (options: {
     chain.advance(Date.now())
 
     const context = () => ({ slot: chain.processed })
+    // reads at a commitment: `finalized` sees the finalized slot's state and says which slot that is
+    const readAt = (param: unknown) => {
+      const commitment = commitmentOf(param)
+      return { svm: chain.stateAt(commitment), context: { slot: commitment === "finalized" ? chain.finalized : chain.processed } }
+    }
     const handle = (method: string, params: ReadonlyArray<unknown>): unknown => {
       const [first, second] = params
       switch (method) {
@@ -505,17 +524,21 @@ export const startSolanaDevnet = (options: {
         }
         case "getLatestBlockhash":
           return { context: context(), value: { blockhash: chain.latestBlockhash, lastValidBlockHeight: chain.processed + BLOCKHASH_VALIDITY_SLOTS } }
-        case "getBalance":
-          return { context: context(), value: Number(chain.balance(String(first))) }
+        case "getBalance": {
+          const at = readAt(second)
+          return { context: at.context, value: Number(chain.balance(String(first), at.svm)) }
+        }
         case "getTokenAccountBalance": {
-          const holding = chain.tokenHolding(String(first))
+          const at = readAt(second)
+          const holding = chain.tokenHolding(String(first), at.svm)
           if (holding === undefined) throw new RpcFailure(-32602, "Invalid param: could not find account")
-          return { context: context(), value: renderTokenBalance({ accountIndex: 0, ...holding }).uiTokenAmount }
+          return { context: at.context, value: renderTokenBalance({ accountIndex: 0, ...holding }).uiTokenAmount }
         }
         case "getAccountInfo": {
-          const account = chain.account(String(first))
+          const at = readAt(second)
+          const account = chain.account(String(first), at.svm)
           return {
-            context: context(),
+            context: at.context,
             value: account === undefined ? null : {
               data: [Buffer.from(account.data).toString("base64"), "base64"],
               executable: account.executable,

@@ -120,17 +120,18 @@ export const startTronDevnet = (options: {
         case "/wallet/getaccount":
         case "/walletsolidity/getaccount": {
           const address = tronHex41(body.address)
-          const balance = address === undefined ? undefined : ledger.trxBalance(address)
+          const balance = address === undefined ? undefined : ledger.trxBalance(address, path.startsWith("/walletsolidity") ? ledger.solid.number : undefined)
           if (address === undefined || balance === undefined) return {}
           return { address: body.visible === true ? toBase58(address) : address, balance: num(balance), create_time: ledger.blocks[0]?.timestamp }
         }
-        case "/wallet/triggerconstantcontract": {
+        case "/wallet/triggerconstantcontract":
+        case "/walletsolidity/triggerconstantcontract": {
           const contract = tronHex41(body.contract_address)
           const selector = String(body.function_selector ?? "")
           const parameter = String(body.parameter ?? "")
           if (contract === undefined || !ledger.tokenContracts.has(contract)) return { result: { code: "CONTRACT_VALIDATE_ERROR", message: Buffer.from("no contract").toString("hex") } }
           if (selector !== "balanceOf(address)" || parameter.length !== 64) return { result: { code: "OTHER_ERROR", message: Buffer.from("unsupported call").toString("hex") } }
-          const balance = ledger.tokenBalance(contract, `41${parameter.slice(24)}`)
+          const balance = ledger.tokenBalance(contract, `41${parameter.slice(24)}`, path.startsWith("/walletsolidity") ? ledger.solid.number : undefined)
           return { result: { result: true }, energy_used: 800, constant_result: [balance.toString(16).padStart(64, "0")], transaction: {} }
         }
         case "/wallet/broadcasttransaction": {

@@ -160,12 +160,19 @@ export class TronLedger {
     return this.blocks[number]
   }
 
-  trxBalance(address41: string): bigint | undefined {
-    return this.headState.trx.get(address41)
+  /** The balances after block `number` (the head's when not given); kept for the last blocks only. */
+  private stateAt(number?: number): Balances {
+    const state = number === undefined ? this.headState : this.states.get(number)
+    if (state === undefined) throw new Rejection("OTHER_ERROR", `no state kept for block ${number}`)
+    return state
   }
 
-  tokenBalance(contract41: string, holder41: string): bigint {
-    return this.headState.tokens.get(contract41)?.get(holder41) ?? 0n
+  trxBalance(address41: string, atBlock?: number): bigint | undefined {
+    return this.stateAt(atBlock).trx.get(address41)
+  }
+
+  tokenBalance(contract41: string, holder41: string, atBlock?: number): bigint {
+    return this.stateAt(atBlock).tokens.get(contract41)?.get(holder41) ?? 0n
   }
 
   /** Devnet faucet: mints TRX or tokens straight into the head state. */
