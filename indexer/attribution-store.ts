@@ -293,16 +293,19 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const writeBlocks = Effect.fn("AttributionStore.writeBlocks")(function*(
       blocks: ReadonlyArray<{ readonly block: BlockRecord; readonly hits: ReadonlyArray<Attributed> }>,
       finalized: bigint,
-      holder: string
+      holder: string,
+      // a rescan re-reads final blocks behind the cursor: it only adds what is missing, and leaves the
+      // indexer's lease, cursor and block window alone
+      mode: "follow" | "rescan" = "follow"
     ) {
       const last = blocks[blocks.length - 1]
       if (last === undefined) return { detected: 0, confirmed: 0 }
       const chain = last.block.chain
       return yield* sql.withTransaction(
         Effect.gen(function*() {
-          yield* assertLease(chain, holder)
+          if (mode === "follow") yield* assertLease(chain, holder)
           const now = DateTime.formatIso(yield* DateTime.now)
-          yield* sql`INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => indexedBlockRow(block)))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
+          if (mode === "follow") yield* sql`INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => indexedBlockRow(block)))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
           // one row per transfer even if a node repeats a log within the batch: a repeat in the same
           // statement would otherwise fail the insert (or, joined twice, credit twice)
           const seen = new Set<string>()
@@ -402,9 +405,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             yield* onDetected(forOrders, now)
           }
           yield* settleConfirmedOrders(forOrders.filter((t) => t.status === "confirmed"), now)
+          if (mode === "rescan") return { detected, confirmed: final }
           const confirmed = final + (yield* confirmUpTo(chain, finalized, last.block.number, now))
           yield* sql`
-            INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash})
+            INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
+            VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash}, ${blocks[0]?.block.number.toString() ?? null})
             ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
           yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number < ${(last.block.number - 512n).toString()}`
           return { detected, confirmed }
@@ -467,7 +472,8 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       return yield* sql.withTransaction(Effect.gen(function*() {
         yield* assertLease(block.chain, holder)
         const [stored] = yield* sql<{ chain: string }>`
-          INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES (${block.chain}, ${block.number.toString()}, ${block.hash})
+          INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
+          VALUES (${block.chain}, ${block.number.toString()}, ${block.hash}, ${block.number.toString()})
           ON CONFLICT (chain) DO NOTHING RETURNING chain`
         if (stored === undefined) return
         yield* sql`INSERT INTO indexed_blocks ${sql.insert(indexedBlockRow(block))} ON CONFLICT (chain, number) DO NOTHING`

@@ -29,6 +29,16 @@ interface Cursor {
   readonly hash: string
 }
 
+/** What a node answers for `from`–`to` must cover the range: every block, or (slots) every produced one. */
+export const checkCovers = (client: ChainClient, answer: ReadonlyArray<ChainBlock>, from: bigint, to: bigint) => {
+  const complete = client.skipsNumbers
+    ? answer.every((b, i) => b.number >= from && b.number <= to && (i === 0 || b.number > (answer[i - 1]?.number ?? to)))
+    : answer.length === Number(to - from + 1n) && answer.every((b, i) => b.number === from + BigInt(i))
+  return complete
+    ? Effect.void
+    : Effect.fail(new ChainRpcError({ chain: client.chain, message: `the node answered ${answer.length} blocks for ${from}–${to}, not the whole range; reading them again` }))
+}
+
 const holderId = () => `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
 /**
@@ -130,16 +140,6 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         return yield* finalityHalt(`no stored block below ${cursor.number} is on the node's chain`)
       })
 
-    /** What a node answers for `from`–`to` must cover the range: every block, or (slots) every produced one. */
-    const checkCovers = (answer: ReadonlyArray<ChainBlock>, from: bigint, to: bigint) => {
-      const complete = client.skipsNumbers
-        ? answer.every((b, i) => b.number >= from && b.number <= to && (i === 0 || b.number > (answer[i - 1]?.number ?? to)))
-        : answer.length === Number(to - from + 1n) && answer.every((b, i) => b.number === from + BigInt(i))
-      return complete
-        ? Effect.void
-        : Effect.fail(new ChainRpcError({ chain, message: `the node answered ${answer.length} blocks for ${from}–${to}, not the whole range; reading them again` }))
-    }
-
     const index = Effect.gen(function*() {
       let cursor = yield* loadCursor
       yield* report({ cursorStored: true, cursor: cursor.number.toString() })
@@ -172,7 +172,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           ? yield* Fiber.join(prefetched.value.fiber)
           : yield* client.blocks(from, to)
         windowFetchMs += Date.now() - fetchStarted
-        yield* checkCovers(current, from, to)
+        yield* checkCovers(client, current, from, to)
         if (Option.isSome(prefetch) && prefetch.value.from !== from) yield* Fiber.interrupt(prefetch.value.fiber)
         prefetch = Option.none()
         const last = current[current.length - 1]

@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { AttributionStore } from "../indexer/attribution-store.js"
 import { IndexerStatus } from "../indexer/indexer-status.js"
 import { IndexersLive } from "../indexer/indexers.js"
+import { Reconciliation, ReconciliationLive } from "../indexer/reconciliation.js"
 import { AssetCatalog } from "./assets/asset-catalog.js"
 import { Transactions } from "./transactions/transactions.js"
 import { ChainSettingsLive } from "./assets/chain-settings.js"
@@ -47,8 +48,8 @@ export const NetworkLive = Layer.unwrapEffect(
  * Everything but the HTTP server, over the given chain endpoints (tests may pass fixed ones that no
  * node serves); needs `AppConfig`.
  */
-export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(OrderExpiryLive, WebhookDispatcherLive, IndexersLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default)),
+export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default)),
   Layer.provideMerge(Layer.mergeAll(Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer)),
   Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive)),
   Layer.provideMerge(network),

@@ -85,7 +85,12 @@ export const NoChainsLive = Layer.succeed(ChainEndpoints, {
 
 export const TestAppLive = (
   overrides: Partial<AppConfigShape> = {},
-  options: { readonly captureLogs?: Array<string>; readonly chains?: "none" | "devnet" } = {}
+  options: {
+    readonly captureLogs?: Array<string>
+    readonly chains?: "none" | "devnet"
+    /** The chains the service talks to, in place of the devnets (for example the devnets behind a faulty proxy). */
+    readonly network?: Layer.Layer<ChainEndpoints, unknown, Layer.Layer.Context<typeof DevnetsLive>>
+  } = {}
 ) => {
   const ConfigLive = Layer.scoped(
     AppConfig,
@@ -116,7 +121,7 @@ export const TestAppLive = (
   )
   return TestClientLive.pipe(
     Layer.provideMerge(HttpLive),
-    Layer.provideMerge(makeCoreLive(options.chains === "devnet" ? DevnetsLive : NoChainsLive)),
+    Layer.provideMerge(makeCoreLive(options.network ?? (options.chains === "devnet" ? DevnetsLive : NoChainsLive))),
     Layer.provideMerge(ConfigLive),
     Layer.provide(
       options.captureLogs === undefined

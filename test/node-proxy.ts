@@ -24,7 +24,12 @@ export const rpcId = (body: unknown): unknown => (typeof body === "object" && bo
  * answers it itself (what a lagging or broken backend would say). JSON-RPC batches are split, so one
  * call of a batch can be faulted. Closed with its scope.
  */
-export const startNodeProxy = (target: string, fault: (call: ProxiedCall) => unknown) =>
+export const startNodeProxy = (
+  target: string,
+  fault: (call: ProxiedCall) => unknown,
+  /** Changes what the real node answered (a node that leaves things out). */
+  rewrite: (call: ProxiedCall, answer: unknown) => unknown = (_, answer) => answer
+) =>
   Effect.acquireRelease(
     Effect.async<{ readonly url: string; readonly server: http.Server }>((resume) => {
       const forward = async (path: string, body: unknown) => {
@@ -34,7 +39,7 @@ export const startNodeProxy = (target: string, fault: (call: ProxiedCall) => unk
       }
       const answer = (path: string, body: unknown) => {
         const faulted = fault({ path, body })
-        return faulted === undefined ? forward(path, body) : Promise.resolve(faulted)
+        return faulted === undefined ? forward(path, body).then((answer) => rewrite({ path, body }, answer)) : Promise.resolve(faulted)
       }
       const server = http.createServer((req, res) => {
         const chunks: Array<Buffer> = []

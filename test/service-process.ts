@@ -63,11 +63,11 @@ export const startService = (dataDir: string, name: string, env: Record<string, 
   )
 
 /** Runs a project command (`src/main.ts`, a CLI) on `dataDir` to its end: exit code and everything it printed. */
-export const runToExit = (script: string, args: ReadonlyArray<string>, dataDir: string) =>
+export const runToExit = (script: string, args: ReadonlyArray<string>, dataDir: string, env: Record<string, string> = {}) =>
   Effect.async<{ readonly code: number | null; readonly output: string }>((resume) => {
     const { DATABASE_URL: _ignored, ...inherited } = process.env
     const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
-      env: { ...inherited, ...FAST_DEVNETS, FACET_DATA_DIR: dataDir, PORT: "0" },
+      env: { ...inherited, ...FAST_DEVNETS, FACET_DATA_DIR: dataDir, PORT: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let output = ""

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Ref } from "effect"
 import { IndexerStatus, indexerProblems, indexersNotStarted, prometheusMetrics } from "../../indexer/indexer-status.js"
+import { Reconciliation, reconciliationMetrics, reconciliationProblems } from "../../indexer/reconciliation.js"
 import { AppConfig } from "../../src/config.js"
 import { Readiness } from "../../src/readiness.js"
 import { FacetApi } from "../api.js"
@@ -9,6 +10,9 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
   Effect.gen(function*() {
     const readiness = yield* Readiness
     const statuses = yield* IndexerStatus
+    const reconciliation = yield* Reconciliation
+    // a database that does not answer is the readiness check's to report
+    const latestRuns = reconciliation.latest.pipe(Effect.orElseSucceed(() => []))
     const unreachableAfterMs = Duration.toMillis((yield* AppConfig).indexer.nodeUnreachableAfter)
     const indexerHealth = Effect.map(Ref.get(statuses), (m) =>
       [...m.values()].map((s) => ({
@@ -24,7 +28,9 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
           const starting = indexersNotStarted(current)
           const ready = report.ready && starting.length === 0
           const { checks } = report
-          const reasons = ready ? indexerProblems(current, Date.now(), unreachableAfterMs) : starting
+          const reasons = ready
+            ? [...indexerProblems(current, Date.now(), unreachableAfterMs), ...reconciliationProblems(yield* latestRuns)]
+            : starting
           if (ready && reasons.length === 0) return { status: "ok" as const, checks, indexers, reasons }
           // 503 with what is wrong, so a load balancer stops routing and an operator sees why
           const body = ready
@@ -32,5 +38,9 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
             : { error: "service is not ready", status: "unavailable", checks, indexers, reasons }
           return yield* HttpServerResponse.json(body, { status: 503 }).pipe(Effect.orDie)
         }))
-      .handle("metrics", () => Effect.map(Ref.get(statuses), (m) => prometheusMetrics([...m.values()], Date.now())))
+      .handle("metrics", () =>
+        Effect.gen(function*() {
+          const indexers = prometheusMetrics([...(yield* Ref.get(statuses)).values()], Date.now())
+          return indexers + reconciliationMetrics(yield* latestRuns)
+        }))
   }))

@@ -1,0 +1,98 @@
+import { Effect, Either, Layer, Option, Schema } from "effect"
+import * as fs from "node:fs"
+import { AssetCatalog } from "../src/assets/asset-catalog.js"
+import { ChainSettingsLive } from "../src/assets/chain-settings.js"
+import { ChainClientsLive } from "../src/chains/chain-clients.js"
+import { ChainEndpoints, MainnetEndpointsLive } from "../src/chains/chain-endpoints.js"
+import { AppConfig, type AppConfigShape, loadAppConfig } from "../src/config.js"
+import { DatabaseLive } from "../src/database/database.js"
+import { runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
+import { runMigrations } from "../src/database/migrator.js"
+import { devnetFilePath, DevnetFile } from "../src/devnet/devnets.js"
+import { isHexAddress } from "../src/keys/address-encoding.js"
+import { MasterSeedLive } from "../src/keys/master-seed.js"
+import { LocalSignerLive } from "../src/keys/signer.js"
+import { Orders } from "../src/orders/orders.js"
+import { WebhookOutbox } from "../src/webhooks/outbox.js"
+import { AttributionStore } from "./attribution-store.js"
+import { IndexerStatus } from "./indexer-status.js"
+
+/**
+ * What the operator commands (`npm run indexer`, `npm run reconcile`) run on: the service's database
+ * (DATABASE_URL, or the embedded PostgreSQL of the service running in FACET_DATA_DIR) and chains (on
+ * devnet the endpoints the running service wrote; on mainnet the configuration), without its HTTP server.
+ */
+
+export class OperatorError extends Schema.TaggedError<OperatorError>()("OperatorError", { message: Schema.String }) {}
+
+/** On devnet: the endpoints the running service wrote; on mainnet: the configuration. */
+const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Layer<ChainEndpoints, OperatorError, AppConfig> =>
+  network === "mainnet"
+    ? MainnetEndpointsLive.pipe(Layer.catchAll((error) => Layer.fail(new OperatorError({ message: `mainnet endpoints: ${String(error)}` }))))
+    : Layer.effect(
+      ChainEndpoints,
+      Effect.gen(function*() {
+        const text = yield* Effect.try(() => fs.readFileSync(devnetFilePath(dataDir), "utf8")).pipe(
+          Effect.orElseFail(() => new OperatorError({ message: `no running devnet in ${dataDir}: start the service (npm start) first, or use FACET_NETWORK=mainnet` }))
+        )
+        const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(text).pipe(
+          Effect.mapError(() => new OperatorError({ message: `${devnetFilePath(dataDir)} is not a devnet file` }))
+        )
+        return {
+          bep20: {
+            rpcUrl: file.bep20.rpcUrl,
+            chainId: file.bep20.chainId,
+            tokens: new Map(Object.entries(file.bep20.tokens).flatMap(([c, a]) => (isHexAddress(a) ? [[c, a] as const] : []))),
+            confirmations: 3
+          },
+          tron: { url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: 3 },
+          solana: { rpcUrl: file.solana.rpcUrl, tokens: new Map(Object.entries(file.solana.tokens).map(([c, mint]) => [c, { mint, decimals: 6 }])) }
+        }
+      })
+    )
+
+/** The configuration with the database the service uses, limited to `chains`. */
+export const operatorConfig = (chains: AppConfigShape["indexer"]["chains"]) =>
+  Effect.gen(function*() {
+    const loaded = yield* loadAppConfig
+    if (Either.isLeft(loaded)) return yield* new OperatorError({ message: `invalid configuration:\n${loaded.left}` })
+    const databaseUrl = Option.orElse(loaded.right.databaseUrl, () => runningEmbeddedUrl(loaded.right.dataDir))
+    if (Option.isNone(databaseUrl)) {
+      return yield* new OperatorError({ message: `no database: set DATABASE_URL, or start the service so its embedded PostgreSQL runs in ${loaded.right.dataDir}` })
+    }
+    return { ...loaded.right, databaseUrl, indexer: { ...loaded.right.indexer, chains } } satisfies AppConfigShape
+  })
+
+/** Database (migrated), keys, chain clients and the attribution store, for an operator command. */
+export const operatorLive = (config: AppConfigShape) => {
+  const ConfigLive = Layer.succeed(AppConfig, config)
+  const Base = Layer.mergeAll(LocalSignerLive.pipe(Layer.provide(MasterSeedLive)), DatabaseLive).pipe(Layer.provideMerge(ConfigLive))
+  const Chains = Layer.mergeAll(ChainClientsLive, ChainSettingsLive).pipe(Layer.provideMerge(endpointsFor(config.dataDir, config.network)))
+  const Store = AttributionStore.Default.pipe(
+    Layer.provide(Layer.mergeAll(Orders.Default, WebhookOutbox.Default)),
+    Layer.provide(AssetCatalog.Default)
+  )
+  return Layer.mergeAll(Store, IndexerStatus.layer).pipe(
+    Layer.provideMerge(Chains),
+    Layer.provideMerge(Layer.effectDiscard(runMigrations())),
+    Layer.provideMerge(Base)
+  )
+}
+
+const CHAINS = ["TRC20", "BEP20", "SOLANA"] as const
+
+/** `--chain X` of a command line, when it names a chain we index. */
+export const chainArgument = (args: ReadonlyArray<string>) => {
+  const i = args.indexOf("--chain")
+  const named = i === -1 ? undefined : args[i + 1]?.toUpperCase()
+  return CHAINS.find((c) => c === named)
+}
+
+/** `--name N` of a command line as a block number. */
+export const blockArgument = (args: ReadonlyArray<string>, name: string): bigint | undefined => {
+  const i = args.indexOf(name)
+  const value = i === -1 ? undefined : args[i + 1]
+  return value !== undefined && /^\d+$/.test(value) ? BigInt(value) : undefined
+}
+
+export const ALL_CHAINS: ReadonlyArray<(typeof CHAINS)[number]> = CHAINS

@@ -1,0 +1,45 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import type { ChainClient } from "../src/chains/chain-client.js"
+import { attributeTransfers } from "./attribution.js"
+import { AttributionStore } from "./attribution-store.js"
+import { checkCovers } from "./chain-indexer.js"
+import { WatchList } from "./watch-list.js"
+
+export class RescanRefused extends Schema.TaggedError<RescanRefused>()("RescanRefused", { message: Schema.String }) {}
+
+/**
+ * Re-reads final blocks `from`–`to` that the indexer has already passed and writes what it missed:
+ * transfers already recorded are left as they are (unique per chain, hash, event index and destination),
+ * so a rescan can only add, never credit twice. New rows are final at once: credited, announced, and
+ * their orders settled. The indexer's cursor is not touched.
+ */
+export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: bigint, to: bigint | undefined, batchSize: number) {
+  const sql = yield* SqlClient.SqlClient
+  const store = yield* AttributionStore
+  const chain = client.chain
+  const finalized = yield* client.finalized
+  const [cursor] = yield* sql<{ block: string }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${chain}`
+  const indexed = cursor === undefined ? -1n : BigInt(cursor.block)
+  const last = to ?? (finalized < indexed ? finalized : indexed)
+  if (from > last) return yield* new RescanRefused({ message: `nothing to rescan: block ${from} is after ${last}` })
+  if (last > finalized) return yield* new RescanRefused({ message: `${chain}: only final blocks can be rescanned; block ${last} is above the final height ${finalized}` })
+  if (last > indexed) return yield* new RescanRefused({ message: `${chain}: the indexer has not read block ${last} yet (it is at ${indexed}); it will read it itself` })
+  const decimals = new Map((yield* sql<{ currency: string; decimals: number }>`
+    SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
+  const watch = new WatchList(chain)
+  yield* watch.refresh
+  let added = 0
+  for (let start = from; start <= last; start += BigInt(batchSize)) {
+    const end = start + BigInt(batchSize) - 1n < last ? start + BigInt(batchSize) - 1n : last
+    const blocks = yield* client.blocks(start, end)
+    yield* checkCovers(client, blocks, start, end)
+    const writes = blocks.map((block) => ({
+      block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
+      hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
+    }))
+    added += (yield* store.writeBlocks(writes, finalized, "rescan", "rescan")).detected
+    yield* Effect.logInfo(`${chain} rescan: blocks ${start}–${end} of ${from}–${last}, ${added} transfers added so far`)
+  }
+  return { chain, from, to: last, added }
+})
