@@ -25,6 +25,19 @@ const hit = (wallet: { walletId: string; merchantId: string }, to: string, txHas
   return { transfer, wallet: { ...wallet, purpose: "deposit" }, amount }
 }
 
+/** This test holds the chain's indexer lease, as an indexer would before writing. */
+const holdLease = (chain: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`
+    INSERT INTO indexer_leases (chain, holder, expires_at) VALUES (${chain}, ${HOLDER}, now() + interval '1 hour')
+    ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`)
+
+/** A payment to an order's pay address (its receive wallet). */
+const orderHit = (chain: "TRC20" | "BEP20", currency: string, to: { wallet_id: string; pay_address: string } | undefined, merchantId: string, txHash: string, amount: string, eventIndex = 0): Attributed => ({
+  transfer: { chain, currency, txHash, eventIndex, from: "sender", to: to?.pay_address ?? "", amount: 1n, blockNumber: 0n, blockHash: "", parentHash: "", success: true },
+  wallet: { walletId: to?.wallet_id ?? "", merchantId, purpose: "order" },
+  amount
+})
+
 /** What the store has written for one merchant: rows, ledger, balance, events. */
 const state = (merchantId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -57,8 +70,7 @@ describe("attribution store", () => {
         const items = asRecord(res.body).items
         const [alice, bob] = (Array.isArray(items) ? items : []).map((i) => asRecord(asRecord(i).deposit_address))
         const walletOf = (address: Record<string, unknown> | undefined) => ({ walletId: String(address?.wallet_id), merchantId })
-        yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${HOLDER}, now() + interval '1 hour')
-                   ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+        yield* holdLease("TRC20")
         const toAlice = hit(walletOf(alice), String(alice?.address), "tx-a", "1.5")
         const toBob = hit(walletOf(bob), String(bob?.address), "tx-b", "2.25")
 
@@ -115,13 +127,8 @@ describe("attribution store", () => {
         })).body)
         const orderId = String(created.order_id)
         const [order] = yield* sql<{ wallet_id: string; pay_address: string }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
-        const trx = (txHash: string): Attributed => ({
-          transfer: { chain: "TRC20", currency: "TRX", txHash, eventIndex: -1, from: "TSender", to: order?.pay_address ?? "", amount: 1_000_000n, blockNumber: 0n, blockHash: "", parentHash: "", success: true },
-          wallet: { walletId: order?.wallet_id ?? "", merchantId, purpose: "order" },
-          amount: "1"
-        })
-        yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${HOLDER}, now() + interval '1 hour')
-                   ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+        const trx = (txHash: string) => orderHit("TRC20", "TRX", order, merchantId, txHash, "1", -1)
+        yield* holdLease("TRC20")
         yield* store.writeBlocks([10n, 11n, 12n].map((n) => ({ block: block(n, "t"), hits: [trx(`tx-trx-${n}`)] })), 12n, HOLDER)
         const paid = asRecord((yield* client.request("GET", `/v1/orders/${orderId}`, { apiKey })).body)
         expect(paid).toMatchObject({ status: "PAID", late_payment: false })
@@ -136,8 +143,7 @@ describe("attribution store", () => {
         const address = asRecord((yield* client.request("POST", "/v1/deposit-addresses", {
           apiKey, json: { external_user_id: "carol", chain: "TRC20", currency: "USDT" }
         })).body)
-        yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${HOLDER}, now() + interval '1 hour')
-                   ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+        yield* holdLease("TRC20")
         // what custody will record for a sweep of this receive wallet: its own row, its own life
         yield* sql`INSERT INTO transactions (id, merchant_id, type, status, chain, currency, amount, tx_hash, event_index, to_address, block_number, wallet_id)
                    VALUES ('txn_collection_1', ${merchantId}, 'collection', 'pending', 'TRC20', 'USDT', 5, 'tx-sweep', 0, 'TMain', 20, ${String(address.wallet_id)})`
@@ -162,14 +168,9 @@ describe("attribution store", () => {
         const orderId = String(created.order_id)
         const assets = new Map((yield* sql<{ chain: string; wallet_id: string; pay_address: string }>`
           SELECT chain, wallet_id, pay_address FROM order_assets WHERE order_id = ${orderId}`).map((a) => [a.chain, a]))
-        const pays = (chain: "TRC20" | "BEP20", txHash: string): Attributed => ({
-          transfer: { chain, currency: "USDT", txHash, eventIndex: 0, from: "sender", to: assets.get(chain)?.pay_address ?? "", amount: 1n, blockNumber: 0n, blockHash: "", parentHash: "", success: true },
-          wallet: { walletId: assets.get(chain)?.wallet_id ?? "", merchantId, purpose: "order" },
-          amount: "4"
-        })
+        const pays = (chain: "TRC20" | "BEP20", txHash: string) => orderHit(chain, "USDT", assets.get(chain), merchantId, txHash, "4")
         for (const chain of ["TRC20", "BEP20"]) {
-          yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES (${chain}, ${HOLDER}, now() + interval '1 hour')
-                     ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+          yield* holdLease(chain)
         }
         const bep20Block = (n: bigint) => ({ chain: "BEP20" as const, number: n, hash: `bep${n}`, parentHash: `bep${n - 1n}`, timestamp: 1_700_000_000 })
         // a BEP20 payment seen, not final: the order is CONFIRMING
@@ -209,17 +210,12 @@ describe("attribution store", () => {
         const orderId = String(created.order_id)
         const [order] = yield* sql<{ wallet_id: string; pay_address: string }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
         yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${orderId}`
-        yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${HOLDER}, now() + interval '1 hour')
-                   ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+        yield* holdLease("TRC20")
         // blocks made now, after expire_at: on the chain's clock too the order's time is up
         const now = (n: bigint, fork: string) => ({ ...block(n, fork), timestamp: Math.floor(Date.now() / 1000) })
         yield* store.writeBlock(now(69n, "r"), [], 0n, HOLDER)
         yield* orders.expireDue(100)
-        const late: Attributed = {
-          transfer: { chain: "TRC20", currency: "USDT", txHash: "tx-late", eventIndex: 0, from: "TSender", to: order?.pay_address ?? "", amount: 2_000_000n, blockNumber: 0n, blockHash: "", parentHash: "", success: true },
-          wallet: { walletId: order?.wallet_id ?? "", merchantId, purpose: "order" },
-          amount: "2"
-        }
+        const late = orderHit("TRC20", "USDT", order, merchantId, "tx-late", "2")
         yield* store.writeBlock(now(70n, "r"), [late], 0n, HOLDER)
         yield* store.rollbackTo("TRC20", { number: 69n, hash: "r69" }, HOLDER)
         yield* store.writeBlock(now(70n, "s"), [late], 0n, HOLDER)
