@@ -2,8 +2,8 @@ import { mnemonicToSeedSync } from "@scure/bip39"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
+import { tempDir } from "../../test/temp-dir.js"
 import { AppConfig } from "../config.js"
 import { MasterSeed, MasterSeedLive } from "./master-seed.js"
 
@@ -16,11 +16,11 @@ const load = (overrides: Parameters<typeof AppConfig.layerFrom>[0]) =>
 
 describe("master seed", () => {
   it.effect("comes from FACET_MASTER_SEED or a file, never both", () =>
-    Effect.gen(function*() {
+    Effect.scoped(Effect.gen(function*() {
       const expected = Buffer.from(mnemonicToSeedSync(MNEMONIC)).toString("hex")
       const fromEnv = yield* load({ masterSeed: Option.some(Redacted.make(`  ${MNEMONIC}\n`)), masterSeedFile: Option.none() })
       expect(Buffer.from(fromEnv).toString("hex")).toBe(expected)
-      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "facet-seed-")), "seed.txt")
+      const file = path.join(yield* tempDir("facet-seed-"), "seed.txt")
       fs.writeFileSync(file, MNEMONIC)
       const fromFile = yield* load({ masterSeed: Option.none(), masterSeedFile: Option.some(file) })
       expect(Buffer.from(fromFile).toString("hex")).toBe(expected)
@@ -29,18 +29,18 @@ describe("master seed", () => {
       const invalid = yield* Effect.flip(load({ masterSeed: Option.some(Redacted.make("test test test")), masterSeedFile: Option.none() }))
       expect(invalid.message).toMatch(/not a valid BIP-39/)
       expect(invalid.message).not.toContain("test test")
-    }))
+    })))
 
   it.effect("generates a development seed once, 0600, on devnet only", () =>
-    Effect.gen(function*() {
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-seed-dev-"))
+    Effect.scoped(Effect.gen(function*() {
+      const dataDir = yield* tempDir("facet-seed-dev-")
       const options = { masterSeed: Option.none(), masterSeedFile: Option.none(), dataDir, network: "devnet" as const }
       const first = yield* load(options)
       const file = path.join(dataDir, "master-seed.dev.txt")
       expect(fs.statSync(file).mode & 0o777).toBe(0o600)
       const second = yield* load(options)
       expect(Buffer.from(second).equals(Buffer.from(first))).toBe(true)
-      const mainnet = yield* Effect.flip(load({ ...options, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "facet-seed-main-")), network: "mainnet" }))
+      const mainnet = yield* Effect.flip(load({ ...options, dataDir: yield* tempDir("facet-seed-main-"), network: "mainnet" }))
       expect(mainnet.message).toMatch(/FACET_MASTER_SEED/)
-    }))
+    })))
 })
