@@ -45,13 +45,16 @@ const state = (merchantId: string) =>
       statuses: string | null; deposits: number; reversals: number; unbalanced: number; balance: string | null; events: number
     }>`
       SELECT (SELECT string_agg(status, ',' ORDER BY tx_hash) FROM transactions WHERE merchant_id = ${merchantId}) AS statuses,
-             (SELECT count(*)::int FROM ledger_entries e JOIN transactions t ON t.id = e.reference
-               WHERE t.merchant_id = ${merchantId} AND e.kind = 'deposit') AS deposits,
-             (SELECT count(*)::int FROM ledger_entries e JOIN transactions t ON t.id = e.reference
-               WHERE t.merchant_id = ${merchantId} AND e.kind = 'deposit_reversal') AS reversals,
-             (SELECT count(*)::int FROM (SELECT 1 FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
-               JOIN transactions t ON t.id = e.reference WHERE t.merchant_id = ${merchantId}
-               GROUP BY p.entry_id HAVING sum(p.amount) <> 0 OR count(*) <> 2) u) AS unbalanced,
+             (SELECT count(*)::int FROM ledger_transfers l JOIN transactions t ON t.id = l.reference
+               WHERE t.merchant_id = ${merchantId} AND l.kind = 'deposit') AS deposits,
+             (SELECT count(*)::int FROM ledger_transfers l JOIN transactions t ON t.id = l.reference
+               WHERE t.merchant_id = ${merchantId} AND l.kind = 'deposit_reversal') AS reversals,
+             -- the merchant's accounts whose posted totals are not the sums of their transfers
+             (SELECT count(*)::int FROM ledger_balances b WHERE b.merchant_id = ${merchantId} AND (
+               b.debits_posted <> (SELECT coalesce(sum(l.amount), 0) FROM ledger_transfers l
+                                   WHERE l.debit_account = b.account AND l.chain = b.chain AND l.currency = b.currency)
+               OR b.credits_posted <> (SELECT coalesce(sum(l.amount), 0) FROM ledger_transfers l
+                                       WHERE l.credit_account = b.account AND l.chain = b.chain AND l.currency = b.currency))) AS unbalanced,
              (SELECT trim_scale(uncollected)::text FROM merchant_balances WHERE merchant_id = ${merchantId}) AS balance,
              (SELECT count(*)::int FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.deposit.confirmed') AS events`,
     (rows) => rows[0]))
@@ -151,7 +154,7 @@ describe("attribution store", () => {
         yield* store.rollbackTo("TRC20", { number: 15n, hash: "x15" }, HOLDER)
         const [row] = yield* sql<{ status: string }>`SELECT status FROM transactions WHERE id = 'txn_collection_1'`
         expect(row?.status).toBe("pending")
-        const [entries] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_entries WHERE reference = 'txn_collection_1'`
+        const [entries] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_transfers WHERE reference = 'txn_collection_1'`
         expect(entries?.n).toBe(0)
         expect(yield* sql`SELECT 1 FROM webhook_events WHERE merchant_id = ${merchantId}`).toEqual([])
       }))

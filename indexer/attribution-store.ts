@@ -172,37 +172,41 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       })
 
     /**
-     * The ledger for the deposits in CTE `c` that match `which`: one entry per deposit with its two
-     * postings (chain → the receive wallet's `uncollected`, or back for a reversal) and the balance
-     * projection, as three INSERT … SELECT parts of the caller's statement. Each row of `c` carries an
-     * `entry_id` drawn from the entries' sequence, so postings need no join back to their entry.
+     * The ledger for the deposits in CTE `c` that match `which`: one transfer each (chain → the receive
+     * wallet's `uncollected`, or back for a reversal) in the asset's base units, and the two accounts'
+     * posted totals, as two INSERT … SELECT parts of the caller's statement.
      */
     const ledgerParts = (kind: "deposit" | "deposit_reversal", which: Fragment) => {
-      const sign = kind === "deposit" ? 1 : -1
+      const [debit, credit] = kind === "deposit" ? [sql`'chain'`, sql`'uncollected:' || c.wallet_id`] : [sql`'uncollected:' || c.wallet_id`, sql`'chain'`]
       return sql`
-        entries AS (
-          INSERT INTO ledger_entries (id, kind, reference) SELECT c.entry_id, ${kind}, c.id FROM c WHERE ${which}
-        ),
-        postings AS (
-          INSERT INTO ledger_postings (entry_id, account, merchant_id, wallet_id, chain, currency, amount)
-          SELECT c.entry_id, p.account, p.merchant_id, p.wallet_id, c.chain, c.currency, p.amount
-          FROM c
-          CROSS JOIN LATERAL (VALUES ('chain', NULL, NULL, ${-sign}::numeric * c.amount),
-                                     ('uncollected', c.merchant_id, c.wallet_id, ${sign}::numeric * c.amount))
-            AS p (account, merchant_id, wallet_id, amount)
+        moved AS MATERIALIZED (
+          SELECT c.id, c.merchant_id, c.wallet_id, c.chain, c.currency, trim_scale(c.amount * (10::numeric ^ a.decimals)) AS units
+          FROM c JOIN wallet_asset_policies a ON a.chain = c.chain AND a.currency = c.currency
           WHERE ${which}
         ),
+        transfers AS (
+          INSERT INTO ledger_transfers (debit_account, credit_account, chain, currency, amount, kind, reference)
+          SELECT ${debit}, ${credit}, c.chain, c.currency, c.units, ${kind}, c.id FROM moved c
+        ),
         balances AS (
-          INSERT INTO merchant_balances (merchant_id, chain, currency, uncollected)
-          SELECT c.merchant_id, c.chain, c.currency, ${sign}::numeric * sum(c.amount) FROM c WHERE ${which}
-          GROUP BY c.merchant_id, c.chain, c.currency
-          ON CONFLICT (merchant_id, chain, currency) DO UPDATE SET uncollected = merchant_balances.uncollected + excluded.uncollected
+          INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, wallet_id, debits_posted, credits_posted)
+          SELECT p.account, m.chain, m.currency, p.kind, p.merchant_id, p.wallet_id, sum(p.debit), sum(p.credit)
+          FROM moved m
+          CROSS JOIN LATERAL (VALUES
+            ('chain', 'chain', NULL, NULL, ${kind === "deposit" ? sql`m.units` : sql`0`}, ${kind === "deposit" ? sql`0` : sql`m.units`}),
+            ('uncollected:' || m.wallet_id, 'uncollected', m.merchant_id, m.wallet_id,
+             ${kind === "deposit" ? sql`0` : sql`m.units`}, ${kind === "deposit" ? sql`m.units` : sql`0`})
+          ) AS p (account, kind, merchant_id, wallet_id, debit, credit)
+          GROUP BY p.account, m.chain, m.currency, p.kind, p.merchant_id, p.wallet_id
+          ON CONFLICT (account, chain, currency) DO UPDATE SET
+            debits_posted = ledger_balances.debits_posted + excluded.debits_posted,
+            credits_posted = ledger_balances.credits_posted + excluded.credits_posted
         )`
     }
 
     /**
      * Everything confirmation means for the confirmed deposits in CTE `c` (transactions rows plus the
-     * deposit address's `external_user_id`, an `entry_id` and an `event_id`), as parts of the caller's
+     * deposit address's `external_user_id` and an `event_id`), as parts of the caller's
      * statement: the ledger credit and balance, and `wallet.deposit.confirmed` for deposit addresses, its
      * body built once, here, as the compact JSON of the `wallet_deposit_body` row type (wire order).
      */
@@ -237,7 +241,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}::bigint
             RETURNING *),
           c AS MATERIALIZED (
-            SELECT u.*, d.external_user_id, nextval('ledger_entries_id_seq') AS entry_id, facet_id('evt') AS event_id
+            SELECT u.*, d.external_user_id, facet_id('evt') AS event_id
             FROM u LEFT JOIN deposit_addresses d ON d.id = u.deposit_address_id),
           ${confirmationParts(now)}
           SELECT ${sql.literal(TX_COLUMNS)} FROM c WHERE c.order_id IS NOT NULL`.pipe(Effect.flatMap(decodeTxRows))
@@ -386,7 +390,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 RETURNING *, xmax <> 0 AS revived
               ),
               c AS MATERIALIZED (
-                SELECT w.*, i.external_user_id, nextval('ledger_entries_id_seq') AS entry_id, i.event_id FROM w
+                SELECT w.*, i.external_user_id, i.event_id FROM w
                 JOIN i ON i.tx_hash = w.tx_hash AND i.event_index = w.event_index AND i.to_address = w.to_address
                 WHERE w.status = 'confirmed'
               ),
@@ -444,7 +448,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             WHERE chain = ${chain} AND type = 'deposit' AND block_number > ${ancestor.number.toString()}::bigint
               AND status IN ('pending', 'confirmed')
             RETURNING *),
-          c AS MATERIALIZED (SELECT r.*, nextval('ledger_entries_id_seq') AS entry_id FROM r),
+          c AS MATERIALIZED (SELECT r.* FROM r),
           ${ledgerParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
           SELECT ${sql.literal(TX_COLUMNS)} FROM c`.pipe(Effect.flatMap(decodeTxRows))
         const wasConfirmed = reversed.filter((t) => t.confirmed_at !== null)

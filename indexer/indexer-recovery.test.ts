@@ -34,7 +34,7 @@ const counts = (merchantId: string) =>
     Effect.map(sql<{ txs: string; confirmed: string; entries: string; events: string; balance: string | null }>`
       SELECT (SELECT count(*) FROM transactions WHERE merchant_id = ${merchantId}) AS txs,
              (SELECT count(*) FROM transactions WHERE merchant_id = ${merchantId} AND status = 'confirmed') AS confirmed,
-             (SELECT count(*) FROM ledger_entries e JOIN transactions t ON t.id = e.reference WHERE t.merchant_id = ${merchantId}) AS entries,
+             (SELECT count(*) FROM ledger_transfers l JOIN transactions t ON t.id = l.reference WHERE t.merchant_id = ${merchantId}) AS entries,
              (SELECT count(*) FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.deposit.confirmed') AS events,
              (SELECT uncollected::text FROM merchant_balances WHERE merchant_id = ${merchantId}) AS balance`, (rows) => rows[0]))
 
@@ -49,13 +49,13 @@ describe("indexer recovery", () => {
         for (let i = 0; i < 4; i++) chain.append(() => [])
         // every confirmation fails: the block's transaction rolls back with its cursor, again and again
         yield* sql`CREATE OR REPLACE FUNCTION fail_posting() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected crash'; END $$ LANGUAGE plpgsql`
-        yield* sql`CREATE TRIGGER fail_posting BEFORE INSERT ON ledger_postings FOR EACH ROW EXECUTE FUNCTION fail_posting()`
+        yield* sql`CREATE TRIGGER fail_posting BEFORE INSERT ON ledger_transfers FOR EACH ROW EXECUTE FUNCTION fail_posting()`
         const first = yield* Effect.fork(runChainIndexer(chain.client(), options))
         const status = yield* IndexerStatus
         yield* eventually(Ref.get(status), (m) => m.get("TRC20")?.state === "retrying", 10_000)
         expect((yield* counts(merchantId))?.entries).toBe("0")
         yield* Fiber.interrupt(first)
-        yield* sql`DROP TRIGGER fail_posting ON ledger_postings`
+        yield* sql`DROP TRIGGER fail_posting ON ledger_transfers`
 
         const second = yield* Effect.fork(runChainIndexer(chain.client(), options))
         const done = yield* eventually(counts(merchantId), (c) => c?.confirmed === "3", 10_000)

@@ -60,12 +60,12 @@ describe("indexers on the devnets", () => {
         const [balance] = yield* sql<{ uncollected: string }>`
           SELECT uncollected::text AS uncollected FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = 'TRC20' AND currency = 'USDT'`
         expect(balance?.uncollected).toBe("12.5")
-        const [sums] = yield* sql<{ balanced: boolean; merchant: string }>`
-          SELECT coalesce(sum(p.amount), 0) = 0 AS balanced,
-                 coalesce(sum(p.amount) FILTER (WHERE p.merchant_id = ${merchantId} AND p.account = 'uncollected'), 0)::text AS merchant
-          FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
-          JOIN transactions t ON t.id = e.reference WHERE t.merchant_id = ${merchantId}`
-        expect(sums).toEqual({ balanced: true, merchant: "12.5" })
+        // one transfer, chain → the receive wallet's uncollected account, in base units
+        const transfers = yield* sql<{ debit_account: string; credit_account: string; amount: string; kind: string }>`
+          SELECT l.debit_account, l.credit_account, l.amount::text AS amount, l.kind
+          FROM ledger_transfers l JOIN transactions t ON t.id = l.reference WHERE t.merchant_id = ${merchantId}`
+        const [wallet] = yield* sql<{ wallet_id: string }>`SELECT wallet_id FROM orders WHERE id = ${id}`
+        expect(transfers).toEqual([{ debit_account: "chain", credit_account: `uncollected:${wallet?.wallet_id}`, amount: "12500000", kind: "deposit" }])
         const client = yield* TestClient
         const search = asRecord((yield* client.request("GET", `/v1/transactions?q=${tx}`, { apiKey })).body)
         expect(search.total).toBe(1)
@@ -140,23 +140,23 @@ describe("indexers on the devnets", () => {
         const ids = yield* sql<{ id: string }>`SELECT id FROM webhook_events WHERE merchant_id = ${merchantId}`
         for (const { id } of ids) expect(id).toMatch(/^evt_[0-9a-hjkmnp-tv-z]{24}$/)
         // without per-row foreign keys on the hot tables, integrity is checked here instead: every
-        // reference resolves, every entry balances, and the balance projection equals its postings
-        const [check] = yield* sql<{ dangling: number; unbalanced: number; projection_off: number }>`
+        // reference resolves, and every account's posted totals equal the sums of its transfers
+        const [check] = yield* sql<{ dangling: number; projection_off: number }>`
           SELECT
             (SELECT count(*)::int FROM transactions t WHERE t.merchant_id = ${merchantId} AND (
                NOT EXISTS (SELECT 1 FROM wallets w WHERE w.id = t.wallet_id AND w.merchant_id = t.merchant_id)
                OR (t.deposit_address_id IS NOT NULL AND NOT EXISTS (
                  SELECT 1 FROM deposit_addresses d WHERE d.id = t.deposit_address_id AND d.wallet_id = t.wallet_id AND d.currency = t.currency))))
               AS dangling,
-            (SELECT count(*)::int FROM (SELECT p.entry_id FROM ledger_postings p GROUP BY p.entry_id, p.chain, p.currency HAVING sum(p.amount) <> 0) u)
-              AS unbalanced,
-            (SELECT count(*)::int FROM merchant_balances b WHERE b.merchant_id = ${merchantId} AND b.uncollected <> (
-               SELECT coalesce(sum(p.amount), 0) FROM ledger_postings p
-               WHERE p.merchant_id = b.merchant_id AND p.chain = b.chain AND p.currency = b.currency AND p.account = 'uncollected'))
+            (SELECT count(*)::int FROM ledger_balances b WHERE
+               b.debits_posted <> (SELECT coalesce(sum(l.amount), 0) FROM ledger_transfers l
+                                   WHERE l.debit_account = b.account AND l.chain = b.chain AND l.currency = b.currency)
+               OR b.credits_posted <> (SELECT coalesce(sum(l.amount), 0) FROM ledger_transfers l
+                                       WHERE l.credit_account = b.account AND l.chain = b.chain AND l.currency = b.currency))
               AS projection_off`
-        expect(check).toEqual({ dangling: 0, unbalanced: 0, projection_off: 0 })
+        expect(check).toEqual({ dangling: 0, projection_off: 0 })
         const [{ entries, deposits }] = yield* sql<{ entries: number; deposits: number }>`
-          SELECT (SELECT count(*)::int FROM ledger_entries e JOIN transactions t ON t.id = e.reference WHERE t.merchant_id = ${merchantId}) AS entries,
+          SELECT (SELECT count(*)::int FROM ledger_transfers l JOIN transactions t ON t.id = l.reference WHERE t.merchant_id = ${merchantId}) AS entries,
                  (SELECT count(*)::int FROM transactions WHERE merchant_id = ${merchantId} AND status = 'confirmed') AS deposits`
         expect(entries).toBe(deposits)
       }))
@@ -166,7 +166,7 @@ describe("indexers on the devnets", () => {
         const sql = yield* SqlClient.SqlClient
         const { merchantId } = yield* onboardMerchant()
         const refused = (statement: Effect.Effect<unknown, unknown>) => Effect.map(Effect.either(statement), (e) => e._tag === "Left")
-        for (const table of ["merchants", "wallets", "deposit_addresses", "orders", "ledger_entries", "ledger_postings"]) {
+        for (const table of ["merchants", "wallets", "deposit_addresses", "orders", "ledger_transfers"]) {
           expect(yield* refused(sql`DELETE FROM ${sql(table)} WHERE false`), table).toBe(true)
         }
         expect(yield* refused(sql`UPDATE merchants SET id = id WHERE false`)).toBe(true)
@@ -177,7 +177,9 @@ describe("indexers on the devnets", () => {
         const [wallet] = yield* sql<{ id: string }>`SELECT id FROM wallets LIMIT 1`
         // one bad row among good ones fails the whole statement
         expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([row(wallet?.id ?? "", 1), row("wal_missing", 2)])}`)).toBe(true)
-        expect(yield* refused(sql`INSERT INTO ledger_postings (entry_id, account, chain, currency, amount) VALUES (-1, 'chain', 'TRC20', 'USDT', 1)`)).toBe(true)
+        expect(yield* refused(sql`INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, wallet_id) VALUES ('uncollected:wal_missing', 'TRC20', 'USDT', 'uncollected', ${merchantId}, 'wal_missing')`)).toBe(true)
+        expect(yield* refused(sql`INSERT INTO ledger_transfers (debit_account, credit_account, chain, currency, amount, kind, reference) VALUES ('chain', 'chain', 'TRC20', 'USDT', 1, 'deposit', 'x')`)).toBe(true)
+        expect(yield* refused(sql`UPDATE ledger_transfers SET amount = amount WHERE false`)).toBe(true)
         expect(yield* refused(sql`INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, body) VALUES ('evt_x', 'mch_missing', 'e', 'k', '{}')`)).toBe(true)
         expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([row(wallet?.id ?? "", 3)])}`)).toBe(false)
         // a deposit address must belong to the row's wallet

@@ -51,7 +51,7 @@ const main = Effect.gen(function*() {
     Effect.provide(DatabaseLive.pipe(Layer.provide(Layer.succeed(AppConfig, config))))
   )
   console.log(
-    `devnets reset: ${counts.transactions} transactions, ${counts.ledgerEntries} ledger entries, ${counts.webhookEvents} webhook events removed; ` +
+    `devnets reset: ${counts.transactions} transactions, ${counts.ledgerTransfers} ledger transfers, ${counts.webhookEvents} webhook events removed; ` +
       `${counts.ordersUnpaid} orders back to unpaid; ${counts.chains} chains forgotten. The next \`npm start\` makes new devnets.`
   )
 }).pipe(

@@ -8,7 +8,7 @@ export class DevnetResetRefused extends Schema.TaggedError<DevnetResetRefused>()
 /** How many rows of each kind a reset removed (orders are put back to unpaid, not removed). */
 export interface DevnetResetCounts {
   readonly transactions: number
-  readonly ledgerEntries: number
+  readonly ledgerTransfers: number
   readonly webhookEvents: number
   readonly ordersUnpaid: number
   readonly chains: number
@@ -30,13 +30,10 @@ export const resetDevnets = Effect.fn("resetDevnets")(function*(dataDir: string)
     }
     const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]?.n ?? 0
     // the ledger is append-only (triggers refuse any DELETE): only a devnet reset lifts that, inside this transaction
-    yield* sql`ALTER TABLE ledger_postings DISABLE TRIGGER ledger_postings_kept`
-    yield* sql`ALTER TABLE ledger_entries DISABLE TRIGGER ledger_entries_kept`
-    yield* sql`DELETE FROM ledger_postings`
-    const ledgerEntries = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM ledger_entries RETURNING 1) SELECT count(*)::int AS n FROM d`)
-    yield* sql`ALTER TABLE ledger_postings ENABLE TRIGGER ledger_postings_kept`
-    yield* sql`ALTER TABLE ledger_entries ENABLE TRIGGER ledger_entries_kept`
-    yield* sql`DELETE FROM merchant_balances`
+    yield* sql`ALTER TABLE ledger_transfers DISABLE TRIGGER ledger_transfers_kept`
+    const ledgerTransfers = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM ledger_transfers RETURNING 1) SELECT count(*)::int AS n FROM d`)
+    yield* sql`ALTER TABLE ledger_transfers ENABLE TRIGGER ledger_transfers_kept`
+    yield* sql`DELETE FROM ledger_balances`
     const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event = 'wallet.deposit.confirmed'`
     yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
     const webhookEvents = count(yield* sql<{ n: number }>`
@@ -53,7 +50,7 @@ export const resetDevnets = Effect.fn("resetDevnets")(function*(dataDir: string)
     yield* sql`DELETE FROM indexer_leases`
     yield* sql`DELETE FROM indexer_cursors`
     const chains = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM chain_identities RETURNING 1) SELECT count(*)::int AS n FROM d`)
-    return { transactions, ledgerEntries, webhookEvents, ordersUnpaid, chains } satisfies DevnetResetCounts
+    return { transactions, ledgerTransfers, webhookEvents, ordersUnpaid, chains } satisfies DevnetResetCounts
   }))
   yield* Effect.sync(() => fs.rmSync(devnetStatePaths(dataDir).dir, { recursive: true, force: true }))
   return counts

@@ -107,7 +107,7 @@ describe("a second `npm start`", () => {
 
       // a clean slate, asked for: chains and their money rows go, merchants and addresses stay
       const reset = yield* runToExit("src/devnet/devnet-reset-cli.ts", ["--yes"], dataDir)
-      expect(reset.output).toMatch(/devnets reset: 6 transactions, 6 ledger entries, 6 webhook events removed; 0 orders back to unpaid; 3 chains forgotten/)
+      expect(reset.output).toMatch(/devnets reset: 6 transactions, 6 ledger transfers, 6 webhook events removed; 0 orders back to unpaid; 3 chains forgotten/)
       expect(reset.code).toBe(0)
       const fresh = yield* withService(dataDir, "after-reset", (service) =>
         Effect.gen(function*() {
