@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainSettingsLive } from "../src/assets/chain-settings.js"
 import { ChainClientsLive } from "../src/chains/chain-clients.js"
-import { ChainEndpoints, MainnetEndpointsLive } from "../src/chains/chain-endpoints.js"
+import { ChainEndpoints, confirmationsConfig, MainnetEndpointsLive } from "../src/chains/chain-endpoints.js"
 import { AppConfig, type AppConfigShape, loadAppConfig } from "../src/config.js"
 import { DatabaseLive } from "../src/database/database.js"
 import { runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
@@ -38,14 +38,18 @@ const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Lay
         const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(text).pipe(
           Effect.mapError(() => new OperatorError({ message: `${devnetFilePath(dataDir)} is not a devnet file` }))
         )
+        // the same finality as the service that runs the devnets (FACET_CONFIRMATIONS_*)
+        const confirmations = yield* confirmationsConfig("devnet").pipe(
+          Effect.mapError((error) => new OperatorError({ message: `confirmations: ${String(error)}` }))
+        )
         return {
           bep20: {
             rpcUrl: file.bep20.rpcUrl,
             chainId: file.bep20.chainId,
             tokens: new Map(Object.entries(file.bep20.tokens).flatMap(([c, a]) => (isHexAddress(a) ? [[c, a] as const] : []))),
-            confirmations: 3
+            confirmations: confirmations.bep20
           },
-          tron: { url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: 3 },
+          tron: { url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: confirmations.tron },
           solana: { rpcUrl: file.solana.rpcUrl, tokens: new Map(Object.entries(file.solana.tokens).map(([c, mint]) => [c, { mint, decimals: 6 }])) }
         }
       })
