@@ -8,7 +8,7 @@ import type { Network } from "../src/config.js"
 import { isAlive } from "../src/processes/child-process.js"
 import { attributeTransfers } from "./attribution.js"
 import { AttributionStore, LeaseLost } from "./attribution-store.js"
-import { type ChainIndexerStatus, reportStatus } from "./indexer-status.js"
+import { type ChainIndexerStatus, reportStatus, startingStatus } from "./indexer-status.js"
 import { WatchList } from "./watch-list.js"
 
 export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{ readonly chain: string; readonly message: string }> {}
@@ -57,10 +57,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
     const decimals = new Map((yield* sql<{ currency: string; decimals: number }>`
       SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
 
-    let status: ChainIndexerStatus = {
-      chain, state: "starting", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: "",
-      nodeAnsweredAt: Date.now(), cursorStored: false
-    }
+    let status: ChainIndexerStatus = startingStatus(chain)
     const report = (patch: Partial<ChainIndexerStatus>) => {
       status = { ...status, ...patch }
       return reportStatus(status)

@@ -21,6 +21,12 @@ export class IndexerStatus extends Context.Tag("facet/IndexerStatus")<IndexerSta
   static readonly layer = Layer.effect(IndexerStatus, Ref.make<ReadonlyMap<string, ChainIndexerStatus>>(new Map()))
 }
 
+/** A chain's indexer before it has its lease and a stored cursor. */
+export const startingStatus = (chain: string): ChainIndexerStatus => ({
+  chain, state: "starting", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: "",
+  nodeAnsweredAt: Date.now(), cursorStored: false
+})
+
 export const reportStatus = (status: ChainIndexerStatus) =>
   Effect.flatMap(IndexerStatus, (ref) => Ref.update(ref, (m) => new Map(m).set(status.chain, status)))
 

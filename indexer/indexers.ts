@@ -2,7 +2,7 @@ import { Config, Effect, Layer, Option } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import { runChainIndexer } from "./chain-indexer.js"
-import { reportStatus } from "./indexer-status.js"
+import { reportStatus, startingStatus } from "./indexer-status.js"
 
 /**
  * One fiber per configured chain (FACET_INDEXER_CHAINS), each its chain's indexer. A halted indexer (a
@@ -16,10 +16,7 @@ export const IndexersLive = Layer.scopedDiscard(
       const client = clients.get(chain)
       if (Option.isNone(client)) continue
       // /health is not ready until this chain's indexer has stored where it starts
-      yield* reportStatus({
-        chain, state: "starting", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: "",
-        nodeAnsweredAt: Date.now(), cursorStored: false
-      })
+      yield* reportStatus(startingStatus(chain))
       const startBlock = yield* Config.option(
         Config.string(`FACET_INDEXER_START_${chain}`).pipe(
           Config.validate({ message: `FACET_INDEXER_START_${chain} must be a block number`, validation: (v) => /^\d+$/.test(v) }),

@@ -526,6 +526,7 @@ export const startSolanaDevnet = (options: {
           return { context: context(), value: { blockhash: chain.latestBlockhash, lastValidBlockHeight: chain.processed + BLOCKHASH_VALIDITY_SLOTS } }
         case "getBalance": {
           const at = readAt(second)
+          // lamports are a JSON number on Solana's wire; devnet balances stay far below 2^53
           return { context: at.context, value: Number(chain.balance(String(first), at.svm)) }
         }
         case "getTokenAccountBalance": {
