@@ -51,7 +51,11 @@ export class MemoryChain {
       blocks: (from, to) => Effect.sync(() => this.blocks.slice(Number(from), Number(to) + 1)),
       balance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
       finalBalance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
-      transfer: () => Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
+      prepare: () => Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
+      broadcast: () => Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
+      canStillLand: () => Effect.succeed(false),
+      feeEstimate: () => Effect.succeed(0n),
+      finalNonce: () => Effect.succeed(0n),
       transaction: () => Effect.succeed(Option.none())
     }
   }

@@ -1,4 +1,4 @@
-import { Schema, type Effect, type Option } from "effect"
+import { Effect, type Option, Schema } from "effect"
 import type { Chain } from "../domain/chain.js"
 import type { KeyRef } from "../keys/signer.js"
 
@@ -36,6 +36,8 @@ export interface TransactionLookup {
   readonly status: TransactionStatus
   readonly blockNumber: Option.Option<bigint>
   readonly confirmations: number
+  /** What the transaction burned, in the native asset's base units (once included). */
+  readonly fee: Option.Option<bigint>
 }
 
 export interface TransferRequest {
@@ -43,6 +45,33 @@ export interface TransferRequest {
   readonly to: string
   readonly currency: string
   readonly amount: bigint
+  /** EVM: the nonce custody reserved in the database; tools without one take the chain's pending count. */
+  readonly nonce?: bigint
+  /** Solana: the key that pays the fee and any account rent (the platform gas wallet); the sender otherwise. */
+  readonly feePayer?: KeyRef
+}
+
+/**
+ * A transaction signed and not yet sent: custody stores it before broadcasting, so a crash at any point
+ * re-sends these exact bytes instead of signing something new.
+ */
+export interface SignedTransfer {
+  readonly txHash: string
+  /** Exactly what `broadcast` sends: 0x hex (EVM), base64 wire bytes (Solana), the signed JSON (TRON). */
+  readonly raw: string
+  readonly from: string
+  readonly nonce: Option.Option<bigint>
+  /** TRON: expiration (ms since the epoch); Solana: lastValidBlockHeight; EVM: none (the nonce decides). */
+  readonly validUntil: Option.Option<bigint>
+  /** The most it can burn, in the native asset's base units (gas limit × price, fee_limit + bandwidth, fees). */
+  readonly maxFee: bigint
+}
+
+/** The facts that decide whether a signed transfer that is not on chain may still land. */
+export interface LandingWindow {
+  readonly from: string
+  readonly nonce: Option.Option<bigint>
+  readonly validUntil: Option.Option<bigint>
 }
 
 export class ChainRpcError extends Schema.TaggedError<ChainRpcError>()("ChainRpcError", {
@@ -72,7 +101,25 @@ export interface ChainClient {
   readonly balance: (address: string, currency: string) => Effect.Effect<bigint, ChainRpcError>
   /** The balance in the chain's final state, with the height it is final at (what reconciliation compares). */
   readonly finalBalance: (address: string, currency: string) => Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError>
-  /** Builds, signs (through the Signer) and broadcasts; returns the transaction hash. */
-  readonly transfer: (request: TransferRequest) => Effect.Effect<string, ChainRpcError | TransferRejected>
+  /** Builds and signs (through the Signer) without sending: refused here when it would fail on chain. */
+  readonly prepare: (request: TransferRequest) => Effect.Effect<SignedTransfer, ChainRpcError | TransferRejected>
+  /** Sends signed bytes; sending the same bytes again is harmless (a node that knows them is success). */
+  readonly broadcast: (raw: string) => Effect.Effect<void, ChainRpcError | TransferRejected>
+  /**
+   * Whether a signed transaction that is not on chain can still land, judged against final state: false
+   * only once proven (EVM: its nonce is used; TRON: expired; Solana: past lastValidBlockHeight).
+   */
+  readonly canStillLand: (window: LandingWindow) => Effect.Effect<boolean, ChainRpcError>
+  /**
+   * The native base units the sender must hold to send this (a token sweep's gas, an account's creation);
+   * zero when a fee payer other than the sender pays (Solana).
+   */
+  readonly feeEstimate: (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint; readonly sponsored: boolean }) => Effect.Effect<bigint, ChainRpcError>
+  /** EVM: the number of transactions the address has sent, in final state (what custody's nonces start from). */
+  readonly finalNonce: (address: string) => Effect.Effect<bigint, ChainRpcError>
   readonly transaction: (txHash: string) => Effect.Effect<Option.Option<TransactionLookup>, ChainRpcError>
 }
+
+/** Prepare and broadcast in one go, for tools and tests; custody stores the signed bytes in between. */
+export const sendTransfer = (client: ChainClient, request: TransferRequest) =>
+  Effect.flatMap(client.prepare(request), (signed) => Effect.as(client.broadcast(signed.raw), signed.txHash))

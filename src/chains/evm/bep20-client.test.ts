@@ -6,7 +6,7 @@ import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, CUSTOMER_INDEX, fundNative, reorgAnvil,
 import { isHexAddress } from "../../keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
-import type { ChainClient } from "../chain-client.js"
+import { type ChainClient, sendTransfer } from "../chain-client.js"
 import { makeBep20Client } from "./bep20-client.js"
 import { rpcId, rpcMethod, startNodeProxy } from "../../../test/node-proxy.js"
 
@@ -51,9 +51,9 @@ describe("BEP20 client on the anvil devnet", () => {
         expect(yield* client.balance(a, "USDT")).toBe(50n * 10n ** 18n)
 
         const start = yield* client.head
-        const out = yield* client.transfer({ from: { family: "EVM", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12n * 10n ** 18n })
-        const back = yield* client.transfer({ from: { family: "EVM", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2n * 10n ** 18n })
-        const native = yield* client.transfer({ from: { family: "EVM", account: 4, index: 0 }, to: b, currency: "BNB", amount: 10n ** 15n })
+        const out = yield* sendTransfer(client, { from: { family: "EVM", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12n * 10n ** 18n })
+        const back = yield* sendTransfer(client, { from: { family: "EVM", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2n * 10n ** 18n })
+        const native = yield* sendTransfer(client, { from: { family: "EVM", account: 4, index: 0 }, to: b, currency: "BNB", amount: 10n ** 15n })
         expect(yield* client.balance(a, "USDT")).toBe(40n * 10n ** 18n)
         expect(yield* client.balance(b, "USDT")).toBe(10n * 10n ** 18n)
 
@@ -75,7 +75,7 @@ describe("BEP20 client on the anvil devnet", () => {
         const { client, rpcUrl, usdt } = yield* Devnet
         const poor = yield* addressOf(4, 7)
         yield* fundNative(rpcUrl, poor, 10n ** 17n)
-        const refused = yield* Effect.flip(client.transfer({ from: { family: "EVM", account: 4, index: 7 }, to: poor, currency: "USDT", amount: 1n }))
+        const refused = yield* Effect.flip(sendTransfer(client, { from: { family: "EVM", account: 4, index: 7 }, to: poor, currency: "USDT", amount: 1n }))
         expect(refused._tag).toBe("TransferRejected")
 
         // a reverting transfer forced on chain with a fixed gas limit is mined as failed

@@ -13,7 +13,15 @@ import {
 } from "viem"
 import { isHexAddress } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
-import { ChainRpcError, type ChainBlock, type ChainClient, TransferRejected, type TransferRequest } from "../chain-client.js"
+import {
+  type ChainBlock,
+  type ChainClient,
+  ChainRpcError,
+  type LandingWindow,
+  type SignedTransfer,
+  TransferRejected,
+  type TransferRequest
+} from "../chain-client.js"
 import { blockHeader, bloomMayContain, decodeNativeTransfers, decodeTransferLogs, type RawLog, TRANSFER_TOPIC } from "./evm-decoding.js"
 
 export interface Bep20Settings {
@@ -170,30 +178,36 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     const finalBalance = (address: string, currency: string) =>
       Effect.flatMap(finalized, (height) => Effect.map(balanceAt(address, currency, height), (value) => ({ balance: value, height })))
 
-    const transfer = (request: TransferRequest) =>
+    const gasPrice = Effect.tryPromise({ try: () => client.getGasPrice(), catch: rpcError("eth_gasPrice") })
+
+    /** The call a transfer makes: value to the recipient, or the token's `transfer`. */
+    const callOf = (to: Address, currency: string, amount: bigint): Effect.Effect<{ to: Address; value: bigint; data?: Hex }, TransferRejected> => {
+      if (currency === NATIVE) return Effect.succeed({ to, value: amount })
+      const token = settings.tokens.get(currency)
+      if (token === undefined) return Effect.fail(new TransferRejected({ chain: "BEP20", message: `no contract configured for ${currency}` }))
+      return Effect.succeed({ to: token, value: 0n, data: encodeFunctionData({ abi: transferAbi, functionName: "transfer", args: [to, amount] }) })
+    }
+
+    const prepare = (request: TransferRequest) =>
       Effect.gen(function*() {
         if (request.from.family !== "EVM") return yield* new TransferRejected({ chain: "BEP20", message: "BEP20 transfers need an EVM key" })
         if (!isHexAddress(request.to)) return yield* new TransferRejected({ chain: "BEP20", message: `not an address: ${request.to}` })
         const [key] = yield* signer.deriveAddresses("EVM", request.from.account, [request.from.index])
         const from = key?.address
         if (from === undefined || !isHexAddress(from)) return yield* Effect.die(new Error("the signer derived no address"))
-        const token = request.currency === NATIVE ? undefined : settings.tokens.get(request.currency)
-        if (request.currency !== NATIVE && token === undefined) {
-          return yield* new TransferRejected({ chain: "BEP20", message: `no contract configured for ${request.currency}` })
-        }
-        const call = token === undefined
-          ? { to: request.to, value: request.amount }
-          : { to: token, value: 0n, data: encodeFunctionData({ abi: transferAbi, functionName: "transfer", args: [request.to, request.amount] }) }
-        const [nonce, gasPrice] = yield* Effect.all([
-          Effect.tryPromise({ try: () => client.getTransactionCount({ address: from, blockTag: "pending" }), catch: rpcError("eth_getTransactionCount") }),
-          Effect.tryPromise({ try: () => client.getGasPrice(), catch: rpcError("eth_gasPrice") })
+        const call = yield* callOf(request.to, request.currency, request.amount)
+        const [nonce, price] = yield* Effect.all([
+          request.nonce === undefined
+            ? Effect.tryPromise({ try: () => client.getTransactionCount({ address: from, blockTag: "pending" }), catch: rpcError("eth_getTransactionCount") }).pipe(Effect.map(BigInt))
+            : Effect.succeed(request.nonce),
+          gasPrice
         ])
         // a transfer that would revert (no balance, no gas) is refused here, before anything is signed
         const gas = yield* Effect.tryPromise({
-          try: () => client.estimateGas({ account: from, ...call }),
+          try: () => client.estimateGas({ account: from, gasPrice: price, ...call }),
           catch: (cause) => new TransferRejected({ chain: "BEP20", message: rpcError("eth_estimateGas")(cause).message })
         })
-        const unsigned: TransactionSerializableLegacy = { type: "legacy", chainId: settings.chainId, nonce, gasPrice, gas, ...call }
+        const unsigned: TransactionSerializableLegacy = { type: "legacy", chainId: settings.chainId, nonce: Number(nonce), gasPrice: price, gas, ...call }
         const digest = keccak256(serializeTransaction(unsigned))
         const signature = yield* signer.signDigest(request.from, hexToBytes(digest))
         const signed = serializeTransaction(unsigned, {
@@ -202,15 +216,51 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           // legacy form: v = 27 + recovery id; viem turns it into EIP-155's chainId * 2 + 35 + recovery id
           v: 27n + BigInt(signature[64] ?? 0)
         })
-        const txHash = keccak256(signed)
-        yield* Effect.tryPromise({ try: () => sender.sendRawTransaction({ serializedTransaction: signed }), catch: (cause) => cause }).pipe(
-          Effect.catchAll((cause) =>
-            // "already known" after a lost answer means the node has it: the hash is the outcome
-            cause instanceof Error && /already known|known transaction|nonce too low/i.test(cause.message)
-              ? Effect.void
-              : Effect.fail(rpcError("eth_sendRawTransaction")(cause)))
+        return { txHash: keccak256(signed), raw: signed, from, nonce: Option.some(nonce), validUntil: Option.none(), maxFee: gas * price } satisfies SignedTransfer
+      })
+
+    const broadcast = (raw: string): Effect.Effect<void, ChainRpcError | TransferRejected> =>
+      Effect.gen(function*() {
+        if (!/^0x[0-9a-fA-F]+$/.test(raw)) return yield* new TransferRejected({ chain: "BEP20", message: "signed bytes must be 0x hex" })
+        const serializedTransaction: Hex = `0x${raw.slice(2)}`
+        yield* Effect.tryPromise({ try: () => sender.sendRawTransaction({ serializedTransaction }), catch: (cause) => cause }).pipe(
+          Effect.catchAll((cause): Effect.Effect<void, ChainRpcError | TransferRejected> => {
+            const message = cause instanceof Error ? cause.message : String(cause)
+            // the node has it already (an earlier send whose answer was lost): the same bytes, so success
+            if (/already known|known transaction|already imported/i.test(message)) return Effect.void
+            // a definite refusal of these bytes; anything else (timeouts, 5xx) is retried by the caller
+            if (/nonce too low|insufficient funds|intrinsic gas|replacement transaction underpriced|invalid sender|exceeds block gas limit/i.test(message)) {
+              return Effect.fail(new TransferRejected({ chain: "BEP20", message: rpcError("eth_sendRawTransaction")(cause).message }))
+            }
+            return Effect.fail(rpcError("eth_sendRawTransaction")(cause))
+          })
         )
-        return txHash
+      })
+
+    const finalNonce = (address: string) =>
+      Effect.gen(function*() {
+        if (!isHexAddress(address)) return yield* new ChainRpcError({ chain: "BEP20", message: `not an address: ${address}` })
+        const height = yield* finalized
+        return BigInt(yield* Effect.tryPromise({ try: () => client.getTransactionCount({ address, blockNumber: height }), catch: rpcError("eth_getTransactionCount") }))
+      })
+
+    // another transaction with the same nonce is final: this one can never be mined
+    const canStillLand = (window: LandingWindow) =>
+      Option.match(window.nonce, {
+        onNone: () => Effect.succeed(true),
+        onSome: (nonce) => Effect.map(finalNonce(window.from), (used) => used <= nonce)
+      })
+
+    const feeEstimate = (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint }) =>
+      Effect.gen(function*() {
+        if (!isHexAddress(request.from) || !isHexAddress(request.to)) return yield* new ChainRpcError({ chain: "BEP20", message: "not an address" })
+        const call = yield* callOf(request.to, request.currency, request.amount).pipe(Effect.mapError((e) => new ChainRpcError({ chain: "BEP20", message: e.message })))
+        const from = request.from
+        const [gas, price] = yield* Effect.all([
+          Effect.tryPromise({ try: () => client.estimateGas({ account: from, ...call }), catch: rpcError("eth_estimateGas") }),
+          gasPrice
+        ])
+        return gas * price
       })
 
     const transaction = (txHash: string) =>
@@ -223,14 +273,15 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           return Option.some({
             status: receipt.value.status === "success" ? ("success" as const) : ("failed" as const),
             blockNumber: Option.some(receipt.value.blockNumber),
-            confirmations: Number(tip - receipt.value.blockNumber + 1n)
+            confirmations: Number(tip - receipt.value.blockNumber + 1n),
+            fee: Option.some(receipt.value.gasUsed * receipt.value.effectiveGasPrice)
           })
         }
         const pending = yield* Effect.tryPromise(() => client.getTransaction({ hash })).pipe(Effect.option)
-        return Option.map(pending, () => ({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0 }))
+        return Option.map(pending, () => ({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0, fee: Option.none<bigint>() }))
       })
 
     const finalized = Effect.map(head, (h) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n))
 
-    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, transfer, transaction } satisfies ChainClient
+    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, canStillLand, feeEstimate, finalNonce, transaction } satisfies ChainClient
   })

@@ -5,7 +5,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SOLANA_DEVNET_CUSTOMER, type SolanaDevnet, startSolanaDevnet } from "../../devnet/solana/solana-devnet.js"
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
-import type { ChainClient } from "../chain-client.js"
+import { type ChainClient, sendTransfer } from "../chain-client.js"
 import { makeSolanaClient } from "./solana-client.js"
 import { rpcId, rpcMethod, rpcParams, startNodeProxy } from "../../../test/node-proxy.js"
 
@@ -52,11 +52,11 @@ describe("Solana client on the litesvm devnet", () => {
         yield* rpc(devnet.url, "devnet_mintUsdt", [a, "50000000"])
         const start = yield* client.head
 
-        const out = yield* client.transfer({ from: { family: "SOLANA", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12_000_000n })
+        const out = yield* sendTransfer(client, { from: { family: "SOLANA", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12_000_000n })
         yield* settle(client, out)
-        const back = yield* client.transfer({ from: { family: "SOLANA", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2_000_000n })
+        const back = yield* sendTransfer(client, { from: { family: "SOLANA", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2_000_000n })
         yield* settle(client, back)
-        const sol = yield* client.transfer({ from: { family: "SOLANA", account: 4, index: 0 }, to: b, currency: "SOL", amount: 1_000_000n })
+        const sol = yield* sendTransfer(client, { from: { family: "SOLANA", account: 4, index: 0 }, to: b, currency: "SOL", amount: 1_000_000n })
         const status = yield* settle(client, sol)
         expect(status.status).toBe("success")
 
@@ -78,7 +78,7 @@ describe("Solana client on the litesvm devnet", () => {
         const { client, devnet } = yield* Devnet
         const poor = yield* addressOf(5)
         yield* rpc(devnet.url, "requestAirdrop", [poor, 10_000_000])
-        const overdraft = yield* Effect.flip(client.transfer({ from: { family: "SOLANA", account: 4, index: 5 }, to: yield* addressOf(6), currency: "SOL", amount: 5_000_000_000n }))
+        const overdraft = yield* Effect.flip(sendTransfer(client, { from: { family: "SOLANA", account: 4, index: 5 }, to: yield* addressOf(6), currency: "SOL", amount: 5_000_000_000n }))
         expect(overdraft._tag).toBe("TransferRejected")
 
         const connection = new Connection(devnet.url, "confirmed")

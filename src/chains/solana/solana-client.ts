@@ -1,3 +1,4 @@
+import { base58 } from "@scure/base"
 import {
   createAssociatedTokenAccountIdempotentInstruction,
   createTransferCheckedInstruction,
@@ -5,8 +6,16 @@ import {
 } from "@solana/spl-token"
 import { Connection, PublicKey, SystemProgram, Transaction } from "@solana/web3.js"
 import { Effect, Option } from "effect"
-import { Signer } from "../../keys/signer.js"
-import { type ChainBlock, ChainRpcError, type ChainClient, TransferRejected, type TransferRequest } from "../chain-client.js"
+import { type KeyRef, Signer } from "../../keys/signer.js"
+import {
+  type ChainBlock,
+  type ChainClient,
+  ChainRpcError,
+  type LandingWindow,
+  type SignedTransfer,
+  TransferRejected,
+  type TransferRequest
+} from "../chain-client.js"
 import { decodeSolanaTransaction, type SolanaTransaction } from "./solana-decoding.js"
 
 export interface SplToken {
@@ -21,6 +30,10 @@ export interface SolanaSettings {
 }
 
 const NATIVE = "SOL"
+/** The base fee per signature (no priority fee is paid). */
+const LAMPORTS_PER_SIGNATURE = 5_000
+/** An SPL token account's size, for its rent. */
+const TOKEN_ACCOUNT_SIZE = 165
 
 const rpcError = (what: string) => (cause: unknown) =>
   new ChainRpcError({ chain: "SOLANA", message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
@@ -32,8 +45,6 @@ const publicKey = (value: string) => {
     return Option.none()
   }
 }
-
-/** A slot the cluster skipped has no block; that is an answer, not an error. */
 
 /**
  * Solana over JSON-RPC with @solana/web3.js 1.x: blocks with `jsonParsed` and
@@ -116,16 +127,27 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
     const balance = (owner: string, currency: string) => Effect.map(balanceAt(owner, currency, "confirmed"), (b) => b.balance)
     const finalBalance = (owner: string, currency: string) => balanceAt(owner, currency, "finalized")
 
-    const transfer = (request: TransferRequest) =>
+    const keyAddress = (ref: KeyRef) =>
+      Effect.flatMap(signer.deriveAddresses("SOLANA", ref.account, [ref.index]), ([key]) =>
+        key === undefined ? Effect.die(new Error("the signer derived no address")) : Effect.succeed(new PublicKey(key.address)))
+
+    /**
+     * A legacy transaction signed by the sender and, when another key pays (custody's sweeps: the platform
+     * gas wallet), by that fee payer too; the fee payer also pays the rent of a recipient's new token
+     * account. It carries a recent blockhash, and its lastValidBlockHeight bounds when it can land.
+     */
+    const prepare = (request: TransferRequest) =>
       Effect.gen(function*() {
         if (request.from.family !== "SOLANA") return yield* new TransferRejected({ chain: "SOLANA", message: "Solana transfers need a Solana key" })
         const to = publicKey(request.to)
         if (Option.isNone(to)) return yield* new TransferRejected({ chain: "SOLANA", message: `not a Solana address: ${request.to}` })
-        const [key] = yield* signer.deriveAddresses("SOLANA", request.from.account, [request.from.index])
-        if (key === undefined) return yield* Effect.die(new Error("the signer derived no address"))
-        const from = new PublicKey(key.address)
-        const { blockhash } = yield* Effect.tryPromise({ try: () => connection.getLatestBlockhash("confirmed"), catch: rpcError("getLatestBlockhash") })
-        const tx = new Transaction({ feePayer: from, recentBlockhash: blockhash })
+        const from = yield* keyAddress(request.from)
+        const payerRef = request.feePayer ?? request.from
+        if (payerRef.family !== "SOLANA") return yield* new TransferRejected({ chain: "SOLANA", message: "the fee payer needs a Solana key" })
+        const payer = yield* keyAddress(payerRef)
+        const latest = yield* Effect.tryPromise({ try: () => connection.getLatestBlockhash("confirmed"), catch: rpcError("getLatestBlockhash") })
+        const tx = new Transaction({ feePayer: payer, blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight })
+        let rent = 0n
         if (request.currency === NATIVE) {
           tx.add(SystemProgram.transfer({ fromPubkey: from, toPubkey: to.value, lamports: request.amount }))
         } else {
@@ -134,22 +156,62 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           const mint = new PublicKey(token.mint)
           const source = getAssociatedTokenAddressSync(mint, from, true)
           const destination = getAssociatedTokenAddressSync(mint, to.value, true)
+          const exists = yield* Effect.tryPromise({ try: () => connection.getAccountInfo(destination, "confirmed"), catch: rpcError("getAccountInfo") })
+          if (exists === null) {
+            rent = BigInt(yield* Effect.tryPromise({ try: () => connection.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE), catch: rpcError("getMinimumBalanceForRentExemption") }))
+          }
           // the recipient's associated token account is created in the same transaction when missing
           tx.add(
-            createAssociatedTokenAccountIdempotentInstruction(from, destination, to.value, mint),
+            createAssociatedTokenAccountIdempotentInstruction(payer, destination, to.value, mint),
             createTransferCheckedInstruction(source, mint, destination, from, request.amount, token.decimals)
           )
         }
-        const signature = yield* signer.signMessage(request.from, tx.serializeMessage())
-        tx.addSignature(from, Buffer.from(signature))
-        return yield* Effect.tryPromise({
-          try: () => connection.sendRawTransaction(tx.serialize(), { skipPreflight: false, maxRetries: 0 }),
-          catch: (cause) =>
-            cause instanceof Error && /simulation failed|insufficient|already been processed/i.test(cause.message)
-              ? new TransferRejected({ chain: "SOLANA", message: cause.message })
-              : rpcError("sendTransaction")(cause)
-        })
+        const message = tx.serializeMessage()
+        const signers = payer.equals(from) ? [[request.from, from] as const] : [[payerRef, payer] as const, [request.from, from] as const]
+        for (const [ref, key] of signers) tx.addSignature(key, Buffer.from(yield* signer.signMessage(ref, message)))
+        const signature = tx.signature
+        if (signature === null) return yield* Effect.die(new Error("the transaction has no fee-payer signature"))
+        return {
+          txHash: base58.encode(signature),
+          raw: tx.serialize().toString("base64"),
+          from: from.toBase58(),
+          nonce: Option.none(),
+          validUntil: Option.some(BigInt(latest.lastValidBlockHeight)),
+          maxFee: BigInt(LAMPORTS_PER_SIGNATURE * signers.length) + rent
+        } satisfies SignedTransfer
       })
+
+    // preflight on: a transfer the bank would refuse (no funds, no token account) is refused before it is sent
+    const broadcast = (raw: string): Effect.Effect<void, ChainRpcError | TransferRejected> =>
+      Effect.tryPromise({
+        try: () => connection.sendRawTransaction(Buffer.from(raw, "base64"), { skipPreflight: false, maxRetries: 0 }),
+        catch: (cause) => cause
+      }).pipe(
+        Effect.asVoid,
+        Effect.catchAll((cause): Effect.Effect<void, ChainRpcError | TransferRejected> => {
+          const message = cause instanceof Error ? cause.message : String(cause)
+          // the same signature again: the bytes are already on their way or landed
+          if (/already been processed/i.test(message)) return Effect.void
+          if (/simulation failed|insufficient|blockhash not found|invalid/i.test(message)) {
+            return Effect.fail(new TransferRejected({ chain: "SOLANA", message }))
+          }
+          return Effect.fail(rpcError("sendTransaction")(cause))
+        })
+      )
+
+    // the finalized block height past lastValidBlockHeight: the blockhash has expired for good
+    const canStillLand = (window: LandingWindow) =>
+      Option.match(window.validUntil, {
+        onNone: () => Effect.succeed(true),
+        onSome: (lastValid) =>
+          Effect.map(
+            Effect.tryPromise({ try: () => connection.getBlockHeight("finalized"), catch: rpcError("getBlockHeight") }),
+            (height) => BigInt(height) <= lastValid
+          )
+      })
+
+    // the sender pays only when no fee payer is named
+    const feeEstimate = (request: { readonly sponsored: boolean }) => Effect.succeed(request.sponsored ? 0n : BigInt(LAMPORTS_PER_SIGNATURE))
 
     const transaction = (signature: string) =>
       Effect.gen(function*() {
@@ -160,12 +222,17 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         const status = statuses.value[0]
         if (status === null || status === undefined) return Option.none()
         const tip = yield* head
+        const included = yield* Effect.tryPromise({
+          try: () => connection.getParsedTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 }),
+          catch: rpcError("getTransaction")
+        })
         return Option.some({
           status: status.err === null ? ("success" as const) : ("failed" as const),
           blockNumber: Option.some(BigInt(status.slot)),
-          confirmations: Number(tip - BigInt(status.slot) + 1n)
+          confirmations: Number(tip - BigInt(status.slot) + 1n),
+          fee: Option.fromNullable(included?.meta?.fee).pipe(Option.map(BigInt))
         })
       })
 
-    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, blocks, balance, finalBalance, transfer, transaction } satisfies ChainClient
+    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, canStillLand, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })

@@ -4,7 +4,7 @@ import { TronWeb } from "tronweb"
 import { startTronDevnet, type TronDevnet } from "../../devnet/tron/tron-devnet.js"
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
-import type { ChainClient } from "../chain-client.js"
+import { type ChainClient, sendTransfer } from "../chain-client.js"
 import { makeTronClient } from "./tron-client.js"
 import { startNodeProxy } from "../../../test/node-proxy.js"
 
@@ -51,12 +51,12 @@ describe("TRON client on the TRON devnet", () => {
         yield* call(devnet.url, "/devnet/fund", { address: a, currency: "USDT", amount: "50000000" })
         const start = yield* client.head
 
-        const out = yield* client.transfer({ from: { family: "TRON", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12_000_000n })
+        const out = yield* sendTransfer(client, { from: { family: "TRON", account: 4, index: 0 }, to: b, currency: "USDT", amount: 12_000_000n })
         expect((yield* settled(client, out)).status).toBe("success")
-        const back = yield* client.transfer({ from: { family: "TRON", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2_000_000n })
+        const back = yield* sendTransfer(client, { from: { family: "TRON", account: 4, index: 1 }, to: a, currency: "USDT", amount: 2_000_000n })
         expect((yield* settled(client, back)).status).toBe("success")
         const trxBefore = yield* client.balance(a, "TRX")
-        const native = yield* client.transfer({ from: { family: "TRON", account: 4, index: 0 }, to: c, currency: "TRX", amount: 5_000_000n })
+        const native = yield* sendTransfer(client, { from: { family: "TRON", account: 4, index: 0 }, to: c, currency: "TRX", amount: 5_000_000n })
         expect((yield* settled(client, native)).status).toBe("success")
 
         expect(yield* client.balance(a, "USDT")).toBe(40_000_000n)
@@ -82,7 +82,7 @@ describe("TRON client on the TRON devnet", () => {
         const poor = yield* addressOf(5)
         yield* call(devnet.url, "/devnet/fund", { address: poor, currency: "TRX", amount: "100000000" })
         const start = yield* client.head
-        const tx = yield* client.transfer({ from: { family: "TRON", account: 4, index: 5 }, to: yield* addressOf(6), currency: "USDT", amount: 1n })
+        const tx = yield* sendTransfer(client, { from: { family: "TRON", account: 4, index: 5 }, to: yield* addressOf(6), currency: "USDT", amount: 1n })
         expect((yield* settled(client, tx)).status).toBe("failed")
         const blocks = yield* client.blocks(start + 1n, yield* client.head)
         expect(blocks.flatMap((b) => b.transfers).some((t) => t.txHash === tx)).toBe(false)
@@ -148,7 +148,7 @@ describe("TRON client on the TRON devnet", () => {
         const [a, b] = [yield* addressOf(5), yield* addressOf(6)]
         yield* call(devnet.url, "/devnet/fund", { address: a, currency: "TRX", amount: "200000000" })
         yield* call(devnet.url, "/devnet/fund", { address: a, currency: "USDT", amount: "3000000" })
-        const hash = yield* client.transfer({ from: { family: "TRON", account: 4, index: 5 }, to: b, currency: "USDT", amount: 3_000_000n })
+        const hash = yield* sendTransfer(client, { from: { family: "TRON", account: 4, index: 5 }, to: b, currency: "USDT", amount: 3_000_000n })
         const found = yield* settled(client, hash)
         const number = Option.getOrElse(found.blockNumber, () => 0n)
         // a load-balanced node whose backend lags: [] for that block's infos, no error

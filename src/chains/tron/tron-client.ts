@@ -2,7 +2,15 @@ import { Effect, Option, Schema } from "effect"
 import { TronWeb } from "tronweb"
 import { tronHex41 } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
-import { type ChainBlock, ChainRpcError, type ChainClient, TransferRejected, type TransferRequest } from "../chain-client.js"
+import {
+  type ChainBlock,
+  type ChainClient,
+  ChainRpcError,
+  type LandingWindow,
+  type SignedTransfer,
+  TransferRejected,
+  type TransferRequest
+} from "../chain-client.js"
 import { decodeTrc20Transfers, decodeTrxTransfers, TronBlock, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
 
 export interface TronSettings {
@@ -18,8 +26,14 @@ export interface TronSettings {
 
 const NATIVE = "TRX"
 const BlockNumber = Schema.Struct({ block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.optionalWith(Schema.Number, { default: () => 0 }) }) }) })
-const Account = Schema.Struct({ balance: Schema.optional(Schema.Number) })
-const ConstantResult = Schema.Struct({ constant_result: Schema.optional(Schema.Array(Schema.String)) })
+const Account = Schema.Struct({ address: Schema.optional(Schema.String), balance: Schema.optional(Schema.Number) })
+const ConstantResult = Schema.Struct({ constant_result: Schema.optional(Schema.Array(Schema.String)), energy_used: Schema.optional(Schema.Number) })
+const ChainParameters = Schema.Struct({
+  chainParameter: Schema.optional(Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.optional(Schema.Number) })))
+})
+const SignedJson = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+/** Bandwidth a transfer's bytes take, rounded up (a signed TRX transfer is ~270 bytes, a TRC20 call ~345). */
+const TX_BYTES = 350n
 const BroadcastResult = Schema.Struct({
   result: Schema.optional(Schema.Boolean),
   code: Schema.optional(Schema.String),
@@ -125,15 +139,56 @@ export const makeTronClient = (settings: TronSettings) =>
       }
     })
 
-    const transfer = (request: TransferRequest) =>
+    /** The chain's prices (sun per energy unit, per bandwidth byte, for creating an account). */
+    const chainPrices = Effect.map(post("wallet/getchainparameters", {}, ChainParameters), (p) => {
+      const value = (key: string, fallback: number) => BigInt(p.chainParameter?.find((e) => e.key === key)?.value ?? fallback)
+      return {
+        energy: value("getEnergyFee", 420),
+        bandwidthByte: value("getTransactionFee", 1000),
+        newAccount: value("getCreateNewAccountFeeInSystemContract", 1_000_000) + value("getCreateAccountFee", 100_000)
+      }
+    })
+    const accountExists = (hex41: string) => Effect.map(post("wallet/getaccount", { address: hex41 }, Account), (a) => a.balance !== undefined || a.address !== undefined)
+
+    /** Energy a TRC20 `transfer` from `owner` would use now (the node runs it without sending it). */
+    const transferEnergy = (owner: string, contractHex: string, to: string, amount: bigint) =>
+      Effect.flatMap(
+        post("wallet/triggerconstantcontract", {
+          owner_address: owner, contract_address: contractHex, function_selector: "transfer(address,uint256)",
+          parameter: to.slice(2).padStart(64, "0") + amount.toString(16).padStart(64, "0")
+        }, ConstantResult),
+        (result) => result.energy_used === undefined
+          ? Effect.fail(new ChainRpcError({ chain: "TRC20", message: "triggerconstantcontract gave no energy estimate" }))
+          : Effect.succeed(BigInt(result.energy_used))
+      )
+
+    /**
+     * What the sender burns: bandwidth for the bytes (no free bandwidth is counted on), plus energy for a
+     * token call, plus the creation fee when TRX goes to an account that does not exist yet.
+     */
+    const costOf = (owner: string, to: string, currency: string, amount: bigint) =>
+      Effect.gen(function*() {
+        const prices = yield* chainPrices
+        const bandwidth = TX_BYTES * prices.bandwidthByte
+        if (currency === NATIVE) return { burn: bandwidth + ((yield* accountExists(to)) ? 0n : prices.newAccount), feeLimit: 0n }
+        const contractHex = tronHex41(settings.tokens.get(currency))
+        if (contractHex === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
+        const energyFee = (yield* transferEnergy(owner, contractHex, to, amount)) * prices.energy
+        // fee_limit: the estimate with a margin for the price moving before the block
+        const feeLimit = energyFee + energyFee / 5n
+        return { burn: bandwidth + feeLimit, feeLimit }
+      })
+
+    const prepare = (request: TransferRequest) =>
       Effect.gen(function*() {
         if (request.from.family !== "TRON") return yield* new TransferRejected({ chain: "TRC20", message: "TRON transfers need a TRON key" })
         const to = tronHex41(request.to)
         if (to === undefined) return yield* new TransferRejected({ chain: "TRC20", message: `not a TRON address: ${request.to}` })
         const [key] = yield* signer.deriveAddresses("TRON", request.from.account, [request.from.index])
         const from = key === undefined ? undefined : tronHex41(key.address)
-        if (from === undefined) return yield* Effect.die(new Error("the signer derived no address"))
+        if (from === undefined || key === undefined) return yield* Effect.die(new Error("the signer derived no address"))
         const blockHeader = yield* referenceBlock
+        const cost = yield* costOf(from, to, request.currency, request.amount)
         let unsigned: TronTransaction
         if (request.currency === NATIVE) {
           // tronweb's sendTrx takes sun as a JS number: refuse what a number cannot hold exactly
@@ -148,7 +203,7 @@ export const makeTronClient = (settings: TronSettings) =>
           if (contract === undefined) return yield* new TransferRejected({ chain: "TRC20", message: `no contract configured for ${request.currency}` })
           const built = yield* Effect.tryPromise({
             try: () => tronWeb.transactionBuilder.triggerSmartContract(contract, "transfer(address,uint256)", {
-              feeLimit: settings.feeLimitSun ?? 30_000_000, txLocal: true, blockHeader
+              feeLimit: Number(cost.feeLimit), txLocal: true, blockHeader
             }, [{ type: "address", value: to }, { type: "uint256", value: request.amount.toString() }], from),
             catch: (cause) => new TransferRejected({ chain: "TRC20", message: rpcError("triggerSmartContract")(cause).message })
           })
@@ -157,14 +212,45 @@ export const makeTronClient = (settings: TronSettings) =>
         const signature = yield* signer.signDigest(request.from, Buffer.from(unsigned.txID, "hex"))
         const v = (signature[64] ?? 0) + 27
         const signed = { ...unsigned, signature: [Buffer.from(signature.subarray(0, 64)).toString("hex") + v.toString(16).padStart(2, "0")] }
-        const result = yield* post("wallet/broadcasttransaction", signed, BroadcastResult)
-        if (result.result !== true) {
-          const message = `${result.code ?? "rejected"}: ${decodeHexMessage(result.message)}`
-          // a duplicate means our earlier broadcast landed: the hash is the outcome
-          if (result.code === "DUP_TRANSACTION_ERROR") return unsigned.txID
-          return yield* new TransferRejected({ chain: "TRC20", message })
-        }
-        return unsigned.txID
+        return {
+          txHash: unsigned.txID,
+          raw: JSON.stringify(signed),
+          from: key.address,
+          nonce: Option.none(),
+          validUntil: Option.some(BigInt(unsigned.raw_data.expiration)),
+          maxFee: cost.burn
+        } satisfies SignedTransfer
+      })
+
+    const broadcast = (raw: string) =>
+      Effect.gen(function*() {
+        const payload = yield* Schema.decodeUnknown(SignedJson)(raw).pipe(
+          Effect.mapError(() => new TransferRejected({ chain: "TRC20", message: "signed transaction is not a JSON object" }))
+        )
+        const result = yield* post("wallet/broadcasttransaction", payload, BroadcastResult)
+        if (result.result === true) return
+        // a duplicate means our earlier broadcast landed or is pending: the same bytes, so success
+        if (result.code === "DUP_TRANSACTION_ERROR") return
+        const message = `${result.code ?? "rejected"}: ${decodeHexMessage(result.message)}`
+        // SERVER_BUSY and NOT_ENOUGH_EFFECTIVE_CONNECTION are the node's state, not the transaction's
+        if (result.code === "SERVER_BUSY" || result.code === "NOT_ENOUGH_EFFECTIVE_CONNECTION") return yield* new ChainRpcError({ chain: "TRC20", message })
+        return yield* new TransferRejected({ chain: "TRC20", message })
+      })
+
+    // past its expiration by the solidified block's time: no node accepts it any more
+    const canStillLand = (window: LandingWindow) =>
+      Option.match(window.validUntil, {
+        onNone: () => Effect.succeed(true),
+        onSome: (expiration) =>
+          Effect.map(post("walletsolidity/getnowblock", {}, TronBlock), (b) => BigInt(b.block_header.raw_data.timestamp) <= expiration)
+      })
+
+    const feeEstimate = (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint }) =>
+      Effect.gen(function*() {
+        const from = tronHex41(request.from)
+        const to = tronHex41(request.to)
+        if (from === undefined || to === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: "not a TRON address" })
+        return (yield* costOf(from, to, request.currency, request.amount)).burn
       })
 
     const transaction = (txHash: string) =>
@@ -180,11 +266,16 @@ export const makeTronClient = (settings: TronSettings) =>
             ok = (tx.ret?.[0]?.contractRet ?? "SUCCESS") === "SUCCESS"
           }
           const blockNumber = BigInt(info.value.blockNumber)
-          return Option.some({ status: ok ? ("success" as const) : ("failed" as const), blockNumber: Option.some(blockNumber), confirmations: Number(tip - blockNumber + 1n) })
+          return Option.some({
+            status: ok ? ("success" as const) : ("failed" as const),
+            blockNumber: Option.some(blockNumber),
+            confirmations: Number(tip - blockNumber + 1n),
+            fee: Option.some(BigInt(info.value.fee ?? 0))
+          })
         }
         const pending = yield* post("wallet/gettransactionbyid", { value: txHash }, TxById)
-        return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0 })
+        return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0, fee: Option.none<bigint>() })
       })
 
-    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, transfer, transaction } satisfies ChainClient
+    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, canStillLand, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })

@@ -130,10 +130,16 @@ export const startTronDevnet = (options: {
           const selector = String(body.function_selector ?? "")
           const parameter = String(body.parameter ?? "")
           if (contract === undefined || !ledger.tokenContracts.has(contract)) return { result: { code: "CONTRACT_VALIDATE_ERROR", message: Buffer.from("no contract").toString("hex") } }
+          if (selector === "transfer(address,uint256)" && parameter.length === 128 && !path.startsWith("/walletsolidity")) {
+            // a dry run: the energy the call would use (the devnet's model), nothing changes
+            return { result: { result: true }, energy_used: Number(ledger.transferEnergy(contract, `41${parameter.slice(24, 64)}`)), constant_result: ["1".padStart(64, "0")], transaction: {} }
+          }
           if (selector !== "balanceOf(address)" || parameter.length !== 64) return { result: { code: "OTHER_ERROR", message: Buffer.from("unsupported call").toString("hex") } }
           const balance = ledger.tokenBalance(contract, `41${parameter.slice(24)}`, path.startsWith("/walletsolidity") ? ledger.solid.number : undefined)
           return { result: { result: true }, energy_used: 800, constant_result: [balance.toString(16).padStart(64, "0")], transaction: {} }
         }
+        case "/wallet/getchainparameters":
+          return { chainParameter: TronLedger.chainParameters }
         case "/wallet/broadcasttransaction": {
           const tx = Schema.decodeUnknownEither(TronTransaction)(body)
           if (Either.isLeft(tx)) return { result: false, code: "OTHER_ERROR", message: Buffer.from("malformed transaction").toString("hex") }

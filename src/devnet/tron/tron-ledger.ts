@@ -175,6 +175,20 @@ export class TronLedger {
     return this.stateAt(atBlock).tokens.get(contract41)?.get(holder41) ?? 0n
   }
 
+  /** Energy a TRC20 `transfer` to `to41` would use now (what `triggerconstantcontract` reports). */
+  transferEnergy(contract41: string, to41: string): bigint {
+    return (this.headState.tokens.get(contract41)?.get(to41) ?? 0n) > 0n ? ENERGY_TRANSFER_EXISTING_HOLDER : ENERGY_TRANSFER_NEW_HOLDER
+  }
+
+  /** The prices this devnet charges, as `wallet/getchainparameters` names them. */
+  static readonly chainParameters = [
+    { key: "getTransactionFee", value: Number(SUN_PER_BANDWIDTH_BYTE) },
+    { key: "getEnergyFee", value: Number(SUN_PER_ENERGY) },
+    { key: "getCreateNewAccountFeeInSystemContract", value: Number(NEW_ACCOUNT_FEE) },
+    { key: "getCreateAccountFee", value: 0 },
+    { key: "getFreeNetLimit", value: FREE_BANDWIDTH_BYTES }
+  ]
+
   /** Devnet faucet: mints TRX or tokens straight into the head state. */
   fund(address41: string, currency: "TRX" | string, amount: bigint) {
     this.fundHead(address41, currency, amount)
