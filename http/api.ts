@@ -24,6 +24,7 @@ import {
   DepositAddressListQuery,
   DepositTransactionsQuery
 } from "../src/domain/deposit-address.js"
+import { SweepOperation, SweepRequest } from "../custody/custody-operation.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
 import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
@@ -131,6 +132,24 @@ export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
       .setPayload(EnrollmentRequest)
       .addSuccess(AssetPolicy)
       .annotate(OpenApi.Summary, "Enable a platform-supported asset for this merchant (idempotent)")
+  )
+  .add(
+    HttpApiEndpoint.post("sweep", "/v1/wallet-assets/:asset_key/sweep")
+      .setPath(Schema.Struct({ asset_key: Schema.String }))
+      .setPayload(SweepRequest)
+      .addSuccess(SweepOperation)
+      .addError(Forbidden)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "Collect a receive wallet's uncollected balance into the main wallet (key with `wallet` scope); the gas a token sweep needs is funded first (GAS_FUNDING). One sweep per wallet at a time (409)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("sweepStatus", "/v1/wallet-assets/:asset_key/sweeps/:operation_id")
+      .setPath(Schema.Struct({ asset_key: Schema.String, operation_id: Schema.String }))
+      .addSuccess(SweepOperation)
+      .annotate(OpenApi.Summary, "A sweep (or its gas funding) as it stands now")
   )
   .middleware(Authentication)
 {}

@@ -1,4 +1,10 @@
 import { Effect, Layer } from "effect"
+import { Collections } from "../custody/collections.js"
+import { CustodyConfigLive } from "../custody/custody-config.js"
+import { ClusterLive, CustodyResumeLive, CustodyWalletLive } from "../custody/custody-engine.js"
+import { CustodyStore } from "../custody/custody-store.js"
+import { TransferSender } from "../custody/transfer-sender.js"
+import { WalletActors } from "../custody/wallet-actor.js"
 import { AttributionStore } from "../indexer/attribution-store.js"
 import { IndexerStatus } from "../indexer/indexer-status.js"
 import { IndexersLive } from "../indexer/indexers.js"
@@ -15,6 +21,7 @@ import { MasterSeedLive } from "./keys/master-seed.js"
 import { LocalSignerLive } from "./keys/signer.js"
 import { OrderExpiryLive } from "./orders/order-expiry.js"
 import { Orders } from "./orders/orders.js"
+import { Ledger } from "./ledger/ledger.js"
 import { Wallets } from "./wallets/wallets.js"
 import { WebhookDispatcherLive, WebhookHttpClientLive } from "./webhooks/dispatcher.js"
 import { WebhookOutbox } from "./webhooks/outbox.js"
@@ -48,10 +55,17 @@ export const NetworkLive = Layer.unwrapEffect(
  * Everything but the HTTP server, over the given chain endpoints (tests may pass fixed ones that no
  * node serves); needs `AppConfig`.
  */
-export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default)),
-  Layer.provideMerge(Layer.mergeAll(Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer)),
-  Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive)),
+export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(
+  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive
+).pipe(
+  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default)),
+  Layer.provideMerge(Layer.mergeAll(
+    Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default
+  )),
+  Layer.provideMerge(Layer.mergeAll(
+    AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive,
+    CustodyStore.Default, Ledger.Default, CustodyConfigLive, ClusterLive
+  )),
   Layer.provideMerge(network),
   Layer.provideMerge(KeysLive),
   Layer.provideMerge(MigrationsLive),

@@ -1,12 +1,15 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { Collections } from "../../custody/collections.js"
 import { AssetCatalog } from "../../src/assets/asset-catalog.js"
+import { ForbiddenError } from "../../src/domain/errors.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { FacetApi } from "../api.js"
 
 export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* AssetCatalog
+    const collections = yield* Collections
     return handlers
       .handle("policies", () =>
         Effect.gen(function*() {
@@ -15,4 +18,14 @@ export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets
         }))
       .handle("enroll", ({ payload }) =>
         Effect.flatMap(CurrentMerchant, (principal) => catalog.enroll(principal.merchantId, payload)))
+      .handle("sweep", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentMerchant
+          if (!principal.scopes.includes("wallet")) {
+            return yield* new ForbiddenError({ error: "this API key lacks the wallet scope that sweeps need; use a key with the wallet scope" })
+          }
+          return yield* collections.request(principal.merchantId, path.asset_key, payload)
+        }))
+      .handle("sweepStatus", ({ path }) =>
+        Effect.flatMap(CurrentMerchant, (principal) => collections.get(principal.merchantId, path.asset_key, path.operation_id)))
   }))

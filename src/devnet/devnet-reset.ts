@@ -39,6 +39,16 @@ export const resetDevnets = Effect.fn("resetDevnets")(function*(dataDir: string)
     const webhookEvents = count(yield* sql<{ n: number }>`
       WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`)
     const transactions = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`)
+    // custody's operations, their signed transactions and nonces belong to the chains that go
+    yield* sql`DELETE FROM custody_transactions`
+    yield* sql`UPDATE custody_operations SET gas_funding_id = NULL, parent_id = NULL`
+    yield* sql`DELETE FROM custody_operations`
+    yield* sql`DELETE FROM evm_nonces`
+    // and so do the wallet actors' messages (the cluster's own tables, made at its first start)
+    for (const table of ["cluster_replies", "cluster_messages"]) {
+      const [exists] = yield* sql<{ found: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS found`
+      if (exists?.found === true) yield* sql`DELETE FROM ${sql(table)}`
+    }
     const ordersUnpaid = count(yield* sql<{ n: number }>`
       WITH u AS (
         UPDATE orders SET paid_amount = 0, tx_hash = NULL, late_payment = false, updated_at = clock_timestamp(),

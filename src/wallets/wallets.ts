@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import type { Chain } from "../domain/chain.js"
 import { newId } from "../ids.js"
 import { type KeyFamily, keyFamilyOf } from "../keys/derivation.js"
-import { Signer } from "../keys/signer.js"
+import { type KeyRef, Signer } from "../keys/signer.js"
 
 export interface ReceiveWallet {
   readonly id: string
@@ -11,6 +11,21 @@ export interface ReceiveWallet {
   readonly network: Chain
   readonly address: string
   readonly external_user_id: string | null
+}
+
+/** A wallet with the key that signs for it (custody's view). */
+export interface OwnedWallet {
+  readonly id: string
+  readonly address: string
+  readonly key: KeyRef
+}
+
+interface OwnedWalletRow {
+  readonly id: string
+  readonly address: string
+  readonly family: KeyFamily
+  readonly key_account: number
+  readonly address_index: number
 }
 
 export interface ReceiveWalletRequest {
@@ -81,6 +96,69 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
       return out.filter((w): w is ReceiveWallet => w !== undefined)
     })
 
-    return { createReceive } as const
+    /** A wallet custody sends from or to, with the key that signs for it. */
+    const findOwned = (where: { readonly kind: "main" | "gas"; readonly network: Chain; readonly merchantId: string | null }) =>
+      Effect.map(
+        sql<OwnedWalletRow>`
+          SELECT id, address, family, key_account, address_index FROM wallets
+          WHERE kind = ${where.kind} AND network = ${where.network}
+            AND ${where.merchantId === null ? sql`merchant_id IS NULL` : sql`merchant_id = ${where.merchantId}`}`,
+        (rows) => rows[0]
+      )
+
+    const insertOwned = (row: { kind: "main" | "gas"; merchantId: string | null; network: Chain; keyAccount: number; index: number }) =>
+      Effect.gen(function*() {
+        const family = keyFamilyOf(row.network)
+        const [key] = yield* signer.deriveAddresses(family, row.keyAccount, [row.index])
+        if (key === undefined) return yield* Effect.die(new Error("derivation returned no key"))
+        // a racing process may have made it first: its row wins, this one is dropped
+        yield* sql`
+          INSERT INTO wallets ${sql.insert({
+            id: newId("wal"),
+            merchant_id: row.merchantId,
+            kind: row.kind,
+            purpose: row.kind,
+            network: row.network,
+            family,
+            address: key.address,
+            derivation_path: key.path,
+            key_account: row.keyAccount,
+            address_index: key.index
+          })}
+          ON CONFLICT DO NOTHING`
+      })
+
+    const ownedWallet = (row: OwnedWalletRow | undefined): OwnedWallet => {
+      if (row === undefined) throw new Error("the wallet was not stored")
+      return { id: row.id, address: row.address, key: { family: row.family, account: row.key_account, index: row.address_index } }
+    }
+
+    /** The merchant's main wallet on a network (collections go there), made on first use. */
+    const mainWallet = Effect.fn("Wallets.mainWallet")(function*(merchantId: string, network: Chain) {
+      const found = yield* findOwned({ kind: "main", network, merchantId })
+      if (found !== undefined) return ownedWallet(found)
+      const [merchant] = yield* sql<{ key_account: number }>`SELECT key_account FROM merchants WHERE id = ${merchantId}`
+      if (merchant === undefined) return yield* Effect.die(new Error(`no merchant ${merchantId}`))
+      const index = yield* reserveIndexes(merchant.key_account, keyFamilyOf(network), 1)
+      yield* insertOwned({ kind: "main", merchantId, network, keyAccount: merchant.key_account, index })
+      return ownedWallet(yield* findOwned({ kind: "main", network, merchantId }))
+    })
+
+    /** The platform's gas wallet on a network: account 0, index 0 (the devnets fund it). */
+    const gasWallet = Effect.fn("Wallets.gasWallet")(function*(network: Chain) {
+      const found = yield* findOwned({ kind: "gas", network, merchantId: null })
+      if (found !== undefined) return ownedWallet(found)
+      yield* insertOwned({ kind: "gas", merchantId: null, network, keyAccount: 0, index: 0 })
+      return ownedWallet(yield* findOwned({ kind: "gas", network, merchantId: null }))
+    })
+
+    /** Any wallet by id, with its key (custody signs for it). */
+    const byId = Effect.fn("Wallets.byId")(function*(walletId: string) {
+      const [row] = yield* sql<OwnedWalletRow & { merchant_id: string | null; kind: string; network: Chain }>`
+        SELECT id, address, family, key_account, address_index, merchant_id, kind, network FROM wallets WHERE id = ${walletId}`
+      return row === undefined ? undefined : { ...ownedWallet(row), merchantId: row.merchant_id, kind: row.kind, network: row.network }
+    })
+
+    return { createReceive, mainWallet, gasWallet, byId } as const
   })
 }) {}

@@ -1,0 +1,118 @@
+// fast devnets for this file
+process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
+process.env.FACET_CONFIRMATIONS_TRC20 = "3"
+process.env.FACET_CONFIRMATIONS_BEP20 = "2"
+process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
+process.env.FACET_DEVNET_SOLANA_SLOT_MS = "150"
+process.env.FACET_DEVNET_SOLANA_FINALITY_SLOTS = "4"
+process.env.FACET_CUSTODY_POLL_MS = "200"
+
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Option, Schema } from "effect"
+import * as fs from "node:fs"
+import { ChainClients } from "../src/chains/chain-clients.js"
+import { AppConfig } from "../src/config.js"
+import type { Chain } from "../src/domain/chain.js"
+import { payFromCustomer } from "../src/devnet/devnet-payments.js"
+import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { asRecord } from "../test/json.js"
+import { ledgerIntegrity } from "../test/ledger-integrity.js"
+import { onboardMerchant } from "../test/merchants.js"
+import { eventually } from "../test/webhook-receiver.js"
+
+const pay = (asset: string, to: string, amount: string) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(config.dataDir), "utf8"))
+    return yield* payFromCustomer(file, asset, to, amount)
+  })
+
+const clientOf = (chain: Chain) =>
+  Effect.flatMap(ChainClients, (clients) => Option.match(clients.get(chain), { onNone: () => Effect.dieMessage(`no ${chain} client`), onSome: Effect.succeed }))
+
+/** A deposit address for a fresh user, paid and final. */
+const fundedAddress = (apiKey: string, chain: Chain, currency: string, amount: string) =>
+  Effect.gen(function*() {
+    const client = yield* TestClient
+    const created = asRecord((yield* client.request("POST", "/v1/deposit-addresses", {
+      apiKey, json: { external_user_id: `user-${Math.random().toString(36).slice(2)}`, chain, currency }
+    })).body)
+    yield* pay(`${chain}-${currency}`, String(created.address), amount)
+    yield* eventually(
+      client.request("GET", `/v1/deposit-addresses/${String(created.id)}/transactions`, { apiKey }),
+      (r) => {
+        const items = asRecord(r.body).items
+        return Array.isArray(items) && items.some((t) => asRecord(t).status === "confirmed")
+      },
+      30_000
+    )
+    return { walletId: String(created.wallet_id), address: String(created.address) }
+  })
+
+const sweep = (apiKey: string, assetKey: string, json: unknown) =>
+  Effect.flatMap(TestClient, (c) => c.request("POST", `/v1/wallet-assets/${assetKey}/sweep`, { apiKey, json }))
+
+const untilFinished = (apiKey: string, assetKey: string, operationId: string) =>
+  Effect.flatMap(TestClient, (c) =>
+    Effect.map(
+      eventually(c.request("GET", `/v1/wallet-assets/${assetKey}/sweeps/${operationId}`, { apiKey }), (r) => {
+        const status = asRecord(r.body).status
+        return status === "COMPLETED" || status === "FAILED"
+      }, 90_000),
+      (r) => asRecord(r.body)
+    ))
+
+const balances = (merchantId: string, chain: Chain, currency: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ uncollected: string; available: string }>`
+        SELECT trim_scale(uncollected)::text AS uncollected, trim_scale(available)::text AS available
+        FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency}`,
+      (rows) => rows[0]
+    ))
+
+describe("collection (sweep) on the devnets", () => {
+  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "240 seconds" })((it) => {
+    for (const [chain, native] of [["TRC20", "TRX"], ["BEP20", "BNB"]] as const) {
+      it.effect(`${chain} USDT: deposit → final → gas funding → sweep → COMPLETED, the ledger moved once`, () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+          const receive = yield* fundedAddress(apiKey, chain, "USDT", "1000")
+          const started = yield* sweep(apiKey, `${chain}-USDT`, { from_wallet_id: receive.walletId })
+          expect(started.status, started.text).toBe(200)
+          const op = asRecord(started.body)
+          expect(op).toMatchObject({ type: "collection", status: "GAS_FUNDING", asset_key: `${chain}-USDT`, amount: "1000", from_wallet_id: receive.walletId })
+
+          // a second sweep of the same wallet while this one is in flight
+          const second = yield* sweep(apiKey, `${chain}-USDT`, { from_wallet_id: receive.walletId })
+          expect(second.status).toBe(409)
+          expect(String(asRecord(second.body).error)).toContain(String(op.operation_id))
+
+          const done = yield* untilFinished(apiKey, `${chain}-USDT`, String(op.operation_id))
+          expect(done, JSON.stringify(done)).toMatchObject({ status: "COMPLETED", gas_funding: { status: "COMPLETED", asset: native } })
+          expect(typeof done.tx_hash).toBe("string")
+
+          // on chain: the receive address is empty of USDT, the main address holds it
+          const client = yield* clientOf(chain)
+          expect(yield* client.balance(receive.address, "USDT")).toBe(0n)
+          const units = chain === "TRC20" ? 1_000_000_000n : 1000n * 10n ** 18n
+          expect(yield* client.balance(String(done.to_address), "USDT")).toBe(units)
+          // the ledger: uncollected → available exactly once
+          expect(yield* balances(merchantId, chain, "USDT")).toEqual({ uncollected: "0", available: "1000" })
+          const [moves] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_transfers WHERE reference = ${String(op.operation_id)} AND kind = 'collection'`
+          expect(moves?.n).toBe(1)
+          // the gas sent to the receive address is not a deposit; both custody transactions are listed
+          const deposits = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM transactions WHERE wallet_id = ${receive.walletId} AND type = 'deposit'`
+          expect(deposits[0]?.n).toBe(1)
+          const listed = yield* Effect.flatMap(TestClient, (c) => c.request("GET", `/v1/transactions?q=${receive.address}`, { apiKey }))
+          const items = asRecord(listed.body).items
+          const types = (Array.isArray(items) ? items : []).map((t) => `${asRecord(t).type}:${asRecord(t).status}`).sort()
+          expect(types).toEqual(["collection:confirmed", "deposit:confirmed", "gas_funding:confirmed"])
+          expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+        }))
+    }
+  })
+})

@@ -1,0 +1,345 @@
+import { SqlClient } from "@effect/sql"
+import { DateTime, Effect, Option, Schedule } from "effect"
+import { AssetCatalog } from "../src/assets/asset-catalog.js"
+import { ChainClients } from "../src/chains/chain-clients.js"
+import type { AssetPolicy } from "../src/domain/asset-policy.js"
+import { type Chain } from "../src/domain/chain.js"
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "../src/domain/errors.js"
+import { newId } from "../src/ids.js"
+import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
+import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
+import { Wallets } from "../src/wallets/wallets.js"
+import { CustodyConfig } from "./custody-config.js"
+import { isFinished, type OperationRow, type SweepOperation } from "./custody-operation.js"
+import { CustodyStore } from "./custody-store.js"
+import { TransferSender } from "./transfer-sender.js"
+import { WalletActors } from "./wallet-actor.js"
+
+const NATIVE: Record<Chain, string> = { TRC20: "TRX", BEP20: "BNB", SOLANA: "SOL", POLYGON: "POL" }
+const NATIVE_DECIMALS: Record<Chain, number> = { TRC20: 6, BEP20: 18, SOLANA: 9, POLYGON: 18 }
+
+/** A node that does not answer is waited for: quickly at first, then every 15 s. */
+const retrySchedule = Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("15 seconds")))
+
+const parseAssetKey = (key: string) => {
+  const match = /^([A-Z0-9]+)-([A-Z0-9]+)$/.exec(key)
+  return match === null ? undefined : { chain: match[1] ?? "", currency: match[2] ?? "" }
+}
+
+/** Why an asset cannot be collected for this merchant, in words; none when it can. */
+const collectionRefusal = (policy: AssetPolicy): string | undefined => {
+  if (policy.actions.collect) return undefined
+  if (!policy.merchant_enabled) return `asset ${policy.asset_key} is not enabled for this merchant (POST /v1/wallet-asset-enrollments)`
+  if (policy.status !== "live") return `asset ${policy.asset_key} is ${policy.status}: collection is not live for it`
+  return `asset ${policy.asset_key} does not allow collection (collection_mode ${policy.collection_mode})`
+}
+
+/**
+ * Collections (sweeps) of receive wallets into the merchant's main wallet, with the gas funding a token
+ * sweep needs first. A request only validates and stores the operation, then hands it to the wallet's
+ * actor; `drive` is what the actor runs, from durable state, as often as it is delivered.
+ */
+export class Collections extends Effect.Service<Collections>()("facet/Collections", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* CustodyStore
+    const sender = yield* TransferSender
+    const wallets = yield* Wallets
+    const ledger = yield* Ledger
+    const clients = yield* ChainClients
+    const catalog = yield* AssetCatalog
+    const actors = yield* WalletActors
+    const config = yield* CustodyConfig
+
+    const clientOf = (chain: Chain) =>
+      Option.match(clients.get(chain), { onNone: () => Effect.dieMessage(`no chain client for ${chain}`), onSome: Effect.succeed })
+
+    const policyOf = Effect.fn("Collections.policyOf")(function*(merchantId: string, assetKey: string) {
+      const parsed = parseAssetKey(assetKey)
+      const all = yield* catalog.policies(merchantId)
+      const policy = all.find((p) => p.asset_key === assetKey)
+      if (parsed === undefined || policy === undefined) return yield* new NotFoundError({ error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets` })
+      return policy
+    })
+
+    const isNative = (policy: { readonly chain: Chain; readonly currency: string }) => NATIVE[policy.chain] === policy.currency
+
+    /** The native units a sweep's sender must hold: zero on Solana (the gas wallet pays). */
+    const sweepFee = (chain: Chain, from: string, to: string, currency: string, amount: bigint) =>
+      Effect.flatMap(clientOf(chain), (client) => client.feeEstimate({ from, to, currency, amount, sponsored: chain === "SOLANA" }))
+
+    const withMargin = (units: bigint) => units + (units * BigInt(config.gasMarginPercent)) / 100n
+
+    /** The value of base units of a currency in USDT, when it has a price. */
+    const valueInUsdt = (currency: string, units: bigint, decimals: number) =>
+      Option.map(Option.fromNullable(config.prices.get(currency)), (price) => new MoneyDecimal(fromBaseUnits(units, decimals)).times(price))
+
+    const view = Effect.fn("Collections.view")(function*(operation: OperationRow) {
+      const policy = yield* Effect.orDie(catalog.policy(operation.merchant_id, operation.chain, operation.currency))
+      const decimals = Option.match(policy, { onNone: () => NATIVE_DECIMALS[operation.chain], onSome: (p) => p.decimals })
+      const attempts = yield* store.attempts(operation.id)
+      const last = attempts[attempts.length - 1]
+      const funding = operation.gas_funding_id === null ? Option.none() : yield* store.operation(operation.gas_funding_id)
+      const fundingAttempts = Option.isSome(funding) ? yield* store.attempts(funding.value.id) : []
+      const fundingTx = fundingAttempts[fundingAttempts.length - 1]
+      const nativeDecimals = NATIVE_DECIMALS[operation.chain]
+      const shown: SweepOperation = {
+        operation_id: operation.id,
+        type: operation.type,
+        status: operation.status,
+        asset_key: `${operation.chain}-${operation.currency}`,
+        chain: operation.chain,
+        currency: operation.currency,
+        from_wallet_id: operation.wallet_id,
+        from_address: operation.from_address,
+        to_address: operation.to_address,
+        amount: fromBaseUnits(operation.amount, decimals),
+        ...(Option.isSome(funding)
+          ? {
+            gas_funding: {
+              operation_id: funding.value.id,
+              status: funding.value.status,
+              tx_hash: fundingTx?.tx_hash ?? null,
+              amount: fromBaseUnits(funding.value.amount, nativeDecimals),
+              asset: NATIVE[operation.chain]
+            }
+          }
+          : {}),
+        ...(last === undefined ? {} : { tx_hash: last.tx_hash }),
+        ...(last?.fee === null || last?.fee === undefined ? {} : { network_fee: fromBaseUnits(last.fee, nativeDecimals) }),
+        network_fee_asset: NATIVE[operation.chain],
+        ...(operation.waiting_for === null ? {} : { waiting_for: operation.waiting_for }),
+        ...(operation.failure_reason === null ? {} : { failure_reason: operation.failure_reason }),
+        created_at: DateTime.formatIso(DateTime.unsafeFromDate(operation.created_at)),
+        updated_at: DateTime.formatIso(DateTime.unsafeFromDate(operation.updated_at))
+      }
+      return shown
+    })
+
+    /** POST /v1/wallet-assets/{asset_key}/sweep */
+    const request = Effect.fn("Collections.request")(function*(
+      merchantId: string,
+      assetKey: string,
+      body: { readonly from_wallet_id: string; readonly amount?: string | undefined }
+    ) {
+      const policy = yield* policyOf(merchantId, assetKey)
+      const refusal = collectionRefusal(policy)
+      if (refusal !== undefined) return yield* new BadRequestError({ error: refusal })
+      const wallet = yield* Effect.orDie(wallets.byId(body.from_wallet_id))
+      if (wallet === undefined || wallet.merchantId !== merchantId || wallet.kind !== "receive" || wallet.network !== policy.chain) {
+        return yield* new NotFoundError({ error: `receive wallet ${body.from_wallet_id} not found on ${policy.chain}` })
+      }
+      const uncollected = yield* Effect.orDie(ledger.balance(Accounts.uncollected(merchantId, wallet.id), policy.chain, policy.currency))
+      if (body.amount !== undefined && !fitsPrecision(body.amount, policy.amount_precision)) {
+        return yield* new BadRequestError({ error: `amount ${body.amount} has more than ${policy.amount_precision} fractional digits, the precision of ${assetKey}` })
+      }
+      const amount = body.amount === undefined ? uncollected : toBaseUnits(body.amount, policy.decimals)
+      if (amount <= 0n) return yield* new BadRequestError({ error: `nothing to sweep: wallet ${wallet.id} has no uncollected ${assetKey} (final deposits only)` })
+      if (amount > uncollected) {
+        return yield* new BadRequestError({ error: `amount ${fromBaseUnits(amount, policy.decimals)} is more than the uncollected ${fromBaseUnits(uncollected, policy.decimals)} ${policy.currency} of wallet ${wallet.id}` })
+      }
+      const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
+      const fee = yield* sweepFee(policy.chain, wallet.address, main.address, policy.currency, amount).pipe(
+        Effect.catchTag("ChainRpcError", (e) => new ServiceUnavailableError({ error: `cannot estimate the ${policy.chain} network fee now: ${e.message}` }))
+      )
+      // a sweep that costs more gas than a share of its value loses the merchant money: refused with both figures
+      const nativeDecimals = NATIVE_DECIMALS[policy.chain]
+      const gasValue = valueInUsdt(NATIVE[policy.chain], withMargin(fee), nativeDecimals)
+      const sweptValue = valueInUsdt(policy.currency, amount, policy.decimals)
+      if (Option.isSome(gasValue) && Option.isSome(sweptValue) && gasValue.value.greaterThan(sweptValue.value.times(config.maxGasSharePercent).div(100))) {
+        return yield* new BadRequestError({
+          error: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE[policy.chain]} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
+        })
+      }
+      if (isNative(policy) && amount <= withMargin(fee)) {
+        return yield* new BadRequestError({ error: `${fromBaseUnits(amount, policy.decimals)} ${policy.currency} cannot pay its own network fee (${fromBaseUnits(withMargin(fee), nativeDecimals)})` })
+      }
+      const needsGas = !isNative(policy) && policy.chain !== "SOLANA"
+      const id = newId("op")
+      const inserted = yield* Effect.orDie(sql<{ id: string }>`
+        INSERT INTO custody_operations ${sql.insert({
+          id,
+          type: "collection",
+          status: needsGas ? "GAS_FUNDING" : "SWEEPING",
+          merchant_id: merchantId,
+          chain: policy.chain,
+          currency: policy.currency,
+          wallet_id: wallet.id,
+          from_address: wallet.address,
+          to_wallet_id: main.id,
+          to_address: main.address,
+          amount: amount.toString(),
+          waiting_for: needsGas ? "the gas estimate" : "the wallet's actor"
+        })}
+        ON CONFLICT (wallet_id) WHERE type = 'collection' AND status NOT IN ('COMPLETED', 'FAILED') DO NOTHING
+        RETURNING id`)
+      if (inserted.length === 0) {
+        const [busy] = yield* Effect.orDie(sql<{ id: string; status: string }>`
+          SELECT id, status FROM custody_operations
+          WHERE wallet_id = ${wallet.id} AND type = 'collection' AND status NOT IN ('COMPLETED', 'FAILED')`)
+        return yield* new ConflictError({
+          error: `wallet ${wallet.id} already has a sweep in flight: ${busy?.id ?? "another operation"} (${busy?.status ?? "in progress"}); GET its state and try again once it is finished`
+        })
+      }
+      yield* Effect.logInfo(`custody ${id}: sweep of ${fromBaseUnits(amount, policy.decimals)} ${assetKey} from ${wallet.address} to ${main.address} requested`)
+      yield* actors.kick(wallet.id, id, 0)
+      const stored = yield* store.operation(id)
+      return yield* view(Option.getOrThrow(stored))
+    })
+
+    /** GET /v1/wallet-assets/{asset_key}/sweeps/{operation_id} */
+    const get = Effect.fn("Collections.get")(function*(merchantId: string, assetKey: string, operationId: string) {
+      const found = yield* store.operation(operationId)
+      if (Option.isNone(found) || found.value.merchant_id !== merchantId || `${found.value.chain}-${found.value.currency}` !== assetKey) {
+        return yield* new NotFoundError({ error: `sweep ${operationId} of ${assetKey} not found` })
+      }
+      return yield* view(found.value)
+    })
+
+    /** A gas funding: platform gas wallet → receive wallet; final → ledger `gas` → `gas:<wallet>`, its fee `gas` → chain. */
+    const driveFunding = (operation: OperationRow) =>
+      Effect.gen(function*() {
+        const gas = yield* Effect.orDie(wallets.byId(operation.wallet_id))
+        if (gas === undefined) return yield* store.fail(operation.id, "the gas wallet is gone")
+        const outcome = yield* sender.send(operation, {
+          from: gas.key, to: operation.to_address, currency: operation.currency, amount: operation.amount,
+          decimals: NATIVE_DECIMALS[operation.chain], walletId: operation.to_wallet_id
+        })
+        if (outcome._tag === "Failed") return yield* store.fail(operation.id, outcome.reason)
+        yield* finish(operation, outcome, [
+          { debit: Accounts.gas, credit: Accounts.gasAt(operation.to_wallet_id), chain: operation.chain, currency: operation.currency, amount: outcome.amount, kind: "gas_funding", reference: operation.id },
+          { debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: operation.currency, amount: outcome.fee, kind: "network_fee", reference: operation.id }
+        ])
+      })
+
+    /**
+     * Completes an operation whose transfer is final, in one database transaction: the attempt, the
+     * `transactions` row, the ledger transfers and the status. Run twice (a crash before the commit, a
+     * redelivered message), the second run finds it COMPLETED and does nothing.
+     */
+    const finish = (operation: OperationRow, outcome: { readonly txHash: string; readonly fee: bigint; readonly blockNumber: bigint }, transfers: ReadonlyArray<LedgerTransfer>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const locked = yield* store.lockOperation(operation.id)
+        if (isFinished(locked.status)) return
+        yield* store.markAttempt(operation.chain, outcome.txHash, "final", { blockNumber: outcome.blockNumber, fee: outcome.fee })
+        yield* sql`
+          UPDATE transactions SET status = 'confirmed', block_number = ${outcome.blockNumber.toString()}, confirmed_at = clock_timestamp(),
+                 updated_at = clock_timestamp()
+          WHERE chain = ${operation.chain} AND tx_hash = ${outcome.txHash}`
+        yield* ledger.post(transfers)
+        yield* sql`
+          UPDATE custody_operations SET status = 'COMPLETED', waiting_for = NULL, updated_at = clock_timestamp(), finished_at = clock_timestamp()
+          WHERE id = ${operation.id}`
+        yield* Effect.logInfo(`custody ${operation.id}: ${operation.type} final in ${operation.chain} block ${outcome.blockNumber} (${outcome.txHash})`)
+      })).pipe(Effect.orDie)
+
+    /** Makes sure the receive wallet holds the gas its sweep needs, funding it first when it does not. */
+    const ensureGas = (operation: OperationRow) =>
+      Effect.gen(function*() {
+        let fundingId = operation.gas_funding_id
+        if (fundingId === null) {
+          const fee = yield* sweepFee(operation.chain, operation.from_address, operation.to_address, operation.currency, operation.amount)
+          const parked = yield* ledger.balance(Accounts.gasAt(operation.wallet_id), operation.chain, NATIVE[operation.chain])
+          if (parked >= fee) return "ready" as const
+          const gas = yield* wallets.gasWallet(operation.chain)
+          const id = newId("op")
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`INSERT INTO custody_operations ${sql.insert({
+              id,
+              type: "gas_funding",
+              status: "SWEEPING",
+              merchant_id: operation.merchant_id,
+              chain: operation.chain,
+              currency: NATIVE[operation.chain],
+              wallet_id: gas.id,
+              from_address: gas.address,
+              to_wallet_id: operation.wallet_id,
+              to_address: operation.from_address,
+              amount: (withMargin(fee) - parked).toString(),
+              parent_id: operation.id,
+              waiting_for: "the gas wallet's actor"
+            })}`
+            yield* sql`UPDATE custody_operations SET gas_funding_id = ${id}, waiting_for = 'gas funding', updated_at = clock_timestamp() WHERE id = ${operation.id}`
+          }))
+          yield* Effect.logInfo(`custody ${operation.id}: funding ${fromBaseUnits(withMargin(fee) - parked, NATIVE_DECIMALS[operation.chain])} ${NATIVE[operation.chain]} of gas first (${id})`)
+          fundingId = id
+        }
+        const funding = yield* store.operation(fundingId)
+        if (Option.isNone(funding)) return yield* Effect.dieMessage(`gas funding ${fundingId} vanished`)
+        if (!isFinished(funding.value.status)) {
+          // the gas wallet's actor sends it (serialized with every other funding from that wallet) and answers when final
+          yield* actors.run(funding.value.wallet_id, funding.value.id, 0)
+        }
+        const done = yield* store.operation(fundingId)
+        return Option.isSome(done) && done.value.status === "COMPLETED" ? ("ready" as const) : ({ failed: Option.getOrNull(Option.flatMap(done, (d) => Option.fromNullable(d.failure_reason))) ?? "unknown" } as const)
+      })
+
+    /** A collection: gas first when a token sweep needs it, then the sweep, then the ledger. */
+    const driveCollection = (operation: OperationRow) =>
+      Effect.gen(function*() {
+        const policy = yield* catalog.policy(operation.merchant_id, operation.chain, operation.currency)
+        if (Option.isNone(policy)) return yield* store.fail(operation.id, "the asset is no longer in the catalogue")
+        if (operation.status === "GAS_FUNDING") {
+          const gas = yield* ensureGas(operation).pipe(Effect.retry({ while: (e) => e._tag === "ChainRpcError", schedule: retrySchedule }))
+          if (gas !== "ready") return yield* store.fail(operation.id, `gas funding failed: ${gas.failed}`)
+          yield* store.setStatus(operation.id, "SWEEPING", "the sweep to be signed")
+        }
+        const wallet = yield* wallets.byId(operation.wallet_id)
+        if (wallet === undefined) return yield* store.fail(operation.id, "the receive wallet is gone")
+        const gasWallet = operation.chain === "SOLANA" ? yield* wallets.gasWallet("SOLANA") : undefined
+        // a native sweep keeps back its own fee (with the margin): what is left of it stays uncollected
+        const amount = isNative(operation)
+          ? operation.amount - withMargin(yield* sweepFee(operation.chain, operation.from_address, operation.to_address, operation.currency, operation.amount).pipe(Effect.retry({ schedule: retrySchedule })))
+          : operation.amount
+        if (amount <= 0n) return yield* store.fail(operation.id, "the balance cannot pay its own network fee")
+        const current = yield* store.operation(operation.id)
+        const outcome = yield* sender.send(Option.getOrElse(current, () => operation), {
+          from: wallet.key, to: operation.to_address, currency: operation.currency, amount, decimals: policy.value.decimals,
+          walletId: operation.wallet_id, ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
+        })
+        if (outcome._tag === "Failed") return yield* store.fail(operation.id, outcome.reason)
+        const native = NATIVE[operation.chain]
+        const moved: Array<LedgerTransfer> = [{
+          debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id), credit: Accounts.available(operation.merchant_id),
+          chain: operation.chain, currency: operation.currency, amount: outcome.amount, kind: "collection", reference: operation.id
+        }]
+        if (isNative(operation)) {
+          // the fee of a native sweep came out of the swept coins
+          moved.push({ debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id), credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.fee, kind: "network_fee", reference: operation.id })
+        } else if (operation.chain === "SOLANA") {
+          // the gas wallet paid the fee and the rent of a main token account it created
+          moved.push(
+            { debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.fee, kind: "network_fee", reference: operation.id },
+            { debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.maxFee > outcome.fee ? outcome.maxFee - outcome.fee : 0n, kind: "rent", reference: operation.id }
+          )
+        } else {
+          moved.push({ debit: Accounts.gasAt(operation.wallet_id), credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.fee, kind: "network_fee", reference: operation.id })
+        }
+        yield* finish(operation, outcome, moved)
+      })
+
+    /** What a wallet's actor runs for an operation: safe to run again at any point. */
+    const drive = Effect.fn("Collections.drive")(function*(operationId: string) {
+      const found = yield* store.operation(operationId)
+      if (Option.isNone(found) || isFinished(found.value.status)) return
+      const operation = found.value
+      yield* (operation.type === "gas_funding" ? driveFunding(operation) : driveCollection(operation)).pipe(
+        Effect.catchTag("ChainRpcError", (e) => store.waitingFor(operation.id, `the ${operation.chain} node (${e.message}); resumed later`)),
+        Effect.catchTag("SqlError", (e) => Effect.logError(`custody ${operation.id}: database error, resumed later: ${e.message}`))
+      )
+    })
+
+    /** Open operations not updated for a while get a new hand-over (after a crash, or a handler that died). */
+    const resume = Effect.fn("Collections.resume")(function*(olderThanMs: number) {
+      const stale = yield* store.open(olderThanMs)
+      for (const operation of stale) {
+        const [row] = yield* Effect.orDie(sql<{ kicks: number }>`
+          UPDATE custody_operations SET kicks = kicks + 1, updated_at = clock_timestamp() WHERE id = ${operation.id} RETURNING kicks`)
+        yield* actors.kick(operation.wallet_id, operation.id, row?.kicks ?? 1)
+      }
+      return stale.length
+    })
+
+    return { request, get, drive, resume, view } as const
+  })
+}) {}

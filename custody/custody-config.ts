@@ -1,0 +1,84 @@
+import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { AppConfig } from "../src/config.js"
+import type { Chain } from "../src/domain/chain.js"
+import { DecimalString } from "../src/money.js"
+
+/** Gas-wallet thresholds in the native asset's units: below `low` a warning, below `empty` nothing can be funded. */
+export interface GasThresholds {
+  readonly low: string
+  readonly empty: string
+}
+
+export interface CustodyConfigShape {
+  /** How often a transfer in flight is looked up on chain. */
+  readonly pollInterval: Duration.Duration
+  /** Gas sent to a receive wallet: the estimate plus this share of it (the price may move before the sweep). */
+  readonly gasMarginPercent: number
+  /** A sweep whose gas costs more than this share of its value is refused (the merchant would lose money). */
+  readonly maxGasSharePercent: number
+  /** Operations not updated for this long are handed to their wallet's actor again (after a crash). */
+  readonly resumeAfter: Duration.Duration
+  readonly gasThresholds: Readonly<Record<"TRC20" | "BEP20" | "SOLANA", GasThresholds>>
+  /** Static prices in USDT per asset currency (the devnet's price source; an unpriced asset is never guessed). */
+  readonly prices: ReadonlyMap<string, string>
+  readonly priceSource: string
+  /** Automatic collection: the uncollected balance (asset units) above which a receive wallet is swept by itself. */
+  readonly autoSweep: ReadonlyMap<string, string>
+}
+
+export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
+
+const optionalDecimal = (name: string) =>
+  Config.option(Config.string(name).pipe(Config.validate({ message: `${name} must be a decimal such as 0.5`, validation: Schema.is(DecimalString) })))
+const decimal = (name: string, fallback: string) => Config.map(optionalDecimal(name), Option.getOrElse(() => fallback))
+
+const DEVNET_PRICES: ReadonlyArray<readonly [string, string]> = [["USDT", "1"], ["TRX", "0.25"], ["BNB", "600"], ["SOL", "150"]]
+const ASSETS = ["TRC20-USDT", "TRC20-TRX", "BEP20-USDT", "BEP20-BNB", "BEP20-VELNX", "SOLANA-SOL", "SOLANA-USDT"]
+
+export const CustodyConfigLive = Layer.effect(
+  CustodyConfig,
+  Effect.gen(function*() {
+    const app = yield* AppConfig
+    const devnet = app.network === "devnet"
+    const raw = yield* Config.all({
+      pollMs: Config.integer("FACET_CUSTODY_POLL_MS").pipe(Config.withDefault(devnet ? 500 : 3000)),
+      margin: Config.integer("FACET_GAS_MARGIN_PERCENT").pipe(Config.withDefault(30)),
+      share: Config.number("FACET_SWEEP_MAX_GAS_SHARE_PERCENT").pipe(Config.withDefault(5)),
+      resumeMs: Config.integer("FACET_CUSTODY_RESUME_MS").pipe(Config.withDefault(60_000)),
+      trc20Low: decimal("FACET_GAS_LOW_TRC20", "100"),
+      trc20Empty: decimal("FACET_GAS_EMPTY_TRC20", "10"),
+      bep20Low: decimal("FACET_GAS_LOW_BEP20", "0.1"),
+      bep20Empty: decimal("FACET_GAS_EMPTY_BEP20", "0.005"),
+      solanaLow: decimal("FACET_GAS_LOW_SOLANA", "0.5"),
+      solanaEmpty: decimal("FACET_GAS_EMPTY_SOLANA", "0.01")
+    })
+    // FACET_PRICE_<CURRENCY> (USDT per unit) overrides or adds prices; mainnet has none by default but USDT
+    const prices = new Map<string, string>(devnet ? DEVNET_PRICES : [["USDT", "1"]])
+    for (const currency of ["USDT", "TRX", "BNB", "SOL", "VELNX"]) {
+      const price = yield* optionalDecimal(`FACET_PRICE_${currency}`)
+      if (Option.isSome(price)) prices.set(currency, price.value)
+    }
+    const autoSweep = new Map<string, string>()
+    for (const asset of ASSETS) {
+      const threshold = yield* optionalDecimal(`FACET_AUTO_SWEEP_${asset.replace("-", "_")}`)
+      if (Option.isSome(threshold)) autoSweep.set(asset, threshold.value)
+    }
+    return {
+      pollInterval: Duration.millis(raw.pollMs),
+      gasMarginPercent: raw.margin,
+      maxGasSharePercent: raw.share,
+      resumeAfter: Duration.millis(raw.resumeMs),
+      gasThresholds: {
+        TRC20: { low: raw.trc20Low, empty: raw.trc20Empty },
+        BEP20: { low: raw.bep20Low, empty: raw.bep20Empty },
+        SOLANA: { low: raw.solanaLow, empty: raw.solanaEmpty }
+      },
+      prices,
+      priceSource: devnet ? "static:devnet" : "static:configured",
+      autoSweep
+    }
+  })
+)
+
+export const gasThresholdsOf = (config: CustodyConfigShape, chain: Chain): GasThresholds | undefined =>
+  chain === "POLYGON" ? undefined : config.gasThresholds[chain]

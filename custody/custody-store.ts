@@ -1,0 +1,140 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import type { SignedTransfer } from "../src/chains/chain-client.js"
+import type { Chain } from "../src/domain/chain.js"
+import { ATTEMPT_COLUMNS, AttemptRow, type AttemptStatus, OPERATION_COLUMNS, OperationRow, type OperationStatus } from "./custody-operation.js"
+
+const decodeOperations = Schema.decodeUnknown(Schema.Array(OperationRow))
+const decodeAttempts = Schema.decodeUnknown(Schema.Array(AttemptRow))
+
+/**
+ * The custody engine's durable state: operations and the transactions they sign (migration 0012). Every
+ * step of a transfer is a row change here before or after the chain is touched, so any step can be run
+ * again after a crash.
+ */
+export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyStore", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const operation = Effect.fn("CustodyStore.operation")(function*(id: string) {
+      const rows = yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = ${id}`.pipe(Effect.flatMap(decodeOperations), Effect.orDie)
+      return Option.fromNullable(rows[0])
+    })
+
+    /** The operation locked for the rest of the caller's transaction (the step that finishes it). */
+    const lockOperation = Effect.fn("CustodyStore.lockOperation")(function*(id: string) {
+      const rows = yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = ${id} FOR UPDATE`.pipe(
+        Effect.flatMap(decodeOperations),
+        Effect.orDie
+      )
+      const row = rows[0]
+      return row === undefined ? yield* Effect.dieMessage(`no custody operation ${id}`) : row
+    })
+
+    /** Operations not yet COMPLETED or FAILED, oldest first (what a restart resumes). */
+    const open = Effect.fn("CustodyStore.open")(function*(olderThanMs = 0) {
+      return yield* sql`
+        SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations
+        WHERE status NOT IN ('COMPLETED', 'FAILED') AND updated_at < clock_timestamp() - ${olderThanMs} * interval '1 millisecond'
+        ORDER BY created_at LIMIT 1000`.pipe(Effect.flatMap(decodeOperations), Effect.orDie)
+    })
+
+    const setStatus = Effect.fn("CustodyStore.setStatus")(function*(id: string, status: OperationStatus, waitingFor: string | null) {
+      yield* Effect.orDie(sql`
+        UPDATE custody_operations SET status = ${status}, waiting_for = ${waitingFor}, updated_at = clock_timestamp()
+        WHERE id = ${id} AND status NOT IN ('COMPLETED', 'FAILED')`)
+    })
+
+    /** What the operation waits for now, for operators; also shows it is alive (updated_at). */
+    const waitingFor = Effect.fn("CustodyStore.waitingFor")(function*(id: string, what: string) {
+      yield* Effect.orDie(sql`
+        UPDATE custody_operations SET waiting_for = ${what}, updated_at = clock_timestamp()
+        WHERE id = ${id} AND status NOT IN ('COMPLETED', 'FAILED')`)
+    })
+
+    const fail = Effect.fn("CustodyStore.fail")(function*(id: string, reason: string) {
+      yield* Effect.orDie(sql`
+        UPDATE custody_operations SET status = 'FAILED', failure_reason = ${reason}, waiting_for = NULL,
+               updated_at = clock_timestamp(), finished_at = clock_timestamp()
+        WHERE id = ${id} AND status NOT IN ('COMPLETED', 'FAILED')`)
+      yield* Effect.orDie(sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE operation_id = ${id} AND status = 'pending'`)
+    })
+
+    const attempts = Effect.fn("CustodyStore.attempts")(function*(operationId: string) {
+      return yield* sql`SELECT ${sql.literal(ATTEMPT_COLUMNS)} FROM custody_transactions WHERE operation_id = ${operationId} ORDER BY attempt`.pipe(
+        Effect.flatMap(decodeAttempts),
+        Effect.orDie
+      )
+    })
+
+    /** The attempt that may still land (signed, broadcast, included or final), if any. */
+    const liveAttempt = Effect.fn("CustodyStore.liveAttempt")(function*(operationId: string) {
+      const all = yield* attempts(operationId)
+      return Option.fromNullable(all.find((a) => a.status === "signed" || a.status === "broadcast" || a.status === "included" || a.status === "final"))
+    })
+
+    /**
+     * The next nonce for an EVM sender: the database's count, or the chain's final count when that is
+     * higher (the first use, or transactions sent from the address by someone else).
+     */
+    const nextNonce = Effect.fn("CustodyStore.nextNonce")(function*(chain: Chain, address: string, finalOnChain: bigint) {
+      const [row] = yield* Effect.orDie(sql<{ next_nonce: string }>`
+        SELECT next_nonce::text AS next_nonce FROM evm_nonces WHERE chain = ${chain} AND address = ${address.toLowerCase()}`)
+      const stored = row === undefined ? 0n : BigInt(row.next_nonce)
+      return stored > finalOnChain ? stored : finalOnChain
+    })
+
+    /**
+     * Stores a signed transaction (and, for EVM, the nonce it used) in one database transaction, before
+     * it is broadcast. The unique live-attempt index refuses a second live signature for the operation.
+     */
+    const recordSigned = Effect.fn("CustodyStore.recordSigned")(function*(
+      operation: OperationRow,
+      signed: SignedTransfer,
+      leg: { readonly to: string; readonly currency: string; readonly amount: bigint }
+    ) {
+      yield* sql.withTransaction(Effect.gen(function*() {
+        const [{ next } = { next: 1 }] = yield* sql<{ next: number }>`
+          SELECT coalesce(max(attempt), 0) + 1 AS next FROM custody_transactions WHERE operation_id = ${operation.id}`
+        yield* sql`INSERT INTO custody_transactions ${sql.insert({
+          chain: operation.chain,
+          tx_hash: signed.txHash,
+          operation_id: operation.id,
+          attempt: next,
+          from_address: signed.from,
+          to_address: leg.to,
+          currency: leg.currency,
+          amount: leg.amount.toString(),
+          raw: signed.raw,
+          nonce: Option.getOrNull(Option.map(signed.nonce, String)),
+          valid_until: Option.getOrNull(Option.map(signed.validUntil, String)),
+          max_fee: signed.maxFee.toString(),
+          status: "signed"
+        })}`
+        if (Option.isSome(signed.nonce)) {
+          const next = (signed.nonce.value + 1n).toString()
+          yield* sql`
+            INSERT INTO evm_nonces (chain, address, next_nonce) VALUES (${operation.chain}, ${signed.from.toLowerCase()}, ${next})
+            ON CONFLICT (chain, address) DO UPDATE SET next_nonce = greatest(evm_nonces.next_nonce, excluded.next_nonce)`
+        }
+      })).pipe(Effect.orDie)
+    })
+
+    const markAttempt = Effect.fn("CustodyStore.markAttempt")(function*(
+      chain: Chain,
+      txHash: string,
+      status: AttemptStatus,
+      detail: { readonly blockNumber?: bigint | undefined; readonly fee?: bigint | undefined; readonly error?: string | undefined } = {}
+    ) {
+      yield* Effect.orDie(sql`
+        UPDATE custody_transactions SET status = ${status},
+          block_number = ${detail.blockNumber === undefined ? sql`block_number` : sql`${detail.blockNumber.toString()}`},
+          fee = ${detail.fee === undefined ? sql`fee` : sql`${detail.fee.toString()}`},
+          last_error = ${detail.error === undefined ? sql`last_error` : sql`${detail.error}`},
+          updated_at = clock_timestamp()
+        WHERE chain = ${chain} AND tx_hash = ${txHash}`)
+    })
+
+    return { operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt } as const
+  })
+}) {}
