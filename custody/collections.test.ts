@@ -15,6 +15,7 @@ import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
 import { payFromCustomer } from "../src/devnet/devnet-payments.js"
+import { fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
@@ -114,5 +115,61 @@ describe("collection (sweep) on the devnets", () => {
           expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
         }))
     }
+
+    it.effect("a native sweep (TRX, BNB, once an operator allows it) needs no gas funding and pays its own fee", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const refused = yield* sweep(apiKey, "TRC20-TRX", { from_wallet_id: "wal_nothing" })
+        expect(refused.status).toBe(400)
+        expect(String(asRecord(refused.body).error)).toContain("does not allow collection")
+        yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE currency IN ('TRX', 'BNB')`
+        for (const [chain, currency, amount] of [["TRC20", "TRX", "100"], ["BEP20", "BNB", "1"]] as const) {
+          const receive = yield* fundedAddress(apiKey, chain, currency, amount)
+          const started = yield* sweep(apiKey, `${chain}-${currency}`, { from_wallet_id: receive.walletId })
+          expect(started.status, started.text).toBe(200)
+          expect(asRecord(started.body).status).toBe("SWEEPING")
+          const done = yield* untilFinished(apiKey, `${chain}-${currency}`, String(asRecord(started.body).operation_id))
+          expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+          expect(done.gas_funding).toBeUndefined()
+          const client = yield* clientOf(chain)
+          const decimals = chain === "TRC20" ? 6 : 18
+          const onMain = yield* client.balance(String(done.to_address), currency)
+          const left = yield* client.balance(receive.address, currency)
+          const fee = BigInt(new MoneyDecimal(String(done.network_fee)).times(new MoneyDecimal(10).pow(decimals)).toFixed(0))
+          // what the chain shows is what the ledger says: sent to main, burned, and the rest still uncollected
+          expect(onMain + left + fee).toBe(toBaseUnits(amount, decimals))
+          expect(yield* balances(merchantId, chain, currency)).toEqual({ available: fromBaseUnits(onMain, decimals), uncollected: fromBaseUnits(left, decimals) })
+        }
+        yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE currency IN ('TRX', 'BNB')`
+        expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+      }))
+
+    it.effect("Solana USDT with the policy switched live: the gas wallet pays the fee and the main token account's rent", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const receive = yield* fundedAddress(apiKey, "SOLANA", "USDT", "250")
+        const closed = yield* sweep(apiKey, "SOLANA-USDT", { from_wallet_id: receive.walletId })
+        expect(closed.status).toBe(400)
+        expect(String(asRecord(closed.body).error)).toContain("deposit_live")
+        yield* sql`UPDATE wallet_asset_policies SET status = 'live', can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`
+        const client = yield* clientOf("SOLANA")
+        const receiveSol = yield* client.balance(receive.address, "SOL")
+        const started = yield* sweep(apiKey, "SOLANA-USDT", { from_wallet_id: receive.walletId, amount: "200" })
+        expect(started.status, started.text).toBe(200)
+        const done = yield* untilFinished(apiKey, "SOLANA-USDT", String(asRecord(started.body).operation_id))
+        yield* sql`UPDATE wallet_asset_policies SET status = 'deposit_live', can_collect = false, signing_implemented = false WHERE chain = 'SOLANA' AND currency = 'USDT'`
+        expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+        expect(yield* client.balance(String(done.to_address), "USDT")).toBe(200_000_000n)
+        expect(yield* client.balance(receive.address, "USDT")).toBe(50_000_000n)
+        // the receive wallet paid nothing: the gas wallet was the fee payer and created the main token account
+        expect(yield* client.balance(receive.address, "SOL")).toBe(receiveSol)
+        const [rent] = yield* sql<{ amount: string }>`
+          SELECT trim_scale(amount)::text AS amount FROM ledger_transfers WHERE reference = ${String(done.operation_id)} AND kind = 'rent'`
+        expect(BigInt(rent?.amount ?? "0")).toBeGreaterThan(0n)
+        expect(yield* balances(merchantId, "SOLANA", "USDT")).toEqual({ uncollected: "50", available: "200" })
+        expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+      }))
   })
 })
