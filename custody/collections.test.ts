@@ -112,6 +112,13 @@ describe("collection (sweep) on the devnets", () => {
           const items = asRecord(listed.body).items
           const types = (Array.isArray(items) ? items : []).map((t) => `${asRecord(t).type}:${asRecord(t).status}`).sort()
           expect(types).toEqual(["collection:confirmed", "deposit:confirmed", "gas_funding:confirmed"])
+          // the portfolio shows it collected, and the gas wallet it came from
+          const portfolio = asRecord((yield* Effect.flatMap(TestClient, (c) => c.request("GET", "/v1/wallet-portfolio", { apiKey }))).body)
+          const assets = Array.isArray(portfolio.assets) ? portfolio.assets.map(asRecord) : []
+          const usdt = assets.find((a) => a.currency === "USDT")
+          expect(usdt).toMatchObject({ available_balance: "1000", uncollected_balance: "0", value_usdt: "1000.000000" })
+          const networks = Array.isArray(usdt?.networks) ? usdt.networks.map(asRecord) : []
+          expect(networks.find((n) => n.chain === chain)).toMatchObject({ available_balance: "1000", main_address: done.to_address, gas_asset: native, gas_status: "ok" })
           expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
         }))
     }

@@ -25,6 +25,13 @@ import {
   DepositTransactionsQuery
 } from "../src/domain/deposit-address.js"
 import { SweepOperation, SweepRequest } from "../custody/custody-operation.js"
+import {
+  PortfolioQuery,
+  WalletAssetDetail,
+  WalletAssetDetailQuery,
+  WalletAssetList,
+  WalletPortfolio
+} from "../src/domain/wallet-portfolio.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
 import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
@@ -132,6 +139,28 @@ export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
       .setPayload(EnrollmentRequest)
       .addSuccess(AssetPolicy)
       .annotate(OpenApi.Summary, "Enable a platform-supported asset for this merchant (idempotent)")
+  )
+  .add(
+    HttpApiEndpoint.get("portfolio", "/v1/wallet-portfolio")
+      .setUrlParams(PortfolioQuery)
+      .addSuccess(WalletPortfolio)
+      .annotate(
+        OpenApi.Summary,
+        "Balances per asset and network from the ledger: available (collected, withdrawable), uncollected (still in receive addresses), locked (reserved); values in USDT; gas wallet status"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("assets", "/v1/wallet-assets")
+      .addSuccess(WalletAssetList)
+      .annotate(OpenApi.Deprecated, true)
+      .annotate(OpenApi.Summary, "Deprecated (see Deprecation and Link headers): use GET /v1/wallet-portfolio. Totals here are not withdrawable")
+  )
+  .add(
+    HttpApiEndpoint.get("asset", "/v1/wallet-assets/:asset_key")
+      .setPath(Schema.Struct({ asset_key: Schema.String }))
+      .setUrlParams(WalletAssetDetailQuery)
+      .addSuccess(WalletAssetDetail)
+      .annotate(OpenApi.Summary, "The receive wallets of one asset with their uncollected balances; q = address, wallet number or tx hash")
   )
   .add(
     HttpApiEndpoint.post("sweep", "/v1/wallet-assets/:asset_key/sweep")

@@ -1,7 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
+import { onboardMerchant } from "../test/merchants.js"
+import { ApiKeys } from "../src/merchants/api-keys.js"
 
 const onboard = (projectName: string) =>
   Effect.gen(function*() {
@@ -104,6 +106,83 @@ describe("wallet asset policies and enrollment", () => {
         const res = yield* client.request("POST", "/v1/wallet-asset-enrollments", { json: { chain: "BEP20", currency: "VELNX" } })
         expect(res.status).toBe(401)
         expect(asRecord(res.body).error).toMatch(/merchant authentication is required/)
+      }))
+
+    it.effect("shows the portfolio from the ledger, fails closed on another quote, and marks the old endpoint deprecated", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const apiKey = yield* onboard("Portfolio Co")
+        const res = yield* client.request("GET", "/v1/wallet-portfolio", { apiKey })
+        expect(res.status, res.text).toBe(200)
+        const body = asRecord(res.body)
+        expect(body).toMatchObject({
+          quote_currency: "USDT", price_source: "static:devnet",
+          totals: { value_usdt: "0.000000", available_value_usdt: "0.000000", uncollected_value_usdt: "0.000000", locked_value_usdt: "0.000000", network_count: 3 }
+        })
+        const assets = Array.isArray(body.assets) ? body.assets.map(asRecord) : []
+        const usdt = assets.find((a) => a.currency === "USDT")
+        const networks = Array.isArray(usdt?.networks) ? usdt.networks.map(asRecord) : []
+        expect(networks.map((n) => n.network_asset_id).sort()).toEqual(["BEP20-USDT", "SOLANA-USDT", "TRC20-USDT"])
+        const tron = networks.find((n) => n.chain === "TRC20")
+        // no node answers in this file: the gas wallet's state is unknown, never guessed
+        expect(tron).toMatchObject({ gas_asset: "TRX", gas_status: "unknown", available_balance: "0", actions: { deposit: true, withdraw: true, collect: true } })
+        expect(String(tron?.main_address)).toMatch(/^T/)
+        expect(networks.find((n) => n.chain === "SOLANA")).toMatchObject({ actions: { collect: false, withdraw: false } })
+
+        const euro = yield* client.request("GET", "/v1/wallet-portfolio?quote=EUR", { apiKey })
+        expect(euro.status).toBe(400)
+        expect(String(asRecord(euro.body).error)).toMatch(/USDT/)
+
+        const old = yield* client.request("GET", "/v1/wallet-assets", { apiKey })
+        expect(old.status).toBe(200)
+        expect(old.headers.get("deprecation")).toBe("true")
+        expect(old.headers.get("link")).toContain("/v1/wallet-portfolio")
+        expect(asRecord(old.body)).toMatchObject({ deprecated: true, successor: "/v1/wallet-portfolio" })
+      }))
+
+    it.effect("lists an asset's receive wallets, searchable by address; an unknown asset is 404", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const apiKey = yield* onboard("Detail Co")
+        const created = asRecord((yield* client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: "u1", chain: "BEP20", currency: "USDT" } })).body)
+        const found = yield* client.request("GET", `/v1/wallet-assets/BEP20-USDT?q=${String(created.address)}`, { apiKey })
+        expect(found.status, found.text).toBe(200)
+        expect(asRecord(found.body)).toMatchObject({ asset_key: "BEP20-USDT", total: 1, items: [{ wallet_id: created.wallet_id, uncollected_balance: "0", sweep_in_flight: null }] })
+        // without q: only wallets that still hold something
+        expect(asRecord((yield* client.request("GET", "/v1/wallet-assets/BEP20-USDT", { apiKey })).body).total).toBe(0)
+        expect((yield* client.request("GET", "/v1/wallet-assets/BEP20-DOGE", { apiKey })).status).toBe(404)
+        expect((yield* client.request("GET", "/v1/wallet-assets/BEP20-USDT?limit=0", { apiKey })).status).toBe(400)
+      }))
+
+    it.effect("refuses sweeps that cannot be: scope, asset, wallet, amount", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const keys = yield* ApiKeys
+        const { apiKey, merchantId } = yield* onboardMerchant()
+        const other = yield* onboard("Sweep Other Co")
+        const mine = asRecord((yield* client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: "u1", chain: "TRC20", currency: "USDT" } })).body)
+        const theirs = asRecord((yield* client.request("POST", "/v1/deposit-addresses", { apiKey: other, json: { external_user_id: "u1", chain: "TRC20", currency: "USDT" } })).body)
+        const sweep = (json: unknown, key = apiKey, asset = "TRC20-USDT") => client.request("POST", `/v1/wallet-assets/${asset}/sweep`, { apiKey: key, json })
+        const cases: ReadonlyArray<[unknown, string, number, RegExp]> = [
+          [{ from_wallet_id: mine.wallet_id }, "TRC20-USDT", 400, /nothing to sweep/],
+          [{ from_wallet_id: mine.wallet_id, amount: "1.0000001" }, "TRC20-USDT", 400, /fractional digits/],
+          [{ from_wallet_id: mine.wallet_id, amount: "5" }, "TRC20-USDT", 400, /more than the uncollected 0/],
+          [{ from_wallet_id: theirs.wallet_id }, "TRC20-USDT", 404, /not found/],
+          [{ from_wallet_id: mine.wallet_id }, "BEP20-USDT", 404, /not found/],
+          [{ from_wallet_id: mine.wallet_id }, "TRC20-TRX", 400, /does not allow collection/],
+          [{ from_wallet_id: mine.wallet_id }, "TRC20-DOGE", 404, /unknown asset/],
+          [{ from_wallet_id: mine.wallet_id, fee: "1" }, "TRC20-USDT", 400, /fee/],
+          [{}, "TRC20-USDT", 400, /from_wallet_id/]
+        ]
+        for (const [json, asset, status, message] of cases) {
+          const res = yield* sweep(json, apiKey, asset)
+          expect(res.status, `${asset} ${JSON.stringify(json)}: ${res.text}`).toBe(status)
+          expect(String(asRecord(res.body).error)).toMatch(message)
+        }
+        const readOnly = yield* keys.issue(merchantId, ["read", "deposits"], "no wallet scope")
+        const forbidden = yield* sweep({ from_wallet_id: mine.wallet_id }, Redacted.value(readOnly.key))
+        expect(forbidden.status).toBe(403)
+        expect(String(asRecord(forbidden.body).error)).toMatch(/wallet scope/)
       }))
   })
 })

@@ -5,6 +5,8 @@ import { ClusterLive, CustodyResumeLive, CustodyWalletLive } from "../custody/cu
 import { CustodyStore } from "../custody/custody-store.js"
 import { TransferSender } from "../custody/transfer-sender.js"
 import { WalletActors } from "../custody/wallet-actor.js"
+import { GasWallets } from "../custody/gas-wallets.js"
+import { WalletPortfolioViews } from "../custody/wallet-portfolio.js"
 import { AttributionStore } from "../indexer/attribution-store.js"
 import { IndexerStatus } from "../indexer/indexer-status.js"
 import { IndexersLive } from "../indexer/indexers.js"
@@ -58,9 +60,9 @@ export const NetworkLive = Layer.unwrapEffect(
 export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(
   OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default)),
+  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default)),
   Layer.provideMerge(Layer.mergeAll(
-    Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default
+    Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default, GasWallets.Default
   )),
   Layer.provideMerge(Layer.mergeAll(
     AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive,

@@ -1,6 +1,7 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Collections } from "../../custody/collections.js"
+import { WalletPortfolioViews } from "../../custody/wallet-portfolio.js"
 import { AssetCatalog } from "../../src/assets/asset-catalog.js"
 import { ForbiddenError } from "../../src/domain/errors.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
@@ -10,6 +11,7 @@ export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets
   Effect.gen(function*() {
     const catalog = yield* AssetCatalog
     const collections = yield* Collections
+    const views = yield* WalletPortfolioViews
     return handlers
       .handle("policies", () =>
         Effect.gen(function*() {
@@ -18,6 +20,17 @@ export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets
         }))
       .handle("enroll", ({ payload }) =>
         Effect.flatMap(CurrentMerchant, (principal) => catalog.enroll(principal.merchantId, payload)))
+      .handle("portfolio", () => Effect.flatMap(CurrentMerchant, (principal) => views.portfolio(principal.merchantId)))
+      .handle("assets", () =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentMerchant
+          // RFC 9745 Deprecation and an RFC 8288 link to the successor
+          yield* HttpApp.appendPreResponseHandler((_, response) =>
+            Effect.succeed(HttpServerResponse.setHeaders(response, { deprecation: "true", link: "</v1/wallet-portfolio>; rel=\"successor-version\"" })))
+          return yield* views.summary(principal.merchantId)
+        }))
+      .handle("asset", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentMerchant, (principal) => views.detail(principal.merchantId, path.asset_key, urlParams)))
       .handle("sweep", ({ path, payload }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentMerchant
