@@ -24,6 +24,11 @@ export interface CustodyConfigShape {
   readonly priceSource: string
   /** Automatic collection: the uncollected balance (asset units) above which a receive wallet is swept by itself. */
   readonly autoSweep: ReadonlyMap<string, string>
+  /**
+   * Fault injection for the crash tests (FACET_FAULT_CRASH_POINT, never set in production):
+   * `<operation type>:after-sign` or `:after-broadcast` kills the process with SIGKILL at that point.
+   */
+  readonly crashPoint: Option.Option<string>
 }
 
 export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
@@ -50,7 +55,8 @@ export const CustodyConfigLive = Layer.effect(
       bep20Low: decimal("FACET_GAS_LOW_BEP20", "0.1"),
       bep20Empty: decimal("FACET_GAS_EMPTY_BEP20", "0.005"),
       solanaLow: decimal("FACET_GAS_LOW_SOLANA", "0.5"),
-      solanaEmpty: decimal("FACET_GAS_EMPTY_SOLANA", "0.01")
+      solanaEmpty: decimal("FACET_GAS_EMPTY_SOLANA", "0.01"),
+      crashPoint: Config.option(Config.string("FACET_FAULT_CRASH_POINT"))
     })
     // FACET_PRICE_<CURRENCY> (USDT per unit) overrides or adds prices; mainnet has none by default but USDT
     const prices = new Map<string, string>(devnet ? DEVNET_PRICES : [["USDT", "1"]])
@@ -75,7 +81,8 @@ export const CustodyConfigLive = Layer.effect(
       },
       prices,
       priceSource: devnet ? "static:devnet" : "static:configured",
-      autoSweep
+      autoSweep,
+      crashPoint: raw.crashPoint
     }
   })
 )

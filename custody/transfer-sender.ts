@@ -45,6 +45,12 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
     const clients = yield* ChainClients
     const config = yield* CustodyConfig
 
+    /** Dies here, without any cleanup, when the crash tests ask for it (FACET_FAULT_CRASH_POINT). */
+    const crashPoint = (operation: OperationRow, point: "after-sign" | "after-broadcast") =>
+      Option.contains(config.crashPoint, `${operation.type}:${point}`)
+        ? Effect.zipRight(Effect.logWarning(`FACET_FAULT_CRASH_POINT: killing the process ${point} of ${operation.id}`), Effect.sync(() => process.kill(process.pid, "SIGKILL")))
+        : Effect.void
+
     const sign = (client: ChainClient, operation: OperationRow, leg: TransferLeg) =>
       Effect.gen(function*() {
         const fromAddress = operation.from_address
@@ -94,6 +100,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
             recordRow(operation, leg, signed.right.txHash)
           )).pipe(Effect.orDie)
           yield* Effect.logInfo(`custody ${operation.id}: signed ${operation.chain} ${signed.right.txHash}, stored before broadcast`)
+          yield* crashPoint(operation, "after-sign")
           return Step.Again()
         }
         const attempt = live.value
@@ -124,6 +131,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           Effect.catchTag("TransferRejected", (rejected) => Effect.succeed(Option.some(rejected.message)))
         )
         if (Option.isNone(sent)) {
+          yield* crashPoint(operation, "after-broadcast")
           if (attempt.status === "signed") {
             yield* store.markAttempt(attempt.chain, attempt.tx_hash, "broadcast")
             yield* store.setStatus(operation.id, "BROADCAST", `${attempt.tx_hash} to be mined`)

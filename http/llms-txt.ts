@@ -29,6 +29,11 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
   a payment not yet final; the body's order shows the resulting status), payment.restored (the same payment
   mined again), order.expired (once per order), order.partially_paid. Credit on payment.confirmed only.
   The webhooks and their bodies are in the contract under "webhooks".
+- Balances: GET ${baseUrl}/v1/wallet-portfolio. Only available_balance is withdrawable (collected into the
+  main wallet). uncollected_balance is still in receive addresses (sweep it with POST
+  /v1/wallet-assets/{asset_key}/sweep, key with the wallet scope; one sweep per wallet at a time, 409
+  otherwise); locked_balance is reserved by withdrawals; total_balance is NOT withdrawable. Do not read
+  balances from the deprecated GET /v1/wallet-assets.
 - After a timeout, retry a creation with the same X-Service-Idempotency-Key and the exact same body.
 - Errors are {"error": "..."}; branch on the HTTP status. 429: back off (Retry-After). 503: retry reads.
 `

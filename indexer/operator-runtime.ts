@@ -67,6 +67,10 @@ export const operatorConfig = (chains: AppConfigShape["indexer"]["chains"]) =>
     return { ...loaded.right, databaseUrl, indexer: { ...loaded.right.indexer, chains } } satisfies AppConfigShape
   })
 
+/** Only the service's database (migrated), for commands that read and mark state (`npm run custody`). */
+export const operatorDatabaseLive = (config: AppConfigShape) =>
+  Layer.effectDiscard(runMigrations()).pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(Layer.succeed(AppConfig, config)))
+
 /** Database (migrated), keys, chain clients and the attribution store, for an operator command. */
 export const operatorLive = (config: AppConfigShape) => {
   const ConfigLive = Layer.succeed(AppConfig, config)

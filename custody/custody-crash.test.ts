@@ -1,0 +1,109 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Scope } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { makeBep20Client } from "../src/chains/evm/bep20-client.js"
+import { makeTronClient } from "../src/chains/tron/tron-client.js"
+import { payFromCustomer } from "../src/devnet/devnet-payments.js"
+import { isHexAddress } from "../src/keys/address-encoding.js"
+import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
+import { LocalSignerLive } from "../src/keys/signer.js"
+import { isAlive } from "../src/processes/child-process.js"
+import { asRecord } from "../test/json.js"
+import { api, readDevnetFile, runToExit, type ServiceProcess, startService } from "../test/service-process.js"
+
+// traversable by the postgres user (as root), so the embedded cluster lives inside and goes with the dir
+const workDir = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-custody-crash-"))
+    fs.chmodSync(dir, 0o755)
+    return dir
+  }),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+const CUSTODY_ENV = { FACET_CUSTODY_POLL_MS: "200" }
+const ReadOnlySigner = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
+
+/** The on-chain token balance of an address, read through our own chain clients from the devnet file. */
+const tokenBalance = (dataDir: string, chain: "TRC20" | "BEP20", address: string) =>
+  Effect.gen(function*() {
+    const file = yield* readDevnetFile(dataDir)
+    if (chain === "TRC20") {
+      const client = yield* makeTronClient({ url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: 3 })
+      return yield* client.balance(address, "USDT")
+    }
+    const usdt = file.bep20.tokens.USDT ?? ""
+    const client = yield* makeBep20Client({
+      rpcUrl: file.bep20.rpcUrl, chainId: file.bep20.chainId, tokens: new Map(isHexAddress(usdt) ? [["USDT", usdt]] : []), confirmations: 2
+    })
+    return yield* client.balance(address, "USDT")
+  }).pipe(Effect.provide(ReadOnlySigner), Effect.orDie)
+
+const until = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean, timeoutMs = 90_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const value = yield* read
+      if (done(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
+      yield* Effect.sleep("250 millis")
+    }
+  })
+
+describe("custody survives a SIGKILL at any step of a sweep", () => {
+  for (const [chain, point] of [["TRC20", "after-sign"], ["BEP20", "after-broadcast"]] as const) {
+    it.scopedLive(`${chain}: killed ${point} of the sweep, restarted → exactly one transfer lands and the ledger moves once`, () =>
+      Effect.gen(function*() {
+        const dataDir = path.join(yield* workDir, "data")
+        // the first life dies at the crash point, on its own (SIGKILL: no cleanup, no shutdown)
+        const first = yield* Scope.make()
+        const doomed: ServiceProcess = yield* Scope.extend(startService(dataDir, "first", { ...CUSTODY_ENV, FACET_FAULT_CRASH_POINT: `collection:${point}` }), first)
+        const apply = yield* api(doomed, "POST", "/v1/ai/merchant-apply", {
+          json: { project_name: `Crash ${chain} ${Date.now()}`, business_type: "exchange", use_case: "deposits", agree_terms: true, integration_mode: "exchange_wallet" }
+        })
+        const apiKey = String(asRecord(asRecord(apply.body).env).FACET_API_KEY)
+        const address = asRecord((yield* api(doomed, "POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: "bob", chain, currency: "USDT" } })).body)
+        yield* Effect.flatMap(readDevnetFile(dataDir), (file) => payFromCustomer(file, `${chain}-USDT`, String(address.address), "750"))
+        yield* until("the deposit to be final", api(doomed, "GET", `/v1/deposit-addresses/${String(address.id)}/transactions`, { apiKey }), (r) => {
+          const items = asRecord(r.body).items
+          return Array.isArray(items) && items.some((t) => asRecord(t).status === "confirmed")
+        })
+        const started = yield* api(doomed, "POST", `/v1/wallet-assets/${chain}-USDT/sweep`, { apiKey, json: { from_wallet_id: address.wallet_id } })
+        expect(started.status).toBe(200)
+        const operationId = String(asRecord(started.body).operation_id)
+        yield* until("the service to kill itself", Effect.sync(() => isAlive(doomed.pid)), (alive) => !alive)
+        expect(doomed.log()).toContain(`killing the process ${point} of ${operationId}`)
+        yield* Scope.close(first, Exit.void)
+
+        // the second life resumes from what the first stored, with no crash point
+        const service = yield* startService(dataDir, "second", CUSTODY_ENV)
+        const done = asRecord((yield* until(
+          "the sweep to finish",
+          api(service, "GET", `/v1/wallet-assets/${chain}-USDT/sweeps/${operationId}`, { apiKey }),
+          (r) => asRecord(r.body).status === "COMPLETED" || asRecord(r.body).status === "FAILED"
+        )).body)
+        expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+
+        // one signature for the sweep: the stored bytes were sent (again), nothing new was signed
+        const shown = yield* runToExit("custody/custody-cli.ts", ["show", operationId], dataDir)
+        expect(shown.code, shown.output).toBe(0)
+        const operation = asRecord(JSON.parse(shown.output.slice(shown.output.indexOf("{"))))
+        const transactions = Array.isArray(operation.transactions) ? operation.transactions.map(asRecord) : []
+        expect(transactions.map((t) => t.status)).toEqual(["final"])
+        expect(transactions[0]?.tx_hash).toBe(done.tx_hash)
+
+        // on chain: all of it at the main address, none left behind; in the ledger: collected once
+        const units = chain === "TRC20" ? 750_000_000n : 750n * 10n ** 18n
+        expect(yield* tokenBalance(dataDir, chain, String(done.to_address))).toBe(units)
+        expect(yield* tokenBalance(dataDir, chain, String(address.address))).toBe(0n)
+        const portfolio = asRecord((yield* api(service, "GET", "/v1/wallet-portfolio", { apiKey })).body)
+        const usdt = (Array.isArray(portfolio.assets) ? portfolio.assets.map(asRecord) : []).find((a) => a.currency === "USDT")
+        expect(usdt).toMatchObject({ available_balance: "750", uncollected_balance: "0" })
+        const listed = asRecord((yield* api(service, "GET", `/v1/transactions?q=${String(address.address)}`, { apiKey })).body)
+        const types = (Array.isArray(listed.items) ? listed.items.map(asRecord) : []).map((t) => `${String(t.type)}:${String(t.status)}`).sort()
+        expect(types).toEqual(["collection:confirmed", "deposit:confirmed", "gas_funding:confirmed"])
+      }), { timeout: 240_000 })
+  }
+})
