@@ -11,6 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"
 import * as fs from "node:fs"
+import { Reconciliation } from "../indexer/reconciliation.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
@@ -74,6 +75,15 @@ const balances = (merchantId: string, chain: Chain, currency: string) =>
       (rows) => rows[0]
     ))
 
+/** A reconciliation run of the chain, once the indexer has passed the final height: no difference. */
+const reconciled = (chain: Chain) =>
+  Effect.gen(function*() {
+    const reconciliation = yield* Reconciliation
+    const report = yield* eventually(reconciliation.reconcileChain(chain), (r) => r.skipped === 0 || r.differences.length > 0, 20_000)
+    expect(report.differences).toEqual([])
+    expect(report.checked).toBeGreaterThan(0)
+  })
+
 describe("collection (sweep) on the devnets", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "240 seconds" })((it) => {
     for (const [chain, native] of [["TRC20", "TRX"], ["BEP20", "BNB"]] as const) {
@@ -120,6 +130,8 @@ describe("collection (sweep) on the devnets", () => {
           const networks = Array.isArray(usdt?.networks) ? usdt.networks.map(asRecord) : []
           expect(networks.find((n) => n.chain === chain)).toMatchObject({ available_balance: "1000", main_address: done.to_address, gas_asset: native, gas_status: "ok" })
           expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+          // reconciliation explains the receive address on chain: the deposit, the gas in, the sweep and its fee out
+          yield* reconciled(chain)
         }))
     }
 
@@ -150,6 +162,8 @@ describe("collection (sweep) on the devnets", () => {
         }
         yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE currency IN ('TRX', 'BNB')`
         expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+        yield* reconciled("TRC20")
+        yield* reconciled("BEP20")
       }))
 
     it.effect("Solana USDT with the policy switched live: the gas wallet pays the fee and the main token account's rent", () =>

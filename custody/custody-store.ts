@@ -102,6 +102,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
           operation_id: operation.id,
           attempt: next,
           from_address: signed.from,
+          fee_payer: signed.feePayer,
           to_address: leg.to,
           currency: leg.currency,
           amount: leg.amount.toString(),

@@ -32,8 +32,8 @@ const LatestRun = Schema.Struct({ chain: Schema.String, finished_at: Schema.Date
 /**
  * The backstop behind the indexers: for every receive address of a chain and every asset of that
  * chain, the balance in the chain's final state against what the ledger explains there (deposits
- * recorded up to that height; later, what the service itself moved out and in). Tokens must match
- * exactly; native balances too until custody records its own fees. A difference is logged, stored as the
+ * recorded up to that height, and what custody itself moved in and out: its transfers and the fees the
+ * address paid). Tokens and native balances must match exactly. A difference is logged, stored as the
  * chain's latest run (for /health and /metrics) and returned. A balance read above the indexer's cursor is
  * skipped: the indexer has not read that far yet.
  */
@@ -60,11 +60,29 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
           const final = yield* client.value.finalBalance(pair.address, pair.currency)
           if (final.height > indexed) return { skipped: true as const, height: final.height }
           // EVM addresses in any case; the others exactly
+          // deposits recorded up to that height, plus what custody itself moved in and out there (its
+          // transfers in blocks up to that height, and the fees the address paid in its native asset)
           const [row] = yield* sql<{ explained: string }>`
-            SELECT coalesce(sum(amount), 0)::text AS explained FROM transactions
-            WHERE chain = ${chain} AND currency = ${pair.currency} AND type = 'deposit' AND status IN ('pending', 'confirmed')
-              AND block_number <= ${final.height.toString()}::bigint
-              AND (to_address = ${pair.address} OR (${chain} = 'BEP20' AND lower(to_address) = lower(${pair.address})))`
+            WITH same AS (SELECT CASE WHEN ${chain} = 'BEP20' THEN lower(x) ELSE x END AS v FROM (VALUES (${pair.address}::text)) t (x)),
+            custody AS (
+              SELECT ct.* FROM custody_transactions ct
+              WHERE ct.chain = ${chain} AND ct.block_number <= ${final.height.toString()}::bigint
+                AND ct.status IN ('included', 'final', 'reverted'))
+            SELECT trim_scale(
+              (SELECT coalesce(sum(amount), 0) FROM transactions
+                WHERE chain = ${chain} AND currency = ${pair.currency} AND type = 'deposit' AND status IN ('pending', 'confirmed')
+                  AND block_number <= ${final.height.toString()}::bigint
+                  AND (to_address = ${pair.address} OR (${chain} = 'BEP20' AND lower(to_address) = lower(${pair.address}))))
+              + (SELECT coalesce(sum(c.amount), 0) FROM custody c, same
+                  WHERE c.status <> 'reverted' AND c.currency = ${pair.currency}
+                    AND (CASE WHEN ${chain} = 'BEP20' THEN lower(c.to_address) ELSE c.to_address END) = same.v) / (10::numeric ^ ${pair.decimals})
+              - (SELECT coalesce(sum(c.amount), 0) FROM custody c, same
+                  WHERE c.status <> 'reverted' AND c.currency = ${pair.currency}
+                    AND (CASE WHEN ${chain} = 'BEP20' THEN lower(c.from_address) ELSE c.from_address END) = same.v) / (10::numeric ^ ${pair.decimals})
+              - (SELECT coalesce(sum(c.fee), 0) FROM custody c, same, wallet_asset_policies p
+                  WHERE p.chain = ${chain} AND p.currency = ${pair.currency} AND p.is_native
+                    AND (CASE WHEN ${chain} = 'BEP20' THEN lower(c.fee_payer) ELSE c.fee_payer END) = same.v) / (10::numeric ^ ${pair.decimals})
+            )::text AS explained`
           const onChain = new MoneyDecimal(fromBaseUnits(final.balance, pair.decimals))
           const explained = new MoneyDecimal(row?.explained ?? "0")
           if (onChain.eq(explained)) return { skipped: false as const, height: final.height }

@@ -53,6 +53,8 @@ CREATE TABLE custody_transactions (
   attempt       integer NOT NULL,
   from_address  text NOT NULL,
   to_address    text NOT NULL,
+  -- who pays the network fee: the sender, or on Solana the platform gas wallet
+  fee_payer     text NOT NULL,
   currency      text NOT NULL,
   amount        numeric NOT NULL,
   raw           text NOT NULL,

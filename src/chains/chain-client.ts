@@ -60,6 +60,8 @@ export interface SignedTransfer {
   /** Exactly what `broadcast` sends: 0x hex (EVM), base64 wire bytes (Solana), the signed JSON (TRON). */
   readonly raw: string
   readonly from: string
+  /** The address whose native balance pays the fee (the sender, or a Solana fee payer). */
+  readonly feePayer: string
   readonly nonce: Option.Option<bigint>
   /** TRON: expiration (ms since the epoch); Solana: lastValidBlockHeight; EVM: none (the nonce decides). */
   readonly validUntil: Option.Option<bigint>

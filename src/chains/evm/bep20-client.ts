@@ -216,7 +216,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           // legacy form: v = 27 + recovery id; viem turns it into EIP-155's chainId * 2 + 35 + recovery id
           v: 27n + BigInt(signature[64] ?? 0)
         })
-        return { txHash: keccak256(signed), raw: signed, from, nonce: Option.some(nonce), validUntil: Option.none(), maxFee: gas * price } satisfies SignedTransfer
+        return { txHash: keccak256(signed), raw: signed, from, feePayer: from, nonce: Option.some(nonce), validUntil: Option.none(), maxFee: gas * price } satisfies SignedTransfer
       })
 
     const broadcast = (raw: string): Effect.Effect<void, ChainRpcError | TransferRejected> =>

@@ -175,6 +175,7 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           txHash: base58.encode(signature),
           raw: tx.serialize().toString("base64"),
           from: from.toBase58(),
+          feePayer: payer.toBase58(),
           nonce: Option.none(),
           validUntil: Option.some(BigInt(latest.lastValidBlockHeight)),
           maxFee: BigInt(LAMPORTS_PER_SIGNATURE * signers.length) + rent

@@ -216,6 +216,7 @@ export const makeTronClient = (settings: TronSettings) =>
           txHash: unsigned.txID,
           raw: JSON.stringify(signed),
           from: key.address,
+          feePayer: key.address,
           nonce: Option.none(),
           validUntil: Option.some(BigInt(unsigned.raw_data.expiration)),
           maxFee: cost.burn
