@@ -130,6 +130,16 @@ describe("collection (sweep) on the devnets", () => {
           const networks = Array.isArray(usdt?.networks) ? usdt.networks.map(asRecord) : []
           expect(networks.find((n) => n.chain === chain)).toMatchObject({ available_balance: "1000", main_address: done.to_address, gas_asset: native, gas_status: "ok" })
           expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+          // operators see it: operations by status and the gas wallets in /health and /metrics
+          const health = asRecord((yield* Effect.flatMap(TestClient, (c) => c.request("GET", "/health"))).body)
+          const custody = asRecord(health.custody)
+          expect(Number(asRecord(custody.operations)["collection:COMPLETED"])).toBeGreaterThanOrEqual(1)
+          const gasWallets = Array.isArray(custody.gas_wallets) ? custody.gas_wallets.map(asRecord) : []
+          expect(gasWallets.find((g) => g.chain === chain)).toMatchObject({ asset: native, gas_status: "ok" })
+          const metrics = (yield* Effect.flatMap(TestClient, (c) => c.request("GET", "/metrics"))).text
+          expect(metrics).toMatch(/facet_custody_operations\{type="gas_funding",status="COMPLETED"\} [1-9]/)
+          expect(metrics).toContain(`facet_gas_wallet_status{chain="${chain}",status="ok"} 1`)
+          expect(metrics).toMatch(/facet_custody_oldest_in_flight_seconds \d+/)
           // reconciliation explains the receive address on chain: the deposit, the gas in, the sweep and its fee out
           yield* reconciled(chain)
         }))

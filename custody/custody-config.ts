@@ -29,6 +29,8 @@ export interface CustodyConfigShape {
    * `<operation type>:after-sign` or `:after-broadcast` kills the process with SIGKILL at that point.
    */
   readonly crashPoint: Option.Option<string>
+  /** An operation unfinished for longer than this makes /health degraded. */
+  readonly stuckAfterMinutes: number
 }
 
 export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
@@ -56,7 +58,8 @@ export const CustodyConfigLive = Layer.effect(
       bep20Empty: decimal("FACET_GAS_EMPTY_BEP20", "0.005"),
       solanaLow: decimal("FACET_GAS_LOW_SOLANA", "0.5"),
       solanaEmpty: decimal("FACET_GAS_EMPTY_SOLANA", "0.01"),
-      crashPoint: Config.option(Config.string("FACET_FAULT_CRASH_POINT"))
+      crashPoint: Config.option(Config.string("FACET_FAULT_CRASH_POINT")),
+      stuckMinutes: Config.number("FACET_CUSTODY_STUCK_MINUTES").pipe(Config.withDefault(30))
     })
     // FACET_PRICE_<CURRENCY> (USDT per unit) overrides or adds prices; mainnet has none by default but USDT
     const prices = new Map<string, string>(devnet ? DEVNET_PRICES : [["USDT", "1"]])
@@ -82,7 +85,8 @@ export const CustodyConfigLive = Layer.effect(
       prices,
       priceSource: devnet ? "static:devnet" : "static:configured",
       autoSweep,
-      crashPoint: raw.crashPoint
+      crashPoint: raw.crashPoint,
+      stuckAfterMinutes: raw.stuckMinutes
     }
   })
 )

@@ -136,6 +136,16 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         WHERE chain = ${chain} AND tx_hash = ${txHash}`)
     })
 
-    return { operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt } as const
+    /** Operations per status, and how long the oldest unfinished one has been in flight (health, metrics). */
+    const stats = Effect.fn("CustodyStore.stats")(function*() {
+      const byStatus = yield* sql<{ type: string; status: string; n: number }>`
+        SELECT type, status, count(*)::int AS n FROM custody_operations GROUP BY type, status ORDER BY type, status`
+      const [oldest] = yield* sql<{ id: string | null; seconds: number | null; waiting_for: string | null }>`
+        SELECT id, extract(epoch FROM clock_timestamp() - created_at)::float8 AS seconds, waiting_for FROM custody_operations
+        WHERE status NOT IN ('COMPLETED', 'FAILED') ORDER BY created_at LIMIT 1`
+      return { byStatus, oldest }
+    })
+
+    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt } as const
   })
 }) {}

@@ -1,4 +1,4 @@
-import { Effect, Option, Ref } from "effect"
+import { Effect, Layer, Option, Ref, Schedule } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { Chain } from "../src/domain/chain.js"
 import type { GasStatus } from "../src/domain/wallet-portfolio.js"
@@ -77,6 +77,18 @@ export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets",
 
     const all = Effect.forEach(GAS_CHAINS, state, { concurrency: 3 })
 
-    return { state, all } as const
+    /** The last readings, without touching a node (what /health and /metrics show). */
+    const cached = Effect.map(Ref.get(cache), (m) => GAS_CHAINS.flatMap((chain) => {
+      const found = m.get(chain)
+      return found === undefined ? [] : [found]
+    }))
+
+    return { state, all, cached } as const
   })
 }) {}
+
+/** Reads the gas wallets every 15 s in the background, so health and metrics answer from memory. */
+export const GasWalletsRefreshLive = Layer.scopedDiscard(
+  Effect.flatMap(GasWallets, (gas) =>
+    Effect.forkScoped(Effect.repeat(gas.all.pipe(Effect.catchAllCause(() => Effect.void)), Schedule.spaced("15 seconds"))))
+)

@@ -69,7 +69,15 @@ export const HealthReport = Schema.Struct({
   checks: Schema.Record({ key: Schema.String, value: Schema.String }),
   indexers: Schema.Array(IndexerHealth),
   /** Why the service is degraded (a halted indexer, an unreachable node); empty when it is ok. */
-  reasons: Schema.Array(Schema.String)
+  reasons: Schema.Array(Schema.String),
+  custody: Schema.optional(Schema.Struct({
+    operations: Schema.Record({ key: Schema.String, value: Schema.Number }),
+    oldest_in_flight_seconds: Schema.Number,
+    oldest_in_flight: Schema.NullOr(Schema.String),
+    gas_wallets: Schema.Array(Schema.Struct({
+      chain: Schema.String, address: Schema.String, asset: Schema.String, balance: Schema.String, gas_status: Schema.String
+    }))
+  }))
 }).annotations({ identifier: "HealthReport" })
 
 export class SystemGroup extends HttpApiGroup.make("system")

@@ -5,7 +5,8 @@ import { ClusterLive, CustodyResumeLive, CustodyWalletLive } from "../custody/cu
 import { CustodyStore } from "../custody/custody-store.js"
 import { TransferSender } from "../custody/transfer-sender.js"
 import { WalletActors } from "../custody/wallet-actor.js"
-import { GasWallets } from "../custody/gas-wallets.js"
+import { GasWallets, GasWalletsRefreshLive } from "../custody/gas-wallets.js"
+import { CustodyHealth } from "../custody/custody-health.js"
 import { WalletPortfolioViews } from "../custody/wallet-portfolio.js"
 import { AttributionStore } from "../indexer/attribution-store.js"
 import { IndexerStatus } from "../indexer/indexer-status.js"
@@ -58,9 +59,9 @@ export const NetworkLive = Layer.unwrapEffect(
  * node serves); needs `AppConfig`.
  */
 export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(
-  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive
+  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default)),
+  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default)),
   Layer.provideMerge(Layer.mergeAll(
     Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default, GasWallets.Default
   )),

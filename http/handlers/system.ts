@@ -4,6 +4,7 @@ import { IndexerStatus, indexerProblems, indexersNotStarted, prometheusMetrics }
 import { Reconciliation, reconciliationMetrics, reconciliationProblems } from "../../indexer/reconciliation.js"
 import { AppConfig } from "../../src/config.js"
 import { Readiness } from "../../src/readiness.js"
+import { CustodyHealth } from "../../custody/custody-health.js"
 import { FacetApi } from "../api.js"
 
 export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers) =>
@@ -11,6 +12,9 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
     const readiness = yield* Readiness
     const statuses = yield* IndexerStatus
     const reconciliation = yield* Reconciliation
+    const custody = yield* CustodyHealth
+    // a database that does not answer is the readiness check's to report
+    const custodyReport = custody.report.pipe(Effect.orElseSucceed(() => undefined))
     // a database that does not answer is the readiness check's to report
     const latestRuns = reconciliation.latest.pipe(Effect.orElseSucceed(() => []))
     const unreachableAfterMs = Duration.toMillis((yield* AppConfig).indexer.nodeUnreachableAfter)
@@ -28,19 +32,21 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
           const starting = indexersNotStarted(current)
           const ready = report.ready && starting.length === 0
           const { checks } = report
+          const custodyNow = yield* custodyReport
           const reasons = ready
-            ? [...indexerProblems(current, Date.now(), unreachableAfterMs), ...reconciliationProblems(yield* latestRuns)]
+            ? [...indexerProblems(current, Date.now(), unreachableAfterMs), ...reconciliationProblems(yield* latestRuns), ...(custodyNow?.reasons ?? [])]
             : starting
-          if (ready && reasons.length === 0) return { status: "ok" as const, checks, indexers, reasons }
+          const detail = custodyNow === undefined ? {} : { custody: custodyNow.custody }
+          if (ready && reasons.length === 0) return { status: "ok" as const, checks, indexers, reasons, ...detail }
           // 503 with what is wrong, so a load balancer stops routing and an operator sees why
           const body = ready
-            ? { error: `service is degraded: ${reasons.join("; ")}`, status: "degraded", checks, indexers, reasons }
-            : { error: "service is not ready", status: "unavailable", checks, indexers, reasons }
+            ? { error: `service is degraded: ${reasons.join("; ")}`, status: "degraded", checks, indexers, reasons, ...detail }
+            : { error: "service is not ready", status: "unavailable", checks, indexers, reasons, ...detail }
           return yield* HttpServerResponse.json(body, { status: 503 }).pipe(Effect.orDie)
         }))
       .handle("metrics", () =>
         Effect.gen(function*() {
           const indexers = prometheusMetrics([...(yield* Ref.get(statuses)).values()], Date.now())
-          return indexers + reconciliationMetrics(yield* latestRuns)
+          return indexers + reconciliationMetrics(yield* latestRuns) + (yield* custody.metrics.pipe(Effect.orElseSucceed(() => "")))
         }))
   }))

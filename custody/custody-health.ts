@@ -1,0 +1,68 @@
+import { Effect, Option } from "effect"
+import { CustodyConfig } from "./custody-config.js"
+import { CustodyStore } from "./custody-store.js"
+import { GasWallets } from "./gas-wallets.js"
+
+/**
+ * What /health and /metrics say about custody: operations by status, the oldest one in flight (and what
+ * it waits for), the gas wallets' last readings. An empty gas wallet or an operation in flight longer
+ * than FACET_CUSTODY_STUCK_MINUTES (30) makes the service degraded; a low gas wallet is shown, and warned
+ * about in the log, without degrading it.
+ */
+export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/CustodyHealth", {
+  effect: Effect.gen(function*() {
+    const store = yield* CustodyStore
+    const gas = yield* GasWallets
+    const config = yield* CustodyConfig
+
+    const snapshot = Effect.gen(function*() {
+      const stats = yield* store.stats()
+      const wallets = yield* gas.cached
+      return { stats, wallets }
+    })
+
+    const report = Effect.map(snapshot, ({ stats, wallets }) => {
+      const oldest = stats.oldest?.id === null || stats.oldest === undefined ? undefined : stats.oldest
+      const operations: Record<string, number> = {}
+      for (const row of stats.byStatus) operations[`${row.type}:${row.status}`] = row.n
+      const reasons = [
+        ...wallets.filter((w) => w.status === "empty").map((w) =>
+          `the ${w.chain} gas wallet ${w.address} is empty (${Option.getOrElse(w.balance, () => "?")} ${w.asset}): token sweeps cannot be funded`),
+        ...(oldest !== undefined && (oldest.seconds ?? 0) > config.stuckAfterMinutes * 60
+          ? [`custody operation ${oldest.id} has been in flight ${Math.round((oldest.seconds ?? 0) / 60)} min (waiting for ${oldest.waiting_for ?? "nothing recorded"}): npm run custody -- show ${oldest.id}`]
+          : [])
+      ]
+      return {
+        custody: {
+          operations,
+          oldest_in_flight_seconds: Math.round(oldest?.seconds ?? 0),
+          oldest_in_flight: oldest?.id ?? null,
+          gas_wallets: wallets.map((w) => ({
+            chain: w.chain, address: w.address, asset: w.asset, balance: Option.getOrElse(w.balance, () => "unknown"), gas_status: w.status
+          }))
+        },
+        reasons
+      }
+    })
+
+    const metrics = Effect.map(snapshot, ({ stats, wallets }) => {
+      const lines = [
+        "# HELP facet_custody_operations Custody operations by type and status.",
+        "# TYPE facet_custody_operations gauge",
+        ...stats.byStatus.map((r) => `facet_custody_operations{type="${r.type}",status="${r.status}"} ${r.n}`),
+        "# HELP facet_custody_oldest_in_flight_seconds Age of the oldest unfinished custody operation (0 when none).",
+        "# TYPE facet_custody_oldest_in_flight_seconds gauge",
+        `facet_custody_oldest_in_flight_seconds ${Math.round(stats.oldest?.seconds ?? 0)}`,
+        "# HELP facet_gas_wallet_balance The platform gas wallet's balance, in its native asset (last reading).",
+        "# TYPE facet_gas_wallet_balance gauge",
+        ...wallets.flatMap((w) => Option.match(w.balance, { onNone: () => [], onSome: (b) => [`facet_gas_wallet_balance{chain="${w.chain}",asset="${w.asset}"} ${b}`] })),
+        "# HELP facet_gas_wallet_status 1 for the gas wallet's status (low: top it up; empty: sweeps cannot be funded).",
+        "# TYPE facet_gas_wallet_status gauge",
+        ...wallets.flatMap((w) => (["ok", "low", "empty", "unknown"] as const).map((s) => `facet_gas_wallet_status{chain="${w.chain}",status="${s}"} ${w.status === s ? 1 : 0}`))
+      ]
+      return `${lines.join("\n")}\n`
+    })
+
+    return { report, metrics } as const
+  })
+}) {}
