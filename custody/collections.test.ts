@@ -6,6 +6,9 @@ process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
 process.env.FACET_DEVNET_SOLANA_SLOT_MS = "150"
 process.env.FACET_DEVNET_SOLANA_FINALITY_SLOTS = "4"
 process.env.FACET_CUSTODY_POLL_MS = "200"
+// automatic collection of BEP20 USDT from 5000 (the other tests here deposit less)
+process.env.FACET_AUTO_SWEEP_BEP20_USDT = "5000"
+process.env.FACET_AUTO_SWEEP_INTERVAL_MS = "500"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
@@ -144,6 +147,21 @@ describe("collection (sweep) on the devnets", () => {
           yield* reconciled(chain)
         }))
     }
+
+    it.effect("automatic collection sweeps a wallet by itself once its uncollected balance passes the threshold", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const receive = yield* fundedAddress(apiKey, "BEP20", "USDT", "6000")
+        const [started] = yield* eventually(
+          sql<{ id: string }>`SELECT id FROM custody_operations WHERE wallet_id = ${receive.walletId} AND type = 'collection'`,
+          (rows) => rows.length > 0,
+          10_000
+        )
+        const done = yield* untilFinished(apiKey, "BEP20-USDT", started?.id ?? "")
+        expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+        expect(yield* balances(merchantId, "BEP20", "USDT")).toEqual({ uncollected: "0", available: "6000" })
+      }))
 
     it.effect("a native sweep (TRX, BNB, once an operator allows it) needs no gas funding and pays its own fee", () =>
       Effect.gen(function*() {

@@ -340,6 +340,35 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       return stale.length
     })
 
-    return { request, get, drive, resume, view } as const
+    /**
+     * Automatic collection: every receive wallet whose uncollected balance of an asset with a threshold
+     * (FACET_AUTO_SWEEP_<CHAIN>_<CURRENCY>) has reached it, and that has no sweep in flight, is swept
+     * through the same request path as the API (its policy, gas share and one-per-wallet rules).
+     */
+    const autoSweep = Effect.fn("Collections.autoSweep")(function*() {
+      let started = 0
+      for (const [assetKey, threshold] of config.autoSweep) {
+        const parsed = parseAssetKey(assetKey)
+        if (parsed === undefined) continue
+        const [policy] = yield* Effect.orDie(sql<{ decimals: number }>`
+          SELECT decimals FROM wallet_asset_policies WHERE chain = ${parsed.chain} AND currency = ${parsed.currency}`)
+        if (policy === undefined) continue
+        const due = yield* Effect.orDie(sql<{ merchant_id: string; wallet_id: string }>`
+          SELECT lb.merchant_id, lb.wallet_id FROM ledger_balances lb
+          WHERE lb.kind = 'uncollected' AND lb.chain = ${parsed.chain} AND lb.currency = ${parsed.currency}
+            AND lb.credits_posted - lb.debits_posted >= ${toBaseUnits(threshold, policy.decimals).toString()}::numeric
+            AND NOT EXISTS (SELECT 1 FROM custody_operations o WHERE o.wallet_id = lb.wallet_id AND o.type = 'collection'
+                              AND o.status NOT IN ('COMPLETED', 'FAILED'))
+          LIMIT 100`)
+        for (const wallet of due) {
+          const outcome = yield* Effect.either(request(wallet.merchant_id, assetKey, { from_wallet_id: wallet.wallet_id }))
+          if (outcome._tag === "Right") started += 1
+          else yield* Effect.logDebug(`automatic sweep of ${wallet.wallet_id} (${assetKey}) not started: ${outcome.left.error}`)
+        }
+      }
+      return started
+    })
+
+    return { request, get, drive, resume, view, autoSweep } as const
   })
 }) {}

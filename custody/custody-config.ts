@@ -24,6 +24,7 @@ export interface CustodyConfigShape {
   readonly priceSource: string
   /** Automatic collection: the uncollected balance (asset units) above which a receive wallet is swept by itself. */
   readonly autoSweep: ReadonlyMap<string, string>
+  readonly autoSweepInterval: Duration.Duration
   /**
    * Fault injection for the crash tests (FACET_FAULT_CRASH_POINT, never set in production):
    * `<operation type>:after-sign` or `:after-broadcast` kills the process with SIGKILL at that point.
@@ -59,6 +60,7 @@ export const CustodyConfigLive = Layer.effect(
       solanaLow: decimal("FACET_GAS_LOW_SOLANA", "0.5"),
       solanaEmpty: decimal("FACET_GAS_EMPTY_SOLANA", "0.01"),
       crashPoint: Config.option(Config.string("FACET_FAULT_CRASH_POINT")),
+      autoSweepMs: Config.integer("FACET_AUTO_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
       stuckMinutes: Config.number("FACET_CUSTODY_STUCK_MINUTES").pipe(Config.withDefault(30))
     })
     // FACET_PRICE_<CURRENCY> (USDT per unit) overrides or adds prices; mainnet has none by default but USDT
@@ -85,6 +87,7 @@ export const CustodyConfigLive = Layer.effect(
       prices,
       priceSource: devnet ? "static:devnet" : "static:configured",
       autoSweep,
+      autoSweepInterval: Duration.millis(raw.autoSweepMs),
       crashPoint: raw.crashPoint,
       stuckAfterMinutes: raw.stuckMinutes
     }

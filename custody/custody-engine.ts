@@ -80,3 +80,20 @@ export const CustodyResumeLive = Layer.scopedDiscard(
     )
   })
 )
+
+/** Automatic collection, when FACET_AUTO_SWEEP_<CHAIN>_<CURRENCY> sets a threshold (off by default). */
+export const AutoSweepLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const collections = yield* Collections
+    const config = yield* CustodyConfig
+    if (config.autoSweep.size === 0) return
+    yield* Effect.logInfo(`automatic collection on: ${[...config.autoSweep].map(([asset, threshold]) => `${asset} from ${threshold}`).join(", ")}`)
+    yield* Effect.forkScoped(Effect.repeat(
+      collections.autoSweep().pipe(
+        Effect.tap((n) => (n > 0 ? Effect.logInfo(`automatic collection: ${n} sweep(s) started`) : Effect.void)),
+        Effect.catchAllCause((cause) => Effect.logWarning("automatic collection failed; trying again later", cause))
+      ),
+      Schedule.spaced(config.autoSweepInterval)
+    ))
+  })
+)

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { Collections } from "../custody/collections.js"
 import { CustodyConfigLive } from "../custody/custody-config.js"
-import { ClusterLive, CustodyResumeLive, CustodyWalletLive } from "../custody/custody-engine.js"
+import { AutoSweepLive, ClusterLive, CustodyResumeLive, CustodyWalletLive } from "../custody/custody-engine.js"
 import { CustodyStore } from "../custody/custody-store.js"
 import { TransferSender } from "../custody/transfer-sender.js"
 import { WalletActors } from "../custody/wallet-actor.js"
@@ -59,7 +59,7 @@ export const NetworkLive = Layer.unwrapEffect(
  * node serves); needs `AppConfig`.
  */
 export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(
-  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive
+  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive, AutoSweepLive
 ).pipe(
   Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default)),
   Layer.provideMerge(Layer.mergeAll(
