@@ -15,6 +15,8 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import { Reconciliation } from "../indexer/reconciliation.js"
+import { sendTransfer } from "../src/chains/chain-client.js"
+import { Wallets } from "../src/wallets/wallets.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
@@ -163,6 +165,15 @@ describe("collection (sweep) on the devnets", () => {
         expect(yield* balances(merchantId, "BEP20", "USDT")).toEqual({ uncollected: "0", available: "6000" })
       }))
 
+    it.effect("a sweep whose gas would cost more than 5% of its value is refused with both figures", () =>
+      Effect.gen(function*() {
+        const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "10")
+        const res = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
+        expect(res.status).toBe(400)
+        expect(String(asRecord(res.body).error)).toMatch(/gas \([\d.]+ TRX ≈ [\d.]+ USDT\) is more than 5% of its value \(10 USDT ≈ 10\.00 USDT\)/)
+      }))
+
     it.effect("a native sweep (TRX, BNB, once an operator allows it) needs no gas funding and pays its own fee", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -218,6 +229,37 @@ describe("collection (sweep) on the devnets", () => {
           SELECT trim_scale(amount)::text AS amount FROM ledger_transfers WHERE reference = ${String(done.operation_id)} AND kind = 'rent'`
         expect(BigInt(rent?.amount ?? "0")).toBeGreaterThan(0n)
         expect(yield* balances(merchantId, "SOLANA", "USDT")).toEqual({ uncollected: "50", available: "200" })
+        expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+      }))
+
+    // last in this file: the tokens it moves behind the ledger's back are a difference reconciliation reports
+    it.effect("a sweep that reverts on chain fails: the merchant's balance does not move, the burned fee is the platform's", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const wallets = yield* Wallets
+        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "1000")
+        // the tokens leave the address behind the ledger's back (its key moves them), so the sweep will revert
+        const config = yield* AppConfig
+        const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(config.dataDir), "utf8"))
+        yield* Effect.promise(() => fetch(`${file.tron.url}/devnet/fund`, { method: "POST", body: JSON.stringify({ address: receive.address, currency: "TRX", amount: "50000000" }) }))
+        const wallet = yield* wallets.byId(receive.walletId)
+        const tron = yield* clientOf("TRC20")
+        yield* sendTransfer(tron, { from: wallet?.key ?? { family: "TRON", account: 0, index: 0 }, to: "TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL6", currency: "USDT", amount: 1_000_000_000n })
+        yield* eventually(tron.balance(receive.address, "USDT"), (b) => b === 0n, 10_000)
+
+        const started = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
+        expect(started.status, started.text).toBe(200)
+        const done = yield* untilFinished(apiKey, "TRC20-USDT", String(asRecord(started.body).operation_id))
+        expect(done.status).toBe("FAILED")
+        expect(String(done.failure_reason)).toMatch(/failed on chain/)
+        expect(yield* balances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "1000", available: "0" })
+        const booked = yield* sql<{ kind: string; debit_account: string }>`
+          SELECT kind, debit_account FROM ledger_transfers WHERE reference = ${String(done.operation_id)}`
+        expect(booked).toEqual([{ kind: "network_fee", debit_account: `gas:${receive.walletId}` }])
+        const listed = yield* Effect.flatMap(TestClient, (c) => c.request("GET", `/v1/transactions?q=${String(done.operation_id)}`, { apiKey }))
+        const items = asRecord(listed.body).items
+        expect((Array.isArray(items) ? items : []).map((t) => asRecord(t).status)).toEqual(["failed"])
         expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
       }))
   })

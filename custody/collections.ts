@@ -205,10 +205,10 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           from: gas.key, to: operation.to_address, currency: operation.currency, amount: operation.amount,
           decimals: NATIVE_DECIMALS[operation.chain], walletId: operation.to_wallet_id
         })
-        if (outcome._tag === "Failed") return yield* store.fail(operation.id, outcome.reason)
+        if (outcome._tag === "Failed") return yield* failed(operation, outcome)
         yield* finish(operation, outcome, [
           { debit: Accounts.gas, credit: Accounts.gasAt(operation.to_wallet_id), chain: operation.chain, currency: operation.currency, amount: outcome.amount, kind: "gas_funding", reference: operation.id },
-          { debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: operation.currency, amount: outcome.fee, kind: "network_fee", reference: operation.id }
+          networkFee(operation, outcome.fee)
         ])
       })
 
@@ -217,13 +217,14 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      * `transactions` row, the ledger transfers and the status. Run twice (a crash before the commit, a
      * redelivered message), the second run finds it COMPLETED and does nothing.
      */
-    const finish = (operation: OperationRow, outcome: { readonly txHash: string; readonly fee: bigint; readonly blockNumber: bigint }, transfers: ReadonlyArray<LedgerTransfer>) =>
+    const finish = (operation: OperationRow, outcome: { readonly txHash: string; readonly fee: bigint; readonly blockNumber: bigint; readonly confirmations: number }, transfers: ReadonlyArray<LedgerTransfer>) =>
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* store.lockOperation(operation.id)
         if (isFinished(locked.status)) return
         yield* store.markAttempt(operation.chain, outcome.txHash, "final", { blockNumber: outcome.blockNumber, fee: outcome.fee })
         yield* sql`
           UPDATE transactions SET status = 'confirmed', block_number = ${outcome.blockNumber.toString()}, confirmed_at = clock_timestamp(),
+                 confirmations = ${outcome.confirmations},
                  updated_at = clock_timestamp()
           WHERE chain = ${operation.chain} AND tx_hash = ${outcome.txHash}`
         yield* ledger.post(transfers)
@@ -231,6 +232,35 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           UPDATE custody_operations SET status = 'COMPLETED', waiting_for = NULL, updated_at = clock_timestamp(), finished_at = clock_timestamp()
           WHERE id = ${operation.id}`
         yield* Effect.logInfo(`custody ${operation.id}: ${operation.type} final in ${operation.chain} block ${outcome.blockNumber} (${outcome.txHash})`)
+      })).pipe(Effect.orDie)
+
+    /**
+     * The network fee as a ledger transfer from whoever paid it: the gas wallet (a gas funding, any Solana
+     * transfer: it is the fee payer), the swept coins (a native sweep), or the gas parked at the receive
+     * wallet (a token sweep on TRON and BEP20).
+     */
+    const networkFee = (operation: OperationRow, fee: bigint): LedgerTransfer => ({
+      debit: operation.type === "gas_funding" || operation.chain === "SOLANA"
+        ? Accounts.gas
+        : isNative(operation)
+        ? Accounts.uncollected(operation.merchant_id, operation.wallet_id)
+        : Accounts.gasAt(operation.wallet_id),
+      credit: Accounts.chain,
+      chain: operation.chain,
+      currency: NATIVE[operation.chain],
+      amount: fee,
+      kind: "network_fee",
+      reference: operation.id
+    })
+
+    /** FAILED, and the fee a transaction reverted on chain still burned, in one database transaction. */
+    const failed = (operation: OperationRow, outcome: { readonly reason: string; readonly burned: bigint }) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const locked = yield* store.lockOperation(operation.id)
+        if (isFinished(locked.status)) return
+        yield* store.fail(operation.id, outcome.reason)
+        yield* ledger.post([networkFee(operation, outcome.burned)])
+        yield* Effect.logWarning(`custody ${operation.id}: ${operation.type} FAILED: ${outcome.reason}`)
       })).pipe(Effect.orDie)
 
     /** Makes sure the receive wallet holds the gas its sweep needs, funding it first when it does not. */
@@ -297,23 +327,16 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           from: wallet.key, to: operation.to_address, currency: operation.currency, amount, decimals: policy.value.decimals,
           walletId: operation.wallet_id, ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
         })
-        if (outcome._tag === "Failed") return yield* store.fail(operation.id, outcome.reason)
+        if (outcome._tag === "Failed") return yield* failed(operation, outcome)
         const native = NATIVE[operation.chain]
         const moved: Array<LedgerTransfer> = [{
           debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id), credit: Accounts.available(operation.merchant_id),
           chain: operation.chain, currency: operation.currency, amount: outcome.amount, kind: "collection", reference: operation.id
         }]
-        if (isNative(operation)) {
-          // the fee of a native sweep came out of the swept coins
-          moved.push({ debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id), credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.fee, kind: "network_fee", reference: operation.id })
-        } else if (operation.chain === "SOLANA") {
-          // the gas wallet paid the fee and the rent of a main token account it created
-          moved.push(
-            { debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.fee, kind: "network_fee", reference: operation.id },
-            { debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.maxFee > outcome.fee ? outcome.maxFee - outcome.fee : 0n, kind: "rent", reference: operation.id }
-          )
-        } else {
-          moved.push({ debit: Accounts.gasAt(operation.wallet_id), credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.fee, kind: "network_fee", reference: operation.id })
+        moved.push(networkFee(operation, outcome.fee))
+        if (operation.chain === "SOLANA" && !isNative(operation)) {
+          // the gas wallet also paid the rent of a main token account it created
+          moved.push({ debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.maxFee > outcome.fee ? outcome.maxFee - outcome.fee : 0n, kind: "rent", reference: operation.id })
         }
         yield* finish(operation, outcome, moved)
       })

@@ -23,8 +23,9 @@ export interface TransferLeg {
 
 export type SendOutcome = Data.TaggedEnum<{
   /** `amount` and `maxFee` as signed (a native sweep sends less than it asked, to pay its own fee). */
-  Final: { readonly txHash: string; readonly amount: bigint; readonly fee: bigint; readonly maxFee: bigint; readonly blockNumber: bigint }
-  Failed: { readonly reason: string }
+  Final: { readonly txHash: string; readonly amount: bigint; readonly fee: bigint; readonly maxFee: bigint; readonly blockNumber: bigint; readonly confirmations: number }
+  /** `burned`: the fee a transaction that failed on chain still cost (native base units; 0 when none was mined). */
+  Failed: { readonly reason: string; readonly burned: bigint }
 }>
 export const SendOutcome = Data.taggedEnum<SendOutcome>()
 
@@ -94,7 +95,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
             Effect.map(Either.right),
             Effect.catchTag("TransferRejected", (rejected) => Effect.succeed(Either.left(rejected.message)))
           )
-          if (Either.isLeft(signed)) return Step.Done({ outcome: SendOutcome.Failed({ reason: `refused before signing: ${signed.left}` }) })
+          if (Either.isLeft(signed)) return Step.Done({ outcome: SendOutcome.Failed({ reason: `refused before signing: ${signed.left}`, burned: 0n }) })
           yield* sql.withTransaction(Effect.zipRight(
             store.recordSigned(operation, signed.right, leg),
             recordRow(operation, leg, signed.right.txHash)
@@ -112,11 +113,11 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           if (found.value.status === "failed") {
             if (!final) return Step.Wait({ what: `a failed transaction ${attempt.tx_hash} to become final` })
             yield* store.markAttempt(attempt.chain, attempt.tx_hash, "reverted", { blockNumber, fee })
-            return Step.Done({ outcome: SendOutcome.Failed({ reason: `transaction ${attempt.tx_hash} failed on chain (fee burned, nothing moved)` }) })
+            return Step.Done({ outcome: SendOutcome.Failed({ reason: `transaction ${attempt.tx_hash} failed on chain (its fee was burned; nothing else moved)`, burned: fee ?? 0n }) })
           }
           if (attempt.status !== "included" && attempt.status !== "final") yield* store.markAttempt(attempt.chain, attempt.tx_hash, "included", { blockNumber, fee })
           if (!final) return Step.Wait({ what: `${attempt.tx_hash} in block ${blockNumber} to become final` })
-          return Step.Done({ outcome: SendOutcome.Final({ txHash: attempt.tx_hash, amount: attempt.amount, fee: fee ?? attempt.fee ?? 0n, maxFee: attempt.max_fee, blockNumber }) })
+          return Step.Done({ outcome: SendOutcome.Final({ txHash: attempt.tx_hash, amount: attempt.amount, fee: fee ?? attempt.fee ?? 0n, maxFee: attempt.max_fee, blockNumber, confirmations: found.value.confirmations }) })
         }
         // not in a block: still pending in a mempool, or never sent, or gone
         if (!(yield* client.canStillLand({ from: attempt.from_address, nonce: Option.fromNullable(attempt.nonce), validUntil: Option.fromNullable(attempt.valid_until) }))) {
@@ -142,7 +143,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         const again = yield* client.transaction(attempt.tx_hash)
         if (Option.isSome(again)) return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         yield* store.markAttempt(attempt.chain, attempt.tx_hash, "rejected", { error: sent.value })
-        return Step.Done({ outcome: SendOutcome.Failed({ reason: `the node refused ${attempt.tx_hash}: ${sent.value}` }) })
+        return Step.Done({ outcome: SendOutcome.Failed({ reason: `the node refused ${attempt.tx_hash}: ${sent.value}`, burned: 0n }) })
       })
 
     const send = Effect.fn("TransferSender.send")(function*(operation: OperationRow, leg: TransferLeg) {

@@ -22,6 +22,8 @@ export const Transaction = Schema.Struct({
   order_id: Schema.optional(Schema.String),
   deposit_address_id: Schema.optional(Schema.String),
   withdrawal_id: Schema.optional(Schema.String),
+  /** The custody operation (a collection or gas funding) that sent it. */
+  operation_id: Schema.optional(Schema.String),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Transaction" })

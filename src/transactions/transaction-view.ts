@@ -3,7 +3,7 @@ import { Chain } from "../domain/chain.js"
 import { Transaction } from "../domain/transaction.js"
 import { normalizeDecimal } from "../money.js"
 
-export const TRANSACTION_COLUMNS = "id, type, status, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, confirmations, order_id, deposit_address_id, withdrawal_id, created_at, updated_at"
+export const TRANSACTION_COLUMNS = "id, type, status, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, confirmations, order_id, deposit_address_id, withdrawal_id, operation_id, created_at, updated_at"
 
 const TransactionRow = Schema.Struct({
   id: Schema.String,
@@ -21,6 +21,7 @@ const TransactionRow = Schema.Struct({
   order_id: Schema.NullOr(Schema.String),
   deposit_address_id: Schema.NullOr(Schema.String),
   withdrawal_id: Schema.NullOr(Schema.String),
+  operation_id: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
@@ -46,6 +47,7 @@ export const renderTransaction = (row: TransactionRow) => ({
   ...(row.order_id === null ? {} : { order_id: row.order_id }),
   ...(row.deposit_address_id === null ? {} : { deposit_address_id: row.deposit_address_id }),
   ...(row.withdrawal_id === null ? {} : { withdrawal_id: row.withdrawal_id }),
+  ...(row.operation_id === null ? {} : { operation_id: row.operation_id }),
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })

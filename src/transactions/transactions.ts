@@ -23,7 +23,7 @@ export class Transactions extends Effect.Service<Transactions>()("facet/Transact
         sql`merchant_id = ${merchantId}`,
         ...(q === undefined || q === ""
           ? []
-          : [sql`(tx_hash = ${q} OR to_address = ${q} OR from_address = ${q} OR order_id = ${q} OR withdrawal_id = ${q} OR deposit_address_id = ${q})`]),
+          : [sql`(tx_hash = ${q} OR to_address = ${q} OR from_address = ${q} OR order_id = ${q} OR withdrawal_id = ${q} OR deposit_address_id = ${q} OR operation_id = ${q})`]),
         ...(filter.type === undefined ? [] : [sql`type = ${filter.type}`]),
         ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
         ...(filter.chain === undefined ? [] : [sql`chain = ${filter.chain}`]),
