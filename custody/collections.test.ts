@@ -145,6 +145,7 @@ describe("collection (sweep) on the devnets", () => {
           expect(metrics).toMatch(/facet_custody_operations\{type="gas_funding",status="COMPLETED"\} [1-9]/)
           expect(metrics).toContain(`facet_gas_wallet_status{chain="${chain}",status="ok"} 1`)
           expect(metrics).toMatch(/facet_custody_oldest_in_flight_seconds \d+/)
+          expect(metrics).toMatch(/facet_custody_transactions\{status="final"\} [1-9]/)
           // reconciliation explains the receive address on chain: the deposit, the gas in, the sweep and its fee out
           yield* reconciled(chain)
         }))

@@ -3,7 +3,7 @@ import { DateTime, Effect, Option, Schedule } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { AssetPolicy } from "../src/domain/asset-policy.js"
-import { type Chain } from "../src/domain/chain.js"
+import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "../src/domain/errors.js"
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
@@ -12,11 +12,10 @@ import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
 import { isFinished, type OperationRow, type SweepOperation } from "./custody-operation.js"
 import { CustodyStore } from "./custody-store.js"
+import { GasWallets } from "./gas-wallets.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WalletActors } from "./wallet-actor.js"
 
-const NATIVE: Record<Chain, string> = { TRC20: "TRX", BEP20: "BNB", SOLANA: "SOL", POLYGON: "POL" }
-const NATIVE_DECIMALS: Record<Chain, number> = { TRC20: 6, BEP20: 18, SOLANA: 9, POLYGON: 18 }
 
 /** A node that does not answer is waited for: quickly at first, then every 15 s. */
 const retrySchedule = Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("15 seconds")))
@@ -50,6 +49,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     const catalog = yield* AssetCatalog
     const actors = yield* WalletActors
     const config = yield* CustodyConfig
+    const gas = yield* GasWallets
 
     const clientOf = (chain: Chain) =>
       Option.match(clients.get(chain), { onNone: () => Effect.dieMessage(`no chain client for ${chain}`), onSome: Effect.succeed })
@@ -62,7 +62,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       return policy
     })
 
-    const isNative = (policy: { readonly chain: Chain; readonly currency: string }) => NATIVE[policy.chain] === policy.currency
+    const isNative = (policy: { readonly chain: Chain; readonly currency: string }) => NATIVE_ASSETS[policy.chain].currency === policy.currency
 
     /** The native units a sweep's sender must hold: zero on Solana (the gas wallet pays). */
     const sweepFee = (chain: Chain, from: string, to: string, currency: string, amount: bigint) =>
@@ -76,13 +76,13 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
 
     const view = Effect.fn("Collections.view")(function*(operation: OperationRow) {
       const policy = yield* Effect.orDie(catalog.policy(operation.merchant_id, operation.chain, operation.currency))
-      const decimals = Option.match(policy, { onNone: () => NATIVE_DECIMALS[operation.chain], onSome: (p) => p.decimals })
+      const decimals = Option.match(policy, { onNone: () => NATIVE_ASSETS[operation.chain].decimals, onSome: (p) => p.decimals })
       const attempts = yield* store.attempts(operation.id)
       const last = attempts[attempts.length - 1]
       const funding = operation.gas_funding_id === null ? Option.none() : yield* store.operation(operation.gas_funding_id)
       const fundingAttempts = Option.isSome(funding) ? yield* store.attempts(funding.value.id) : []
       const fundingTx = fundingAttempts[fundingAttempts.length - 1]
-      const nativeDecimals = NATIVE_DECIMALS[operation.chain]
+      const nativeDecimals = NATIVE_ASSETS[operation.chain].decimals
       const shown: SweepOperation = {
         operation_id: operation.id,
         type: operation.type,
@@ -101,13 +101,13 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
               status: funding.value.status,
               tx_hash: fundingTx?.tx_hash ?? null,
               amount: fromBaseUnits(funding.value.amount, nativeDecimals),
-              asset: NATIVE[operation.chain]
+              asset: NATIVE_ASSETS[operation.chain].currency
             }
           }
           : {}),
         ...(last === undefined ? {} : { tx_hash: last.tx_hash }),
         ...(last?.fee === null || last?.fee === undefined ? {} : { network_fee: fromBaseUnits(last.fee, nativeDecimals) }),
-        network_fee_asset: NATIVE[operation.chain],
+        network_fee_asset: NATIVE_ASSETS[operation.chain].currency,
         ...(operation.waiting_for === null ? {} : { waiting_for: operation.waiting_for }),
         ...(operation.failure_reason === null ? {} : { failure_reason: operation.failure_reason }),
         created_at: DateTime.formatIso(DateTime.unsafeFromDate(operation.created_at)),
@@ -143,18 +143,27 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         Effect.catchTag("ChainRpcError", (e) => new ServiceUnavailableError({ error: `cannot estimate the ${policy.chain} network fee now: ${e.message}` }))
       )
       // a sweep that costs more gas than a share of its value loses the merchant money: refused with both figures
-      const nativeDecimals = NATIVE_DECIMALS[policy.chain]
-      const gasValue = valueInUsdt(NATIVE[policy.chain], withMargin(fee), nativeDecimals)
+      const nativeDecimals = NATIVE_ASSETS[policy.chain].decimals
+      const gasValue = valueInUsdt(NATIVE_ASSETS[policy.chain].currency, withMargin(fee), nativeDecimals)
       const sweptValue = valueInUsdt(policy.currency, amount, policy.decimals)
       if (Option.isSome(gasValue) && Option.isSome(sweptValue) && gasValue.value.greaterThan(sweptValue.value.times(config.maxGasSharePercent).div(100))) {
         return yield* new BadRequestError({
-          error: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE[policy.chain]} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
+          error: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE_ASSETS[policy.chain].currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
         })
       }
       if (isNative(policy) && amount <= withMargin(fee)) {
         return yield* new BadRequestError({ error: `${fromBaseUnits(amount, policy.decimals)} ${policy.currency} cannot pay its own network fee (${fromBaseUnits(withMargin(fee), nativeDecimals)})` })
       }
       const needsGas = !isNative(policy) && policy.chain !== "SOLANA"
+      // a gas wallet known to be empty cannot fund it (or pay a Solana sweep's fee): refused before anything is stored
+      if (!isNative(policy) && policy.chain !== "POLYGON") {
+        const gasWallet = yield* gas.state(policy.chain)
+        if (gasWallet.status === "empty") {
+          return yield* new ServiceUnavailableError({
+            error: `the platform gas wallet on ${policy.chain} is empty (${Option.getOrElse(gasWallet.balance, () => "?")} ${gasWallet.asset}): sweeps cannot be funded until an operator tops it up`
+          })
+        }
+      }
       const id = newId("op")
       const inserted = yield* Effect.orDie(sql<{ id: string }>`
         INSERT INTO custody_operations ${sql.insert({
@@ -203,7 +212,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         if (gas === undefined) return yield* store.fail(operation.id, "the gas wallet is gone")
         const outcome = yield* sender.send(operation, {
           from: gas.key, to: operation.to_address, currency: operation.currency, amount: operation.amount,
-          decimals: NATIVE_DECIMALS[operation.chain], walletId: operation.to_wallet_id
+          decimals: NATIVE_ASSETS[operation.chain].decimals, walletId: operation.to_wallet_id
         })
         if (outcome._tag === "Failed") return yield* failed(operation, outcome)
         yield* finish(operation, outcome, [
@@ -247,7 +256,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         : Accounts.gasAt(operation.wallet_id),
       credit: Accounts.chain,
       chain: operation.chain,
-      currency: NATIVE[operation.chain],
+      currency: NATIVE_ASSETS[operation.chain].currency,
       amount: fee,
       kind: "network_fee",
       reference: operation.id
@@ -269,7 +278,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         let fundingId = operation.gas_funding_id
         if (fundingId === null) {
           const fee = yield* sweepFee(operation.chain, operation.from_address, operation.to_address, operation.currency, operation.amount)
-          const parked = yield* ledger.balance(Accounts.gasAt(operation.wallet_id), operation.chain, NATIVE[operation.chain])
+          const parked = yield* ledger.balance(Accounts.gasAt(operation.wallet_id), operation.chain, NATIVE_ASSETS[operation.chain].currency)
           if (parked >= fee) return "ready" as const
           const gas = yield* wallets.gasWallet(operation.chain)
           const id = newId("op")
@@ -280,7 +289,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
               status: "SWEEPING",
               merchant_id: operation.merchant_id,
               chain: operation.chain,
-              currency: NATIVE[operation.chain],
+              currency: NATIVE_ASSETS[operation.chain].currency,
               wallet_id: gas.id,
               from_address: gas.address,
               to_wallet_id: operation.wallet_id,
@@ -291,7 +300,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             })}`
             yield* sql`UPDATE custody_operations SET gas_funding_id = ${id}, waiting_for = 'gas funding', updated_at = clock_timestamp() WHERE id = ${operation.id}`
           }))
-          yield* Effect.logInfo(`custody ${operation.id}: funding ${fromBaseUnits(withMargin(fee) - parked, NATIVE_DECIMALS[operation.chain])} ${NATIVE[operation.chain]} of gas first (${id})`)
+          yield* Effect.logInfo(`custody ${operation.id}: funding ${fromBaseUnits(withMargin(fee) - parked, NATIVE_ASSETS[operation.chain].decimals)} ${NATIVE_ASSETS[operation.chain].currency} of gas first (${id})`)
           fundingId = id
         }
         const funding = yield* store.operation(fundingId)
@@ -301,7 +310,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           yield* actors.run(funding.value.wallet_id, funding.value.id, 0)
         }
         const done = yield* store.operation(fundingId)
-        return Option.isSome(done) && done.value.status === "COMPLETED" ? ("ready" as const) : ({ failed: Option.getOrNull(Option.flatMap(done, (d) => Option.fromNullable(d.failure_reason))) ?? "unknown" } as const)
+        if (Option.isNone(done) || !isFinished(done.value.status)) return "pending" as const
+        return done.value.status === "COMPLETED" ? ("ready" as const) : ({ failed: done.value.failure_reason ?? "no reason recorded" } as const)
       })
 
     /** A collection: gas first when a token sweep needs it, then the sweep, then the ledger. */
@@ -311,6 +321,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         if (Option.isNone(policy)) return yield* store.fail(operation.id, "the asset is no longer in the catalogue")
         if (operation.status === "GAS_FUNDING") {
           const gas = yield* ensureGas(operation).pipe(Effect.retry({ while: (e) => e._tag === "ChainRpcError", schedule: retrySchedule }))
+          // the gas wallet's actor answered without finishing it (it died): the resume pass comes back here
+          if (gas === "pending") return yield* store.waitingFor(operation.id, "the gas funding, resumed later")
           if (gas !== "ready") return yield* store.fail(operation.id, `gas funding failed: ${gas.failed}`)
           yield* store.setStatus(operation.id, "SWEEPING", "the sweep to be signed")
         }
@@ -328,7 +340,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           walletId: operation.wallet_id, ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
         })
         if (outcome._tag === "Failed") return yield* failed(operation, outcome)
-        const native = NATIVE[operation.chain]
+        const native = NATIVE_ASSETS[operation.chain].currency
         const moved: Array<LedgerTransfer> = [{
           debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id), credit: Accounts.available(operation.merchant_id),
           chain: operation.chain, currency: operation.currency, amount: outcome.amount, kind: "collection", reference: operation.id

@@ -1,7 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { makeBep20Client } from "../src/chains/evm/bep20-client.js"
 import { makeTronClient } from "../src/chains/tron/tron-client.js"
@@ -11,17 +9,9 @@ import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { isAlive } from "../src/processes/child-process.js"
 import { asRecord } from "../test/json.js"
-import { api, readDevnetFile, runToExit, type ServiceProcess, startService } from "../test/service-process.js"
+import { api, processWorkDir, readDevnetFile, runToExit, startService, type ServiceProcess, until } from "../test/service-process.js"
 
-// traversable by the postgres user (as root), so the embedded cluster lives inside and goes with the dir
-const workDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-custody-crash-"))
-    fs.chmodSync(dir, 0o755)
-    return dir
-  }),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const workDir = processWorkDir("facet-custody-crash-")
 
 const CUSTODY_ENV = { FACET_CUSTODY_POLL_MS: "200" }
 const ReadOnlySigner = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
@@ -41,16 +31,7 @@ const tokenBalance = (dataDir: string, chain: "TRC20" | "BEP20", address: string
     return yield* client.balance(address, "USDT")
   }).pipe(Effect.provide(ReadOnlySigner), Effect.orDie)
 
-const until = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean, timeoutMs = 90_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = yield* read
-      if (done(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
-      yield* Effect.sleep("250 millis")
-    }
-  })
+
 
 describe("custody survives a SIGKILL at any step of a sweep", () => {
   for (const [chain, point] of [["TRC20", "after-sign"], ["BEP20", "after-broadcast"]] as const) {

@@ -25,6 +25,8 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
       const oldest = stats.oldest?.id === null || stats.oldest === undefined ? undefined : stats.oldest
       const operations: Record<string, number> = {}
       for (const row of stats.byStatus) operations[`${row.type}:${row.status}`] = row.n
+      const transactions: Record<string, number> = {}
+      for (const row of stats.transactions) transactions[row.status] = row.n
       const reasons = [
         ...wallets.filter((w) => w.status === "empty").map((w) =>
           `the ${w.chain} gas wallet ${w.address} is empty (${Option.getOrElse(w.balance, () => "?")} ${w.asset}): token sweeps cannot be funded`),
@@ -35,6 +37,7 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
       return {
         custody: {
           operations,
+          transactions,
           oldest_in_flight_seconds: Math.round(oldest?.seconds ?? 0),
           oldest_in_flight: oldest?.id ?? null,
           gas_wallets: wallets.map((w) => ({
@@ -50,6 +53,9 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
         "# HELP facet_custody_operations Custody operations by type and status.",
         "# TYPE facet_custody_operations gauge",
         ...stats.byStatus.map((r) => `facet_custody_operations{type="${r.type}",status="${r.status}"} ${r.n}`),
+        "# HELP facet_custody_transactions Transactions custody signed, by state (signed, broadcast, included, final, reverted, dropped, rejected).",
+        "# TYPE facet_custody_transactions gauge",
+        ...stats.transactions.map((r) => `facet_custody_transactions{status="${r.status}"} ${r.n}`),
         "# HELP facet_custody_oldest_in_flight_seconds Age of the oldest unfinished custody operation (0 when none).",
         "# TYPE facet_custody_oldest_in_flight_seconds gauge",
         `facet_custody_oldest_in_flight_seconds ${Math.round(stats.oldest?.seconds ?? 0)}`,

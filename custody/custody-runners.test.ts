@@ -1,36 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { freePort, runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
 import { payFromCustomer } from "../src/devnet/devnet-payments.js"
 import { isAlive } from "../src/processes/child-process.js"
 import { asRecord } from "../test/json.js"
-import { api, readDevnetFile, type ServiceProcess, startService } from "../test/service-process.js"
+import { api, processWorkDir, readDevnetFile, startService, type ServiceProcess, until } from "../test/service-process.js"
 
-// traversable by the postgres user (as root), so the embedded cluster lives inside and goes with the dir
-const workDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-custody-runners-"))
-    fs.chmodSync(dir, 0o755)
-    return dir
-  }),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const workDir = processWorkDir("facet-custody-runners-")
 
 const CLUSTER_ENV = { FACET_CUSTODY_POLL_MS: "200", FACET_CLUSTER_SHARD_LOCK_MS: "3000" }
 
-const until = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean, timeoutMs = 90_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = yield* read
-      if (done(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
-      yield* Effect.sleep("250 millis")
-    }
-  })
+
 
 const sweepState = (service: ServiceProcess, apiKey: string, operationId: string) =>
   Effect.map(api(service, "GET", `/v1/wallet-assets/BEP20-USDT/sweeps/${operationId}`, { apiKey }), (r) => asRecord(r.body))

@@ -143,7 +143,9 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       const [oldest] = yield* sql<{ id: string | null; seconds: number | null; waiting_for: string | null }>`
         SELECT id, extract(epoch FROM clock_timestamp() - created_at)::float8 AS seconds, waiting_for FROM custody_operations
         WHERE status NOT IN ('COMPLETED', 'FAILED') ORDER BY created_at LIMIT 1`
-      return { byStatus, oldest }
+      const transactions = yield* sql<{ status: string; n: number }>`
+        SELECT status, count(*)::int AS n FROM custody_transactions GROUP BY status ORDER BY status`
+      return { byStatus, oldest, transactions }
     })
 
     return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt } as const

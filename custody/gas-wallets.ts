@@ -1,17 +1,12 @@
 import { Effect, Layer, Option, Ref, Schedule } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
-import type { Chain } from "../src/domain/chain.js"
+import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import type { GasStatus } from "../src/domain/wallet-portfolio.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig, gasThresholdsOf } from "./custody-config.js"
 
 export const GAS_CHAINS = ["TRC20", "BEP20", "SOLANA"] as const satisfies ReadonlyArray<Chain>
-export const NATIVE_ASSET: Record<(typeof GAS_CHAINS)[number], { readonly currency: string; readonly decimals: number }> = {
-  TRC20: { currency: "TRX", decimals: 6 },
-  BEP20: { currency: "BNB", decimals: 18 },
-  SOLANA: { currency: "SOL", decimals: 9 }
-}
 
 export interface GasWalletState {
   readonly chain: (typeof GAS_CHAINS)[number]
@@ -48,7 +43,7 @@ export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets",
     const read = (chain: (typeof GAS_CHAINS)[number]) =>
       Effect.gen(function*() {
         const wallet = yield* Effect.orDie(wallets.gasWallet(chain))
-        const native = NATIVE_ASSET[chain]
+        const native = NATIVE_ASSETS[chain]
         const previous = (yield* Ref.get(cache)).get(chain)
         const client = clients.get(chain)
         const balance = Option.isNone(client)

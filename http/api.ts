@@ -72,6 +72,7 @@ export const HealthReport = Schema.Struct({
   reasons: Schema.Array(Schema.String),
   custody: Schema.optional(Schema.Struct({
     operations: Schema.Record({ key: Schema.String, value: Schema.Number }),
+    transactions: Schema.Record({ key: Schema.String, value: Schema.Number }),
     oldest_in_flight_seconds: Schema.Number,
     oldest_in_flight: Schema.NullOr(Schema.String),
     gas_wallets: Schema.Array(Schema.Struct({

@@ -1,6 +1,7 @@
 import { Effect, Schema } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { freePort } from "../src/database/embedded-postgres.js"
 import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
@@ -13,6 +14,32 @@ export interface ServiceProcess {
   /** Everything the process has logged so far. */
   readonly log: () => string
 }
+
+/**
+ * A throw-away directory for services run as processes, removed afterwards; traversable by the postgres
+ * user (as root), so the embedded cluster lives inside and goes with it.
+ */
+export const processWorkDir = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+      fs.chmodSync(dir, 0o755)
+      return dir
+    }),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+
+/** Reads until `done` holds; dies saying what it waited for (and the last value) after `timeoutMs`. */
+export const until = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean, timeoutMs = 90_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const value = yield* read
+      if (done(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
+      yield* Effect.sleep("250 millis")
+    }
+  })
 
 /** Fast devnets for tests that run the whole service as a process. */
 export const FAST_DEVNETS: Record<string, string> = {

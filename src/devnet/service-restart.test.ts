@@ -1,25 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Schema, Scope } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { isAlive, waitForExit } from "../processes/child-process.js"
-import { api, interrupt, readDevnetFile, runToExit, type ServiceProcess, startService } from "../../test/service-process.js"
+import { api, interrupt, processWorkDir, readDevnetFile, runToExit, startService, type ServiceProcess } from "../../test/service-process.js"
 import { asRecord } from "../../test/json.js"
 import { payFromCustomer } from "./devnet-payments.js"
 import { devnetStatePaths } from "./devnets.js"
 
 const CHAINS = ["TRC20", "BEP20", "SOLANA"] as const
 
-// traversable by the postgres user (as root), so the embedded cluster lives inside and goes with the dir
-const workDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-restart-"))
-    fs.chmodSync(dir, 0o755)
-    return dir
-  }),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const workDir = processWorkDir("facet-restart-")
 
 /** Runs `use` with a service started in a scope of its own, closed (the service stopped) afterwards. */
 const withService = <A, E>(dataDir: string, name: string, use: (service: ServiceProcess) => Effect.Effect<A, E>) =>

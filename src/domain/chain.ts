@@ -18,3 +18,11 @@ export const assetKey = (asset: AssetId): string => `${asset.chain}-${asset.curr
 export const AssetKey = Schema.String.pipe(
   Schema.pattern(/^[A-Z0-9]+-[A-Z0-9]+$/, { message: () => "asset_key must look like CHAIN-CURRENCY, e.g. TRC20-USDT" })
 ).annotations({ identifier: "AssetKey" })
+
+/** Each network's native (gas) asset: what fees are paid in, with its decimals on chain. */
+export const NATIVE_ASSETS: Record<Chain, { readonly currency: string; readonly decimals: number }> = {
+  TRC20: { currency: "TRX", decimals: 6 },
+  BEP20: { currency: "BNB", decimals: 18 },
+  SOLANA: { currency: "SOL", decimals: 9 },
+  POLYGON: { currency: "POL", decimals: 18 }
+}
