@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { asRecord } from "../../test/json.js"
+import { isAlive } from "../processes/child-process.js"
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./embedded-postgres.js"
 
 const query = (pg: EmbeddedPostgres, text: string) =>
@@ -14,14 +15,8 @@ const query = (pg: EmbeddedPostgres, text: string) =>
     Effect.provide(Reactivity.layer)
   )
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+// a stopped child may stay a zombie until node reaps it: that is stopped, not alive
+const alive = isAlive
 
 const tempDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "facet-test-pg-embedded-"))
 
