@@ -12,15 +12,13 @@ process.env.FACET_AUTO_SWEEP_INTERVAL_MS = "500"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import { Reconciliation } from "../indexer/reconciliation.js"
 import { sendTransfer } from "../src/chains/chain-client.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
-import { payFromCustomer } from "../src/devnet/devnet-payments.js"
 import { fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
@@ -28,57 +26,7 @@ import { asRecord } from "../test/json.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
-
-const pay = (asset: string, to: string, amount: string) =>
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(config.dataDir), "utf8"))
-    return yield* payFromCustomer(file, asset, to, amount)
-  })
-
-const clientOf = (chain: Chain) =>
-  Effect.flatMap(ChainClients, (clients) => Option.match(clients.get(chain), { onNone: () => Effect.dieMessage(`no ${chain} client`), onSome: Effect.succeed }))
-
-/** A deposit address for a fresh user, paid and final. */
-const fundedAddress = (apiKey: string, chain: Chain, currency: string, amount: string) =>
-  Effect.gen(function*() {
-    const client = yield* TestClient
-    const created = asRecord((yield* client.request("POST", "/v1/deposit-addresses", {
-      apiKey, json: { external_user_id: `user-${Math.random().toString(36).slice(2)}`, chain, currency }
-    })).body)
-    yield* pay(`${chain}-${currency}`, String(created.address), amount)
-    yield* eventually(
-      client.request("GET", `/v1/deposit-addresses/${String(created.id)}/transactions`, { apiKey }),
-      (r) => {
-        const items = asRecord(r.body).items
-        return Array.isArray(items) && items.some((t) => asRecord(t).status === "confirmed")
-      },
-      30_000
-    )
-    return { walletId: String(created.wallet_id), address: String(created.address) }
-  })
-
-const sweep = (apiKey: string, assetKey: string, json: unknown) =>
-  Effect.flatMap(TestClient, (c) => c.request("POST", `/v1/wallet-assets/${assetKey}/sweep`, { apiKey, json }))
-
-const untilFinished = (apiKey: string, assetKey: string, operationId: string) =>
-  Effect.flatMap(TestClient, (c) =>
-    Effect.map(
-      eventually(c.request("GET", `/v1/wallet-assets/${assetKey}/sweeps/${operationId}`, { apiKey }), (r) => {
-        const status = asRecord(r.body).status
-        return status === "COMPLETED" || status === "FAILED"
-      }, 90_000),
-      (r) => asRecord(r.body)
-    ))
-
-const balances = (merchantId: string, chain: Chain, currency: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ uncollected: string; available: string }>`
-        SELECT trim_scale(uncollected)::text AS uncollected, trim_scale(available)::text AS available
-        FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency}`,
-      (rows) => rows[0]
-    ))
+import { balances, clientOf, fundedAddress, sweep, untilFinished } from "../test/custody-flows.js"
 
 /** A reconciliation run of the chain, once the indexer has passed the final height: no difference. */
 const reconciled = (chain: Chain) =>

@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { DateTime, Effect, Option, Schedule } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
@@ -63,8 +64,10 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     })
 
     const isNative = (policy: { readonly chain: Chain; readonly currency: string }) => NATIVE_ASSETS[policy.chain].currency === policy.currency
+    /** A native transfer on TRON or BEP20 pays its fee out of the coins it moves (on Solana the gas wallet pays). */
+    const paysOwnFee = (asset: { readonly chain: Chain; readonly currency: string }) => isNative(asset) && asset.chain !== "SOLANA"
 
-    /** The native units a sweep's sender must hold: zero on Solana (the gas wallet pays). */
+    /** The native units a transfer costs whoever pays its fee (on Solana the gas wallet, as fee payer). */
     const sweepFee = (chain: Chain, from: string, to: string, currency: string, amount: bigint) =>
       Effect.flatMap(clientOf(chain), (client) => client.feeEstimate({ from, to, currency, amount, sponsored: chain === "SOLANA" }))
 
@@ -85,7 +88,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       const nativeDecimals = NATIVE_ASSETS[operation.chain].decimals
       const shown: SweepOperation = {
         operation_id: operation.id,
-        type: operation.type,
+        type: operation.type === "gas_funding" ? "gas_funding" : "collection",
         status: operation.status,
         asset_key: `${operation.chain}-${operation.currency}`,
         chain: operation.chain,
@@ -151,7 +154,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           error: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE_ASSETS[policy.chain].currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
         })
       }
-      if (isNative(policy) && amount <= withMargin(fee)) {
+      if (paysOwnFee(policy) && amount <= withMargin(fee)) {
         return yield* new BadRequestError({ error: `${fromBaseUnits(amount, policy.decimals)} ${policy.currency} cannot pay its own network fee (${fromBaseUnits(withMargin(fee), nativeDecimals)})` })
       }
       const needsGas = !isNative(policy) && policy.chain !== "SOLANA"
@@ -191,7 +194,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         })
       }
       yield* Effect.logInfo(`custody ${id}: sweep of ${fromBaseUnits(amount, policy.decimals)} ${assetKey} from ${wallet.address} to ${main.address} requested`)
-      yield* actors.kick(wallet.id, id, 0)
+      yield* handOver(id, wallet.id)
       const stored = yield* store.operation(id)
       return yield* view(Option.getOrThrow(stored))
     })
@@ -199,7 +202,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     /** GET /v1/wallet-assets/{asset_key}/sweeps/{operation_id} */
     const get = Effect.fn("Collections.get")(function*(merchantId: string, assetKey: string, operationId: string) {
       const found = yield* store.operation(operationId)
-      if (Option.isNone(found) || found.value.merchant_id !== merchantId || `${found.value.chain}-${found.value.currency}` !== assetKey) {
+      if (Option.isNone(found) || found.value.type === "withdrawal" || found.value.merchant_id !== merchantId || `${found.value.chain}-${found.value.currency}` !== assetKey) {
         return yield* new NotFoundError({ error: `sweep ${operationId} of ${assetKey} not found` })
       }
       return yield* view(found.value)
@@ -226,7 +229,13 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      * `transactions` row, the ledger transfers and the status. Run twice (a crash before the commit, a
      * redelivered message), the second run finds it COMPLETED and does nothing.
      */
-    const finish = (operation: OperationRow, outcome: { readonly txHash: string; readonly fee: bigint; readonly blockNumber: bigint; readonly confirmations: number }, transfers: ReadonlyArray<LedgerTransfer>) =>
+    const finish = (
+      operation: OperationRow,
+      outcome: { readonly txHash: string; readonly fee: bigint; readonly blockNumber: bigint; readonly confirmations: number },
+      transfers: ReadonlyArray<LedgerTransfer>,
+      // what else completes with it (a withdrawal's status and webhook), in the same transaction
+      also: Effect.Effect<void, SqlError> = Effect.void
+    ) =>
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* store.lockOperation(operation.id)
         if (isFinished(locked.status)) return
@@ -240,19 +249,20 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         yield* sql`
           UPDATE custody_operations SET status = 'COMPLETED', waiting_for = NULL, updated_at = clock_timestamp(), finished_at = clock_timestamp()
           WHERE id = ${operation.id}`
+        yield* also
         yield* Effect.logInfo(`custody ${operation.id}: ${operation.type} final in ${operation.chain} block ${outcome.blockNumber} (${outcome.txHash})`)
       })).pipe(Effect.orDie)
 
     /**
      * The network fee as a ledger transfer from whoever paid it: the gas wallet (a gas funding, any Solana
-     * transfer: it is the fee payer), the swept coins (a native sweep), or the gas parked at the receive
-     * wallet (a token sweep on TRON and BEP20).
+     * transfer: it is the fee payer), the coins moved (a native sweep: uncollected; a native withdrawal:
+     * locked), or the gas parked at the sending wallet (a token sweep or withdrawal on TRON and BEP20).
      */
     const networkFee = (operation: OperationRow, fee: bigint): LedgerTransfer => ({
       debit: operation.type === "gas_funding" || operation.chain === "SOLANA"
         ? Accounts.gas
         : isNative(operation)
-        ? Accounts.uncollected(operation.merchant_id, operation.wallet_id)
+        ? (operation.type === "withdrawal" ? Accounts.locked(operation.merchant_id) : Accounts.uncollected(operation.merchant_id, operation.wallet_id))
         : Accounts.gasAt(operation.wallet_id),
       credit: Accounts.chain,
       chain: operation.chain,
@@ -263,12 +273,17 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     })
 
     /** FAILED, and the fee a transaction reverted on chain still burned, in one database transaction. */
-    const failed = (operation: OperationRow, outcome: { readonly reason: string; readonly burned: bigint }) =>
+    const failed = (
+      operation: OperationRow,
+      outcome: { readonly reason: string; readonly burned: bigint },
+      also: Effect.Effect<void, SqlError> = Effect.void
+    ) =>
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* store.lockOperation(operation.id)
         if (isFinished(locked.status)) return
         yield* store.fail(operation.id, outcome.reason)
         yield* ledger.post([networkFee(operation, outcome.burned)])
+        yield* also
         yield* Effect.logWarning(`custody ${operation.id}: ${operation.type} FAILED: ${outcome.reason}`)
       })).pipe(Effect.orDie)
 
@@ -330,7 +345,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         if (wallet === undefined) return yield* store.fail(operation.id, "the receive wallet is gone")
         const gasWallet = operation.chain === "SOLANA" ? yield* wallets.gasWallet("SOLANA") : undefined
         // a native sweep keeps back its own fee (with the margin): what is left of it stays uncollected
-        const amount = isNative(operation)
+        const amount = paysOwnFee(operation)
           ? operation.amount - withMargin(yield* sweepFee(operation.chain, operation.from_address, operation.to_address, operation.currency, operation.amount).pipe(Effect.retry({ schedule: retrySchedule })))
           : operation.amount
         if (amount <= 0n) return yield* store.fail(operation.id, "the balance cannot pay its own network fee")
@@ -364,15 +379,19 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       )
     })
 
+    /** Hands an operation to its wallet's actor, as a new message (each hand-over is counted in `kicks`). */
+    const handOver = (operationId: string, walletId: string) =>
+      Effect.gen(function*() {
+        const [row] = yield* Effect.orDie(sql<{ kicks: number }>`
+          UPDATE custody_operations SET kicks = kicks + 1, updated_at = clock_timestamp() WHERE id = ${operationId} RETURNING kicks`)
+        yield* actors.kick(walletId, operationId, row?.kicks ?? 1)
+      })
+
     /** Open operations not updated for a while get a new hand-over (after a crash, or a handler that died). */
     const resume = Effect.fn("Collections.resume")(function*(olderThanMs: number) {
-      const stale = yield* store.open(olderThanMs)
-      for (const operation of stale) {
-        const [row] = yield* Effect.orDie(sql<{ kicks: number }>`
-          UPDATE custody_operations SET kicks = kicks + 1, updated_at = clock_timestamp() WHERE id = ${operation.id} RETURNING kicks`)
-        yield* actors.kick(operation.wallet_id, operation.id, row?.kicks ?? 1)
-      }
-      return stale.length
+      const due = yield* store.open(olderThanMs)
+      for (const operation of due) yield* handOver(operation.id, operation.wallet_id)
+      return due.length
     })
 
     /**
@@ -404,6 +423,6 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       return started
     })
 
-    return { request, get, drive, resume, view, autoSweep } as const
+    return { request, get, drive, resume, view, autoSweep, ensureGas, networkFee, finish, failed, paysOwnFee, isNative, withMargin } as const
   })
 }) {}

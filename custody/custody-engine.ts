@@ -3,7 +3,10 @@ import { NodeClusterSocket } from "@effect/platform-node"
 import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { Collections } from "./collections.js"
 import { CustodyConfig } from "./custody-config.js"
+import { CustodyStore } from "./custody-store.js"
 import { CustodyWallet } from "./wallet-actor.js"
+import { WithdrawalDecisions } from "./withdrawal-decisions.js"
+import { Withdrawals } from "./withdrawals.js"
 
 /**
  * The cluster the wallet actors run on, over our PostgreSQL (SqlMessageStorage, SqlRunnerStorage).
@@ -50,10 +53,15 @@ export const ClusterLive = Layer.unwrapEffect(
 
 /** The wallet actor's behaviour: drive the operation it is handed, from durable state. */
 export const CustodyWalletLive = CustodyWallet.toLayer(
-  Effect.map(Collections, (collections) =>
+  Effect.map(Effect.all([Collections, Withdrawals, CustodyStore]), ([collections, withdrawals, store]) =>
     CustodyWallet.of({
       Drive: (envelope) =>
-        collections.drive(envelope.payload.operation_id).pipe(
+        store.operation(envelope.payload.operation_id).pipe(
+          Effect.flatMap((found) =>
+            Option.isSome(found) && found.value.type === "withdrawal"
+              ? withdrawals.drive(envelope.payload.operation_id)
+              : collections.drive(envelope.payload.operation_id)
+          ),
           // a defect is logged and left to the resume loop: the operation stays open in the database
           Effect.catchAllDefect((defect) => Effect.logError(`custody ${envelope.payload.operation_id}: the actor failed; resumed later`, defect))
         )
@@ -62,9 +70,10 @@ export const CustodyWalletLive = CustodyWallet.toLayer(
 )
 
 /**
- * After a start, and then every half minute: open operations nobody touched for `resumeAfter` are handed
- * to their wallet's actor again (messages redelivered by the cluster cover a crash mid-handler; this covers
- * a crash between storing an operation and handing it over, and handlers that died).
+ * Every two seconds: operations stored but never handed to their wallet's actor (an approval made by the
+ * operator CLI or the console; a crash between storing and handing over) are handed over; and open
+ * operations nobody touched for `resumeAfter` are handed over again (messages redelivered by the cluster
+ * cover a crash mid-handler; this covers handlers that died).
  */
 export const CustodyResumeLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -76,7 +85,7 @@ export const CustodyResumeLive = Layer.scopedDiscard(
         Effect.catchAllCause((cause) => Effect.logWarning("custody: resuming open operations failed; trying again later", cause))
       )
     yield* Effect.forkScoped(
-      Effect.zipRight(once(Duration.toMillis(config.resumeAfter)), Effect.repeat(once(Duration.toMillis(config.resumeAfter)), Schedule.spaced("30 seconds")))
+      Effect.zipRight(once(Duration.toMillis(config.resumeAfter)), Effect.repeat(once(Duration.toMillis(config.resumeAfter)), Schedule.spaced("2 seconds")))
     )
   })
 )
@@ -96,4 +105,16 @@ export const AutoSweepLive = Layer.scopedDiscard(
       Schedule.spaced(config.autoSweepInterval)
     ))
   })
+)
+
+/** PENDING withdrawals nobody decided in time are cancelled (funds unlocked), checked every minute. */
+export const WithdrawalExpiryLive = Layer.scopedDiscard(
+  Effect.flatMap(WithdrawalDecisions, (withdrawals) =>
+    Effect.forkScoped(Effect.repeat(
+      withdrawals.expire().pipe(
+        Effect.tap((n) => (n > 0 ? Effect.logInfo(`${n} undecided withdrawal(s) expired and were cancelled`) : Effect.void)),
+        Effect.catchAllCause((cause) => Effect.logWarning("withdrawal expiry failed; trying again later", cause))
+      ),
+      Schedule.spaced("1 minute")
+    )))
 )

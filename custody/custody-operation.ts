@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { Chain } from "../src/domain/chain.js"
 import { DecimalString } from "../src/money.js"
 
-export const OperationType = Schema.Literal("collection", "gas_funding")
+export const OperationType = Schema.Literal("collection", "gas_funding", "withdrawal")
 export type OperationType = typeof OperationType.Type
 
 /** GAS_FUNDING → SWEEPING → BROADCAST → COMPLETED, or FAILED at any step (nothing moved in the ledger). */
@@ -26,6 +26,7 @@ export const OperationRow = Schema.Struct({
   amount: Schema.BigInt,
   parent_id: Schema.NullOr(Schema.String),
   gas_funding_id: Schema.NullOr(Schema.String),
+  withdrawal_id: Schema.NullOr(Schema.String),
   waiting_for: Schema.NullOr(Schema.String),
   failure_reason: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
@@ -33,7 +34,7 @@ export const OperationRow = Schema.Struct({
 })
 export type OperationRow = typeof OperationRow.Type
 export const OPERATION_COLUMNS =
-  "id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, trim_scale(amount)::text AS amount, parent_id, gas_funding_id, waiting_for, failure_reason, created_at, updated_at"
+  "id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, trim_scale(amount)::text AS amount, parent_id, gas_funding_id, withdrawal_id, waiting_for, failure_reason, created_at, updated_at"
 
 /** A row of `custody_transactions`: one signed transaction of an operation. */
 export const AttemptStatus = Schema.Literal("signed", "broadcast", "included", "final", "reverted", "dropped", "rejected")
@@ -66,7 +67,7 @@ export const SweepRequest = Schema.Struct({
 /** A sweep or gas-funding operation as the API shows it (amounts in the asset's units). */
 export const SweepOperation = Schema.Struct({
   operation_id: Schema.String,
-  type: OperationType,
+  type: Schema.Literal("collection", "gas_funding"),
   status: OperationStatus,
   asset_key: Schema.String,
   chain: Chain,

@@ -31,11 +31,13 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       return row === undefined ? yield* Effect.dieMessage(`no custody operation ${id}`) : row
     })
 
-    /** Operations not yet COMPLETED or FAILED, oldest first (what a restart resumes). */
+    /** Unfinished operations never handed to an actor, or untouched for a while, oldest first (what resume hands over). */
     const open = Effect.fn("CustodyStore.open")(function*(olderThanMs = 0) {
       return yield* sql`
         SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations
-        WHERE status NOT IN ('COMPLETED', 'FAILED') AND updated_at < clock_timestamp() - ${olderThanMs} * interval '1 millisecond'
+        WHERE status NOT IN ('COMPLETED', 'FAILED')
+          AND ((kicks = 0 AND created_at < clock_timestamp() - interval '1 second')
+               OR updated_at < clock_timestamp() - ${olderThanMs} * interval '1 millisecond')
         ORDER BY created_at LIMIT 1000`.pipe(Effect.flatMap(decodeOperations), Effect.orDie)
     })
 
@@ -121,6 +123,18 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       })).pipe(Effect.orDie)
     })
 
+    /** A node accepted the transaction: the attempt, the operation and (for a withdrawal) the withdrawal say so. */
+    const markBroadcast = Effect.fn("CustodyStore.markBroadcast")(function*(operation: OperationRow, txHash: string) {
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`UPDATE custody_transactions SET status = 'broadcast', updated_at = clock_timestamp()
+                   WHERE chain = ${operation.chain} AND tx_hash = ${txHash} AND status = 'signed'`
+        yield* sql`UPDATE custody_operations SET status = 'BROADCAST', waiting_for = ${`${txHash} to be mined`}, updated_at = clock_timestamp()
+                   WHERE id = ${operation.id} AND status NOT IN ('COMPLETED', 'FAILED')`
+        yield* sql`UPDATE withdrawals SET status = 'BROADCAST', tx_hash = ${txHash}, updated_at = clock_timestamp()
+                   WHERE operation_id = ${operation.id} AND status IN ('APPROVED', 'BROADCAST')`
+      })).pipe(Effect.orDie)
+    })
+
     const markAttempt = Effect.fn("CustodyStore.markAttempt")(function*(
       chain: Chain,
       txHash: string,
@@ -148,6 +162,6 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       return { byStatus, oldest, transactions }
     })
 
-    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt } as const
+    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast } as const
   })
 }) {}

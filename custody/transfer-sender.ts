@@ -84,7 +84,8 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         from_address: operation.from_address,
         to_address: leg.to,
         wallet_id: leg.walletId,
-        operation_id: operation.id
+        operation_id: operation.id,
+        withdrawal_id: operation.withdrawal_id
       })} ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
 
     const step = (client: ChainClient, operation: OperationRow, leg: TransferLeg): Effect.Effect<Step, ChainRpcError> =>
@@ -133,10 +134,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         )
         if (Option.isNone(sent)) {
           yield* crashPoint(operation, "after-broadcast")
-          if (attempt.status === "signed") {
-            yield* store.markAttempt(attempt.chain, attempt.tx_hash, "broadcast")
-            yield* store.setStatus(operation.id, "BROADCAST", `${attempt.tx_hash} to be mined`)
-          }
+          if (attempt.status === "signed") yield* store.markBroadcast(operation, attempt.tx_hash)
           return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         }
         // refused: unless it is on chain after all (a lost answer, then "nonce too low"), it never goes out again

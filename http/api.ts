@@ -34,6 +34,7 @@ import {
 } from "../src/domain/wallet-portfolio.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
 import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
+import { CreateWithdrawalRequest, FeeQuote, FeeQuoteRequest, Withdrawal, WithdrawalList, WithdrawalListQuery } from "../src/domain/withdrawal.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
 
 /**
@@ -256,6 +257,41 @@ export class DepositAddressesGroup extends HttpApiGroup.make("depositAddresses")
   .middleware(Authentication)
 {}
 
+export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
+  .add(
+    HttpApiEndpoint.post("quote", "/v1/withdrawal-fee-quote")
+      .setPayload(FeeQuoteRequest)
+      .addSuccess(FeeQuote)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Fees of a withdrawal now (call it right before creating one; no quote id): platform fee in bps, network fee in the gas asset")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/withdrawals")
+      .setUrlParams(WithdrawalListQuery)
+      .addSuccess(WithdrawalList)
+      .annotate(OpenApi.Summary, "This merchant's withdrawals, newest first (status filter, limit/offset)")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/v1/withdrawals")
+      .setHeaders(IdempotencyKeyHeader)
+      .setPayload(CreateWithdrawalRequest)
+      .addSuccess(Withdrawal, { status: 201 })
+      .addError(Forbidden)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "Request a withdrawal (no fee fields: the fee policy is recalculated and stored): funds locked, PENDING until a human approves it in the merchant console; then signed and broadcast (BROADCAST) and COMPLETED or FAILED with a webhook. Idempotent with X-Service-Idempotency-Key"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/withdrawals/:withdrawal_id")
+      .setPath(Schema.Struct({ withdrawal_id: Schema.String }))
+      .addSuccess(Withdrawal)
+      .annotate(OpenApi.Summary, "One of this merchant's withdrawals")
+  )
+  .middleware(Authentication)
+{}
+
 export class FacetApi extends HttpApi.make("facet")
   .add(SystemGroup)
   .add(DeveloperGroup)
@@ -264,6 +300,7 @@ export class FacetApi extends HttpApi.make("facet")
   .add(OrdersGroup)
   .add(DepositAddressesGroup)
   .add(TransactionsGroup)
+  .add(WithdrawalsGroup)
   .addError(BadRequest)
   .addError(NotFound)
   .addError(MethodNotAllowed)

@@ -13,6 +13,7 @@ import { OrdersHandlers } from "./handlers/orders.js"
 import { SystemHandlers } from "./handlers/system.js"
 import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
+import { WithdrawalsHandlers } from "./handlers/withdrawals.js"
 import { RateLimiter } from "./rate-limiter.js"
 
 const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
@@ -23,7 +24,8 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     WalletAssetsHandlers,
     OrdersHandlers,
     DepositAddressesHandlers,
-    TransactionsHandlers
+    TransactionsHandlers,
+    WithdrawalsHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )

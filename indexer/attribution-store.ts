@@ -373,8 +373,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 LEFT JOIN deposit_addresses d
                   ON i.purpose = 'deposit' AND d.wallet_id = i.wallet_id AND d.chain = i.chain AND d.currency = i.currency
                 -- custody's own transactions (gas funding, collections) are never deposits: custody stored
-                -- their hashes before broadcasting them, so they are known here before they can be seen
-                WHERE NOT EXISTS (SELECT 1 FROM custody_transactions ct WHERE ct.chain = i.chain AND ct.tx_hash = i.tx_hash)
+                -- their hashes before broadcasting them, so they are known here before they can be seen (a
+                -- withdrawal to someone's deposit address is a real payment to them, and stays one)
+                WHERE NOT EXISTS (
+                  SELECT 1 FROM custody_transactions ct JOIN custody_operations o ON o.id = ct.operation_id
+                  WHERE ct.chain = i.chain AND ct.tx_hash = i.tx_hash AND o.type <> 'withdrawal')
               ),
               w AS (
                 INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,

@@ -1,7 +1,11 @@
 import { Effect, Layer } from "effect"
 import { Collections } from "../custody/collections.js"
 import { CustodyConfigLive } from "../custody/custody-config.js"
-import { AutoSweepLive, ClusterLive, CustodyResumeLive, CustodyWalletLive } from "../custody/custody-engine.js"
+import { AutoSweepLive, ClusterLive, CustodyResumeLive, CustodyWalletLive, WithdrawalExpiryLive } from "../custody/custody-engine.js"
+import { Withdrawals } from "../custody/withdrawals.js"
+import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
+import { WithdrawalStore } from "../custody/withdrawal-store.js"
+import { Idempotency } from "./idempotency.js"
 import { CustodyStore } from "../custody/custody-store.js"
 import { TransferSender } from "../custody/transfer-sender.js"
 import { WalletActors } from "../custody/wallet-actor.js"
@@ -59,9 +63,10 @@ export const NetworkLive = Layer.unwrapEffect(
  * node serves); needs `AppConfig`.
  */
 export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(
-  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive, AutoSweepLive
+  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive, AutoSweepLive, WithdrawalExpiryLive
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default)),
+  Layer.provideMerge(Layer.mergeAll(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default)), WithdrawalDecisions.Default)),
+  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default, WithdrawalStore.Default)),
   Layer.provideMerge(Layer.mergeAll(
     Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default, GasWallets.Default
   )),

@@ -113,8 +113,8 @@ export interface ChainClient {
    */
   readonly canStillLand: (window: LandingWindow) => Effect.Effect<boolean, ChainRpcError>
   /**
-   * The native base units the sender must hold to send this (a token sweep's gas, an account's creation);
-   * zero when a fee payer other than the sender pays (Solana).
+   * The native base units this transfer costs whoever pays its fee (a token sweep's gas, an account's
+   * creation, a Solana recipient's token-account rent); `sponsored`: a separate fee payer signs too (Solana).
    */
   readonly feeEstimate: (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint; readonly sponsored: boolean }) => Effect.Effect<bigint, ChainRpcError>
   /** EVM: the number of transactions the address has sent, in final state (what custody's nonces start from). */

@@ -36,6 +36,8 @@ export interface Bep20Settings {
 }
 
 const NATIVE = "BNB"
+/** Gas budgeted for a BEP20 `transfer` when it cannot be estimated (a new holder's costs about 52k). */
+const TOKEN_TRANSFER_GAS_BUDGET = 65_000n
 const transferAbi = [{
   type: "function",
   name: "transfer",
@@ -257,7 +259,11 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         const call = yield* callOf(request.to, request.currency, request.amount).pipe(Effect.mapError((e) => new ChainRpcError({ chain: "BEP20", message: e.message })))
         const from = request.from
         const [gas, price] = yield* Effect.all([
-          Effect.tryPromise({ try: () => client.estimateGas({ account: from, ...call }), catch: rpcError("eth_estimateGas") }),
+          Effect.tryPromise({ try: () => client.estimateGas({ account: from, ...call }), catch: rpcError("eth_estimateGas") }).pipe(
+            // a token transfer the sender cannot make yet (a quote before the main wallet holds the tokens)
+            // reverts in estimation: budget a typical BEP20 transfer instead, at today's gas price
+            Effect.catchAll((error) => (request.currency === NATIVE ? Effect.fail(error) : Effect.succeed(TOKEN_TRANSFER_GAS_BUDGET)))
+          ),
           gasPrice
         ])
         return gas * price

@@ -211,8 +211,22 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           )
       })
 
-    // the sender pays only when no fee payer is named
-    const feeEstimate = (request: { readonly sponsored: boolean }) => Effect.succeed(request.sponsored ? 0n : BigInt(LAMPORTS_PER_SIGNATURE))
+    /**
+     * What the transfer costs whoever pays its fee: a signature each for the sender and a separate fee
+     * payer, and the rent of the recipient's token account when it does not exist yet.
+     */
+    const feeEstimate = (request: { readonly to: string; readonly currency: string; readonly sponsored: boolean }) =>
+      Effect.gen(function*() {
+        const signatures = BigInt(LAMPORTS_PER_SIGNATURE * (request.sponsored ? 2 : 1))
+        const token = settings.tokens.get(request.currency)
+        const owner = publicKey(request.to)
+        if (request.currency === NATIVE || token === undefined || Option.isNone(owner)) return signatures
+        const account = getAssociatedTokenAddressSync(new PublicKey(token.mint), owner.value, true)
+        const exists = yield* Effect.tryPromise({ try: () => connection.getAccountInfo(account, "confirmed"), catch: rpcError("getAccountInfo") })
+        if (exists !== null) return signatures
+        const rent = yield* Effect.tryPromise({ try: () => connection.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE), catch: rpcError("getMinimumBalanceForRentExemption") })
+        return signatures + BigInt(rent)
+      })
 
     const transaction = (signature: string) =>
       Effect.gen(function*() {

@@ -1,0 +1,65 @@
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer, Schema } from "effect"
+import * as os from "node:os"
+import { OperatorError, operatorConfig, operatorLive } from "../indexer/operator-runtime.js"
+import { AssetCatalog } from "../src/assets/asset-catalog.js"
+import { WithdrawalStatus } from "../src/domain/withdrawal.js"
+import { Ledger } from "../src/ledger/ledger.js"
+import { Wallets } from "../src/wallets/wallets.js"
+import { WithdrawalDecisions } from "./withdrawal-decisions.js"
+import { WithdrawalStore } from "./withdrawal-store.js"
+
+const USAGE = "usage: npm run withdrawals -- list [--status PENDING] | approve ID --by NAME | reject ID --by NAME --reason TEXT | cancel ID --by NAME [--reason TEXT]"
+
+const option = (args: ReadonlyArray<string>, name: string) => {
+  const i = args.indexOf(name)
+  return i === -1 ? undefined : args[i + 1]
+}
+
+/**
+ * `npm run withdrawals`: the operator's view of withdrawals and, until the merchant console does it, the
+ * human decision on them. Every decision is recorded with who made it (`--by`) and from where (this host).
+ * An approved withdrawal is handed to the main wallet's actor by the running service within seconds.
+ */
+const main = Effect.gen(function*() {
+  const args = process.argv.slice(2)
+  const [command, id] = args
+  if (command !== "list" && command !== "approve" && command !== "reject" && command !== "cancel") return yield* new OperatorError({ message: USAGE })
+  const config = yield* operatorConfig([])
+  yield* Effect.gen(function*() {
+    const store = yield* WithdrawalStore
+    const decisions = yield* WithdrawalDecisions
+    if (command === "list") {
+      const status = option(args, "--status")
+      if (status !== undefined && !Schema.is(WithdrawalStatus)(status)) return yield* new OperatorError({ message: `--status must be one of ${WithdrawalStatus.literals.join(", ")}` })
+      const rows = yield* store.listAll({ status, limit: 100 })
+      for (const row of rows) console.log(JSON.stringify(row))
+      if (rows.length === 0) console.error("no withdrawals")
+      return
+    }
+    const by = option(args, "--by")
+    const reason = option(args, "--reason")
+    if (id === undefined || by === undefined || by.startsWith("--")) return yield* new OperatorError({ message: USAGE })
+    if (command === "reject" && reason === undefined) return yield* new OperatorError({ message: "a rejection needs --reason" })
+    const decision = command === "approve" ? "APPROVED" : command === "reject" ? "REJECTED" : "CANCELLED"
+    const withdrawal = yield* decisions.decide(id, decision, { by, from: `cli@${os.hostname()}`, reason }).pipe(
+      Effect.catchTags({
+        NotFound: (e) => new OperatorError({ message: e.error }),
+        Conflict: (e) => new OperatorError({ message: e.error })
+      })
+    )
+    console.log(JSON.stringify(withdrawal))
+  }).pipe(
+    Effect.provide(Layer.mergeAll(WithdrawalDecisions.Default, WithdrawalStore.Default).pipe(
+      Layer.provide(Layer.mergeAll(AssetCatalog.Default, Wallets.Default, Ledger.Default, WithdrawalStore.Default))
+    )),
+    Effect.provide(operatorLive(config))
+  )
+}).pipe(
+  Effect.catchTag("OperatorError", (error) => Effect.sync(() => {
+    console.error(error.message)
+    process.exitCode = 2
+  }))
+)
+
+NodeRuntime.runMain(main)

@@ -1,0 +1,145 @@
+// fast devnets for this file
+process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
+process.env.FACET_CONFIRMATIONS_TRC20 = "3"
+process.env.FACET_CONFIRMATIONS_BEP20 = "2"
+process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
+process.env.FACET_DEVNET_SOLANA_SLOT_MS = "150"
+process.env.FACET_DEVNET_SOLANA_FINALITY_SLOTS = "4"
+process.env.FACET_CUSTODY_POLL_MS = "200"
+
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import type { Chain } from "../src/domain/chain.js"
+import { clientOf, fundedAddress, ledgerBalances, sweep, untilFinished } from "../test/custody-flows.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { asRecord } from "../test/json.js"
+import { ledgerIntegrity } from "../test/ledger-integrity.js"
+import { onboardMerchant } from "../test/merchants.js"
+import { eventually } from "../test/webhook-receiver.js"
+import { WithdrawalDecisions } from "./withdrawal-decisions.js"
+
+/** A merchant with `amount` collected (available) on an asset: deposit, final, swept. */
+const merchantWithFunds = (chain: Chain, currency: string, amount: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const merchant = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+    const receive = yield* fundedAddress(merchant.apiKey, chain, currency, amount)
+    const native = currency === "TRX" || currency === "BNB"
+    if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE chain = ${chain} AND currency = ${currency}`
+    const started = yield* sweep(merchant.apiKey, `${chain}-${currency}`, { from_wallet_id: receive.walletId })
+    const done = yield* untilFinished(merchant.apiKey, `${chain}-${currency}`, String(asRecord(started.body).operation_id))
+    if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE chain = ${chain} AND currency = ${currency}`
+    expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+    return { ...merchant, receive }
+  })
+
+const post = (apiKey: string, path: string, json: unknown, headers: Record<string, string> = {}) =>
+  Effect.flatMap(TestClient, (c) => c.request("POST", path, { apiKey, json, headers }))
+const get = (apiKey: string, path: string) => Effect.flatMap(TestClient, (c) => c.request("GET", path, { apiKey }))
+
+const untilWithdrawal = (apiKey: string, id: string, done: ReadonlyArray<string>) =>
+  Effect.map(eventually(get(apiKey, `/v1/withdrawals/${id}`), (r) => done.includes(String(asRecord(r.body).status)), 90_000), (r) => asRecord(r.body))
+
+// a fresh external recipient per chain (valid, not one of ours)
+const RECIPIENT: Record<"TRC20" | "BEP20", string> = {
+  TRC20: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy",
+  BEP20: "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
+}
+
+describe("withdrawals on the devnets", () => {
+  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "240 seconds" })((it) => {
+    it.effect("TRC20 USDT: quote → create (locked, idempotent) → approved by a human → exactly the net amount on chain → COMPLETED with its webhook", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const decisions = yield* WithdrawalDecisions
+        const { apiKey, merchantId } = yield* merchantWithFunds("TRC20", "USDT", "1000")
+        const quote = yield* post(apiKey, "/v1/withdrawal-fee-quote", { chain: "TRC20", currency: "USDT", amount: "100" })
+        expect(quote.status, quote.text).toBe(200)
+        expect(asRecord(quote.body)).toMatchObject({
+          chain: "TRC20", currency: "USDT", fee_currency: "USDT", amount: "100.000000", platform_fee: "0.100000", platform_fee_bps: 10,
+          network_fee_asset: "TRX", network_fee_included: false, total_fee: "0.100000", net_amount: "99.900000", policy_version: "2026-07-19.1"
+        })
+        expect(String(asRecord(quote.body).network_fee)).toMatch(/^\d+\.\d{6}$/)
+
+        const body = { chain: "TRC20", currency: "USDT", amount: "100", to_address: RECIPIENT.TRC20, out_withdrawal_no: "payout-1" }
+        const created = yield* post(apiKey, "/v1/withdrawals", body, { "x-service-idempotency-key": "wd-key-1" })
+        expect(created.status, created.text).toBe(201)
+        const withdrawal = asRecord(created.body)
+        expect(withdrawal).toMatchObject({ status: "PENDING", amount: "100.000000", net_amount: "99.900000", fee_policy_version: "2026-07-19.1", tx_hash: null })
+        const again = yield* post(apiKey, "/v1/withdrawals", body, { "x-service-idempotency-key": "wd-key-1" })
+        expect(again.status).toBe(201)
+        expect(asRecord(again.body).withdrawal_id).toBe(withdrawal.withdrawal_id)
+        expect((yield* post(apiKey, "/v1/withdrawals", { ...body, amount: "101" }, { "x-service-idempotency-key": "wd-key-1" })).status).toBe(409)
+        expect((yield* post(apiKey, "/v1/withdrawals", body)).status).toBe(409)
+        expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "900", locked: "100" })
+
+        // a human approves (the console's service; here as the operator CLI calls it)
+        yield* decisions.decide(String(withdrawal.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
+        const done = yield* untilWithdrawal(apiKey, String(withdrawal.withdrawal_id), ["COMPLETED", "FAILED"])
+        expect(done, JSON.stringify(done)).toMatchObject({ status: "COMPLETED", tx_hash: expect.stringMatching(/^[0-9a-f]{64}$/) })
+        const tron = yield* clientOf("TRC20")
+        expect(yield* tron.balance(RECIPIENT.TRC20, "USDT")).toBe(99_900_000n)
+        expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "900", locked: "0" })
+        const [fees] = yield* sql<{ amount: string }>`
+          SELECT trim_scale(amount)::text AS amount FROM ledger_transfers WHERE reference = ${String(withdrawal.withdrawal_id)} AND kind = 'platform_fee'`
+        expect(fees?.amount).toBe("100000")
+        const [event] = yield* sql<{ idempotency_key: string; body: string }>`
+          SELECT idempotency_key, body FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.withdrawal.completed'`
+        expect(event?.idempotency_key).toBe(`wallet.withdrawal.completed:${String(withdrawal.withdrawal_id)}:${String(done.tx_hash)}`)
+        expect(JSON.parse(event?.body ?? "{}")).toMatchObject({ event: "wallet.withdrawal.completed", withdrawal: { status: "COMPLETED", net_amount: "99.900000" } })
+        const listed = asRecord((yield* get(apiKey, `/v1/transactions?q=${String(withdrawal.withdrawal_id)}`)).body)
+        expect(listed.items).toMatchObject([{ type: "withdrawal", status: "confirmed", withdrawal_id: withdrawal.withdrawal_id, amount: "99.9" }])
+        expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+      }))
+
+    it.effect("BEP20 BNB: a native withdrawal pays its network fee out of the amount; reject and cancel unlock; bad requests lock nothing", () =>
+      Effect.gen(function*() {
+        const decisions = yield* WithdrawalDecisions
+        const { apiKey, merchantId, receive } = yield* merchantWithFunds("BEP20", "BNB", "2")
+        const before = yield* ledgerBalances(merchantId, "BEP20", "BNB")
+        const available = String(before?.available)
+        const refusals: ReadonlyArray<[unknown, number, RegExp]> = [
+          [{ chain: "BEP20", currency: "BNB", amount: "100", to_address: RECIPIENT.BEP20 }, 400, /available .* is less than 100/],
+          [{ chain: "BEP20", currency: "BNB", amount: "0.1", to_address: "0x8ba1f109551bd432803012645ac136ddd64dBA72" }, 400, /EIP-55/],
+          [{ chain: "BEP20", currency: "BNB", amount: "0.1", to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy" }, 400, /not a BEP20 address/],
+          [{ chain: "BEP20", currency: "BNB", amount: "0.123456789", to_address: RECIPIENT.BEP20 }, 400, /more than 8 fractional digits/],
+          [{ chain: "BEP20", currency: "BNB", amount: "0.00000001", to_address: RECIPIENT.BEP20 }, 400, /net amount/],
+          [{ chain: "BEP20", currency: "BNB", amount: "0.1", to_address: receive.address }, 400, /own receive address/],
+          [{ chain: "BEP20", currency: "BNB", amount: "0.1", to_address: RECIPIENT.BEP20, network_fee: "0" }, 400, /network_fee/],
+          [{ chain: "SOLANA", currency: "USDT", amount: "1", to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy" }, 400, /deposit_live/]
+        ]
+        for (const [json, status, message] of refusals) {
+          const res = yield* post(apiKey, "/v1/withdrawals", json)
+          expect(res.status, `${JSON.stringify(json)}: ${res.text}`).toBe(status)
+          expect(String(asRecord(res.body).error)).toMatch(message)
+        }
+        expect(yield* ledgerBalances(merchantId, "BEP20", "BNB")).toEqual(before)
+
+        const create = (amount: string) =>
+          Effect.map(post(apiKey, "/v1/withdrawals", { chain: "BEP20", currency: "BNB", amount, to_address: RECIPIENT.BEP20 }), (r) => asRecord(r.body))
+        const rejected = yield* create("0.2")
+        const cancelled = yield* create("0.3")
+        yield* decisions.decide(String(rejected.withdrawal_id), "REJECTED", { by: "owner@test", from: "test", reason: "not ours" })
+        yield* decisions.decide(String(cancelled.withdrawal_id), "CANCELLED", { by: "owner@test", from: "test" })
+        expect(yield* ledgerBalances(merchantId, "BEP20", "BNB")).toEqual(before)
+        expect((yield* Effect.either(decisions.decide(String(rejected.withdrawal_id), "APPROVED", { by: "x", from: "test" })))._tag).toBe("Left")
+
+        const sent = yield* create("0.5")
+        expect(sent).toMatchObject({ network_fee_included: true, network_fee_asset: "BNB", platform_fee: "0.00050000" })
+        const bnb = yield* clientOf("BEP20")
+        const recipientBefore = yield* bnb.balance(RECIPIENT.BEP20, "BNB")
+        yield* decisions.decide(String(sent.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
+        const done = yield* untilWithdrawal(apiKey, String(sent.withdrawal_id), ["COMPLETED", "FAILED"])
+        expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+        const net = BigInt(String(done.net_amount).replace(".", "")) * 10n ** 10n
+        expect((yield* bnb.balance(RECIPIENT.BEP20, "BNB")) - recipientBefore).toBe(net)
+        // the merchant paid the amount less the unburned part of the quoted network fee; nothing stays locked
+        const after = yield* ledgerBalances(merchantId, "BEP20", "BNB")
+        expect(after?.locked).toBe("0")
+        expect(Number(available) - Number(after?.available)).toBeLessThanOrEqual(0.5)
+        expect(Number(available) - Number(after?.available)).toBeGreaterThan(0.5 - Number(done.network_fee) - 1e-9)
+        expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+      }))
+  })
+})

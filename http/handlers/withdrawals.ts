@@ -1,0 +1,31 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Withdrawals } from "../../custody/withdrawals.js"
+import { ForbiddenError } from "../../src/domain/errors.js"
+import { Withdrawal } from "../../src/domain/withdrawal.js"
+import { CurrentMerchant } from "../../src/merchants/principal.js"
+import { FacetApi } from "../api.js"
+
+/** A key without `scope` gets 403 saying which scope it lacks. */
+const requireScope = (scope: string, what: string) =>
+  Effect.flatMap(CurrentMerchant, (principal) =>
+    principal.scopes.includes(scope)
+      ? Effect.succeed(principal)
+      : Effect.fail(new ForbiddenError({ error: `this API key lacks the ${scope} scope that ${what} needs` })))
+
+export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals", (handlers) =>
+  Effect.gen(function*() {
+    const withdrawals = yield* Withdrawals
+    return handlers
+      .handle("quote", ({ payload }) =>
+        Effect.flatMap(requireScope("read", "a fee quote"), (principal) => withdrawals.quote(principal.merchantId, payload)))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentMerchant, (p) => withdrawals.list(p.merchantId, urlParams)))
+      .handle("create", ({ headers, payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* requireScope("withdrawals", "a withdrawal")
+          const key = Option.fromNullable(headers["x-service-idempotency-key"])
+          const withdrawal = yield* withdrawals.create(principal.merchantId, payload, key)
+          return yield* HttpServerResponse.schemaJson(Withdrawal)(withdrawal, { status: 201 }).pipe(Effect.orDie)
+        }))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentMerchant, (p) => withdrawals.get(p.merchantId, path.withdrawal_id)))
+  }))

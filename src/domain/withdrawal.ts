@@ -1,0 +1,90 @@
+import { Schema } from "effect"
+import { DecimalString } from "../money.js"
+import { Chain } from "./chain.js"
+import { LimitOffset } from "./order.js"
+
+export const WithdrawalStatus = Schema.Literal("PENDING", "APPROVED", "REJECTED", "CANCELLED", "BROADCAST", "COMPLETED", "FAILED").annotations({
+  identifier: "WithdrawalStatus",
+  description: "PENDING (funds locked, awaiting a human in the console) → APPROVED → BROADCAST → COMPLETED | FAILED; PENDING → REJECTED | CANCELLED. REJECTED, CANCELLED and FAILED unlock the funds."
+})
+export type WithdrawalStatus = typeof WithdrawalStatus.Type
+
+const strict = { onExcessProperty: "error", errors: "all" } as const
+
+/** POST /v1/withdrawal-fee-quote: all three required here (the contract leaves it open); nothing else. */
+export const FeeQuoteRequest = Schema.Struct({
+  chain: Chain,
+  currency: Schema.String.pipe(Schema.minLength(1)),
+  amount: DecimalString
+}).annotations({ identifier: "WithdrawalFeeQuoteRequest", parseOptions: strict })
+
+export const FeeQuote = Schema.Struct({
+  chain: Chain,
+  currency: Schema.String,
+  fee_currency: Schema.String,
+  amount: DecimalString,
+  platform_fee: DecimalString,
+  network_fee: DecimalString,
+  network_fee_asset: Schema.String,
+  network_fee_included: Schema.Boolean,
+  total_fee: DecimalString,
+  net_amount: DecimalString,
+  platform_fee_bps: Schema.Number,
+  model: Schema.String,
+  policy_version: Schema.String
+}).annotations({
+  identifier: "WithdrawalFeeQuote",
+  description: "Every decimal at the asset's precision (network_fee at its gas asset's). Token withdrawals: network_fee is a native gas budget paid by the platform, not deducted; natives: included and deducted from the amount."
+})
+export type FeeQuote = typeof FeeQuote.Type
+
+/** POST /v1/withdrawals: no fee field (400), no other field. */
+export const CreateWithdrawalRequest = Schema.Struct({
+  chain: Chain,
+  currency: Schema.String.pipe(Schema.minLength(1)),
+  amount: DecimalString,
+  to_address: Schema.String.pipe(Schema.minLength(1)),
+  out_withdrawal_no: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)))
+}).annotations({ identifier: "CreateWithdrawalRequest", parseOptions: strict })
+export type CreateWithdrawalRequest = typeof CreateWithdrawalRequest.Type
+
+export const Withdrawal = Schema.Struct({
+  withdrawal_id: Schema.String,
+  out_withdrawal_no: Schema.NullOr(Schema.String),
+  status: WithdrawalStatus,
+  chain: Chain,
+  currency: Schema.String,
+  amount: DecimalString,
+  platform_fee: DecimalString,
+  network_fee: DecimalString,
+  network_fee_asset: Schema.String,
+  network_fee_included: Schema.Boolean,
+  total_fee: DecimalString,
+  net_amount: DecimalString,
+  to_address: Schema.String,
+  tx_hash: Schema.NullOr(Schema.String),
+  fee_policy_version: Schema.String,
+  failure_reason: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Withdrawal" })
+export type Withdrawal = typeof Withdrawal.Type
+
+export const WithdrawalList = Schema.Struct({
+  total: Schema.Number,
+  limit: Schema.Number,
+  offset: Schema.Number,
+  items: Schema.Array(Withdrawal)
+}).annotations({ identifier: "WithdrawalList" })
+
+export const WithdrawalListQuery = Schema.Struct({
+  status: Schema.optional(WithdrawalStatus),
+  ...LimitOffset
+}).annotations({ parseOptions: { errors: "all" } })
+
+/** Body of wallet.withdrawal.completed / wallet.withdrawal.failed. */
+export const WithdrawalWebhook = Schema.Struct({
+  event: Schema.Literal("wallet.withdrawal.completed", "wallet.withdrawal.failed"),
+  withdrawal: Withdrawal,
+  created_at: Schema.String
+}).annotations({ identifier: "WithdrawalWebhook" })
