@@ -17,6 +17,14 @@ import { asRecord } from "../test/json.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { Keypair } from "@solana/web3.js"
+import { AppConfig } from "../src/config.js"
+import { sendTransfer } from "../src/chains/chain-client.js"
+import { fundNative } from "../src/devnet/evm/anvil-devnet.js"
+import { isHexAddress } from "../src/keys/address-encoding.js"
+import { toBaseUnits } from "../src/money.js"
+import { Wallets } from "../src/wallets/wallets.js"
+import { readDevnetFile } from "../test/service-process.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 
 /** A merchant with `amount` collected (available) on an asset: deposit, final, swept. */
@@ -140,6 +148,68 @@ describe("withdrawals on the devnets", () => {
         expect(Number(available) - Number(after?.available)).toBeLessThanOrEqual(0.5)
         expect(Number(available) - Number(after?.available)).toBeGreaterThan(0.5 - Number(done.network_fee) - 1e-9)
         expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+      }))
+
+    for (const [chain, currency, deposit, amount] of [["BEP20", "USDT", "500", "120"], ["TRC20", "TRX", "300", "50"], ["SOLANA", "USDT", "400", "150"]] as const) {
+      it.effect(`${chain} ${currency}: deposit → sweep → quote → create → approve → exactly the net amount at the recipient → COMPLETED`, () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const decisions = yield* WithdrawalDecisions
+          if (chain === "SOLANA") {
+            yield* sql`UPDATE wallet_asset_policies SET status = 'live', can_collect = true, can_withdraw = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          }
+          const { apiKey, merchantId } = yield* merchantWithFunds(chain, currency, deposit)
+          const recipient = chain === "SOLANA" ? Keypair.generate().publicKey.toBase58() : chain === "TRC20" ? "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE" : RECIPIENT.BEP20
+          const client = yield* clientOf(chain)
+          const before = yield* client.balance(recipient, currency)
+          const created = yield* post(apiKey, "/v1/withdrawals", { chain, currency, amount, to_address: recipient })
+          expect(created.status, created.text).toBe(201)
+          const id = String(asRecord(created.body).withdrawal_id)
+          yield* decisions.decide(id, "APPROVED", { by: "owner@test", from: "test" })
+          const done = yield* untilWithdrawal(apiKey, id, ["COMPLETED", "FAILED"])
+          if (chain === "SOLANA") {
+            yield* sql`UPDATE wallet_asset_policies SET status = 'deposit_live', can_collect = false, can_withdraw = false, signing_implemented = false WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          }
+          expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+          const decimals = chain === "BEP20" ? 18 : 6
+          expect((yield* client.balance(recipient, currency)) - before).toBe(toBaseUnits(String(done.net_amount), decimals))
+          expect((yield* ledgerBalances(merchantId, chain, currency))?.locked).toBe("0")
+          expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+        }))
+    }
+
+    it.effect("fifty concurrent creations against a balance that covers ten: exactly ten, nothing overdrawn", () =>
+      Effect.gen(function*() {
+        const { apiKey, merchantId } = yield* merchantWithFunds("BEP20", "USDT", "100")
+        const results = yield* Effect.forEach(Array.from({ length: 50 }, (_, i) => i), () =>
+          post(apiKey, "/v1/withdrawals", { chain: "BEP20", currency: "USDT", amount: "10", to_address: RECIPIENT.BEP20 }), { concurrency: 50 })
+        expect(results.filter((r) => r.status === 201).length).toBe(10)
+        expect(results.filter((r) => r.status === 400).length).toBe(40)
+        expect(yield* ledgerBalances(merchantId, "BEP20", "USDT")).toEqual({ uncollected: "0", available: "0", locked: "100" })
+      }))
+
+    it.effect("a main wallet that holds less on chain than the ledger says: FAILED before anything is signed, unlocked, webhook", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const decisions = yield* WithdrawalDecisions
+        const wallets = yield* Wallets
+        const { apiKey, merchantId } = yield* merchantWithFunds("BEP20", "USDT", "300")
+        // the main wallet's tokens leave behind the ledger's back (its own key moves them)
+        const main = yield* wallets.mainWallet(merchantId, "BEP20")
+        const bep20 = yield* clientOf("BEP20")
+        const devnet = yield* Effect.flatMap(AppConfig, (config) => readDevnetFile(config.dataDir))
+        if (isHexAddress(main.address)) yield* fundNative(devnet.bep20.rpcUrl, main.address, 10n ** 17n)
+        yield* sendTransfer(bep20, { from: main.key, to: RECIPIENT.BEP20, currency: "USDT", amount: 300n * 10n ** 18n })
+        yield* eventually(bep20.balance(main.address, "USDT"), (b) => b === 0n, 10_000)
+        const created = asRecord((yield* post(apiKey, "/v1/withdrawals", { chain: "BEP20", currency: "USDT", amount: "50", to_address: RECIPIENT.BEP20 })).body)
+        yield* decisions.decide(String(created.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
+        const done = yield* untilWithdrawal(apiKey, String(created.withdrawal_id), ["COMPLETED", "FAILED"])
+        expect(done).toMatchObject({ status: "FAILED", tx_hash: null })
+        expect(String(done.failure_reason)).toMatch(/holds 0 USDT on chain/)
+        expect(yield* ledgerBalances(merchantId, "BEP20", "USDT")).toEqual({ uncollected: "0", available: "300", locked: "0" })
+        const [event] = yield* sql<{ idempotency_key: string }>`
+          SELECT idempotency_key FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.withdrawal.failed'`
+        expect(event?.idempotency_key).toBe(`wallet.withdrawal.failed:${String(created.withdrawal_id)}:`)
       }))
   })
 })
