@@ -22,7 +22,7 @@ const main = Effect.gen(function*() {
     const store = yield* CustodyStore
     if (command === "list") {
       const rows = yield* sql<Record<string, unknown>>`
-        SELECT id, type, status, chain, currency, trim_scale(amount)::text AS amount_base_units, wallet_id, from_address, to_address,
+        SELECT id, type, status, chain, currency, trim_scale(amount)::text AS amount_base_units, wallet_id, from_address, to_address, withdrawal_id,
                waiting_for, failure_reason, kicks, created_at, updated_at,
                round(extract(epoch FROM clock_timestamp() - created_at))::int AS age_seconds
         FROM custody_operations
