@@ -80,6 +80,17 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
       return due.length
     })
 
-    return { decide, expire } as const
+    /** Sets (or, with none, switches off) a merchant's daily auto-approval limit for one asset. */
+    const setAutoApproval = Effect.fn("WithdrawalDecisions.setAutoApproval")(function*(
+      merchantId: string, chain: string, currency: string, dailyLimit: Option.Option<string>, decider: Decider
+    ) {
+      const updated = yield* Effect.orDie(sql<{ merchant_id: string }>`
+        UPDATE merchant_assets SET auto_approve_daily_limit = ${Option.getOrNull(dailyLimit)}
+        WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency} RETURNING merchant_id`)
+      if (updated.length === 0) return yield* new NotFoundError({ error: `merchant ${merchantId} has no asset ${chain}-${currency} enrolled` })
+      yield* Effect.logInfo(`auto-approval of ${chain}-${currency} withdrawals for ${merchantId}: ${Option.getOrElse(dailyLimit, () => "off")} (set by ${decider.by} from ${decider.from})`)
+    })
+
+    return { decide, expire, setAutoApproval } as const
   })
 }) {}

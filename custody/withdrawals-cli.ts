@@ -1,5 +1,5 @@
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import * as os from "node:os"
 import { OperatorError, operatorConfig, operatorLive } from "../indexer/operator-runtime.js"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
@@ -9,7 +9,8 @@ import { Wallets } from "../src/wallets/wallets.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalStore } from "./withdrawal-store.js"
 
-const USAGE = "usage: npm run withdrawals -- list [--status PENDING] | approve ID --by NAME | reject ID --by NAME --reason TEXT | cancel ID --by NAME [--reason TEXT]"
+const USAGE = "usage: npm run withdrawals -- list [--status PENDING] | approve ID --by NAME | reject ID --by NAME --reason TEXT | cancel ID --by NAME [--reason TEXT]\n" +
+  "       npm run withdrawals -- auto-approve --merchant MERCHANT_ID --asset TRC20-USDT --daily 100|off --by NAME"
 
 const option = (args: ReadonlyArray<string>, name: string) => {
   const i = args.indexOf(name)
@@ -24,7 +25,9 @@ const option = (args: ReadonlyArray<string>, name: string) => {
 const main = Effect.gen(function*() {
   const args = process.argv.slice(2)
   const [command, id] = args
-  if (command !== "list" && command !== "approve" && command !== "reject" && command !== "cancel") return yield* new OperatorError({ message: USAGE })
+  if (command !== "list" && command !== "approve" && command !== "reject" && command !== "cancel" && command !== "auto-approve") {
+    return yield* new OperatorError({ message: USAGE })
+  }
   const config = yield* operatorConfig([])
   yield* Effect.gen(function*() {
     const store = yield* WithdrawalStore
@@ -39,6 +42,19 @@ const main = Effect.gen(function*() {
     }
     const by = option(args, "--by")
     const reason = option(args, "--reason")
+    if (command === "auto-approve") {
+      const merchant = option(args, "--merchant")
+      const asset = /^([A-Z0-9]+)-([A-Z0-9]+)$/.exec(option(args, "--asset") ?? "")
+      const daily = option(args, "--daily")
+      if (merchant === undefined || asset === null || daily === undefined || by === undefined || (daily !== "off" && !/^\d+(\.\d+)?$/.test(daily))) {
+        return yield* new OperatorError({ message: USAGE })
+      }
+      yield* decisions.setAutoApproval(merchant, asset[1] ?? "", asset[2] ?? "", daily === "off" ? Option.none() : Option.some(daily), { by, from: `cli@${os.hostname()}` }).pipe(
+        Effect.catchTag("NotFound", (e) => new OperatorError({ message: e.error }))
+      )
+      console.log(`auto-approval of ${asset[0]} for ${merchant}: ${daily === "off" ? "off" : `up to ${daily} per rolling 24 h`}`)
+      return
+    }
     if (id === undefined || by === undefined || by.startsWith("--")) return yield* new OperatorError({ message: USAGE })
     if (command === "reject" && reason === undefined) return yield* new OperatorError({ message: "a rejection needs --reason" })
     const decision = command === "approve" ? "APPROVED" : command === "reject" ? "REJECTED" : "CANCELLED"

@@ -9,7 +9,7 @@ process.env.FACET_CUSTODY_POLL_MS = "200"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Chain } from "../src/domain/chain.js"
 import { clientOf, fundedAddress, ledgerBalances, sweep, untilFinished } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
@@ -210,6 +210,24 @@ describe("withdrawals on the devnets", () => {
         const [event] = yield* sql<{ idempotency_key: string }>`
           SELECT idempotency_key FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.withdrawal.failed'`
         expect(event?.idempotency_key).toBe(`wallet.withdrawal.failed:${String(created.withdrawal_id)}:`)
+      }))
+
+    it.effect("the optional auto-approval policy approves within its daily limit and leaves the rest to a human", () =>
+      Effect.gen(function*() {
+        const decisions = yield* WithdrawalDecisions
+        const { apiKey, merchantId } = yield* merchantWithFunds("TRC20", "USDT", "400")
+        yield* decisions.setAutoApproval(merchantId, "TRC20", "USDT", Option.some("150"), { by: "ops@test", from: "test" })
+        const create = (amount: string) =>
+          Effect.map(post(apiKey, "/v1/withdrawals", { chain: "TRC20", currency: "USDT", amount, to_address: RECIPIENT.TRC20 }), (r) => asRecord(r.body))
+        const first = yield* create("100")
+        expect(first.status).toBe("APPROVED")
+        const second = yield* create("100")
+        expect(second.status).toBe("PENDING")
+        const done = yield* untilWithdrawal(apiKey, String(first.withdrawal_id), ["COMPLETED", "FAILED"])
+        expect(done.status).toBe("COMPLETED")
+        expect(asRecord((yield* get(apiKey, `/v1/withdrawals/${String(second.withdrawal_id)}`)).body).status).toBe("PENDING")
+        const listed = asRecord((yield* get(apiKey, "/v1/withdrawals?status=PENDING")).body)
+        expect(listed).toMatchObject({ total: 1, items: [{ withdrawal_id: second.withdrawal_id }] })
       }))
   })
 })

@@ -17,9 +17,12 @@ import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { Collections } from "./collections.js"
 import { CustodyStore } from "./custody-store.js"
 import { TransferSender } from "./transfer-sender.js"
+import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalStore } from "./withdrawal-store.js"
 
 const CREATE_ENDPOINT = "POST /v1/withdrawals"
+/** Who approved a withdrawal the auto-approval policy let through. */
+export const AUTO_APPROVER = "auto-approval policy"
 
 /** Every decimal of a quote at a fixed number of fractional digits. */
 const fixed = (value: MoneyDecimal, digits: number) => value.toFixed(digits)
@@ -57,6 +60,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const store = yield* CustodyStore
     const sender = yield* TransferSender
     const collections = yield* Collections
+    const decisions = yield* WithdrawalDecisions
     const withdrawalStore = yield* WithdrawalStore
     const { find, render, unlock, list } = withdrawalStore
     const settings = yield* Config.all({
@@ -120,6 +124,28 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       return quote
     })
 
+    /**
+     * The optional auto-approval policy (off unless an operator sets a daily limit for the merchant's
+     * asset): approved in the creating transaction while the rolling 24 h total it approved stays within
+     * the limit. The merchant's asset row is locked, so concurrent creations count each other.
+     */
+    const autoApprove = (merchantId: string, policy: AssetPolicy, id: string, amount: string) =>
+      Effect.gen(function*() {
+        const [setting] = yield* sql<{ limit: string | null }>`
+          SELECT auto_approve_daily_limit::text AS limit FROM merchant_assets
+          WHERE merchant_id = ${merchantId} AND chain = ${policy.chain} AND currency = ${policy.currency} FOR UPDATE`
+        if (setting?.limit === null || setting?.limit === undefined) return
+        const [used] = yield* sql<{ total: string }>`
+          SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
+          WHERE merchant_id = ${merchantId} AND chain = ${policy.chain} AND currency = ${policy.currency}
+            AND decided_by = ${AUTO_APPROVER} AND created_at > clock_timestamp() - interval '24 hours'
+            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED')`
+        if (new MoneyDecimal(used?.total ?? "0").plus(amount).greaterThan(setting.limit)) return
+        yield* decisions.decide(id, "APPROVED", { by: AUTO_APPROVER, from: "policy", reason: `within the daily auto-approval limit of ${setting.limit} ${policy.currency}` }).pipe(
+          Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void })
+        )
+      })
+
     /** POST /v1/withdrawal-fee-quote */
     const quote = Effect.fn("Withdrawals.quote")(function*(merchantId: string, request: { readonly chain: Chain; readonly currency: string; readonly amount: string }) {
       const policy = yield* withdrawable(merchantId, request.chain, request.currency)
@@ -175,6 +201,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           debit: Accounts.available(merchantId), credit: Accounts.locked(merchantId), chain: policy.chain, currency: policy.currency,
           amount: gross, kind: "withdrawal_lock", reference: id
         }])
+        yield* autoApprove(merchantId, policy, id, request.amount)
         return id
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       const row = yield* find({ id: outcome, merchantId })

@@ -40,3 +40,7 @@ CREATE INDEX withdrawals_pending_idx ON withdrawals (created_at) WHERE status = 
 ALTER TABLE custody_operations DROP CONSTRAINT custody_operations_type_check;
 ALTER TABLE custody_operations ADD CONSTRAINT custody_operations_type_check CHECK (type IN ('collection', 'gas_funding', 'withdrawal'));
 ALTER TABLE custody_operations ADD COLUMN withdrawal_id text REFERENCES withdrawals (id);
+
+-- Optional per-merchant auto-approval: withdrawals of an asset are approved without a human while the
+-- rolling 24 h total approved this way stays within this limit (asset units); NULL (the default) = off.
+ALTER TABLE merchant_assets ADD COLUMN auto_approve_daily_limit numeric CHECK (auto_approve_daily_limit > 0);

@@ -65,7 +65,8 @@ export const NetworkLive = Layer.unwrapEffect(
 export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(
   OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive, AutoSweepLive, WithdrawalExpiryLive
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default)), WithdrawalDecisions.Default)),
+  Layer.provideMerge(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default))),
+  Layer.provideMerge(WithdrawalDecisions.Default),
   Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default, WithdrawalStore.Default)),
   Layer.provideMerge(Layer.mergeAll(
     Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default, GasWallets.Default
