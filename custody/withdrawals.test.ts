@@ -229,5 +229,33 @@ describe("withdrawals on the devnets", () => {
         const listed = asRecord((yield* get(apiKey, "/v1/withdrawals?status=PENDING")).body)
         expect(listed).toMatchObject({ total: 1, items: [{ withdrawal_id: second.withdrawal_id }] })
       }))
+
+    it.effect("a transfer the token refuses on chain (a blacklisted sender) → FAILED, unlocked, webhook; an undecided one expires", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const decisions = yield* WithdrawalDecisions
+        const wallets = yield* Wallets
+        const { apiKey, merchantId } = yield* merchantWithFunds("TRC20", "USDT", "300")
+        const created = asRecord((yield* post(apiKey, "/v1/withdrawals", { chain: "TRC20", currency: "USDT", amount: "100", to_address: RECIPIENT.TRC20 })).body)
+        const main = yield* wallets.mainWallet(merchantId, "TRC20")
+        const devnet = yield* Effect.flatMap(AppConfig, (config) => readDevnetFile(config.dataDir))
+        yield* Effect.promise(() => fetch(`${devnet.tron.url}/devnet/blacklist`, { method: "POST", body: JSON.stringify({ address: main.address }) }))
+        yield* decisions.decide(String(created.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
+        const done = yield* untilWithdrawal(apiKey, String(created.withdrawal_id), ["COMPLETED", "FAILED"])
+        expect(done, JSON.stringify(done)).toMatchObject({ status: "FAILED", tx_hash: expect.stringMatching(/^[0-9a-f]{64}$/) })
+        expect(String(done.failure_reason)).toMatch(/failed on chain/)
+        expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "300", locked: "0" })
+        const [event] = yield* sql<{ idempotency_key: string }>`
+          SELECT idempotency_key FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.withdrawal.failed'`
+        expect(event?.idempotency_key).toBe(`wallet.withdrawal.failed:${String(created.withdrawal_id)}:${String(done.tx_hash)}`)
+
+        // nobody decides the next one: past FACET_WITHDRAWAL_PENDING_HOURS it is cancelled and unlocked
+        const idle = asRecord((yield* post(apiKey, "/v1/withdrawals", { chain: "TRC20", currency: "USDT", amount: "50", to_address: RECIPIENT.TRC20 })).body)
+        yield* sql`UPDATE withdrawals SET created_at = created_at - interval '73 hours' WHERE id = ${String(idle.withdrawal_id)}`
+        expect(yield* decisions.expire()).toBe(1)
+        expect(asRecord((yield* get(apiKey, `/v1/withdrawals/${String(idle.withdrawal_id)}`)).body).status).toBe("CANCELLED")
+        expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "300", locked: "0" })
+        expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+      }))
   })
 })

@@ -34,12 +34,16 @@ export const resetDevnets = Effect.fn("resetDevnets")(function*(dataDir: string)
     const ledgerTransfers = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM ledger_transfers RETURNING 1) SELECT count(*)::int AS n FROM d`)
     yield* sql`ALTER TABLE ledger_transfers ENABLE TRIGGER ledger_transfers_kept`
     yield* sql`DELETE FROM ledger_balances`
-    const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event = 'wallet.deposit.confirmed'`
+    const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event IN ('wallet.deposit.confirmed', 'wallet.withdrawal.completed', 'wallet.withdrawal.failed')`
     yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
     const webhookEvents = count(yield* sql<{ n: number }>`
       WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`)
     const transactions = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`)
     // custody's operations, their signed transactions and nonces belong to the chains that go
+    // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys)
+    yield* sql`UPDATE custody_operations SET withdrawal_id = NULL`
+    yield* sql`DELETE FROM withdrawals`
+    yield* sql`DELETE FROM idempotency_keys WHERE endpoint = 'POST /v1/withdrawals'`
     yield* sql`DELETE FROM custody_transactions`
     yield* sql`UPDATE custody_operations SET gas_funding_id = NULL, parent_id = NULL`
     yield* sql`DELETE FROM custody_operations`

@@ -68,7 +68,7 @@ const journaledLedger = (file: string, tokens: ReadonlyMap<string, string>, soli
 /**
  * A TRON node's HTTP API for the devnet: the subset the client uses (`/wallet/*`, `/walletsolidity/*`),
  * over the TronLedger's rules, producing a block every `blockTimeMs` with solidity `solidLag` blocks
- * behind. `/devnet/fund` and `/devnet/reorg` are the devnet's own controls.
+ * behind. `/devnet/fund`, `/devnet/reorg` and `/devnet/blacklist` (a sender the token refuses) are the devnet's own controls.
  */
 export const startTronDevnet = (options: {
   readonly blockTimeMs?: number
@@ -156,6 +156,12 @@ export const startTronDevnet = (options: {
           const address = tronHex41(body.address)
           if (address === undefined) throw new Rejection("OTHER_ERROR", "address must be a TRON address")
           ledger.fund(address, String(body.currency ?? "TRX"), BigInt(String(body.amount ?? "0")))
+          return { result: true }
+        }
+        case "/devnet/blacklist": {
+          const address = tronHex41(body.address)
+          if (address === undefined) throw new Rejection("OTHER_ERROR", "address must be a TRON address")
+          ledger.blacklist(address)
           return { result: true }
         }
         case "/devnet/reorg":

@@ -50,7 +50,8 @@ export const TronLedgerOp = Schema.Union(
   Schema.Struct({ op: Schema.Literal("fund"), address: Schema.String, currency: Schema.String, amount: Schema.BigInt }),
   Schema.Struct({ op: Schema.Literal("accept"), tx: TronTransaction, now: Schema.Number }),
   Schema.Struct({ op: Schema.Literal("block"), time: Schema.Number, id: Schema.String }),
-  Schema.Struct({ op: Schema.Literal("reorg"), depth: Schema.Number, keep: Schema.Boolean, now: Schema.Number })
+  Schema.Struct({ op: Schema.Literal("reorg"), depth: Schema.Number, keep: Schema.Boolean, now: Schema.Number }),
+  Schema.Struct({ op: Schema.Literal("blacklist"), address: Schema.String })
 )
 export type TronLedgerOp = typeof TronLedgerOp.Type
 
@@ -136,6 +137,9 @@ export class TronLedger {
         }
         case "reorg":
           this.replaceTail(op.depth, op.keep, op.now)
+          break
+        case "blacklist":
+          this.blacklisted.add(op.address)
       }
     }
   }
@@ -188,6 +192,17 @@ export class TronLedger {
     { key: "getCreateAccountFee", value: 0 },
     { key: "getFreeNetLimit", value: FREE_BANDWIDTH_BYTES }
   ]
+
+  /**
+   * Senders the devnet's TRC20 token refuses, as USDT's own blacklist does (`isBlackListed`): a transfer
+   * from one is accepted and then reverts on chain, burning its fee.
+   */
+  private readonly blacklisted = new Set<string>()
+
+  blacklist(address41: string) {
+    this.blacklisted.add(address41)
+    this.journal?.({ op: "blacklist", address: address41 })
+  }
 
   /** Devnet faucet: mints TRX or tokens straight into the head state. */
   fund(address41: string, currency: "TRX" | string, amount: bigint) {
@@ -306,7 +321,7 @@ export class TronLedger {
       return { tx, contractRet: "OUT_OF_ENERGY", fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance)), log: [], contractAddress }
     }
     const from = holders.get(owner) ?? 0n
-    if (from < amount) {
+    if (from < amount || this.blacklisted.has(owner)) {
       return { tx, contractRet: "REVERT", fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY), log: [], contractAddress }
     }
     holders.set(owner, from - amount)
