@@ -21,6 +21,8 @@ import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalStore } from "./withdrawal-store.js"
 
 const CREATE_ENDPOINT = "POST /v1/withdrawals"
+/** A Solana owner with no token accounts (the system program): its recipient-side rent is the worst case. */
+const NO_TOKEN_ACCOUNT_OWNER = "11111111111111111111111111111111"
 /** Who approved a withdrawal the auto-approval policy let through. */
 export const AUTO_APPROVER = "auto-approval policy"
 
@@ -94,7 +96,9 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       const client = yield* Option.match(clients.get(policy.chain), { onNone: () => Effect.dieMessage(`no ${policy.chain} client`), onSome: Effect.succeed })
       const units = toBaseUnits(amountText, policy.decimals)
       const feeUnits = yield* client.feeEstimate({
-        from: main.address, to: toAddress ?? main.address, currency: policy.currency, amount: units, sponsored: policy.chain === "SOLANA"
+        // without a recipient (a quote) the worst case: on Solana one whose token account must be created
+        from: main.address, to: toAddress ?? (policy.chain === "SOLANA" ? NO_TOKEN_ACCOUNT_OWNER : main.address), currency: policy.currency, amount: units,
+        sponsored: policy.chain === "SOLANA"
       }).pipe(Effect.catchTag("ChainRpcError", (e) => new ServiceUnavailableError({ error: `cannot estimate the ${policy.chain} network fee now: ${e.message}` })))
       const networkFee = ceilAt(new MoneyDecimal(fromBaseUnits(collections.withMargin(feeUnits), native.decimals)), nativeDigits)
       const bps = typeof policy.metadata.platform_fee_bps === "number" ? policy.metadata.platform_fee_bps : settings.bps

@@ -154,6 +154,27 @@ describe("wallet asset policies and enrollment", () => {
         expect((yield* client.request("GET", "/v1/wallet-assets/BEP20-USDT?limit=0", { apiKey })).status).toBe(400)
       }))
 
+    it.effect("withdrawals need their scopes; another merchant's withdrawal is not found", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const keys = yield* ApiKeys
+        const { merchantId } = yield* onboardMerchant()
+        const depositsOnly = Redacted.value((yield* keys.issue(merchantId, ["deposits"], "deposits only")).key)
+        const quote = yield* client.request("POST", "/v1/withdrawal-fee-quote", { apiKey: depositsOnly, json: { chain: "TRC20", currency: "USDT", amount: "1" } })
+        expect(quote.status).toBe(403)
+        expect(String(asRecord(quote.body).error)).toMatch(/read scope/)
+        const create = yield* client.request("POST", "/v1/withdrawals", {
+          apiKey: depositsOnly, json: { chain: "TRC20", currency: "USDT", amount: "1", to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy" }
+        })
+        expect(create.status).toBe(403)
+        const apiKey = yield* onboard("Withdrawal Reader Co")
+        expect((yield* client.request("GET", "/v1/withdrawals/wdr_someone_elses", { apiKey })).status).toBe(404)
+        expect(asRecord((yield* client.request("GET", "/v1/withdrawals?status=PENDING", { apiKey })).body)).toEqual({ total: 0, limit: 50, offset: 0, items: [] })
+        expect((yield* client.request("GET", "/v1/withdrawals?status=DONE", { apiKey })).status).toBe(400)
+        const missing = yield* client.request("POST", "/v1/withdrawal-fee-quote", { apiKey, json: { chain: "TRC20", currency: "USDT" } })
+        expect(missing.status).toBe(400)
+      }))
+
     it.effect("refuses sweeps that cannot be: scope, asset, wallet, amount", () =>
       Effect.gen(function*() {
         const client = yield* TestClient
