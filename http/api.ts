@@ -32,6 +32,7 @@ import {
   WalletAssetList,
   WalletPortfolio
 } from "../src/domain/wallet-portfolio.js"
+import { CheckoutStatus } from "../src/orders/checkout.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
 import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
 import { CreateWithdrawalRequest, FeeQuote, FeeQuoteRequest, Withdrawal, WithdrawalList, WithdrawalListQuery } from "../src/domain/withdrawal.js"
@@ -292,6 +293,23 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
   .middleware(Authentication)
 {}
 
+/** The hosted checkout page for paying customers: public HTML, not part of the `/v1` contract. */
+export class CheckoutGroup extends HttpApiGroup.make("checkout")
+  .add(
+    HttpApiEndpoint.get("page", "/checkout/:order_id")
+      .setPath(Schema.Struct({ order_id: Schema.String }))
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" }))
+  )
+  .add(
+    HttpApiEndpoint.get("status", "/checkout/:order_id/status")
+      .setPath(Schema.Struct({ order_id: Schema.String }))
+      .addSuccess(CheckoutStatus)
+  )
+  .add(HttpApiEndpoint.get("script", "/checkout-assets/checkout.js").addSuccess(HttpApiSchema.Text({ contentType: "text/javascript; charset=utf-8" })))
+  .add(HttpApiEndpoint.get("stylesheet", "/checkout-assets/checkout.css").addSuccess(HttpApiSchema.Text({ contentType: "text/css; charset=utf-8" })))
+  .annotate(OpenApi.Exclude, true)
+{}
+
 export class FacetApi extends HttpApi.make("facet")
   .add(SystemGroup)
   .add(DeveloperGroup)
@@ -301,6 +319,7 @@ export class FacetApi extends HttpApi.make("facet")
   .add(DepositAddressesGroup)
   .add(TransactionsGroup)
   .add(WithdrawalsGroup)
+  .add(CheckoutGroup)
   .addError(BadRequest)
   .addError(NotFound)
   .addError(MethodNotAllowed)

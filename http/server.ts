@@ -14,6 +14,7 @@ import { SystemHandlers } from "./handlers/system.js"
 import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { WithdrawalsHandlers } from "./handlers/withdrawals.js"
+import { CheckoutHandlers } from "./handlers/checkout.js"
 import { RateLimiter } from "./rate-limiter.js"
 
 const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
@@ -25,7 +26,8 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     OrdersHandlers,
     DepositAddressesHandlers,
     TransactionsHandlers,
-    WithdrawalsHandlers
+    WithdrawalsHandlers,
+    CheckoutHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )

@@ -1,0 +1,97 @@
+// fast devnets for this file
+process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
+process.env.FACET_CONFIRMATIONS_TRC20 = "3"
+process.env.FACET_CONFIRMATIONS_BEP20 = "2"
+process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
+
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import jsQRModule from "jsqr"
+import * as path from "node:path"
+import type { Page } from "playwright-core"
+import { PNG } from "pngjs"
+import { launchBrowser } from "../test/browser.js"
+import { pay } from "../test/custody-flows.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { asRecord } from "../test/json.js"
+import { onboardMerchant } from "../test/merchants.js"
+
+// CommonJS: typed as the module object whose `default` is the decoder (also there at run time)
+const jsQR = jsQRModule.default
+
+/** The text of the QR code in a PNG screenshot. */
+const readQr = (png: Buffer) => {
+  const image = PNG.sync.read(png)
+  return jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data
+}
+
+/** With FACET_SCREENSHOTS_DIR set (e.g. `docs`), the pages are saved there for the README. */
+const screenshot = (page: Page, name: string) => {
+  const dir = process.env.FACET_SCREENSHOTS_DIR
+  return dir === undefined ? Effect.void : Effect.promise(() => page.screenshot({ path: path.join(dir, name), fullPage: true }))
+}
+
+describe("hosted checkout page in a real browser", () => {
+  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "180 seconds" })((it) => {
+    it.scoped("shows the order with a scannable QR code, follows the payment to PAID without a reload, fits a phone", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const browser = yield* launchBrowser
+        const { apiKey } = yield* onboardMerchant({ project_name: `Corner Shop ${Date.now()}`, return_url: "https://shop.example/thanks" })
+        const created = yield* client.request("POST", "/v1/orders", {
+          apiKey, json: { amount: "12.5", currency: "USDT", chain: "TRC20", product_name: "Blue mug", return_url: "https://shop.example/thanks" }
+        })
+        expect(created.status, created.text).toBe(201)
+        const order = asRecord(created.body)
+        // checkout_url carries the public base URL; the test reaches the same path on the service under test
+        const url = `${client.url}${new URL(String(order.checkout_url)).pathname}`
+
+        const page = yield* Effect.promise(() => browser.newPage({ viewport: { width: 390, height: 844 } }))
+        const response = yield* Effect.promise(() => page.goto(url))
+        expect(response?.status()).toBe(200)
+        expect(response?.headers()["content-security-policy"]).toContain("default-src 'none'")
+        const text = yield* Effect.promise(() => page.textContent("main"))
+        expect(text).toContain("Blue mug")
+        expect(text).toContain("12.5 USDT")
+        expect(text).toContain(String(order.pay_address))
+        expect(text).toContain("TRON (TRC20)")
+        expect(text).not.toContain(apiKey)
+        // a phone shows it all without scrolling sideways
+        const scrollWidth = yield* Effect.promise(() => page.evaluate("document.documentElement.scrollWidth"))
+        expect(scrollWidth).toBeLessThanOrEqual(390)
+        // the QR code scans to the order's payment URI
+        expect(yield* Effect.promise(() => page.isVisible("#return"))).toBe(false)
+        yield* screenshot(page, "checkout-pending.png")
+        const qr = yield* Effect.promise(() => page.locator(".qr").first().screenshot())
+        expect(readQr(qr)).toBe(order.pay_qrcode)
+
+        // paid on the devnet: the open page moves on by itself
+        yield* pay("TRC20-USDT", String(order.pay_address), "12.5")
+        yield* Effect.promise(() => page.waitForSelector("#status[data-status=CONFIRMING], #status[data-status=PAID]", { timeout: 30_000 }))
+        yield* Effect.promise(() => page.waitForSelector("#status[data-status=PAID]", { timeout: 30_000 }))
+        expect(yield* Effect.promise(() => page.textContent("#status"))).toBe("Paid")
+        expect(yield* Effect.promise(() => page.isVisible("#return"))).toBe(true)
+        // a paid order no longer invites a payment
+        expect(yield* Effect.promise(() => page.isVisible(".qr"))).toBe(false)
+        yield* screenshot(page, "checkout-paid.png")
+        yield* Effect.promise(() => page.close())
+      }))
+
+    it.scoped("an expired order says so; an unknown order is a 404 page", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const sql = yield* SqlClient.SqlClient
+        const browser = yield* launchBrowser
+        const { apiKey } = yield* onboardMerchant()
+        const order = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "3", currency: "USDT", chain: "BEP20", expire_minutes: 1 } })).body)
+        yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${String(order.order_id)}`
+        const page = yield* Effect.promise(() => browser.newPage())
+        yield* Effect.promise(() => page.goto(`${client.url}/checkout/${String(order.order_id)}`))
+        yield* Effect.promise(() => page.waitForSelector("#status[data-status=EXPIRED]", { timeout: 30_000 }))
+        const missing = yield* Effect.promise(() => page.goto(`${client.url}/checkout/ord_nothing_here`))
+        expect(missing?.status()).toBe(404)
+        expect(yield* Effect.promise(() => page.textContent("main"))).toContain("Order not found")
+      }))
+  })
+})

@@ -1,0 +1,29 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { Checkout } from "../../src/orders/checkout.js"
+import { FacetApi } from "../api.js"
+import { CHECKOUT_CSP, CHECKOUT_CSS, CHECKOUT_JS, renderCheckoutPage, renderNotFoundPage } from "../checkout-page.js"
+
+/** Headers every checkout response carries: nothing loads from elsewhere, nothing frames it. */
+const SECURE = {
+  "content-security-policy": CHECKOUT_CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store"
+}
+
+export const CheckoutHandlers = HttpApiBuilder.group(FacetApi, "checkout", (handlers) =>
+  Effect.gen(function*() {
+    const checkout = yield* Checkout
+    return handlers
+      .handle("page", ({ path }) =>
+        checkout.view(path.order_id).pipe(
+          Effect.flatMap((view) => Effect.promise(() => renderCheckoutPage(view))),
+          Effect.map((html) => HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8", headers: SECURE })),
+          Effect.catchTag("NotFound", () =>
+            Effect.succeed(HttpServerResponse.text(renderNotFoundPage(), { status: 404, contentType: "text/html; charset=utf-8", headers: SECURE })))
+        ))
+      .handle("status", ({ path }) => checkout.status(path.order_id))
+      .handle("script", () => Effect.succeed(HttpServerResponse.text(CHECKOUT_JS, { contentType: "text/javascript; charset=utf-8", headers: SECURE })))
+      .handle("stylesheet", () => Effect.succeed(HttpServerResponse.text(CHECKOUT_CSS, { contentType: "text/css; charset=utf-8", headers: SECURE })))
+  }))

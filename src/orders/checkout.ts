@@ -1,0 +1,178 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Ref, Schema } from "effect"
+import { IndexerStatus } from "../../indexer/indexer-status.js"
+import { ChainSettings } from "../assets/chain-settings.js"
+import { ChainEndpoints } from "../chains/chain-endpoints.js"
+import { Chain } from "../domain/chain.js"
+import { NotFoundError } from "../domain/errors.js"
+import { OrderStatus } from "../domain/order.js"
+import { DecimalString, MoneyDecimal, normalizeDecimal } from "../money.js"
+
+/** What the hosted checkout page shows a paying customer: no merchant id, key, secret or other order. */
+export const CheckoutStatus = Schema.Struct({
+  status: OrderStatus,
+  amount: DecimalString,
+  paid_amount: DecimalString,
+  currency: Schema.String,
+  /** What is still due (0 once paid). */
+  due: DecimalString,
+  late_payment: Schema.Boolean,
+  expire_at: Schema.String,
+  /** The latest payment seen: confirmations counted against what the network needs. */
+  payment: Schema.NullOr(Schema.Struct({
+    tx_hash: Schema.String,
+    chain: Chain,
+    currency: Schema.String,
+    amount: DecimalString,
+    confirmations: Schema.Number,
+    required: Schema.Number,
+    final: Schema.Boolean
+  })),
+  return_url: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "CheckoutStatus" })
+export type CheckoutStatus = typeof CheckoutStatus.Type
+
+export interface CheckoutAsset {
+  readonly chain: Chain
+  readonly currency: string
+  readonly network: string
+  readonly amount: string
+  readonly address: string
+  readonly paymentUri: string
+  readonly tokenContract: Option.Option<string>
+}
+
+export interface CheckoutView extends CheckoutStatus {
+  readonly orderId: string
+  readonly merchantName: string
+  readonly productName: string | null
+  readonly checkoutMode: "single_asset" | "multi_asset"
+  readonly assets: ReadonlyArray<CheckoutAsset>
+}
+
+const NETWORK_NAMES: Record<Chain, string> = {
+  TRC20: "TRON (TRC20)",
+  BEP20: "BNB Smart Chain (BEP20)",
+  SOLANA: "Solana",
+  POLYGON: "Polygon"
+}
+
+const OrderRow = Schema.Struct({
+  id: Schema.String,
+  status: OrderStatus,
+  amount: Schema.String,
+  paid_amount: Schema.String,
+  currency: Schema.String,
+  checkout_mode: Schema.Literal("single_asset", "multi_asset"),
+  late_payment: Schema.Boolean,
+  return_url: Schema.NullOr(Schema.String),
+  product_name: Schema.NullOr(Schema.String),
+  expire_at: Schema.DateFromSelf,
+  merchant_name: Schema.String
+})
+const AssetRow = Schema.Struct({
+  chain: Chain,
+  currency: Schema.String,
+  amount: Schema.String,
+  pay_address: Schema.String,
+  pay_qrcode: Schema.NullOr(Schema.String)
+})
+const PaymentRow = Schema.Struct({
+  tx_hash: Schema.String,
+  chain: Chain,
+  currency: Schema.String,
+  amount: Schema.String,
+  status: Schema.String,
+  block_number: Schema.NullOr(Schema.String)
+})
+
+/**
+ * The hosted checkout's read model, by order id alone (the page is public): the order's public fields,
+ * its payable assets with network names and token contracts, and the latest payment's confirmations
+ * counted from the indexer's head.
+ */
+export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const settings = yield* ChainSettings
+    const endpoints = yield* ChainEndpoints
+    const statuses = yield* IndexerStatus
+
+    const required = (chain: Chain) =>
+      chain === "BEP20" ? endpoints.bep20.confirmations : chain === "TRC20" ? endpoints.tron.confirmations : 32
+
+    const view = Effect.fn("Checkout.view")(function*(orderId: string) {
+      const [order] = yield* sql`
+        SELECT o.id, o.status, o.amount::text AS amount, o.paid_amount::text AS paid_amount, o.currency, o.checkout_mode,
+               o.late_payment, o.return_url, o.product_name, o.expire_at, m.project_name AS merchant_name
+        FROM orders o JOIN merchants m ON m.id = o.merchant_id WHERE o.id = ${orderId}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(OrderRow))),
+        Effect.orDie
+      )
+      if (order === undefined) return yield* new NotFoundError({ error: `order ${orderId} not found` })
+      const assets = yield* sql`
+        SELECT chain, currency, amount::text AS amount, pay_address, pay_qrcode FROM order_assets WHERE order_id = ${orderId} ORDER BY position`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(AssetRow))),
+        Effect.orDie
+      )
+      const [payment] = yield* sql`
+        SELECT tx_hash, chain, currency, amount::text AS amount, status, block_number::text AS block_number FROM transactions
+        WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed') ORDER BY detected_at DESC LIMIT 1`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(PaymentRow))),
+        Effect.orDie
+      )
+      const heads = yield* Ref.get(statuses)
+      const confirmationsOf = (p: typeof PaymentRow.Type) => {
+        const head = BigInt(heads.get(p.chain)?.head ?? "0")
+        const block = p.block_number === null ? head : BigInt(p.block_number)
+        return p.status === "confirmed" ? required(p.chain) : Math.max(0, Math.min(required(p.chain), Number(head - block + 1n)))
+      }
+      const due = MoneyDecimal.max(0, new MoneyDecimal(order.amount).minus(order.paid_amount))
+      const result: CheckoutView = {
+        orderId: order.id,
+        merchantName: order.merchant_name,
+        productName: order.product_name,
+        checkoutMode: order.checkout_mode,
+        status: order.status,
+        amount: normalizeDecimal(order.amount),
+        paid_amount: normalizeDecimal(order.paid_amount),
+        currency: order.currency,
+        due: normalizeDecimal(due),
+        late_payment: order.late_payment,
+        expire_at: order.expire_at.toISOString(),
+        payment: payment === undefined ? null : {
+          tx_hash: payment.tx_hash,
+          chain: payment.chain,
+          currency: payment.currency,
+          amount: normalizeDecimal(payment.amount),
+          confirmations: confirmationsOf(payment),
+          required: required(payment.chain),
+          final: payment.status === "confirmed"
+        },
+        return_url: order.return_url,
+        assets: assets.map((a) => ({
+          chain: a.chain,
+          currency: a.currency,
+          network: NETWORK_NAMES[a.chain],
+          amount: normalizeDecimal(a.amount),
+          address: a.pay_address,
+          paymentUri: a.pay_qrcode ?? a.pay_address,
+          tokenContract: settings.tokenContract(a)
+        }))
+      }
+      return result
+    })
+
+    /** The part the page polls. */
+    const status = Effect.fn("Checkout.status")(function*(orderId: string) {
+      const v = yield* view(orderId)
+      const shown: CheckoutStatus = {
+        status: v.status, amount: v.amount, paid_amount: v.paid_amount, currency: v.currency, due: v.due,
+        late_payment: v.late_payment, expire_at: v.expire_at, payment: v.payment, return_url: v.return_url
+      }
+      return shown
+    })
+
+    return { view, status } as const
+  })
+}) {}
