@@ -15,6 +15,7 @@ import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { WithdrawalsHandlers } from "./handlers/withdrawals.js"
 import { CheckoutHandlers } from "./handlers/checkout.js"
+import { ConsoleRoutesLive } from "./console/console-routes.js"
 import { RateLimiter } from "./rate-limiter.js"
 
 const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
@@ -39,6 +40,8 @@ const NodeServerLive = Layer.unwrapEffect(
 
 export const HttpLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
   Layer.provide(ApiLive),
+  // the merchant console's pages: outside the /v1 contract, on the same router and services
+  Layer.provide(ConsoleRoutesLive),
   Layer.provide(ErrorBoundaryLive),
   Layer.provide(RateLimiter.Default),
   HttpServer.withLogAddress,

@@ -7,6 +7,7 @@ import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalStore } from "../custody/withdrawal-store.js"
 import { Idempotency } from "./idempotency.js"
 import { Checkout } from "./orders/checkout.js"
+import { ConsoleAccounts } from "./console/console-accounts.js"
 import { CustodyStore } from "../custody/custody-store.js"
 import { TransferSender } from "../custody/transfer-sender.js"
 import { WalletActors } from "../custody/wallet-actor.js"
@@ -68,7 +69,7 @@ export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) =
 ).pipe(
   Layer.provideMerge(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default))),
   Layer.provideMerge(WithdrawalDecisions.Default),
-  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default, WithdrawalStore.Default, Checkout.Default)),
+  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default, WithdrawalStore.Default, Checkout.Default, ConsoleAccounts.Default)),
   Layer.provideMerge(Layer.mergeAll(
     Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default, GasWallets.Default
   )),

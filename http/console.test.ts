@@ -1,0 +1,107 @@
+// fast devnets for this file
+process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
+process.env.FACET_CONFIRMATIONS_TRC20 = "3"
+process.env.FACET_CONFIRMATIONS_BEP20 = "2"
+process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
+process.env.FACET_CUSTODY_POLL_MS = "200"
+
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import * as path from "node:path"
+import type { Page } from "playwright-core"
+import { launchBrowser } from "../test/browser.js"
+import { fundedAddress, sweep, untilFinished } from "../test/custody-flows.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { asRecord } from "../test/json.js"
+import { eventually } from "../test/webhook-receiver.js"
+
+const PASSWORD = "Correct-Horse-Battery-9"
+
+/** With FACET_SCREENSHOTS_DIR set (e.g. `docs`), the pages are saved there for the README. */
+const screenshot = (page: Page, name: string) => {
+  const dir = process.env.FACET_SCREENSHOTS_DIR
+  return dir === undefined ? Effect.void : Effect.promise(() => page.screenshot({ path: path.join(dir, name), fullPage: true }))
+}
+
+const run = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+describe("merchant console in a real browser", () => {
+  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "180 seconds" })((it) => {
+    it.scoped("the owner sets up once, logs out and in, and approves a withdrawal with the password; CSRF and ownership hold", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const browser = yield* launchBrowser
+        const applied = yield* client.request("POST", "/v1/ai/merchant-apply", {
+          json: { project_name: `Console Shop ${Date.now()}`, business_type: "shop", use_case: "payouts", agree_terms: true, contact_email: "owner@console.example", integration_mode: "exchange_wallet" }
+        })
+        const body = asRecord(applied.body)
+        const apiKey = String(asRecord(body.env).FACET_API_KEY)
+        const setupUrl = new URL(String(asRecord(body.merchant_console).token_login_url))
+        const local = (u: URL) => `${client.url}${u.pathname}${u.search}`
+        const context = yield* run(() => browser.newContext())
+        const page = yield* run(() => context.newPage())
+
+        // setup: a weak password is refused, a good one binds the account and signs in
+        yield* run(() => page.goto(local(setupUrl)))
+        yield* run(() => page.fill("input[name=password]", "password12345"))
+        yield* run(() => page.click("button[type=submit]"))
+        expect(yield* run(() => page.textContent(".notice"))).toContain("too easy")
+        const loginName = yield* run(() => page.inputValue("input[name=login_name]"))
+        yield* run(() => page.fill("input[name=password]", PASSWORD))
+        yield* run(() => page.click("button[type=submit]"))
+        yield* run(() => page.waitForURL(/\/console\/withdrawals$/))
+        const cookie = (yield* run(() => context.cookies())).find((c) => c.name === "facet_console")
+        expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/console" })
+        expect(yield* run(() => page.content())).not.toContain(apiKey)
+
+        // log out; the setup link is dead now; log in again
+        yield* run(() => page.click("nav button"))
+        yield* run(() => page.waitForURL(/\/console\/login$/))
+        yield* run(() => page.goto(local(setupUrl)))
+        expect(yield* run(() => page.textContent("main"))).toContain("already used")
+        yield* run(() => page.goto(`${client.url}/console/login`))
+        yield* run(() => page.fill("input[name=login_name]", loginName))
+        yield* run(() => page.fill("input[name=password]", "wrong-password-123"))
+        yield* run(() => page.click("button[type=submit]"))
+        expect(yield* run(() => page.textContent(".notice"))).toContain("Wrong login name or password")
+        yield* run(() => page.fill("input[name=login_name]", loginName))
+        yield* run(() => page.fill("input[name=password]", PASSWORD))
+        yield* run(() => page.click("button[type=submit]"))
+        yield* run(() => page.waitForURL(/\/console\/withdrawals$/))
+
+        // money in, collected, a withdrawal requested by the backend over the API
+        const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "500")
+        const swept = asRecord((yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })).body)
+        expect((yield* untilFinished(apiKey, "TRC20-USDT", String(swept.operation_id))).status).toBe("COMPLETED")
+        const created = asRecord((yield* client.request("POST", "/v1/withdrawals", {
+          apiKey, json: { chain: "TRC20", currency: "USDT", amount: "120", to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy" }
+        })).body)
+        const id = String(created.withdrawal_id)
+        yield* run(() => page.goto(`${client.url}/console/balances`))
+        expect(yield* run(() => page.textContent("table"))).toContain("380")
+        yield* screenshot(page, "console-balances.png")
+        yield* run(() => page.goto(`${client.url}/console/withdrawals`))
+        expect(yield* run(() => page.getAttribute(`#${id}`, "data-status"))).toBe("PENDING")
+        yield* screenshot(page, "console-withdrawals.png")
+
+        // a forged POST (no CSRF token) changes nothing; another merchant's (or no) withdrawal is not found
+        const forged = yield* run(() => page.request.post(`${client.url}/console/withdrawals/${id}/cancel`, { form: { reason: "forged" } }))
+        expect(forged.status()).toBe(403)
+        const csrf = yield* run(() => page.inputValue(`#${id} form.cancel input[name=csrf]`))
+        const foreign = yield* run(() => page.request.post(`${client.url}/console/withdrawals/wdr_of_someone_else/cancel`, { form: { csrf } }))
+        expect(foreign.status()).toBe(404)
+
+        // approve: the wrong password approves nothing, the right one does
+        yield* run(() => page.fill(`#${id} form.approve input[name=password]`, "not-my-password-1"))
+        yield* run(() => page.click(`#${id} form.approve button`))
+        expect(yield* run(() => page.textContent(".notice"))).toContain("nothing was approved")
+        expect(yield* run(() => page.getAttribute(`#${id}`, "data-status"))).toBe("PENDING")
+        yield* run(() => page.fill(`#${id} form.approve input[name=password]`, PASSWORD))
+        yield* run(() => page.click(`#${id} form.approve button`))
+        expect(yield* run(() => page.getAttribute(`#${id}`, "data-status"))).toBe("APPROVED")
+        const done = yield* eventually(client.request("GET", `/v1/withdrawals/${id}`, { apiKey }), (r) => asRecord(r.body).status === "COMPLETED", 60_000)
+        expect(asRecord(done.body).status).toBe("COMPLETED")
+        yield* run(() => context.close())
+      }))
+  })
+})

@@ -1,0 +1,149 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { createHash, randomBytes } from "node:crypto"
+import { newId } from "../ids.js"
+import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js"
+
+/** A console request refused, with the page status it gets and a sentence for the human. */
+export class ConsoleRefusal extends Schema.TaggedError<ConsoleRefusal>()("ConsoleRefusal", {
+  status: Schema.Number,
+  message: Schema.String
+}) {}
+
+export interface ConsoleSession {
+  readonly userId: string
+  readonly merchantId: string
+  readonly loginName: string
+  readonly role: string
+  readonly csrfToken: string
+}
+
+const sha256 = (value: string) => createHash("sha256").update(value).digest("hex")
+const token = () => randomBytes(32).toString("base64url")
+
+/** Session lifetimes: idle and absolute (a session never outlives 12 hours, however busy). */
+const IDLE_MINUTES = 30
+const ABSOLUTE_HOURS = 12
+/** Failed logins tolerated in 15 minutes, per login name and per client address. */
+const MAX_FAILURES_PER_NAME = 5
+const MAX_FAILURES_PER_ADDRESS = 20
+
+const LOGIN_NAME = /^[a-z0-9][a-z0-9._-]{2,63}$/
+
+/**
+ * The console's human accounts: binding the owner through the onboarding's one-time token (which dies
+ * with it), password login limited per account and address, sessions known only by their hash with idle
+ * and absolute expiry, and a CSRF token per session.
+ */
+export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/ConsoleAccounts", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const handoff = (consoleToken: string, lock: boolean) =>
+      Effect.map(
+        sql<{ id: string; merchant_id: string; used: boolean; expired: boolean; project_name: string }>`
+          SELECT h.id, h.merchant_id, h.used_at IS NOT NULL AS used, h.expires_at <= now() AS expired, m.project_name
+          FROM console_handoffs h JOIN merchants m ON m.id = h.merchant_id
+          WHERE h.token_hash = ${sha256(consoleToken)} ${lock ? sql`FOR UPDATE OF h` : sql``}`,
+        (rows) => rows[0]
+      )
+
+    const usable = (found: { used: boolean; expired: boolean } | undefined) =>
+      found === undefined
+        ? Effect.fail(new ConsoleRefusal({ status: 400, message: "This setup link is not valid. Ask for a new one." }))
+        : found.used
+        ? Effect.fail(new ConsoleRefusal({ status: 400, message: "This setup link was already used: the console account exists. Log in instead." }))
+        : found.expired
+        ? Effect.fail(new ConsoleRefusal({ status: 400, message: "This setup link has expired. Ask for a new one." }))
+        : Effect.void
+
+    /** What the setup page offers for a token (a suggested login name), or why it cannot be used. */
+    const setupOffer = Effect.fn("ConsoleAccounts.setupOffer")(function*(consoleToken: string) {
+      const found = yield* Effect.orDie(handoff(consoleToken, false))
+      yield* usable(found)
+      return { merchantName: found?.project_name ?? "", suggestedLoginName: (found?.project_name ?? "owner").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40) || "owner" }
+    })
+
+    const openSession = (userId: string) =>
+      Effect.gen(function*() {
+        const cookie = token()
+        yield* sql`INSERT INTO console_sessions ${sql.insert({
+          id_hash: sha256(cookie), user_id: userId, csrf_token: token(),
+          expires_at: new Date(Date.now() + ABSOLUTE_HOURS * 3600_000)
+        })}`
+        return cookie
+      })
+
+    /** Binds the owner: one transaction checks the token, creates the account, kills the token, opens a session. */
+    const setup = Effect.fn("ConsoleAccounts.setup")(function*(consoleToken: string, loginName: string, password: string) {
+      const name = loginName.trim().toLowerCase()
+      if (!LOGIN_NAME.test(name)) return yield* new ConsoleRefusal({ status: 400, message: "The login name must be 3 to 64 characters: letters, digits, dot, dash or underscore." })
+      const problem = passwordProblem(password, name)
+      if (problem !== undefined) return yield* new ConsoleRefusal({ status: 400, message: `Choose another password: ${problem}.` })
+      const hash = yield* hashPassword(password)
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const found = yield* handoff(consoleToken, true)
+        yield* usable(found)
+        if (found === undefined) return yield* Effect.dieMessage("unreachable")
+        const taken = yield* sql<{ id: string }>`SELECT id FROM console_users WHERE login_name = ${name}`
+        if (taken.length > 0) return yield* new ConsoleRefusal({ status: 400, message: `The login name ${name} is taken. Choose another.` })
+        const userId = newId("usr")
+        yield* sql`INSERT INTO console_users ${sql.insert({ id: userId, merchant_id: found.merchant_id, login_name: name, password_hash: hash, role: "owner" })}`
+        yield* sql`UPDATE console_handoffs SET used_at = now() WHERE id = ${found.id}`
+        yield* sql`UPDATE merchants SET console_bound_at = now(), updated_at = now() WHERE id = ${found.merchant_id}`
+        return yield* openSession(userId)
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const recentFailures = (loginName: string, address: string) =>
+      Effect.map(
+        sql<{ by_name: number; by_address: number }>`
+          SELECT (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - interval '15 minutes') AS by_name,
+                 (SELECT count(*)::int FROM console_login_failures WHERE address = ${address} AND at > now() - interval '15 minutes') AS by_address`,
+        (rows) => rows[0] ?? { by_name: 0, by_address: 0 }
+      )
+
+    /** Password login; after too many failures for the name or the address, refused for a while. */
+    const login = Effect.fn("ConsoleAccounts.login")(function*(loginName: string, password: string, address: string) {
+      const name = loginName.trim().toLowerCase()
+      const failures = yield* Effect.orDie(recentFailures(name, address))
+      if (failures.by_name >= MAX_FAILURES_PER_NAME || failures.by_address >= MAX_FAILURES_PER_ADDRESS) {
+        return yield* new ConsoleRefusal({ status: 429, message: "Too many failed logins. Wait 15 minutes and try again." })
+      }
+      const [user] = yield* Effect.orDie(sql<{ id: string; password_hash: string }>`SELECT id, password_hash FROM console_users WHERE login_name = ${name}`)
+      // a missing account costs the same as a wrong password, and looks the same
+      const ok = yield* verifyPassword(password, user?.password_hash ?? "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+      if (user === undefined || !ok) {
+        yield* Effect.orDie(sql`INSERT INTO console_login_failures (login_name, address) VALUES (${name}, ${address})`)
+        return yield* new ConsoleRefusal({ status: 401, message: "Wrong login name or password." })
+      }
+      return yield* Effect.orDie(openSession(user.id))
+    })
+
+    /** The session of a cookie, if it is alive (and now touched); idle or absolute expiry ends it. */
+    const session = Effect.fn("ConsoleAccounts.session")(function*(cookie: string | undefined) {
+      if (cookie === undefined || cookie === "") return Option.none<ConsoleSession>()
+      const [row] = yield* Effect.orDie(sql<{ user_id: string; merchant_id: string; login_name: string; role: string; csrf_token: string }>`
+        UPDATE console_sessions s SET last_seen_at = clock_timestamp()
+        FROM console_users u
+        WHERE s.id_hash = ${sha256(cookie)} AND u.id = s.user_id AND s.ended_at IS NULL AND s.expires_at > now()
+          AND s.last_seen_at > now() - ${IDLE_MINUTES} * interval '1 minute'
+        RETURNING s.user_id, u.merchant_id, u.login_name, u.role, s.csrf_token`)
+      return Option.map(Option.fromNullable(row), (r) => ({ userId: r.user_id, merchantId: r.merchant_id, loginName: r.login_name, role: r.role, csrfToken: r.csrf_token }))
+    })
+
+    const logout = Effect.fn("ConsoleAccounts.logout")(function*(cookie: string | undefined) {
+      if (cookie === undefined) return
+      yield* Effect.orDie(sql`UPDATE console_sessions SET ended_at = now() WHERE id_hash = ${sha256(cookie)}`)
+    })
+
+    /** The password asked again before an approval. */
+    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function*(userId: string, password: string) {
+      const [user] = yield* Effect.orDie(sql<{ password_hash: string }>`SELECT password_hash FROM console_users WHERE id = ${userId}`)
+      const ok = user !== undefined && (yield* verifyPassword(password, user.password_hash))
+      if (!ok) return yield* new ConsoleRefusal({ status: 403, message: "The password is not right: nothing was approved." })
+    })
+
+    return { setupOffer, setup, login, session, logout, confirmPassword } as const
+  })
+}) {}
