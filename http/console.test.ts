@@ -103,5 +103,55 @@ describe("merchant console in a real browser", () => {
         expect(asRecord(done.body).status).toBe("COMPLETED")
         yield* run(() => context.close())
       }))
+
+    it.scoped("the owner manages keys (a narrower one, shown once, revoked), the webhook secret, assets, and finds transactions", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const browser = yield* launchBrowser
+        const applied = asRecord((yield* client.request("POST", "/v1/ai/merchant-apply", {
+          json: { project_name: `Keys Shop ${Date.now()}`, business_type: "shop", use_case: "payments", agree_terms: true, contact_email: "keys@console.example" }
+        })).body)
+        const apiKey = String(asRecord(applied.env).FACET_API_KEY)
+        const setupUrl = new URL(String(asRecord(applied.merchant_console).token_login_url))
+        const page = yield* run(() => browser.newPage())
+        yield* run(() => page.goto(`${client.url}${setupUrl.pathname}${setupUrl.search}`))
+        yield* run(() => page.fill("input[name=password]", PASSWORD))
+        yield* run(() => page.click("button[type=submit]"))
+        yield* run(() => page.waitForURL(/\/console\/withdrawals$/))
+
+        // a key without the wallet scope: shown once, works for reads, cannot sweep, then revoked
+        yield* run(() => page.goto(`${client.url}/console/keys`))
+        yield* run(() => page.fill("form.new-key input[name=label]", "reporting"))
+        yield* run(() => page.click("form.new-key button"))
+        const narrow = (yield* run(() => page.textContent("#shown-once"))) ?? ""
+        expect(narrow).toMatch(/^fk_live_/)
+        yield* screenshot(page, "console-keys.png")
+        expect((yield* client.request("GET", "/v1/wallet-portfolio", { apiKey: narrow })).status).toBe(200)
+        expect((yield* client.request("POST", "/v1/wallet-assets/TRC20-USDT/sweep", { apiKey: narrow, json: { from_wallet_id: "wal_x" } })).status).toBe(403)
+        yield* run(() => page.goto(`${client.url}/console/keys`))
+        expect(yield* run(() => page.textContent("main"))).not.toContain(narrow)
+        yield* run(() => page.locator("tr", { hasText: "reporting" }).locator("button").click())
+        expect(yield* run(() => page.textContent(".notice"))).toContain("revoked")
+        expect((yield* client.request("GET", "/v1/wallet-portfolio", { apiKey: narrow })).status).toBe(401)
+        expect((yield* client.request("GET", "/v1/wallet-portfolio", { apiKey })).status).toBe(200)
+        yield* run(() => page.click("form.rotate button"))
+        expect(yield* run(() => page.textContent("#shown-once"))).toMatch(/^whsec_/)
+
+        // assets: a custom asset enabled from the console is enabled for the API too
+        yield* run(() => page.goto(`${client.url}/console/assets`))
+        yield* run(() => page.click("#asset-BEP20-VELNX button"))
+        expect(yield* run(() => page.textContent(".notice"))).toContain("BEP20-VELNX is enabled")
+        const policies = asRecord((yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey })).body).items
+        expect((Array.isArray(policies) ? policies.map(asRecord) : []).find((p) => p.asset_key === "BEP20-VELNX")?.merchant_enabled).toBe(true)
+
+        // orders and transactions are there to look at and search
+        const order = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "5", currency: "USDT", chain: "TRC20", out_trade_no: "inv-42" } })).body)
+        yield* run(() => page.goto(`${client.url}/console/orders`))
+        expect(yield* run(() => page.textContent("table"))).toContain("inv-42")
+        yield* run(() => page.goto(`${client.url}/console/transactions?q=${String(order.pay_address)}`))
+        expect(yield* run(() => page.textContent("main"))).toContain("0 found")
+        yield* run(() => page.goto(`${client.url}/console/webhooks`))
+        expect(yield* run(() => page.textContent("main"))).toContain("Every delivery went through")
+      }))
   })
 })

@@ -1,6 +1,10 @@
 import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import type { WalletPortfolio } from "../../src/domain/wallet-portfolio.js"
+import type { AssetPolicy } from "../../src/domain/asset-policy.js"
+import type { Order } from "../../src/domain/order.js"
+import type { Transaction } from "../../src/domain/transaction.js"
 import type { Withdrawal } from "../../src/domain/withdrawal.js"
+import type { DeliveryRow } from "../../src/webhooks/webhook-admin.js"
 
 /** The merchant console's pages: server-rendered HTML, one stylesheet, no script, forms with a CSRF token. */
 
@@ -15,7 +19,8 @@ const page = (title: string, body: string, session?: ConsoleSession) => `<!docty
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
 <title>${escape(title)} — Facet console</title><link rel="stylesheet" href="/console-assets/console.css"></head>
 <body>
-${session === undefined ? "" : `<nav><a href="/console/balances">Balances</a> <a href="/console/withdrawals">Withdrawals</a>
+${session === undefined ? "" : `<nav><a href="/console/balances">Balances</a> <a href="/console/withdrawals">Withdrawals</a> <a href="/console/orders">Orders</a>
+<a href="/console/transactions">Transactions</a> <a href="/console/assets">Assets</a> <a href="/console/keys">API keys</a> <a href="/console/webhooks">Webhooks</a>
 <form method="post" action="/console/logout" class="inline"><input type="hidden" name="csrf" value="${escape(session.csrfToken)}"><span class="who">${escape(session.loginName)}</span> <button type="submit">Log out</button></form></nav>`}
 <main><h1>${escape(title)}</h1>
 ${body}
@@ -73,6 +78,68 @@ ${w.failure_reason === null ? "" : `<p class="notice">${escape(w.failure_reason)
 ${w.status === "PENDING" ? decisionForms(w, session.csrfToken) : ""}
 </section>`).join("\n")}`, session)
 
+const hidden = (csrf: string) => `<input type="hidden" name="csrf" value="${escape(csrf)}">`
+
+export const ordersPage = (session: ConsoleSession, orders: ReadonlyArray<Order>, total: number) =>
+  page("Orders", `<p class="hint">${total} order(s); the newest 100.</p>
+<table><thead><tr><th>Order</th><th>Status</th><th>Amount</th><th>Paid</th><th>Network</th><th>Latest payment</th><th>Created</th></tr></thead><tbody>
+${orders.map((o) => `<tr><td><a href="/checkout/${escape(o.order_id)}">${escape(o.order_id)}</a>${o.out_trade_no === "" ? "" : `<br><span class="hint">${escape(o.out_trade_no)}</span>`}</td>
+<td>${escape(o.status)}</td><td>${escape(o.amount)} ${escape(o.currency)}</td><td>${escape(o.paid_amount ?? "0")}</td><td>${escape(o.chain)}</td>
+<td><code>${escape(o.tx_hash ?? "")}</code></td><td>${escape(o.created_at)}</td></tr>`).join("\n")}
+</tbody></table>`, session)
+
+export const transactionsPage = (session: ConsoleSession, q: string, items: ReadonlyArray<Transaction>, total: number) =>
+  page("Transactions", `<form method="get" action="/console/transactions" class="search">
+<label>Search by transaction hash, address, order, deposit address, withdrawal or operation id <input name="q" value="${escape(q)}"></label>
+<button type="submit">Search</button></form>
+<p class="hint">${total} found; the newest 100.</p>
+<table><thead><tr><th>Type</th><th>Status</th><th>Amount</th><th>Network</th><th>From → to</th><th>Hash</th><th>When</th></tr></thead><tbody>
+${items.map((t) => `<tr><td>${escape(t.type)}</td><td>${escape(t.status)}</td><td>${escape(t.amount)} ${escape(t.currency)}</td><td>${escape(t.chain)}</td>
+<td><code>${escape(t.from_address ?? "")}</code> → <code>${escape(t.to_address)}</code></td><td><code>${escape(t.tx_hash)}</code></td><td>${escape(t.created_at)}</td></tr>`).join("\n")}
+</tbody></table>`, session)
+
+export const assetsPage = (session: ConsoleSession, policies: ReadonlyArray<AssetPolicy>, message?: string) =>
+  page("Assets", `${notice(message)}
+<table><thead><tr><th>Asset</th><th>Status</th><th>Enabled</th><th>Deposit</th><th>Checkout</th><th>Collect</th><th>Withdraw</th><th></th></tr></thead><tbody>
+${policies.map((p) => `<tr id="asset-${escape(p.asset_key)}"><td>${escape(p.display_name)}<br><span class="hint">${escape(p.asset_key)}</span></td><td>${escape(p.status)}</td>
+<td>${p.merchant_enabled ? "yes" : "no"}</td><td>${p.actions.deposit ? "yes" : "no"}</td><td>${p.actions.checkout ? "yes" : "no"}</td><td>${p.actions.collect ? "yes" : "no"}</td><td>${p.actions.withdraw ? "yes" : "no"}</td>
+<td>${!p.merchant_enabled && (p.status === "live" || p.status === "deposit_live") ? `<form method="post" action="/console/assets/enable" class="inline">${hidden(session.csrfToken)}<input type="hidden" name="asset_key" value="${escape(p.asset_key)}"><button type="submit">Enable</button></form>` : ""}</td></tr>`).join("\n")}
+</tbody></table>`, session)
+
+const SCOPES = ["read", "orders", "deposits", "wallet", "withdrawals"] as const
+
+export const keysPage = (
+  session: ConsoleSession,
+  keys: ReadonlyArray<{ readonly id: string; readonly key_prefix: string; readonly scopes: ReadonlyArray<string>; readonly label: string; readonly status: string; readonly last_used_at: Date | null }>,
+  shownOnce?: { readonly what: string; readonly value: string },
+  message?: string
+) =>
+  page("API keys", `${notice(message)}
+${shownOnce === undefined ? "" : `<div class="once" role="status"><p><strong>${escape(shownOnce.what)}</strong>, shown this once: store it in your backend's secrets now.</p><p><code id="shown-once">${escape(shownOnce.value)}</code></p></div>`}
+<table><thead><tr><th>Key</th><th>Label</th><th>Scopes</th><th>Status</th><th>Last used</th><th></th></tr></thead><tbody>
+${keys.map((k) => `<tr><td><code>${escape(k.key_prefix)}…</code></td><td>${escape(k.label)}</td><td>${escape(k.scopes.join(", "))}</td><td>${escape(k.status)}</td>
+<td>${k.last_used_at === null ? "never" : escape(k.last_used_at.toISOString())}</td>
+<td>${k.status === "active" ? `<form method="post" action="/console/keys/${escape(k.id)}/revoke" class="inline">${hidden(session.csrfToken)}<button type="submit">Revoke</button></form>` : ""}</td></tr>`).join("\n")}
+</tbody></table>
+<h2>New key</h2>
+<form method="post" action="/console/keys" class="new-key">${hidden(session.csrfToken)}
+<label>Label <input name="label" required></label>
+<fieldset><legend>Scopes (give a key only what it needs; a key without <em>wallet</em> cannot sweep)</legend>
+${SCOPES.map((scope) => `<label class="check"><input type="checkbox" name="scope" value="${scope}"${scope === "wallet" || scope === "withdrawals" ? "" : " checked"}> ${scope}</label>`).join("")}
+</fieldset><button type="submit">Create key</button></form>
+<h2>Webhook secret</h2>
+<form method="post" action="/console/webhook-secret" class="rotate">${hidden(session.csrfToken)}
+<p class="hint">A new secret signs every delivery from now on; update your receiver first.</p><button type="submit">Rotate the webhook secret</button></form>`, session)
+
+export const webhooksPage = (session: ConsoleSession, problems: ReadonlyArray<DeliveryRow>, message?: string) =>
+  page("Webhooks", `${notice(message)}
+<p class="hint">Deliveries that are failing (retrying) or dead (given up after 24 h).</p>
+${problems.length === 0 ? "<p>Every delivery went through.</p>" : `<table><thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Destination</th></tr></thead><tbody>
+${problems.map((d) => `<tr><td>${escape(d.event)}<br><span class="hint">${escape(d.idempotency_key)}</span></td><td>${escape(d.status)}</td><td>${d.attempts}</td>
+<td>${escape(d.last_status_code === null ? d.last_error ?? "" : String(d.last_status_code))}</td><td>${escape(d.destination ?? "none")}</td></tr>`).join("\n")}
+</tbody></table>
+<form method="post" action="/console/webhooks/replay">${hidden(session.csrfToken)}<button type="submit">Replay them all now</button></form>`}`, session)
+
 export const CONSOLE_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1d2330}
@@ -87,4 +154,7 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px;bord
 .hint{color:#5b6472}.notice{color:#9a1c1c}
 .withdrawal{border:1px solid #e3e6ea;border-radius:8px;padding:8px 12px;margin:12px 0;overflow-wrap:anywhere}
 .gas-low,.gas-empty{color:#9a1c1c}
+.check{display:inline-block;margin-right:12px}.check input{display:inline;width:auto}
+.once{border:2px solid #127a3a;border-radius:8px;padding:8px 12px;overflow-wrap:anywhere}
+fieldset{border:1px solid #e3e6ea;border-radius:6px}
 `

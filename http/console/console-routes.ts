@@ -1,11 +1,31 @@
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
 import { WalletPortfolioViews } from "../../custody/wallet-portfolio.js"
 import { WithdrawalDecisions } from "../../custody/withdrawal-decisions.js"
 import { WithdrawalStore } from "../../custody/withdrawal-store.js"
 import { AppConfig } from "../../src/config.js"
 import { ConsoleAccounts, type ConsoleSession } from "../../src/console/console-accounts.js"
-import { balancesPage, CONSOLE_CSP, CONSOLE_CSS, loginPage, messagePage, setupPage, withdrawalsPage } from "./console-pages.js"
+import { AssetCatalog } from "../../src/assets/asset-catalog.js"
+import { Chain } from "../../src/domain/chain.js"
+import { ApiKeys } from "../../src/merchants/api-keys.js"
+import { ALL_SCOPES } from "../../src/merchants/principal.js"
+import { Orders } from "../../src/orders/orders.js"
+import { Transactions } from "../../src/transactions/transactions.js"
+import { WebhookAdmin } from "../../src/webhooks/webhook-admin.js"
+import {
+  assetsPage,
+  balancesPage,
+  CONSOLE_CSP,
+  CONSOLE_CSS,
+  keysPage,
+  loginPage,
+  messagePage,
+  ordersPage,
+  setupPage,
+  transactionsPage,
+  webhooksPage,
+  withdrawalsPage
+} from "./console-pages.js"
 
 const COOKIE = "facet_console"
 const SECURE_HEADERS = {
@@ -39,6 +59,11 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
     const portfolio = yield* WalletPortfolioViews
     const withdrawals = yield* WithdrawalStore
     const decisions = yield* WithdrawalDecisions
+    const orders = yield* Orders
+    const transactions = yield* Transactions
+    const catalog = yield* AssetCatalog
+    const keys = yield* ApiKeys
+    const webhookAdmin = yield* WebhookAdmin
     const secure = (yield* AppConfig).baseUrl.startsWith("https:")
 
     const withCookie = (response: HttpServerResponse.HttpServerResponse, value: string, maxAgeSeconds: number) =>
@@ -130,5 +155,64 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
     yield* router.post("/console/withdrawals/:id/approve", decide("APPROVED"))
     yield* router.post("/console/withdrawals/:id/reject", decide("REJECTED"))
     yield* router.post("/console/withdrawals/:id/cancel", decide("CANCELLED"))
+
+    yield* router.get("/console/orders", signedIn((session) =>
+      Effect.map(orders.list(session.merchantId, { page: 1, size: 100 }), (list) => html(ordersPage(session, list.items, list.total)))))
+    yield* router.get("/console/transactions", signedIn((session) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const q = new URL(request.url, "http://console").searchParams.get("q") ?? ""
+        const found = yield* transactions.search(session.merchantId, { q, limit: 100, offset: 0 })
+        return html(transactionsPage(session, q, found.items, found.total))
+      })))
+
+    const assetsView = (session: ConsoleSession, message?: string, status = 200) =>
+      Effect.map(catalog.policies(session.merchantId), (policies) => html(assetsPage(session, policies, message), status))
+    yield* router.get("/console/assets", signedIn((session) => assetsView(session)))
+    yield* router.post("/console/assets/enable", signedForm((session, field) => {
+      const [chain, currency] = field("asset_key").split("-")
+      return Schema.decodeUnknown(Chain)(chain).pipe(
+        Effect.flatMap((c) => catalog.enroll(session.merchantId, { chain: c, currency: currency ?? "", source: "console" })),
+        Effect.flatMap((enabled) => assetsView(session, `${enabled.asset_key} is enabled.`)),
+        Effect.catchAll(() => assetsView(session, `${field("asset_key")} cannot be enabled.`, 400))
+      )
+    }))
+
+    const keysView = (session: ConsoleSession, shownOnce?: { readonly what: string; readonly value: string }, message?: string, status = 200) =>
+      Effect.map(keys.list(session.merchantId), (list) => html(keysPage(session, list, shownOnce, message), status))
+    yield* router.get("/console/keys", signedIn((session) => keysView(session)))
+    yield* router.post("/console/keys", signedIn((session) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const params = yield* request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
+        const field = (name: string) => Option.getOrElse(UrlParams.getFirst(params, name), () => "")
+        if (field("csrf") !== session.csrfToken) return html(messagePage("Refused", "This form is stale or did not come from the console: nothing was changed.", session), 403)
+        const scopes = UrlParams.getAll(params, "scope").filter((scope) => ALL_SCOPES.some((known) => known === scope))
+        if (scopes.length === 0) return yield* keysView(session, undefined, "Choose at least one scope.", 400)
+        const label = field("label").trim() === "" ? "console" : field("label").trim().slice(0, 80)
+        const issued = yield* keys.issue(session.merchantId, scopes, label)
+        yield* Effect.logInfo(`console: ${session.loginName} created API key ${issued.id} (${scopes.join(", ")})`)
+        return yield* keysView(session, { what: `Your new API key "${label}" (${scopes.join(", ")})`, value: Redacted.value(issued.key) })
+      })))
+    yield* router.post("/console/keys/:id/revoke", signedForm((session) =>
+      Effect.gen(function*() {
+        const { id } = yield* HttpRouter.schemaPathParams(IdPath).pipe(Effect.orDie)
+        const revoked = yield* keys.revoke(session.merchantId, id)
+        if (!revoked) return html(messagePage("Not found", "There is no such active key.", session), 404)
+        yield* Effect.logInfo(`console: ${session.loginName} revoked API key ${id}`)
+        return yield* keysView(session, undefined, "The key is revoked: it no longer works.")
+      })))
+    yield* router.post("/console/webhook-secret", signedForm((session) =>
+      Effect.gen(function*() {
+        const secret = yield* keys.rotateWebhookSecret(session.merchantId)
+        yield* Effect.logInfo(`console: ${session.loginName} rotated the webhook secret`)
+        return yield* keysView(session, { what: "Your new webhook secret (FACET_WEBHOOK_SECRET)", value: Redacted.value(secret) })
+      })))
+
+    const webhooksView = (session: ConsoleSession, message?: string) =>
+      Effect.map(Effect.orDie(webhookAdmin.problems("problems", session.merchantId)), (problems) => html(webhooksPage(session, problems, message)))
+    yield* router.get("/console/webhooks", signedIn((session) => webhooksView(session)))
+    yield* router.post("/console/webhooks/replay", signedForm((session) =>
+      Effect.flatMap(Effect.orDie(webhookAdmin.replay({ merchantId: session.merchantId })), (n) => webhooksView(session, `${n} deliver${n === 1 ? "y" : "ies"} due again now.`))))
   })
 )

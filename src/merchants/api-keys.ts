@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { newId } from "../ids.js"
-import { displayPrefix, hashSecret, newApiKey } from "./credentials.js"
+import { displayPrefix, hashSecret, newApiKey, newWebhookSecret } from "./credentials.js"
 import type { Principal } from "./principal.js"
 
 const KeyRow = Schema.Struct({
@@ -10,7 +10,10 @@ const KeyRow = Schema.Struct({
   scopes: Schema.Array(Schema.String)
 })
 
-/** API keys: issued once in plain text, stored as hashes, resolved to the merchant they act for. */
+/**
+ * A merchant's credentials: API keys (issued once in plain text, stored as hashes, resolved to the
+ * merchant they act for, revoked at once) and the webhook secret's rotation.
+ */
 export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -44,11 +47,31 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
       return Option.some<Principal>({ merchantId: row.value.merchant_id, apiKeyId: row.value.id, scopes: row.value.scopes })
     })
 
+    /** A merchant's keys as its owner sees them: prefix, scopes, label, status, last use (never the key). */
+    const list = Effect.fn("ApiKeys.list")(function*(merchantId: string) {
+      return yield* Effect.orDie(sql<{ id: string; key_prefix: string; scopes: ReadonlyArray<string>; label: string; status: string; created_at: Date; last_used_at: Date | null }>`
+        SELECT id, key_prefix, scopes, label, status, created_at, last_used_at FROM api_keys WHERE merchant_id = ${merchantId} ORDER BY created_at DESC`)
+    })
+
+    /** Revokes one of the merchant's keys at once (another merchant's key: false, nothing changed). */
+    const revoke = Effect.fn("ApiKeys.revoke")(function*(merchantId: string, keyId: string) {
+      const rows = yield* Effect.orDie(sql<{ id: string }>`
+        UPDATE api_keys SET status = 'revoked' WHERE id = ${keyId} AND merchant_id = ${merchantId} AND status = 'active' RETURNING id`)
+      return rows.length > 0
+    })
+
+    /** A new webhook secret for the merchant, effective for the next delivery; shown once. */
+    const rotateWebhookSecret = Effect.fn("ApiKeys.rotateWebhookSecret")(function*(merchantId: string) {
+      const secret = newWebhookSecret()
+      yield* Effect.orDie(sql`UPDATE merchants SET webhook_secret = ${Redacted.value(secret)}, updated_at = now() WHERE id = ${merchantId}`)
+      return secret
+    })
+
     const hasActiveKey = Effect.fn("ApiKeys.hasActiveKey")(function*(merchantId: string) {
       const rows = yield* Effect.orDie(sql<{ n: string }>`SELECT count(*) AS n FROM api_keys WHERE merchant_id = ${merchantId} AND status = 'active'`)
       return Number(rows[0]?.n ?? 0) > 0
     })
 
-    return { issue, authenticate, hasActiveKey } as const
+    return { issue, authenticate, hasActiveKey, list, revoke, rotateWebhookSecret } as const
   })
 }) {}
