@@ -9,6 +9,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as path from "node:path"
 import type { Page } from "playwright-core"
+import { totpCode } from "../src/console/totp.js"
 import { launchBrowser } from "../test/browser.js"
 import { fundedAddress, sweep, untilFinished } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
@@ -152,6 +153,35 @@ describe("merchant console in a real browser", () => {
         expect(yield* run(() => page.textContent("main"))).toContain("0 found")
         yield* run(() => page.goto(`${client.url}/console/webhooks`))
         expect(yield* run(() => page.textContent("main"))).toContain("Every delivery went through")
+
+        // a second factor: a wrong code changes nothing; the right one turns it on, and it is asked at login and to approve
+        yield* run(() => page.goto(`${client.url}/console/security`))
+        const secret = (yield* run(() => page.textContent("#totp-secret"))) ?? ""
+        yield* run(() => page.fill("form.totp input[name=code]", "000000"))
+        yield* run(() => page.click("form.totp button"))
+        expect(yield* run(() => page.textContent(".notice"))).toContain("does not match")
+        const offered = (yield* run(() => page.textContent("#totp-secret"))) ?? ""
+        yield* run(() => page.fill("form.totp input[name=code]", totpCode(offered)))
+        yield* run(() => page.click("form.totp button"))
+        expect(yield* run(() => page.textContent(".enrolled"))).toContain("second factor is on")
+        expect(secret).toMatch(/^[A-Z2-7]{32}$/)
+        const loginName = (yield* run(() => page.textContent("nav .who"))) ?? ""
+        yield* run(() => page.click("nav button"))
+        yield* run(() => page.waitForURL(/\/console\/login$/))
+        yield* run(() => page.fill("input[name=login_name]", loginName))
+        yield* run(() => page.fill("input[name=password]", PASSWORD))
+        yield* run(() => page.click("button[type=submit]"))
+        expect(yield* run(() => page.textContent(".notice"))).toContain("6-digit code")
+        yield* run(() => page.fill("input[name=login_name]", loginName))
+        yield* run(() => page.fill("input[name=password]", PASSWORD))
+        yield* run(() => page.fill("input[name=code]", totpCode(offered)))
+        yield* run(() => page.click("button[type=submit]"))
+        yield* run(() => page.waitForURL(/\/console\/withdrawals$/))
+        // an approval without the code is refused before anything else is looked at
+        const csrf = yield* run(() => page.inputValue("nav input[name=csrf]"))
+        const noCode = yield* run(() => page.request.post(`${client.url}/console/withdrawals/wdr_any/approve`, { form: { csrf, password: PASSWORD } }))
+        expect(noCode.status()).toBe(403)
+        expect(yield* run(() => noCode.text())).toContain("6-digit code")
       }))
   })
 })

@@ -20,7 +20,7 @@ const page = (title: string, body: string, session?: ConsoleSession) => `<!docty
 <title>${escape(title)} — Facet console</title><link rel="stylesheet" href="/console-assets/console.css"></head>
 <body>
 ${session === undefined ? "" : `<nav><a href="/console/balances">Balances</a> <a href="/console/withdrawals">Withdrawals</a> <a href="/console/orders">Orders</a>
-<a href="/console/transactions">Transactions</a> <a href="/console/assets">Assets</a> <a href="/console/keys">API keys</a> <a href="/console/webhooks">Webhooks</a>
+<a href="/console/transactions">Transactions</a> <a href="/console/assets">Assets</a> <a href="/console/keys">API keys</a> <a href="/console/webhooks">Webhooks</a> <a href="/console/security">Security</a>
 <form method="post" action="/console/logout" class="inline"><input type="hidden" name="csrf" value="${escape(session.csrfToken)}"><span class="who">${escape(session.loginName)}</span> <button type="submit">Log out</button></form></nav>`}
 <main><h1>${escape(title)}</h1>
 ${body}
@@ -43,6 +43,7 @@ export const loginPage = (error?: string) =>
 <form method="post" action="/console/login">
 <label>Login name <input name="login_name" autocomplete="username" required></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+<label>Authenticator code (if you enrolled one) <input name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}"></label>
 <button type="submit">Log in</button>
 </form>`)
 
@@ -56,10 +57,11 @@ ${portfolio.assets.flatMap((a) => a.networks.map((n) => `<tr><td>${escape(a.curr
 </tbody></table>
 <p class="hint">Total value ${escape(portfolio.totals.value_usdt)} USDT (${escape(portfolio.price_source)}), ${portfolio.totals.unpriced_asset_count} unpriced.</p>`, session)
 
-const decisionForms = (w: Withdrawal, csrf: string) => `
+const decisionForms = (w: Withdrawal, csrf: string, totp: boolean) => `
 <form method="post" action="/console/withdrawals/${escape(w.withdrawal_id)}/approve" class="approve">
 <input type="hidden" name="csrf" value="${escape(csrf)}">
 <label>Your password <input type="password" name="password" autocomplete="current-password" required></label>
+${totp ? `<label>Authenticator code <input name="code" inputmode="numeric" autocomplete="one-time-code" required></label>` : ""}
 <button type="submit">Approve</button></form>
 <form method="post" action="/console/withdrawals/${escape(w.withdrawal_id)}/reject" class="reject">
 <input type="hidden" name="csrf" value="${escape(csrf)}">
@@ -75,7 +77,7 @@ ${items.length === 0 ? "<p>No withdrawals yet.</p>" : items.map((w) => `<section
 <p class="hint">net ${escape(w.net_amount)}, fees ${escape(w.total_fee)} ${escape(w.currency)}${w.network_fee_included ? "" : ` + network ${escape(w.network_fee)} ${escape(w.network_fee_asset)} paid by the platform`}; created ${escape(w.created_at)}${w.out_withdrawal_no === null ? "" : `; your reference ${escape(w.out_withdrawal_no)}`}</p>
 ${w.tx_hash === null ? "" : `<p class="hint">transaction <code>${escape(w.tx_hash)}</code></p>`}
 ${w.failure_reason === null ? "" : `<p class="notice">${escape(w.failure_reason)}</p>`}
-${w.status === "PENDING" ? decisionForms(w, session.csrfToken) : ""}
+${w.status === "PENDING" ? decisionForms(w, session.csrfToken, session.totp) : ""}
 </section>`).join("\n")}`, session)
 
 const hidden = (csrf: string) => `<input type="hidden" name="csrf" value="${escape(csrf)}">`
@@ -140,6 +142,15 @@ ${problems.map((d) => `<tr><td>${escape(d.event)}<br><span class="hint">${escape
 </tbody></table>
 <form method="post" action="/console/webhooks/replay">${hidden(session.csrfToken)}<button type="submit">Replay them all now</button></form>`}`, session)
 
+export const securityPage = (session: ConsoleSession, offer: { readonly secret: string; readonly qrSvg: string } | undefined, message?: string) =>
+  page("Security", `${notice(message)}
+${session.totp
+  ? "<p class=\"enrolled\">A second factor is on: your authenticator app's code is asked at every login and for every approval.</p>"
+  : offer === undefined ? "" : `<p>Add a second factor: scan this with an authenticator app (or type the key), then enter the code it shows.</p>
+<div class="qr">${offer.qrSvg}</div><p>Key: <code id="totp-secret">${escape(offer.secret)}</code></p>
+<form method="post" action="/console/security/totp" class="totp">${hidden(session.csrfToken)}<input type="hidden" name="secret" value="${escape(offer.secret)}">
+<label>Code <input name="code" inputmode="numeric" autocomplete="one-time-code" required></label><button type="submit">Turn on</button></form>`}`, session)
+
 export const CONSOLE_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1d2330}
@@ -154,6 +165,7 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px;bord
 .hint{color:#5b6472}.notice{color:#9a1c1c}
 .withdrawal{border:1px solid #e3e6ea;border-radius:8px;padding:8px 12px;margin:12px 0;overflow-wrap:anywhere}
 .gas-low,.gas-empty{color:#9a1c1c}
+.qr svg{width:200px;height:200px}
 .check{display:inline-block;margin-right:12px}.check input{display:inline;width:auto}
 .once{border:2px solid #127a3a;border-radius:8px;padding:8px 12px;overflow-wrap:anywhere}
 fieldset{border:1px solid #e3e6ea;border-radius:6px}

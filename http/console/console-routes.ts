@@ -5,6 +5,8 @@ import { WithdrawalDecisions } from "../../custody/withdrawal-decisions.js"
 import { WithdrawalStore } from "../../custody/withdrawal-store.js"
 import { AppConfig } from "../../src/config.js"
 import { ConsoleAccounts, type ConsoleSession } from "../../src/console/console-accounts.js"
+import { newTotpSecret, totpUri } from "../../src/console/totp.js"
+import QRCode from "qrcode"
 import { AssetCatalog } from "../../src/assets/asset-catalog.js"
 import { Chain } from "../../src/domain/chain.js"
 import { ApiKeys } from "../../src/merchants/api-keys.js"
@@ -21,6 +23,7 @@ import {
   loginPage,
   messagePage,
   ordersPage,
+  securityPage,
   setupPage,
   transactionsPage,
   webhooksPage,
@@ -91,7 +94,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         Effect.gen(function*() {
           const { id } = yield* HttpRouter.schemaPathParams(IdPath).pipe(Effect.orDie)
           const request = yield* HttpServerRequest.HttpServerRequest
-          if (decision === "APPROVED") yield* accounts.confirmPassword(session.userId, field("password"))
+          if (decision === "APPROVED") yield* accounts.confirmPassword(session.userId, field("password"), field("code"))
           if (decision === "REJECTED" && field("reason").trim() === "") {
             return yield* withdrawalsView(session, "A rejection needs a reason.", 400)
           }
@@ -137,7 +140,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
       const field = yield* formFields
       const request = yield* HttpServerRequest.HttpServerRequest
       const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-      return yield* accounts.login(field("login_name"), field("password"), address).pipe(
+      return yield* accounts.login(field("login_name"), field("password"), address, field("code")).pipe(
         Effect.map((cookie) => withCookie(seeOther("/console/withdrawals"), cookie, 12 * 3600)),
         Effect.catchTag("ConsoleRefusal", (refusal) => Effect.succeed(html(loginPage(refusal.message), refusal.status)))
       )
@@ -208,6 +211,21 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         yield* Effect.logInfo(`console: ${session.loginName} rotated the webhook secret`)
         return yield* keysView(session, { what: "Your new webhook secret (FACET_WEBHOOK_SECRET)", value: Redacted.value(secret) })
       })))
+
+    const securityView = (session: ConsoleSession, message?: string, status = 200) =>
+      Effect.gen(function*() {
+        if (session.totp) return html(securityPage(session, undefined, message), status)
+        const secret = newTotpSecret()
+        const qrSvg = yield* Effect.promise(() => QRCode.toString(totpUri(secret, session.loginName), { type: "svg", margin: 2 }))
+        return html(securityPage(session, { secret, qrSvg }, message), status)
+      })
+    yield* router.get("/console/security", signedIn((session) => securityView(session)))
+    yield* router.post("/console/security/totp", signedForm((session, field) =>
+      accounts.enrollTotp(session.userId, field("secret"), field("code")).pipe(
+        Effect.flatMap(() => Effect.logInfo(`console: ${session.loginName} turned on TOTP`)),
+        Effect.as(html(securityPage({ ...session, totp: true }, undefined, "The second factor is on."))),
+        Effect.catchTag("ConsoleRefusal", (refusal) => securityView(session, refusal.message, refusal.status))
+      )))
 
     const webhooksView = (session: ConsoleSession, message?: string) =>
       Effect.map(Effect.orDie(webhookAdmin.problems("problems", session.merchantId)), (problems) => html(webhooksPage(session, problems, message)))

@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { newId } from "../ids.js"
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js"
+import { verifyTotp } from "./totp.js"
 
 /** A console request refused, with the page status it gets and a sentence for the human. */
 export class ConsoleRefusal extends Schema.TaggedError<ConsoleRefusal>()("ConsoleRefusal", {
@@ -16,6 +17,8 @@ export interface ConsoleSession {
   readonly loginName: string
   readonly role: string
   readonly csrfToken: string
+  /** A TOTP second factor is enrolled: asked at login and for every approval. */
+  readonly totp: boolean
 }
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest("hex")
@@ -104,18 +107,23 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       )
 
     /** Password login; after too many failures for the name or the address, refused for a while. */
-    const login = Effect.fn("ConsoleAccounts.login")(function*(loginName: string, password: string, address: string) {
+    const login = Effect.fn("ConsoleAccounts.login")(function*(loginName: string, password: string, address: string, code: string) {
       const name = loginName.trim().toLowerCase()
       const failures = yield* Effect.orDie(recentFailures(name, address))
       if (failures.by_name >= MAX_FAILURES_PER_NAME || failures.by_address >= MAX_FAILURES_PER_ADDRESS) {
         return yield* new ConsoleRefusal({ status: 429, message: "Too many failed logins. Wait 15 minutes and try again." })
       }
-      const [user] = yield* Effect.orDie(sql<{ id: string; password_hash: string }>`SELECT id, password_hash FROM console_users WHERE login_name = ${name}`)
+      const [user] = yield* Effect.orDie(sql<{ id: string; password_hash: string; totp_secret: string | null }>`
+        SELECT id, password_hash, totp_secret FROM console_users WHERE login_name = ${name}`)
       // a missing account costs the same as a wrong password, and looks the same
       const ok = yield* verifyPassword(password, user?.password_hash ?? "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
       if (user === undefined || !ok) {
         yield* Effect.orDie(sql`INSERT INTO console_login_failures (login_name, address) VALUES (${name}, ${address})`)
         return yield* new ConsoleRefusal({ status: 401, message: "Wrong login name or password." })
+      }
+      if (user.totp_secret !== null && !verifyTotp(user.totp_secret, code)) {
+        yield* Effect.orDie(sql`INSERT INTO console_login_failures (login_name, address) VALUES (${name}, ${address})`)
+        return yield* new ConsoleRefusal({ status: 401, message: "The 6-digit code from your authenticator app is missing or wrong." })
       }
       return yield* Effect.orDie(openSession(user.id))
     })
@@ -123,13 +131,15 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
     /** The session of a cookie, if it is alive (and now touched); idle or absolute expiry ends it. */
     const session = Effect.fn("ConsoleAccounts.session")(function*(cookie: string | undefined) {
       if (cookie === undefined || cookie === "") return Option.none<ConsoleSession>()
-      const [row] = yield* Effect.orDie(sql<{ user_id: string; merchant_id: string; login_name: string; role: string; csrf_token: string }>`
+      const [row] = yield* Effect.orDie(sql<{ user_id: string; merchant_id: string; login_name: string; role: string; csrf_token: string; totp: boolean }>`
         UPDATE console_sessions s SET last_seen_at = clock_timestamp()
         FROM console_users u
         WHERE s.id_hash = ${sha256(cookie)} AND u.id = s.user_id AND s.ended_at IS NULL AND s.expires_at > now()
           AND s.last_seen_at > now() - ${IDLE_MINUTES} * interval '1 minute'
-        RETURNING s.user_id, u.merchant_id, u.login_name, u.role, s.csrf_token`)
-      return Option.map(Option.fromNullable(row), (r) => ({ userId: r.user_id, merchantId: r.merchant_id, loginName: r.login_name, role: r.role, csrfToken: r.csrf_token }))
+        RETURNING s.user_id, u.merchant_id, u.login_name, u.role, s.csrf_token, u.totp_secret IS NOT NULL AS totp`)
+      return Option.map(Option.fromNullable(row), (r) => ({
+        userId: r.user_id, merchantId: r.merchant_id, loginName: r.login_name, role: r.role, csrfToken: r.csrf_token, totp: r.totp
+      }))
     })
 
     const logout = Effect.fn("ConsoleAccounts.logout")(function*(cookie: string | undefined) {
@@ -137,13 +147,27 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       yield* Effect.orDie(sql`UPDATE console_sessions SET ended_at = now() WHERE id_hash = ${sha256(cookie)}`)
     })
 
-    /** The password asked again before an approval. */
-    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function*(userId: string, password: string) {
-      const [user] = yield* Effect.orDie(sql<{ password_hash: string }>`SELECT password_hash FROM console_users WHERE id = ${userId}`)
+    /** The password (and the TOTP code, once enrolled) asked again before an approval. */
+    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function*(userId: string, password: string, code: string) {
+      const [user] = yield* Effect.orDie(sql<{ password_hash: string; totp_secret: string | null }>`SELECT password_hash, totp_secret FROM console_users WHERE id = ${userId}`)
       const ok = user !== undefined && (yield* verifyPassword(password, user.password_hash))
       if (!ok) return yield* new ConsoleRefusal({ status: 403, message: "The password is not right: nothing was approved." })
+      if (user.totp_secret !== null && !verifyTotp(user.totp_secret, code)) {
+        return yield* new ConsoleRefusal({ status: 403, message: "The 6-digit code is missing or wrong: nothing was approved." })
+      }
     })
 
-    return { setupOffer, setup, login, session, logout, confirmPassword } as const
+    /**
+     * TOTP enrollment: the secret offered on the page is stored only once a code made from it is right
+     * (so a mistyped setup never locks the owner out).
+     */
+    const enrollTotp = Effect.fn("ConsoleAccounts.enrollTotp")(function*(userId: string, secret: string, code: string) {
+      if (!/^[A-Z2-7]{32}$/.test(secret) || !verifyTotp(secret, code)) {
+        return yield* new ConsoleRefusal({ status: 400, message: "That code does not match: scan the QR code again and enter the current code." })
+      }
+      yield* Effect.orDie(sql`UPDATE console_users SET totp_secret = ${secret}, updated_at = now() WHERE id = ${userId} AND totp_secret IS NULL`)
+    })
+
+    return { setupOffer, setup, login, session, logout, confirmPassword, enrollTotp } as const
   })
 }) {}
