@@ -11,7 +11,7 @@ import * as path from "node:path"
 import type { Page } from "playwright-core"
 import { totpCode } from "../src/console/totp.js"
 import { launchBrowser } from "../test/browser.js"
-import { fundedAddress, sweep, untilFinished } from "../test/custody-flows.js"
+import { fundedAddress, untilFinished } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { eventually } from "../test/webhook-receiver.js"
@@ -72,8 +72,15 @@ describe("merchant console in a real browser", () => {
 
         // money in, collected, a withdrawal requested by the backend over the API
         const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "500")
-        const swept = asRecord((yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })).body)
-        expect((yield* untilFinished(apiKey, "TRC20-USDT", String(swept.operation_id))).status).toBe("COMPLETED")
+        // the owner finds the address by its user and sweeps it from the console
+        yield* run(() => page.goto(`${client.url}/console/deposit-addresses`))
+        expect(yield* run(() => page.textContent("table"))).toContain(receive.address)
+        yield* run(() => page.goto(`${client.url}/console/collect?asset=TRC20-USDT`))
+        yield* run(() => page.click(`#wallet-${receive.walletId} button`))
+        const started = (yield* run(() => page.textContent(".notice"))) ?? ""
+        expect(started).toMatch(/Sweep op_\w+ started: 500 USDT/)
+        const operationId = /op_\w+/.exec(started)?.[0] ?? ""
+        expect((yield* untilFinished(apiKey, "TRC20-USDT", operationId)).status).toBe("COMPLETED")
         const created = asRecord((yield* client.request("POST", "/v1/withdrawals", {
           apiKey, json: { chain: "TRC20", currency: "USDT", amount: "120", to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy" }
         })).body)

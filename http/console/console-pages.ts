@@ -20,7 +20,7 @@ const page = (title: string, body: string, session?: ConsoleSession) => `<!docty
 <title>${escape(title)} — Facet console</title><link rel="stylesheet" href="/console-assets/console.css"></head>
 <body>
 ${session === undefined ? "" : `<nav><a href="/console/balances">Balances</a> <a href="/console/withdrawals">Withdrawals</a> <a href="/console/orders">Orders</a>
-<a href="/console/transactions">Transactions</a> <a href="/console/assets">Assets</a> <a href="/console/keys">API keys</a> <a href="/console/webhooks">Webhooks</a> <a href="/console/security">Security</a>
+<a href="/console/transactions">Transactions</a> <a href="/console/deposit-addresses">Deposit addresses</a> <a href="/console/collect">Collect</a> <a href="/console/assets">Assets</a> <a href="/console/keys">API keys</a> <a href="/console/webhooks">Webhooks</a> <a href="/console/security">Security</a>
 <form method="post" action="/console/logout" class="inline"><input type="hidden" name="csrf" value="${escape(session.csrfToken)}"><span class="who">${escape(session.loginName)}</span> <button type="submit">Log out</button></form></nav>`}
 <main><h1>${escape(title)}</h1>
 ${body}
@@ -141,6 +141,37 @@ ${problems.map((d) => `<tr><td>${escape(d.event)}<br><span class="hint">${escape
 <td>${escape(d.last_status_code === null ? d.last_error ?? "" : String(d.last_status_code))}</td><td>${escape(d.destination ?? "none")}</td></tr>`).join("\n")}
 </tbody></table>
 <form method="post" action="/console/webhooks/replay">${hidden(session.csrfToken)}<button type="submit">Replay them all now</button></form>`}`, session)
+
+export const depositAddressesPage = (
+  session: ConsoleSession,
+  user: string,
+  items: ReadonlyArray<{ readonly id: string; readonly external_user_id: string; readonly chain: string; readonly currency: string; readonly address: string; readonly created_at: string }>,
+  total: number
+) =>
+  page("Deposit addresses", `<form method="get" action="/console/deposit-addresses" class="search">
+<label>Your user id <input name="user" value="${escape(user)}"></label><button type="submit">Search</button></form>
+<p class="hint">${total} address(es); the newest 100.</p>
+<table><thead><tr><th>User</th><th>Asset</th><th>Address</th><th>Created</th></tr></thead><tbody>
+${items.map((d) => `<tr><td>${escape(d.external_user_id)}</td><td>${escape(d.chain)}-${escape(d.currency)}</td>
+<td><a href="/console/transactions?q=${encodeURIComponent(d.address)}"><code>${escape(d.address)}</code></a></td><td>${escape(d.created_at)}</td></tr>`).join("\n")}
+</tbody></table>`, session)
+
+export const collectPage = (
+  session: ConsoleSession,
+  assets: ReadonlyArray<AssetPolicy>,
+  assetKey: string,
+  wallets: ReadonlyArray<{ readonly wallet_id: string; readonly address: string; readonly external_user_id: string | null; readonly uncollected_balance: string; readonly sweep_in_flight: string | null }>,
+  message?: string
+) =>
+  page("Collect", `${notice(message)}
+<form method="get" action="/console/collect" class="search"><label>Asset <select name="asset">${assets.filter((a) => a.actions.collect).map((a) =>
+    `<option value="${escape(a.asset_key)}"${a.asset_key === assetKey ? " selected" : ""}>${escape(a.asset_key)}</option>`).join("")}</select></label><button type="submit">Show</button></form>
+<p class="hint">Receive addresses still holding ${escape(assetKey)}. A sweep moves it to your main wallet (the platform pays the gas); it becomes available to withdraw once final.</p>
+${wallets.length === 0 ? "<p>Nothing to collect.</p>" : `<table><thead><tr><th>Address</th><th>User</th><th>Uncollected</th><th></th></tr></thead><tbody>
+${wallets.map((w) => `<tr id="wallet-${escape(w.wallet_id)}"><td><code>${escape(w.address)}</code></td><td>${escape(w.external_user_id ?? "")}</td><td>${escape(w.uncollected_balance)}</td>
+<td>${w.sweep_in_flight !== null ? `sweeping (${escape(w.sweep_in_flight)})` : `<form method="post" action="/console/collect" class="inline">${hidden(session.csrfToken)}
+<input type="hidden" name="asset" value="${escape(assetKey)}"><input type="hidden" name="wallet_id" value="${escape(w.wallet_id)}"><button type="submit">Sweep</button></form>`}</td></tr>`).join("\n")}
+</tbody></table>`}`, session)
 
 export const securityPage = (session: ConsoleSession, offer: { readonly secret: string; readonly qrSvg: string } | undefined, message?: string) =>
   page("Security", `${notice(message)}

@@ -1,6 +1,8 @@
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Effect, Option, Redacted, Schema } from "effect"
+import { Collections } from "../../custody/collections.js"
 import { WalletPortfolioViews } from "../../custody/wallet-portfolio.js"
+import { DepositAddresses } from "../../src/deposits/deposit-addresses.js"
 import { WithdrawalDecisions } from "../../custody/withdrawal-decisions.js"
 import { WithdrawalStore } from "../../custody/withdrawal-store.js"
 import { AppConfig } from "../../src/config.js"
@@ -17,6 +19,8 @@ import { WebhookAdmin } from "../../src/webhooks/webhook-admin.js"
 import {
   assetsPage,
   balancesPage,
+  collectPage,
+  depositAddressesPage,
   CONSOLE_CSP,
   CONSOLE_CSS,
   keysPage,
@@ -67,6 +71,8 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
     const catalog = yield* AssetCatalog
     const keys = yield* ApiKeys
     const webhookAdmin = yield* WebhookAdmin
+    const depositAddresses = yield* DepositAddresses
+    const collections = yield* Collections
     const secure = (yield* AppConfig).baseUrl.startsWith("https:")
 
     const withCookie = (response: HttpServerResponse.HttpServerResponse, value: string, maxAgeSeconds: number) =>
@@ -211,6 +217,36 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         yield* Effect.logInfo(`console: ${session.loginName} rotated the webhook secret`)
         return yield* keysView(session, { what: "Your new webhook secret (FACET_WEBHOOK_SECRET)", value: Redacted.value(secret) })
       })))
+
+    yield* router.get("/console/deposit-addresses", signedIn((session) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const user = (new URL(request.url, "http://console").searchParams.get("user") ?? "").trim()
+        const found = yield* depositAddresses.list(session.merchantId, { external_user_id: user === "" ? undefined : user, limit: 100, offset: 0 })
+        return html(depositAddressesPage(session, user, found.items, found.total))
+      })))
+
+    const collectView = (session: ConsoleSession, assetKey: string, message?: string, status = 200) =>
+      Effect.gen(function*() {
+        const policies = yield* catalog.policies(session.merchantId)
+        const chosen = policies.find((p) => p.asset_key === assetKey && p.actions.collect) ?? policies.find((p) => p.actions.collect)
+        const wallets = chosen === undefined ? [] : (yield* portfolio.detail(session.merchantId, chosen.asset_key, { limit: 100 }).pipe(Effect.orDie)).items
+        return html(collectPage(session, policies, chosen?.asset_key ?? "", wallets, message), status)
+      })
+    yield* router.get("/console/collect", signedIn((session) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        collectView(session, new URL(request.url, "http://console").searchParams.get("asset") ?? ""))))
+    yield* router.post("/console/collect", signedForm((session, field) =>
+      collections.request(session.merchantId, field("asset"), { from_wallet_id: field("wallet_id") }).pipe(
+        Effect.tap((op) => Effect.logInfo(`console: ${session.loginName} swept ${op.from_address} (${op.operation_id})`)),
+        Effect.flatMap((op) => collectView(session, field("asset"), `Sweep ${op.operation_id} started: ${op.amount} ${op.currency} (${op.status}).`)),
+        Effect.catchTags({
+          BadRequest: (e) => collectView(session, field("asset"), e.error, 400),
+          NotFound: (e) => collectView(session, field("asset"), e.error, 404),
+          Conflict: (e) => collectView(session, field("asset"), e.error, 409),
+          ServiceUnavailable: (e) => collectView(session, field("asset"), e.error, 503)
+        })
+      )))
 
     const securityView = (session: ConsoleSession, message?: string, status = 200) =>
       Effect.gen(function*() {
