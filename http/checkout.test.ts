@@ -16,6 +16,7 @@ import { pay } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
+import { eventually } from "../test/webhook-receiver.js"
 
 // CommonJS: typed as the module object whose `default` is the decoder (also there at run time)
 const jsQR = jsQRModule.default
@@ -92,6 +93,36 @@ describe("hosted checkout page in a real browser", () => {
         const missing = yield* Effect.promise(() => page.goto(`${client.url}/checkout/ord_nothing_here`))
         expect(missing?.status()).toBe(404)
         expect(yield* Effect.promise(() => page.textContent("main"))).toContain("Order not found")
+      }))
+
+    it.scoped("a multi-asset order lets the customer choose; a partial payment shows what is still due", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const sql = yield* SqlClient.SqlClient
+        const browser = yield* launchBrowser
+        const { apiKey } = yield* onboardMerchant()
+        const order = asRecord((yield* client.request("POST", "/v1/orders", {
+          apiKey,
+          json: { amount: "20", currency: "USDT", checkout_mode: "multi_asset", accepted_assets: [{ chain: "TRC20", currency: "USDT" }, { chain: "BEP20", currency: "USDT" }] }
+        })).body)
+        const assets = Array.isArray(order.available_assets) ? order.available_assets.map(asRecord) : []
+        const bep20 = assets.find((a) => a.chain === "BEP20")
+        const tron = assets.find((a) => a.chain === "TRC20")
+        const page = yield* Effect.promise(() => browser.newPage({ viewport: { width: 390, height: 844 } }))
+        yield* Effect.promise(() => page.goto(`${client.url}/checkout/${String(order.order_id)}`))
+        yield* Effect.promise(() => page.selectOption("#asset-choice", "1"))
+        expect(yield* Effect.promise(() => page.isVisible("section.asset[data-asset='1']"))).toBe(true)
+        expect(yield* Effect.promise(() => page.isVisible("section.asset[data-asset='0']"))).toBe(false)
+        expect(readQr(yield* Effect.promise(() => page.locator("section.asset[data-asset='1'] .qr").screenshot()))).toBe(bep20?.pay_qrcode)
+
+        // 5 of 20 paid on TRON, then the order's time is up: PARTIALLY_PAID with 15 still due
+        yield* pay("TRC20-USDT", String(tron?.pay_address), "5")
+        yield* eventually(client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }), (r) => asRecord(r.body).paid_amount === "5", 30_000)
+        // before its time is up the page already says what is still due
+        yield* Effect.promise(() => page.locator("#detail", { hasText: "15 USDT still due" }).waitFor({ timeout: 30_000 }))
+        yield* sql`UPDATE orders SET expire_at = now() - interval '1 second' WHERE id = ${String(order.order_id)}`
+        yield* Effect.promise(() => page.waitForSelector("#status[data-status=PARTIALLY_PAID]", { timeout: 30_000 }))
+        expect(yield* Effect.promise(() => page.textContent("#detail"))).toContain("15 USDT still due")
       }))
   })
 })
