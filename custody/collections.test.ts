@@ -1,11 +1,4 @@
-// fast devnets for this file
-process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
-process.env.FACET_CONFIRMATIONS_TRC20 = "3"
-process.env.FACET_CONFIRMATIONS_BEP20 = "2"
-process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
-process.env.FACET_DEVNET_SOLANA_SLOT_MS = "150"
-process.env.FACET_DEVNET_SOLANA_FINALITY_SLOTS = "4"
-process.env.FACET_CUSTODY_POLL_MS = "200"
+import "../test/fast-devnets.js"
 // automatic collection of BEP20 USDT from 5000 (the other tests here deposit less)
 process.env.FACET_AUTO_SWEEP_BEP20_USDT = "5000"
 process.env.FACET_AUTO_SWEEP_INTERVAL_MS = "500"

@@ -1,9 +1,4 @@
-// fast devnets for this file
-process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
-process.env.FACET_CONFIRMATIONS_TRC20 = "3"
-process.env.FACET_CONFIRMATIONS_BEP20 = "2"
-process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
-process.env.FACET_CUSTODY_POLL_MS = "200"
+import "../test/fast-devnets.js"
 
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"

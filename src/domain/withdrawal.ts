@@ -18,17 +18,22 @@ export const FeeQuoteRequest = Schema.Struct({
   amount: DecimalString
 }).annotations({ identifier: "WithdrawalFeeQuoteRequest", parseOptions: strict })
 
-export const FeeQuote = Schema.Struct({
+/** The fee figures a quote gives and a withdrawal keeps as its snapshot (decimals in the asset's units). */
+const FeeFields = {
   chain: Chain,
   currency: Schema.String,
-  fee_currency: Schema.String,
   amount: DecimalString,
   platform_fee: DecimalString,
   network_fee: DecimalString,
   network_fee_asset: Schema.String,
   network_fee_included: Schema.Boolean,
   total_fee: DecimalString,
-  net_amount: DecimalString,
+  net_amount: DecimalString
+}
+
+export const FeeQuote = Schema.Struct({
+  ...FeeFields,
+  fee_currency: Schema.String,
   platform_fee_bps: Schema.Number,
   model: Schema.String,
   policy_version: Schema.String
@@ -52,15 +57,7 @@ export const Withdrawal = Schema.Struct({
   withdrawal_id: Schema.String,
   out_withdrawal_no: Schema.NullOr(Schema.String),
   status: WithdrawalStatus,
-  chain: Chain,
-  currency: Schema.String,
-  amount: DecimalString,
-  platform_fee: DecimalString,
-  network_fee: DecimalString,
-  network_fee_asset: Schema.String,
-  network_fee_included: Schema.Boolean,
-  total_fee: DecimalString,
-  net_amount: DecimalString,
+  ...FeeFields,
   to_address: Schema.String,
   tx_hash: Schema.NullOr(Schema.String),
   fee_policy_version: Schema.String,
