@@ -106,6 +106,7 @@ export const CHECKOUT_JS = `"use strict";
   var detail = document.getElementById("detail");
   var countdown = document.getElementById("countdown");
   var finished = false;
+  var closed = false;
   function show(s) {
     statusEl.setAttribute("data-status", s.status);
     root.setAttribute("data-status", s.status);
@@ -118,18 +119,20 @@ export const CHECKOUT_JS = `"use strict";
     document.getElementById("late").hidden = !s.late_payment;
     var back = document.getElementById("return");
     if (back) back.hidden = s.status !== "PAID";
-    finished = s.status === "PAID" || s.status === "EXPIRED" || s.status === "PARTIALLY_PAID";
-    if (finished) countdown.textContent = "";
+    // only PAID ends the page's watch: after EXPIRED or PARTIALLY_PAID a late payment can still arrive
+    finished = s.status === "PAID";
+    closed = s.status === "EXPIRED" || s.status === "PARTIALLY_PAID";
+    if (finished || closed) countdown.textContent = "";
   }
   function poll() {
     fetch("/checkout/" + encodeURIComponent(orderId) + "/status", { cache: "no-store" })
       .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (s) { if (s) show(s); })
       .catch(function () {})
-      .then(function () { if (!finished) setTimeout(poll, 2000); });
+      .then(function () { if (!finished) setTimeout(poll, closed ? 5000 : 2000); });
   }
   function tick() {
-    if (finished) return;
+    if (finished || closed) return;
     var left = Math.max(0, Math.floor((expireAt - Date.now()) / 1000));
     countdown.textContent = left > 0 ? "Expires in " + Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0") : "Time is up: a payment already sent is still honoured";
     setTimeout(tick, 1000);

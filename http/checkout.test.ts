@@ -75,7 +75,7 @@ describe("hosted checkout page in a real browser", () => {
         yield* Effect.promise(() => page.close())
       }))
 
-    it.scoped("an expired order says so; an unknown order is a 404 page", () =>
+    it.scoped("an expired order says so, and a payment after it is noticed as late; an unknown order is a 404 page", () =>
       Effect.gen(function*() {
         const client = yield* TestClient
         const sql = yield* SqlClient.SqlClient
@@ -86,6 +86,10 @@ describe("hosted checkout page in a real browser", () => {
         const page = yield* Effect.promise(() => browser.newPage())
         yield* Effect.promise(() => page.goto(`${client.url}/checkout/${String(order.order_id)}`))
         yield* Effect.promise(() => page.waitForSelector("#status[data-status=EXPIRED]", { timeout: 30_000 }))
+        // paid in full after its time was up: credited, PAID, and the page says the payment was late
+        yield* pay("BEP20-USDT", String(order.pay_address), "3")
+        yield* Effect.promise(() => page.waitForSelector("#status[data-status=PAID]", { timeout: 30_000 }))
+        expect(yield* Effect.promise(() => page.isVisible("#late"))).toBe(true)
         const missing = yield* Effect.promise(() => page.goto(`${client.url}/checkout/ord_nothing_here`))
         expect(missing?.status()).toBe(404)
         expect(yield* Effect.promise(() => page.textContent("main"))).toContain("Order not found")

@@ -1,5 +1,6 @@
 import "../test/fast-devnets.js"
 
+import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as path from "node:path"
@@ -184,6 +185,37 @@ describe("merchant console in a real browser", () => {
         const noCode = yield* run(() => page.request.post(`${client.url}/console/withdrawals/wdr_any/approve`, { form: { csrf, password: PASSWORD } }))
         expect(noCode.status()).toBe(403)
         expect(yield* run(() => noCode.text())).toContain("6-digit code")
+      }))
+
+    it.scoped("logins are limited per account, and an idle session ends", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const sql = yield* SqlClient.SqlClient
+        const browser = yield* launchBrowser
+        const applied = asRecord((yield* client.request("POST", "/v1/ai/merchant-apply", {
+          json: { project_name: `Limits Shop ${Date.now()}`, business_type: "shop", use_case: "payments", agree_terms: true, contact_email: "limits@console.example" }
+        })).body)
+        const setupUrl = new URL(String(asRecord(applied.merchant_console).token_login_url))
+        const page = yield* run(() => browser.newPage())
+        yield* run(() => page.goto(`${client.url}${setupUrl.pathname}${setupUrl.search}`))
+        const loginName = yield* run(() => page.inputValue("input[name=login_name]"))
+        yield* run(() => page.fill("input[name=password]", PASSWORD))
+        yield* run(() => page.click("button[type=submit]"))
+        yield* run(() => page.waitForURL(/\/console\/withdrawals$/))
+
+        // the session ends after 30 idle minutes: the next page is the login page
+        yield* sql`UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes'`
+        yield* run(() => page.goto(`${client.url}/console/balances`))
+        expect(page.url()).toMatch(/\/console\/login$/)
+
+        // five wrong passwords for the account: then even the right one waits
+        const attempt = (password: string) => run(() => page.request.post(`${client.url}/console/login`, { form: { login_name: loginName, password }, maxRedirects: 0 }))
+        for (let i = 0; i < 5; i++) expect((yield* attempt(`wrong-password-${i}-xyz`)).status()).toBe(401)
+        const limited = yield* attempt(PASSWORD)
+        expect(limited.status()).toBe(429)
+        expect(yield* run(() => limited.text())).toContain("Too many failed logins")
+        yield* sql`DELETE FROM console_login_failures WHERE login_name = ${loginName}`
+        expect((yield* attempt(PASSWORD)).status()).toBe(303)
       }))
   })
 })
