@@ -20,8 +20,21 @@ describe("developer endpoints", () => {
           "/v1/ai/merchant-apply",
           "/v1/ai/onboarding-status/{merchant_id}",
           "/v1/wallet-asset-policies",
-          "/v1/wallet-asset-enrollments"
+          "/v1/wallet-asset-enrollments",
+          "/v1/wallet-portfolio",
+          "/v1/wallet-assets",
+          "/v1/wallet-assets/{asset_key}",
+          "/v1/wallet-assets/{asset_key}/sweep",
+          "/v1/wallet-assets/{asset_key}/sweeps/{operation_id}",
+          "/v1/withdrawal-fee-quote",
+          "/v1/withdrawals",
+          "/v1/withdrawals/{withdrawal_id}"
         ]))
+        // the pages for people (checkout, console) are not part of the /v1 contract
+        expect(Object.keys(paths).filter((p) => p.startsWith("/checkout") || p.startsWith("/console"))).toEqual([])
+        expect(asRecord(asRecord(paths["/v1/wallet-assets"]).get).deprecated).toBe(true)
+        const create = asRecord(asRecord(paths["/v1/withdrawals"]).post)
+        expect(Object.keys(asRecord(create.responses))).toEqual(expect.arrayContaining(["201", "400", "401", "403", "409"]))
         // every documented error is {error: string}; the framework's own decode error is not what we send
         expect(res.text).not.toContain("HttpApiDecodeError")
         const policies = asRecord(asRecord(paths["/v1/wallet-asset-policies"]).get)
