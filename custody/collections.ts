@@ -196,7 +196,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       yield* Effect.logInfo(`custody ${id}: sweep of ${fromBaseUnits(amount, policy.decimals)} ${assetKey} from ${wallet.address} to ${main.address} requested`)
       yield* handOver(id, wallet.id)
       const stored = yield* store.operation(id)
-      return yield* view(Option.getOrThrow(stored))
+      if (Option.isNone(stored)) return yield* Effect.dieMessage(`custody operation ${id} vanished after it was stored`)
+      return yield* view(stored.value)
     })
 
     /** GET /v1/wallet-assets/{asset_key}/sweeps/{operation_id} */

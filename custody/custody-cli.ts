@@ -10,7 +10,7 @@ const USAGE = "usage: npm run custody -- list [--all] | show OPERATION_ID | retr
  * `npm run custody -- list|show|retry`: what the custody engine is doing, for operators. `list` prints one
  * JSON line per open operation (every recent one with --all) with what it waits for; `show` prints an
  * operation with every transaction it signed; `retry` hands an open operation to its wallet's actor again
- * at the running service's next resume pass (within 30 s). A FAILED operation moved nothing and is not
+ * at the running service's next resume pass (every 2 s). A FAILED operation moved nothing and is not
  * retried: request a new sweep.
  */
 const main = Effect.gen(function*() {
@@ -53,7 +53,7 @@ const main = Effect.gen(function*() {
     }
     // the running service's resume pass hands operations untouched for a while to their actors again
     yield* sql`UPDATE custody_operations SET updated_at = clock_timestamp() - interval '1 day' WHERE id = ${argument}`
-    console.log(`${argument} will be handed to its wallet's actor again within 30 s (it waits for: ${operation.value.waiting_for ?? "nothing recorded"})`)
+    console.log(`${argument} will be handed to its wallet's actor again within seconds (it waits for: ${operation.value.waiting_for ?? "nothing recorded"})`)
   }).pipe(Effect.provide(CustodyStore.Default), Effect.provide(operatorDatabaseLive(config)))
 }).pipe(
   Effect.catchTag("OperatorError", (error) => Effect.sync(() => {
