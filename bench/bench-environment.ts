@@ -30,7 +30,7 @@ export const benchCore = (chains: "none" | ReadonlyArray<"BEP20">, endpoints: La
   )
 
 export const noChains = Layer.succeed(ChainEndpoints, {
-  bep20: { rpcUrl: "http://127.0.0.1:9", chainId: 31337, tokens: new Map(), confirmations: 1 },
+  bep20: { rpcUrl: "http://127.0.0.1:9", chainId: 31337, tokens: new Map(), confirmations: 1, traces: "off" },
   tron: { url: "http://127.0.0.1:9", tokens: new Map(), confirmations: 1 },
   solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
 })

@@ -25,7 +25,7 @@ const PER_TX = 100
 const main = Effect.gen(function*() {
   const anvil = yield* startAnvilDevnet()
   const endpoints = Layer.succeed(ChainEndpoints, {
-    bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT]]), confirmations: 0 },
+    bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT]]), confirmations: 0, traces: "off" },
     tron: { url: "http://127.0.0.1:9", tokens: new Map(), confirmations: 1 },
     solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
   })

@@ -47,7 +47,8 @@ const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Lay
             rpcUrl: file.bep20.rpcUrl,
             chainId: file.bep20.chainId,
             tokens: new Map(Object.entries(file.bep20.tokens).flatMap(([c, a]) => (isHexAddress(a) ? [[c, a] as const] : []))),
-            confirmations: confirmations.bep20
+            confirmations: confirmations.bep20,
+            traces: "callTracer"
           },
           tron: { url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: confirmations.tron },
           solana: { rpcUrl: file.solana.rpcUrl, tokens: new Map(Object.entries(file.solana.tokens).map(([c, mint]) => [c, { mint, decimals: 6 }])) }

@@ -78,7 +78,7 @@ const capturingLogger = (lines: Array<string>) =>
  */
 /** Endpoints that no node serves: for tests that never touch a chain (they start no devnet). */
 export const NoChainsLive = Layer.succeed(ChainEndpoints, {
-  bep20: { rpcUrl: "http://127.0.0.1:9", chainId: 31337, tokens: new Map(), confirmations: 3 },
+  bep20: { rpcUrl: "http://127.0.0.1:9", chainId: 31337, tokens: new Map(), confirmations: 3, traces: "off" },
   tron: { url: "http://127.0.0.1:9", tokens: new Map(), confirmations: 3 },
   solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
 })

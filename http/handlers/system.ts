@@ -5,6 +5,7 @@ import { Reconciliation, reconciliationMetrics, reconciliationProblems } from ".
 import { AppConfig } from "../../src/config.js"
 import { Readiness } from "../../src/readiness.js"
 import { CustodyHealth } from "../../custody/custody-health.js"
+import { ChainEndpoints } from "../../src/chains/chain-endpoints.js"
 import { FacetApi } from "../api.js"
 
 export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers) =>
@@ -13,6 +14,11 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
     const statuses = yield* IndexerStatus
     const reconciliation = yield* Reconciliation
     const custody = yield* CustodyHealth
+    // a deliberate setting, not a fault: said in the checks, without degrading the service
+    const tracing = (yield* ChainEndpoints).bep20.traces
+    const traceCheck: Record<string, string> = tracing === "off"
+      ? { bep20_internal_transfers: "off: BNB sent to deposit addresses by contracts is not credited (FACET_BEP20_TRACES)" }
+      : { bep20_internal_transfers: tracing }
     // a database that does not answer is the readiness check's to report
     const custodyReport = custody.report.pipe(Effect.orElseSucceed(() => undefined))
     // a database that does not answer is the readiness check's to report
@@ -31,7 +37,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
           const current = [...(yield* Ref.get(statuses)).values()]
           const starting = indexersNotStarted(current)
           const ready = report.ready && starting.length === 0
-          const { checks } = report
+          const checks = { ...report.checks, ...traceCheck }
           const custodyNow = yield* custodyReport
           const reasons = ready
             ? [...indexerProblems(current, Date.now(), unreachableAfterMs), ...reconciliationProblems(yield* latestRuns), ...(custodyNow?.reasons ?? [])]

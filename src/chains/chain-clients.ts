@@ -22,7 +22,8 @@ export const ChainClientsLive = Layer.effect(
         rpcUrl: endpoints.bep20.rpcUrl,
         chainId: endpoints.bep20.chainId,
         tokens: endpoints.bep20.tokens,
-        confirmations: endpoints.bep20.confirmations
+        confirmations: endpoints.bep20.confirmations,
+        traces: endpoints.bep20.traces
       }),
       yield* makeSolanaClient({ rpcUrl: endpoints.solana.rpcUrl, tokens: endpoints.solana.tokens })
     ]

@@ -10,6 +10,8 @@ export interface ChainEndpointsShape {
     readonly chainId: number
     readonly tokens: ReadonlyMap<string, Address>
     readonly confirmations: number
+    /** How contract-sent BNB (internal calls) is seen (FACET_BEP20_TRACES); `off` credits none of it. */
+    readonly traces: "callTracer" | "parity" | "off"
   }
   readonly tron: {
     readonly url: string
@@ -55,12 +57,18 @@ export const MainnetEndpointsLive = Layer.effect(
     const tronUsdt = yield* Config.string("FACET_TOKEN_TRC20_USDT").pipe(Config.withDefault("TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"))
     const solUsdt = yield* Config.string("FACET_TOKEN_SOLANA_USDT").pipe(Config.withDefault("Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"))
     const chainId = yield* Config.integer("FACET_BEP20_CHAIN_ID").pipe(Config.withDefault(56))
+    // the operator chooses: BSC nodes serve traces only with the debug (geth) or trace (parity) namespace
+    const traces = yield* Config.literal("callTracer", "parity", "off")("FACET_BEP20_TRACES").pipe(Config.withDefault("off" as const))
+    if (traces === "off") {
+      yield* Effect.logWarning("FACET_BEP20_TRACES=off: BNB that contracts send to deposit addresses (internal transfers) is NOT credited; set callTracer or parity if the node serves traces")
+    }
     return {
       bep20: {
         rpcUrl: urls.bep20,
         chainId,
         tokens: new Map([...Option.toArray(Option.map(usdt, (a) => ["USDT", a] as const)), ...Option.toArray(Option.map(velnx, (a) => ["VELNX", a] as const))]),
-        confirmations: confirmations.bep20
+        confirmations: confirmations.bep20,
+        traces
       },
       tron: { url: urls.tron, tokens: new Map([["USDT", tronUsdt]]), confirmations: confirmations.tron },
       solana: { rpcUrl: urls.solana, tokens: new Map([["USDT", { mint: solUsdt, decimals: 6 }]]) }

@@ -180,7 +180,7 @@ export const DevnetsLive = Layer.scopedContext(
     )
     yield* Effect.logInfo(`devnets ${plan.resume ? "resumed" : "made"} (kept in ${paths.dir}); endpoints in ${devnetFilePath(config.dataDir)}`)
     const endpoints = {
-      bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT], ["VELNX", anvil.tokens.VELNX]]), confirmations: confirmations.bep20 },
+      bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT], ["VELNX", anvil.tokens.VELNX]]), confirmations: confirmations.bep20, traces: "callTracer" as const },
       tron: { url: tron.url, tokens: new Map([["USDT", tron.tokens.USDT]]), confirmations: confirmations.tron },
       solana: { rpcUrl: solana.url, tokens: new Map([["USDT", { mint: solana.usdtMint, decimals: 6 }]]) }
     }

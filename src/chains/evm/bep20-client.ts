@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import {
   type Address,
   createPublicClient,
@@ -7,6 +7,7 @@ import {
   hexToBytes,
   http,
   keccak256,
+  rpcSchema,
   serializeTransaction,
   toHex,
   type TransactionSerializableLegacy
@@ -22,7 +23,18 @@ import {
   TransferRejected,
   type TransferRequest
 } from "../chain-client.js"
-import { blockHeader, bloomMayContain, decodeNativeTransfers, decodeTransferLogs, type RawLog, TRANSFER_TOPIC } from "./evm-decoding.js"
+import {
+  blockHeader,
+  bloomMayContain,
+  CallTracerBlock,
+  decodeInternalTransfers,
+  decodeNativeTransfers,
+  decodeTransferLogs,
+  ParityBlock,
+  parityToFrames,
+  type RawLog,
+  TRANSFER_TOPIC
+} from "./evm-decoding.js"
 
 export interface Bep20Settings {
   readonly rpcUrl: string
@@ -33,7 +45,18 @@ export interface Bep20Settings {
   readonly confirmations: number
   /** Largest block range asked of eth_getLogs at once; halved when a provider refuses a range. */
   readonly maxLogRange?: bigint
+  /**
+   * How BNB sent by contracts (internal calls) is seen: `callTracer` (debug_traceBlockByNumber),
+   * `parity` (trace_block), or `off` (only a transaction's own value is seen).
+   */
+  readonly traces?: "callTracer" | "parity" | "off"
 }
+
+/** The trace methods, typed for viem (they are not in its default schema). */
+type TraceSchema = [
+  { Method: "debug_traceBlockByNumber"; Parameters: [Hex, { tracer: "callTracer" }]; ReturnType: unknown },
+  { Method: "trace_block"; Parameters: [Hex]; ReturnType: unknown }
+]
 
 const NATIVE = "BNB"
 /** Gas budgeted for a BEP20 `transfer` when it cannot be estimated (a new holder's costs about 52k). */
@@ -76,6 +99,8 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     const signer = yield* Signer
     const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: true, retryCount: 3 }), cacheTime: 0 })
     const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }), cacheTime: 0 })
+    const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3 }), cacheTime: 0, rpcSchema: rpcSchema<TraceSchema>() })
+    const traces = settings.traces ?? "off"
     const contracts = [...settings.tokens.values()]
     const currencyOf = new Map([...settings.tokens].map(([currency, address]) => [address.toLowerCase(), currency]))
     const maxRange = settings.maxLogRange ?? 2_000n
@@ -114,6 +139,25 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           })
         )
 
+    /** The call trees of a block's transactions, in block order, by the configured tracer. */
+    const traceBlock = (body: { readonly number: bigint | null; readonly transactions: ReadonlyArray<{ readonly hash: string }> }) =>
+      Effect.gen(function*() {
+        const number = toHex(body.number ?? 0n)
+        if (traces === "parity") {
+          const raw = yield* Effect.tryPromise({ try: () => tracer.request({ method: "trace_block", params: [number] }), catch: rpcError(`trace_block ${body.number}`) })
+          return parityToFrames(yield* Schema.decodeUnknown(ParityBlock)(raw).pipe(Effect.mapError(rpcError("trace_block"))))
+        }
+        const raw = yield* Effect.tryPromise({
+          try: () => tracer.request({ method: "debug_traceBlockByNumber", params: [number, { tracer: "callTracer" }] }),
+          catch: rpcError(`debug_traceBlockByNumber ${body.number}`)
+        })
+        const results = yield* Schema.decodeUnknown(CallTracerBlock)(raw).pipe(Effect.mapError(rpcError("debug_traceBlockByNumber")))
+        if (results.length !== body.transactions.length) {
+          return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: ${results.length} traces for ${body.transactions.length} transactions; read it again` })
+        }
+        return results.map((r, i) => ({ txHash: r.txHash ?? body.transactions[i]?.hash ?? "", result: r.result }))
+      })
+
     const fetchBlock = (number: bigint) =>
       Effect.tryPromise({ try: () => client.getBlock({ blockNumber: number, includeTransactions: true }), catch: rpcError(`eth_getBlockByNumber ${number}`) })
 
@@ -147,7 +191,8 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: tx.hash }), catch: rpcError("eth_getTransactionReceipt") }), { concurrency: 16 })
         const succeeded = new Set<string>(receipts.filter((r) => r.status === "success").map((r) => r.transactionHash))
         const tokenTransfers = decodeTransferLogs(logs, (c) => currencyOf.get(c), (hash) => hashes.get(hash) ?? "")
-        return bodies.map((body) => {
+        const callTrees = traces === "off" ? bodies.map(() => []) : yield* Effect.forEach(bodies, traceBlock, { concurrency: 8 })
+        return bodies.map((body, position) => {
           const raw = {
             number: body.number ?? 0n,
             hash: body.hash ?? "",
@@ -155,7 +200,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
             timestamp: body.timestamp,
             transactions: body.transactions.map((t) => ({ hash: t.hash, from: t.from, to: t.to, value: t.value }))
           }
-          const native = decodeNativeTransfers(raw, NATIVE, (hash) => succeeded.has(hash))
+          const native = [...decodeNativeTransfers(raw, NATIVE, (hash) => succeeded.has(hash)), ...decodeInternalTransfers(raw, NATIVE, callTrees[position] ?? [])]
           const tokens = tokenTransfers.filter((t) => t.blockHash === raw.hash)
           return { ...blockHeader(raw), transfers: [...native, ...tokens] }
         })

@@ -1,7 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { parseExact, readFixture, readJsonLines } from "../../../test/fixtures.js"
-import { blockHeader, bloomMayContain, decodeNativeTransfers, decodeTransferLogs, type RawBlock, type RawLog, TRANSFER_TOPIC } from "./evm-decoding.js"
+import {
+  blockHeader,
+  bloomMayContain,
+  type CallFrame,
+  decodeInternalTransfers,
+  decodeNativeTransfers,
+  decodeTransferLogs,
+  parityToFrames,
+  type RawBlock,
+  type RawLog,
+  TRANSFER_TOPIC
+} from "./evm-decoding.js"
 
 const EtlLog = Schema.Struct({
   log_index: Schema.Number,
@@ -110,4 +121,37 @@ describe("EVM decoding of recorded mainnet responses", () => {
       expect(bloomMayContain(withLog, "0x0000000000000000000000000000000000000001")).toBe(false)
       expect([bloomMayContain(without, TRANSFER_TOPIC), bloomMayContain(without, token)]).toEqual([false, false])
     }))
+})
+
+describe("internal transfers from call traces", () => {
+  const block = { number: "0x10", hash: "0xb1", parentHash: "0xb0", timestamp: "0x1", transactions: [] }
+  const A = "0x1111111111111111111111111111111111111111"
+  const B = "0x2222222222222222222222222222222222222222"
+  const C = "0x3333333333333333333333333333333333333333"
+  const tree: CallFrame = {
+    type: "CALL", from: C, to: C, value: "0x5",
+    calls: [
+      { type: "CALL", from: C, to: A, value: "0x2" },
+      { type: "DELEGATECALL", from: C, to: B, value: "0x9" },
+      { type: "CALL", from: C, to: C, value: "0x1", error: "execution reverted", calls: [{ type: "CALL", from: C, to: B, value: "0x1" }] },
+      { type: "STATICCALL", from: C, to: B },
+      { type: "SELFDESTRUCT", from: C, to: B, value: "0x3" }
+    ]
+  }
+  it("counts successful CALL and SELFDESTRUCT legs below the top level, by depth-first position; parity traces say the same", () => {
+    const fromTracer = decodeInternalTransfers(block, "BNB", [{ txHash: "0xt1", result: tree }])
+    expect(fromTracer.map((t) => [t.to.toLowerCase(), t.amount, t.eventIndex])).toEqual([[A, 2n, -2], [B, 3n, -7]])
+    const parity = parityToFrames([
+      { type: "call", action: { from: C, to: C, value: "0x5", callType: "call" }, traceAddress: [], transactionHash: "0xt1" },
+      { type: "call", action: { from: C, to: A, value: "0x2", callType: "call" }, traceAddress: [0], transactionHash: "0xt1" },
+      { type: "call", action: { from: C, to: B, value: "0x9", callType: "delegatecall" }, traceAddress: [1], transactionHash: "0xt1" },
+      { type: "call", action: { from: C, to: C, value: "0x1", callType: "call" }, error: "Reverted", traceAddress: [2], transactionHash: "0xt1" },
+      { type: "call", action: { from: C, to: B, value: "0x1", callType: "call" }, traceAddress: [2, 0], transactionHash: "0xt1" },
+      { type: "call", action: { from: C, to: B, callType: "staticcall" }, traceAddress: [3], transactionHash: "0xt1" },
+      { type: "suicide", action: { address: C, refundAddress: B, balance: "0x3" }, traceAddress: [4], transactionHash: "0xt1" }
+    ])
+    expect(decodeInternalTransfers(block, "BNB", parity)).toEqual(fromTracer)
+    // a transaction that failed as a whole moved nothing
+    expect(decodeInternalTransfers(block, "BNB", [{ txHash: "0xt2", result: { ...tree, error: "out of gas" } }])).toEqual([])
+  })
 })

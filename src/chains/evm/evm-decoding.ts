@@ -1,3 +1,4 @@
+import { Option, Schema } from "effect"
 import { hexToBytes, keccak256, type Hex } from "viem"
 import type { ChainBlock, NormalizedTransfer } from "../chain-client.js"
 import { evmAddress } from "../../keys/address-encoding.js"
@@ -107,3 +108,120 @@ export const blockHeader = (block: RawBlock): Omit<ChainBlock, "transfers"> => (
   parentHash: block.parentHash,
   timestamp: Number(big(block.timestamp))
 })
+
+/** A frame of a call tree as the callTracer gives it (parity traces are turned into the same shape). */
+export interface CallFrame {
+  readonly type: string
+  readonly from: string
+  readonly to?: string | undefined
+  readonly value?: string | undefined
+  readonly error?: string | undefined
+  readonly calls?: ReadonlyArray<CallFrame> | undefined
+}
+
+export const CallFrameSchema: Schema.Schema<CallFrame> = Schema.Struct({
+  type: Schema.String,
+  from: Schema.String,
+  to: Schema.optional(Schema.String),
+  value: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.String),
+  calls: Schema.optional(Schema.Array(Schema.suspend((): Schema.Schema<CallFrame> => CallFrameSchema)))
+})
+
+/** `debug_traceBlockByNumber` with the callTracer: one result per transaction, in block order. */
+export const CallTracerBlock = Schema.Array(Schema.Struct({ txHash: Schema.optional(Schema.String), result: CallFrameSchema }))
+
+/** `trace_block` (the parity namespace): every frame of every transaction, depth-first, with its path. */
+export const ParityBlock = Schema.Array(Schema.Struct({
+  type: Schema.String,
+  action: Schema.Struct({
+    from: Schema.optional(Schema.String),
+    to: Schema.optional(Schema.String),
+    value: Schema.optional(Schema.String),
+    callType: Schema.optional(Schema.String),
+    address: Schema.optional(Schema.String),
+    refundAddress: Schema.optional(Schema.String),
+    balance: Schema.optional(Schema.String)
+  }),
+  error: Schema.optional(Schema.String),
+  traceAddress: Schema.Array(Schema.Number),
+  transactionHash: Schema.optional(Schema.NullOr(Schema.String))
+}))
+
+/** Parity traces of a block as call trees, one per transaction (the same shape the callTracer gives). */
+export const parityToFrames = (traces: typeof ParityBlock.Type): ReadonlyArray<{ readonly txHash: string; readonly result: CallFrame }> => {
+  const byTx = new Map<string, Array<(typeof traces)[number]>>()
+  for (const t of traces) {
+    if (t.transactionHash === undefined || t.transactionHash === null) continue
+    byTx.set(t.transactionHash, [...(byTx.get(t.transactionHash) ?? []), t])
+  }
+  const frameOf = (t: (typeof traces)[number], children: ReadonlyArray<CallFrame>): CallFrame => {
+    const suicide = t.type === "suicide" || t.type === "selfdestruct"
+    return {
+      type: suicide ? "SELFDESTRUCT" : t.type === "create" ? "CREATE" : (t.action.callType ?? "call").toUpperCase(),
+      from: (suicide ? t.action.address : t.action.from) ?? "",
+      to: suicide ? t.action.refundAddress : t.action.to,
+      value: suicide ? t.action.balance : t.action.value,
+      error: t.error,
+      calls: children
+    }
+  }
+  return [...byTx].map(([txHash, list]) => {
+    const build = (path: ReadonlyArray<number>): CallFrame | undefined => {
+      const self = list.find((t) => t.traceAddress.length === path.length && t.traceAddress.every((n, i) => n === path[i]))
+      if (self === undefined) return undefined
+      const children = list
+        .filter((t) => t.traceAddress.length === path.length + 1 && path.every((n, i) => t.traceAddress[i] === n))
+        .sort((a, b) => (a.traceAddress[path.length] ?? 0) - (b.traceAddress[path.length] ?? 0))
+        .flatMap((t) => Option.toArray(Option.fromNullable(build(t.traceAddress))))
+      return frameOf(self, children)
+    }
+    return { txHash, result: build([]) ?? { type: "CALL", from: "" } }
+  })
+}
+
+/**
+ * Native value moved by internal calls (a contract wallet, a payout contract, a router): every CALL or
+ * SELFDESTRUCT frame below the top level whose own frame and every frame above it succeeded, with value
+ * and a recipient. DELEGATECALL and STATICCALL move nothing. The top level is the transaction's own value
+ * (decodeNativeTransfers). Each leg's event index is -2 minus its depth-first position in the tree: stable
+ * on every re-read, apart from log indexes (≥ 0) and the top level (-1).
+ */
+export const decodeInternalTransfers = (
+  block: RawBlock,
+  nativeCurrency: string,
+  traces: ReadonlyArray<{ readonly txHash: string; readonly result: CallFrame }>
+): ReadonlyArray<NormalizedTransfer> =>
+  traces.flatMap(({ txHash, result }) => {
+    if (result.error !== undefined) return []
+    const out: Array<NormalizedTransfer> = []
+    let position = 0
+    // every frame takes a position, reverted ones too, so a leg's index never depends on what failed around it
+    const walk = (frames: ReadonlyArray<CallFrame>, failedAbove: boolean) => {
+      for (const frame of frames) {
+        const index = position++
+        const failed = failedAbove || frame.error !== undefined
+        walk(frame.calls ?? [], failed)
+        if (failed) continue
+        const value = frame.value === undefined ? 0n : big(frame.value)
+        const type = frame.type.toUpperCase()
+        if ((type === "CALL" || type === "SELFDESTRUCT") && value > 0n && frame.to !== undefined && /^0x[0-9a-fA-F]{40}$/.test(frame.to)) {
+          out.push({
+            chain: "BEP20",
+            currency: nativeCurrency,
+            txHash,
+            eventIndex: -2 - index,
+            from: evmAddress(Buffer.from(frame.from.slice(2), "hex")),
+            to: evmAddress(Buffer.from(frame.to.slice(2), "hex")),
+            amount: value,
+            blockNumber: big(block.number),
+            blockHash: block.hash,
+            parentHash: block.parentHash,
+            success: true
+          })
+        }
+      }
+    }
+    walk(result.calls ?? [], false)
+    return out
+  })

@@ -54,24 +54,28 @@ const anvilBinary = Effect.try({
 
 const CONTRACT_SOURCE = fileURLToPath(new URL("./DevnetToken.sol", import.meta.url))
 
-/** Compiles the devnet token with solc from npm (no network). */
-export const compileToken = Effect.try({
-  try: () => {
-    const input = {
-      language: "Solidity",
-      sources: { "DevnetToken.sol": { content: fs.readFileSync(CONTRACT_SOURCE, "utf8") } },
-      settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } }
-    }
-    const output: unknown = JSON.parse(solc.compile(JSON.stringify(input)))
-    const contract = typeof output === "object" && output !== null && "contracts" in output
-      ? JSON.stringify(output.contracts)
-      : ""
-    const parsed: { "DevnetToken.sol": { DevnetToken: { abi: Abi; evm: { bytecode: { object: string } } } } } = JSON.parse(contract)
-    const token = parsed["DevnetToken.sol"].DevnetToken
-    return { abi: token.abi, bytecode: `0x${token.evm.bytecode.object}` satisfies Hex }
-  },
-  catch: (cause) => new DevnetError({ message: "cannot compile the devnet token", cause })
-})
+/** Compiles one contract of a Solidity file with solc from npm (no network): its ABI and creation bytecode. */
+export const compileContract = (file: string, name: string) =>
+  Effect.try({
+    try: () => {
+      const source = path.basename(file)
+      const input = {
+        language: "Solidity",
+        sources: { [source]: { content: fs.readFileSync(file, "utf8") } },
+        settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } }
+      }
+      const output: unknown = JSON.parse(solc.compile(JSON.stringify(input)))
+      const contracts = typeof output === "object" && output !== null && "contracts" in output ? JSON.stringify(output.contracts) : "{}"
+      const parsed: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>> = JSON.parse(contracts)
+      const contract = parsed[source]?.[name]
+      if (contract === undefined) throw new Error(`${name} not found in ${source}`)
+      return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` satisfies Hex }
+    },
+    catch: (cause) => new DevnetError({ message: `cannot compile ${name} from ${file}`, cause })
+  })
+
+/** Compiles the devnet token. */
+export const compileToken = compileContract(CONTRACT_SOURCE, "DevnetToken")
 
 export interface AnvilOptions {
   /** Mine an empty block this often while the chain has recent transactions (see `heartbeat`); off when unset. */
