@@ -5,15 +5,14 @@ process.env.FACET_AUTO_SWEEP_INTERVAL_MS = "500"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import * as fs from "node:fs"
+import { Effect } from "effect"
 import { Reconciliation } from "../indexer/reconciliation.js"
 import { sendTransfer } from "../src/chains/chain-client.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
 import { fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
-import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
+import { readDevnetFile } from "../test/service-process.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
@@ -64,6 +63,11 @@ describe("collection (sweep) on the devnets", () => {
           // the gas sent to the receive address is not a deposit; both custody transactions are listed
           const deposits = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM transactions WHERE wallet_id = ${receive.walletId} AND type = 'deposit'`
           expect(deposits[0]?.n).toBe(1)
+          // and the merchant holds none of that gas: no native balance appeared for it
+          expect(yield* balances(merchantId, chain, native)).toBeUndefined()
+          const [parked] = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM ledger_balances WHERE account = ${`gas:${receive.walletId}`} AND merchant_id IS NULL`
+          expect(parked?.n).toBe(1)
           const listed = yield* Effect.flatMap(TestClient, (c) => c.request("GET", `/v1/transactions?q=${receive.address}`, { apiKey }))
           const items = asRecord(listed.body).items
           const types = (Array.isArray(items) ? items : []).map((t) => `${asRecord(t).type}:${asRecord(t).status}`).sort()
@@ -183,7 +187,7 @@ describe("collection (sweep) on the devnets", () => {
         const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "1000")
         // the tokens leave the address behind the ledger's back (its key moves them), so the sweep will revert
         const config = yield* AppConfig
-        const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(config.dataDir), "utf8"))
+        const file = yield* readDevnetFile(config.dataDir)
         yield* Effect.promise(() => fetch(`${file.tron.url}/devnet/fund`, { method: "POST", body: JSON.stringify({ address: receive.address, currency: "TRX", amount: "50000000" }) }))
         const wallet = yield* wallets.byId(receive.walletId)
         const tron = yield* clientOf("TRC20")

@@ -56,10 +56,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       Option.match(clients.get(chain), { onNone: () => Effect.dieMessage(`no chain client for ${chain}`), onSome: Effect.succeed })
 
     const policyOf = Effect.fn("Collections.policyOf")(function*(merchantId: string, assetKey: string) {
-      const parsed = parseAssetKey(assetKey)
-      const all = yield* catalog.policies(merchantId)
-      const policy = all.find((p) => p.asset_key === assetKey)
-      if (parsed === undefined || policy === undefined) return yield* new NotFoundError({ error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets` })
+      const policy = (yield* catalog.policies(merchantId)).find((p) => p.asset_key === assetKey)
+      if (policy === undefined) return yield* new NotFoundError({ error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets` })
       return policy
     })
 

@@ -6,7 +6,7 @@ import { newId } from "../src/ids.js"
 import { Ledger } from "../src/ledger/ledger.js"
 import { toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { WithdrawalStore } from "./withdrawal-store.js"
+import { assetDecimals, WithdrawalStore } from "./withdrawal-store.js"
 
 /** Who decided, for the record: a console user or an operator, and from where. */
 export interface Decider {
@@ -46,7 +46,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
                      decision_reason = ${decider.reason ?? null}, updated_at = clock_timestamp(),
                      finished_at = ${decision === "APPROVED" ? null : sql`clock_timestamp()`}
                    WHERE id = ${id}`
-        const decimals = (yield* catalog.policies(row.value.merchant_id)).find((p) => p.chain === row.value.chain && p.currency === row.value.currency)?.decimals ?? 0
+        const decimals = yield* assetDecimals(catalog, row.value)
         if (decision !== "APPROVED") {
           yield* ledger.post([unlock(row.value, toBaseUnits(row.value.amount, decimals), decision === "REJECTED" ? "withdrawal_rejected" : "withdrawal_cancelled")])
           return Option.none<{ readonly operationId: string; readonly walletId: string }>()

@@ -1,5 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
+import type { AssetCatalog } from "../src/assets/asset-catalog.js"
+import type { Chain } from "../src/domain/chain.js"
 import type { Withdrawal, WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { Accounts, type LedgerTransfer } from "../src/ledger/ledger.js"
 
@@ -30,6 +32,16 @@ const decodeRows = Schema.decodeUnknown(Schema.Array(WithdrawalRow))
 const COLUMNS = `id, merchant_id, out_withdrawal_no, status, chain, currency, amount::text AS amount, platform_fee::text AS platform_fee,
   network_fee::text AS network_fee, network_fee_asset, network_fee_included, total_fee::text AS total_fee, net_amount::text AS net_amount,
   to_address, tx_hash, fee_policy_version, failure_reason, operation_id, created_at, updated_at`
+
+/**
+ * The decimals on chain of a withdrawal's asset. Never guessed: base units computed with the wrong decimals
+ * would move the wrong amount, so a missing asset is a defect, not a default.
+ */
+export const assetDecimals = (catalog: AssetCatalog, row: { readonly merchant_id: string; readonly chain: Chain; readonly currency: string }) =>
+  Effect.flatMap(catalog.policy(row.merchant_id, row.chain, row.currency), Option.match({
+    onNone: () => Effect.dieMessage(`asset ${row.chain}-${row.currency} is not in the catalogue: refusing to compute base units`),
+    onSome: (policy) => Effect.succeed(policy.decimals)
+  }))
 
 /**
  * Withdrawal rows and how the API shows them; shared by the request side (Withdrawals), the human

@@ -15,7 +15,7 @@ import { AppConfig } from "../src/config.js"
 import { sendTransfer } from "../src/chains/chain-client.js"
 import { fundNative } from "../src/devnet/evm/anvil-devnet.js"
 import { isHexAddress } from "../src/keys/address-encoding.js"
-import { toBaseUnits } from "../src/money.js"
+import { MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { readDevnetFile } from "../test/service-process.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
@@ -133,13 +133,14 @@ describe("withdrawals on the devnets", () => {
         yield* decisions.decide(String(sent.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
         const done = yield* untilWithdrawal(apiKey, String(sent.withdrawal_id), ["COMPLETED", "FAILED"])
         expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
-        const net = BigInt(String(done.net_amount).replace(".", "")) * 10n ** 10n
+        const net = toBaseUnits(String(done.net_amount), 18)
         expect((yield* bnb.balance(RECIPIENT.BEP20, "BNB")) - recipientBefore).toBe(net)
         // the merchant paid the amount less the unburned part of the quoted network fee; nothing stays locked
         const after = yield* ledgerBalances(merchantId, "BEP20", "BNB")
         expect(after?.locked).toBe("0")
-        expect(Number(available) - Number(after?.available)).toBeLessThanOrEqual(0.5)
-        expect(Number(available) - Number(after?.available)).toBeGreaterThan(0.5 - Number(done.network_fee) - 1e-9)
+        const paid = new MoneyDecimal(available).minus(after?.available ?? "0")
+        expect(paid.lessThanOrEqualTo("0.5")).toBe(true)
+        expect(paid.greaterThan(new MoneyDecimal("0.5").minus(String(done.network_fee)))).toBe(true)
         expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
       }))
 

@@ -18,7 +18,7 @@ import { Collections } from "./collections.js"
 import { CustodyStore } from "./custody-store.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
-import { WithdrawalStore } from "./withdrawal-store.js"
+import { assetDecimals, WithdrawalStore } from "./withdrawal-store.js"
 
 const CREATE_ENDPOINT = "POST /v1/withdrawals"
 /** A Solana owner with no token accounts (the system program): its recipient-side rent is the worst case. */
@@ -247,7 +247,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       const row = yield* find({ id: operation.withdrawal_id ?? "" })
       if (Option.isNone(row)) return yield* store.fail(operation.id, "its withdrawal is gone")
       const withdrawal = row.value
-      const decimals = (yield* catalog.policies(withdrawal.merchant_id)).find((p) => p.chain === withdrawal.chain && p.currency === withdrawal.currency)?.decimals ?? 0
+      const decimals = yield* assetDecimals(catalog, withdrawal)
       const gross = toBaseUnits(withdrawal.amount, decimals)
       const platformFee = toBaseUnits(withdrawal.platform_fee, decimals)
       const fail = (reason: string, burned: bigint) =>

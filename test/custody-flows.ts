@@ -1,13 +1,12 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
-import * as fs from "node:fs"
+import { Effect, Option } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
 import { payFromCustomer } from "../src/devnet/devnet-payments.js"
-import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
 import { TestClient } from "./http-harness.js"
 import { asRecord } from "./json.js"
+import { readDevnetFile } from "./service-process.js"
 import { eventually } from "./webhook-receiver.js"
 
 /** Money in and out on the devnets, for the custody tests: paid deposit addresses, sweeps, balances. */
@@ -16,8 +15,7 @@ import { eventually } from "./webhook-receiver.js"
 export const pay = (asset: string, to: string, amount: string) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(config.dataDir), "utf8"))
-    return yield* payFromCustomer(file, asset, to, amount)
+    return yield* payFromCustomer(yield* readDevnetFile(config.dataDir), asset, to, amount)
   })
 
 /** The service's chain client of a chain. */

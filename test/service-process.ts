@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { freePort } from "../src/database/embedded-postgres.js"
 import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
 import { isAlive, waitForExit } from "../src/processes/child-process.js"
+import { eventually } from "./webhook-receiver.js"
 
 export interface ServiceProcess {
   readonly pid: number
@@ -29,17 +30,10 @@ export const processWorkDir = (prefix: string) =>
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
-/** Reads until `done` holds; dies saying what it waited for (and the last value) after `timeoutMs`. */
+/** `eventually`, but a timeout is a failure that says what it waited for (and the last value). */
 export const until = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean, timeoutMs = 90_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = yield* read
-      if (done(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
-      yield* Effect.sleep("250 millis")
-    }
-  })
+  Effect.flatMap(eventually(read, done, timeoutMs), (value) =>
+    done(value) ? Effect.succeed(value) : Effect.dieMessage(`timed out waiting for ${what}: ${JSON.stringify(value)}`))
 
 /** Fast devnets for tests that run the whole service as a process. */
 export const FAST_DEVNETS: Record<string, string> = {

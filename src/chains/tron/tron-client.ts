@@ -201,6 +201,8 @@ export const makeTronClient = (settings: TronSettings) =>
         } else {
           const contract = settings.tokens.get(request.currency)
           if (contract === undefined) return yield* new TransferRejected({ chain: "TRC20", message: `no contract configured for ${request.currency}` })
+          // tronweb takes fee_limit in sun as a JS number: refuse what a number cannot hold exactly
+          if (cost.feeLimit > BigInt(Number.MAX_SAFE_INTEGER)) return yield* new TransferRejected({ chain: "TRC20", message: "fee limit too large" })
           const built = yield* Effect.tryPromise({
             try: () => tronWeb.transactionBuilder.triggerSmartContract(contract, "transfer(address,uint256)", {
               feeLimit: Number(cost.feeLimit), txLocal: true, blockHeader
