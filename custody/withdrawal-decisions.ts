@@ -1,25 +1,39 @@
 import { SqlClient } from "@effect/sql"
 import { Config, Effect, Option } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
-import { ConflictError, NotFoundError } from "../src/domain/errors.js"
+import { AuditLog, type AuditActor, SERVICE_ACTOR } from "../src/audit/audit-log.js"
+import { ConflictError, ForbiddenError, NotFoundError } from "../src/domain/errors.js"
 import { newId } from "../src/ids.js"
 import { Ledger } from "../src/ledger/ledger.js"
 import { toBaseUnits } from "../src/money.js"
+import { can } from "../src/console/console-roles.js"
+import { PolicyClock } from "../src/policy-clock.js"
 import { Wallets } from "../src/wallets/wallets.js"
+import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, WithdrawalStore } from "./withdrawal-store.js"
 
-/** Who decided, for the record: a console user or an operator, and from where. */
+/**
+ * Who decides, for the record. A console user is known by id; an operator's `--by` name that is the login
+ * of one of the withdrawal merchant's console users acts as that user (role and all); any other operator
+ * name is the operator's own approval, of which at most one counts towards a quorum.
+ */
 export interface Decider {
+  readonly kind: "console_user" | "operator" | "policy" | "service"
   readonly by: string
+  readonly userId?: string | undefined
+  /** A client address or `cli@host`. */
   readonly from: string
+  readonly userAgent?: string | undefined
   readonly reason?: string | undefined
 }
 
 /**
  * The human decision on a PENDING withdrawal (the console, or the operator CLI; never the API), and the
- * expiry of undecided ones. Approval stores the custody operation that sends it from the main wallet; the
- * service's resume pass hands it to that wallet's actor within seconds (from any process: the CLI too).
- * Rejection and cancellation unlock the funds in the same transaction as the status change.
+ * expiry of undecided ones. An approval is recorded per person; the withdrawal stays PENDING until the
+ * quorum its policy asks is reached, then the custody operation that sends it from the main wallet is
+ * stored and the service's resume pass hands it to that wallet's actor within seconds (from any process:
+ * the CLI too). One rejection rejects it. Rejection and cancellation unlock the funds in the same
+ * transaction as the status change; every decision is in the audit log of that transaction.
  */
 export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("facet/WithdrawalDecisions", {
   effect: Effect.gen(function*() {
@@ -27,38 +41,109 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
     const ledger = yield* Ledger
+    const audit = yield* AuditLog
+    const policy = yield* WithdrawalPolicy
+    const clock = yield* PolicyClock
     const { find, render, unlock } = yield* WithdrawalStore
     const settings = yield* Config.all({
       pendingHours: Config.number("FACET_WITHDRAWAL_PENDING_HOURS").pipe(Config.withDefault(72))
     }).pipe(Effect.orDie)
 
+    /** The console user a decider is, if any, with what the policy needs to know of them. */
+    const consoleUser = (decider: Decider, merchantId: string) =>
+      Effect.map(
+        decider.kind === "console_user"
+          ? sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
+              SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE id = ${decider.userId ?? ""} AND merchant_id = ${merchantId}`
+          : decider.kind === "operator"
+          ? sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
+              SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE login_name = ${decider.by.trim().toLowerCase()} AND merchant_id = ${merchantId}`
+          : Effect.succeed([]),
+        (rows) => Option.fromNullable(rows[0])
+      )
+
+    const auditActor = (decider: Decider, user: Option.Option<{ readonly login_name: string }>): AuditActor =>
+      Option.isSome(user)
+        ? { kind: "console_user", name: user.value.login_name, from: decider.from, userAgent: decider.userAgent }
+        : decider.kind === "operator"
+        ? { kind: "operator", name: decider.by, from: decider.from }
+        : { ...SERVICE_ACTOR, name: decider.by }
+
     /**
-     * A human decision on a PENDING withdrawal (the console, or the operator CLI; never the API):
-     * approve hands it to the main wallet's actor; reject and cancel unlock the funds in the same
-     * transaction as the status change.
+     * Approve, reject or cancel a PENDING withdrawal. Approving records one approval (403: a viewer, a user
+     * whose approval right has not started, the user who created it in the console; 409: the same person
+     * twice, a second operator approval) and approves it once the approvals reach the quorum.
      */
     const decide = Effect.fn("Withdrawals.decide")(function*(id: string, decision: "APPROVED" | "REJECTED" | "CANCELLED", decider: Decider, merchantId?: string) {
+      const now = yield* clock.now
       const approved = yield* sql.withTransaction(Effect.gen(function*() {
         const row = yield* find({ id, merchantId, lock: true })
         if (Option.isNone(row)) return yield* new NotFoundError({ error: `withdrawal ${id} not found` })
-        if (row.value.status !== "PENDING") return yield* new ConflictError({ error: `withdrawal ${id} is ${row.value.status}: only a PENDING withdrawal can be ${decision.toLowerCase()}` })
-        yield* sql`UPDATE withdrawals SET status = ${decision}, decided_by = ${decider.by}, decided_at = clock_timestamp(), decided_from = ${decider.from},
+        const withdrawal = row.value
+        if (withdrawal.status !== "PENDING") return yield* new ConflictError({ error: `withdrawal ${id} is ${withdrawal.status}: only a PENDING withdrawal can be ${decision.toLowerCase()}` })
+        const user = yield* consoleUser(decider, withdrawal.merchant_id)
+        if (decider.kind === "console_user" && Option.isNone(user)) return yield* new ForbiddenError({ error: "this console user is not one of the merchant's" })
+        if (Option.isSome(user)) {
+          const who = user.value
+          if (who.removed_at !== null) return yield* new ForbiddenError({ error: `${who.login_name} was removed from the console` })
+          if (!can(who.role, "decide")) return yield* new ForbiddenError({ error: `${who.login_name} is a ${who.role}: only an owner, admin or approver decides on withdrawals` })
+        }
+        const actor = auditActor(decider, user)
+        const reason = decider.reason === undefined ? "" : `: ${decider.reason}`
+        if (decision === "APPROVED") {
+          if (Option.isSome(user)) {
+            const who = user.value
+            if (who.approver_from !== null && who.approver_from > now) {
+              return yield* new ForbiddenError({ error: `${who.login_name}'s approvals count from ${who.approver_from.toISOString()} (a new user waits for the cooling-off)` })
+            }
+            if (withdrawal.created_by_user_id === who.id) return yield* new ForbiddenError({ error: `${who.login_name} created withdrawal ${id} in the console: someone else must approve it` })
+            if (withdrawal.approvals.some((a) => a.approver_kind === "console_user" && a.approved_by === who.login_name)) {
+              return yield* new ConflictError({ error: `${who.login_name} has already approved withdrawal ${id}: the same person counts once` })
+            }
+          } else if (withdrawal.approvals.some((a) => a.approver_kind !== "console_user")) {
+            return yield* new ConflictError({ error: `withdrawal ${id} already has an operator or policy approval; at most one counts: the rest of the quorum must come from console users` })
+          }
+          yield* sql`INSERT INTO withdrawal_approvals ${sql.insert({
+            withdrawal_id: id,
+            approver_kind: Option.isSome(user) ? "console_user" : decider.kind === "policy" ? "policy" : "operator",
+            user_id: Option.isSome(user) ? user.value.id : null,
+            approved_by: Option.isSome(user) ? user.value.login_name : decider.by,
+            from_address: decider.from.slice(0, 200),
+            user_agent: (decider.userAgent ?? "").slice(0, 300)
+          })}`
+          const inForce = yield* policy.effective(withdrawal.merchant_id)
+          const required = Math.max(withdrawal.required_approvals, requiredApprovals(inForce, `${withdrawal.chain}-${withdrawal.currency}`, withdrawal.amount))
+          // a removed user's approval of a still-pending withdrawal no longer counts
+          const [counted] = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM withdrawal_approvals a LEFT JOIN console_users u ON u.id = a.user_id
+            WHERE a.withdrawal_id = ${id} AND (u.id IS NULL OR u.removed_at IS NULL)`
+          const count = counted?.n ?? 0
+          yield* audit.record(withdrawal.merchant_id, actor, "withdrawal.approved", id, `approval ${count} of ${required}${reason}`)
+          if (count < required) {
+            yield* sql`UPDATE withdrawals SET required_approvals = ${required}, updated_at = clock_timestamp() WHERE id = ${id}`
+            return Option.none<{ readonly operationId: string; readonly walletId: string }>()
+          }
+        } else {
+          yield* audit.record(withdrawal.merchant_id, actor, decision === "REJECTED" ? "withdrawal.rejected" : "withdrawal.cancelled", id, `${withdrawal.amount} ${withdrawal.currency} on ${withdrawal.chain} to ${withdrawal.to_address}${reason}`)
+        }
+        const by = Option.isSome(user) ? user.value.login_name : decider.by
+        yield* sql`UPDATE withdrawals SET status = ${decision}, decided_by = ${by}, decided_at = clock_timestamp(), decided_from = ${decider.from},
                      decision_reason = ${decider.reason ?? null}, updated_at = clock_timestamp(),
                      finished_at = ${decision === "APPROVED" ? null : sql`clock_timestamp()`}
                    WHERE id = ${id}`
-        const decimals = yield* assetDecimals(catalog, row.value)
+        const decimals = yield* assetDecimals(catalog, withdrawal)
         if (decision !== "APPROVED") {
-          yield* ledger.post([unlock(row.value, toBaseUnits(row.value.amount, decimals), decision === "REJECTED" ? "withdrawal_rejected" : "withdrawal_cancelled")])
+          yield* ledger.post([unlock(withdrawal, toBaseUnits(withdrawal.amount, decimals), decision === "REJECTED" ? "withdrawal_rejected" : "withdrawal_cancelled")])
           return Option.none<{ readonly operationId: string; readonly walletId: string }>()
         }
-        const main = yield* wallets.mainWallet(row.value.merchant_id, row.value.chain)
+        const main = yield* wallets.mainWallet(withdrawal.merchant_id, withdrawal.chain)
         const operationId = newId("op")
         yield* sql`INSERT INTO custody_operations ${sql.insert({
           id: operationId, type: "withdrawal",
-          status: row.value.network_fee_included || row.value.chain === "SOLANA" ? "SWEEPING" : "GAS_FUNDING",
-          merchant_id: row.value.merchant_id, chain: row.value.chain, currency: row.value.currency,
-          wallet_id: main.id, from_address: main.address, to_wallet_id: main.id, to_address: row.value.to_address,
-          amount: toBaseUnits(row.value.net_amount, decimals).toString(), withdrawal_id: id, waiting_for: "the main wallet's actor"
+          status: withdrawal.network_fee_included || withdrawal.chain === "SOLANA" ? "SWEEPING" : "GAS_FUNDING",
+          merchant_id: withdrawal.merchant_id, chain: withdrawal.chain, currency: withdrawal.currency,
+          wallet_id: main.id, from_address: main.address, to_wallet_id: main.id, to_address: withdrawal.to_address,
+          amount: toBaseUnits(withdrawal.net_amount, decimals).toString(), withdrawal_id: id, waiting_for: "the main wallet's actor"
         })}`
         yield* sql`UPDATE withdrawals SET operation_id = ${operationId} WHERE id = ${id}`
         return Option.some({ operationId, walletId: main.id })
@@ -73,8 +158,8 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
       const due = yield* Effect.orDie(sql<{ id: string }>`
         SELECT id FROM withdrawals WHERE status = 'PENDING' AND created_at < clock_timestamp() - ${settings.pendingHours} * interval '1 hour' LIMIT 100`)
       for (const { id } of due) {
-        yield* decide(id, "CANCELLED", { by: "expiry", from: "service", reason: `undecided for ${settings.pendingHours} h` }).pipe(
-          Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void })
+        yield* decide(id, "CANCELLED", { kind: "service", by: "expiry", from: "service", reason: `undecided for ${settings.pendingHours} h` }).pipe(
+          Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
         )
       }
       return due.length
@@ -88,6 +173,8 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
         UPDATE merchant_assets SET auto_approve_daily_limit = ${Option.getOrNull(dailyLimit)}
         WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency} RETURNING merchant_id`)
       if (updated.length === 0) return yield* new NotFoundError({ error: `merchant ${merchantId} has no asset ${chain}-${currency} enrolled` })
+      yield* audit.record(merchantId, { kind: "operator", name: decider.by, from: decider.from }, "policy.changed", `auto_approve:${chain}-${currency}`,
+        `auto-approval of ${chain}-${currency} withdrawals needing one approval: ${Option.getOrElse(dailyLimit, () => "off")} per rolling 24 h`)
       yield* Effect.logInfo(`auto-approval of ${chain}-${currency} withdrawals for ${merchantId}: ${Option.getOrElse(dailyLimit, () => "off")} (set by ${decider.by} from ${decider.from})`)
     })
 

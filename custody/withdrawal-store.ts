@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import type { AssetCatalog } from "../src/assets/asset-catalog.js"
 import type { Chain } from "../src/domain/chain.js"
-import type { Withdrawal, WithdrawalStatus } from "../src/domain/withdrawal.js"
+import { type Withdrawal, WithdrawalApproval, type WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { Accounts, type LedgerTransfer } from "../src/ledger/ledger.js"
 
 const WithdrawalRow = Schema.Struct({
@@ -24,6 +24,9 @@ const WithdrawalRow = Schema.Struct({
   fee_policy_version: Schema.String,
   failure_reason: Schema.NullOr(Schema.String),
   operation_id: Schema.NullOr(Schema.String),
+  required_approvals: Schema.Number,
+  created_by_user_id: Schema.NullOr(Schema.String),
+  approvals: Schema.Array(WithdrawalApproval),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
@@ -31,7 +34,11 @@ export type WithdrawalRow = typeof WithdrawalRow.Type
 const decodeRows = Schema.decodeUnknown(Schema.Array(WithdrawalRow))
 const COLUMNS = `id, merchant_id, out_withdrawal_no, status, chain, currency, amount::text AS amount, platform_fee::text AS platform_fee,
   network_fee::text AS network_fee, network_fee_asset, network_fee_included, total_fee::text AS total_fee, net_amount::text AS net_amount,
-  to_address, tx_hash, fee_policy_version, failure_reason, operation_id, created_at, updated_at`
+  to_address, tx_hash, fee_policy_version, failure_reason, operation_id, required_approvals, created_by_user_id,
+  (SELECT coalesce(json_agg(json_build_object('approved_by', a.approved_by, 'approver_kind', a.approver_kind,
+            'approved_at', to_char(a.approved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY a.approved_at), '[]'::json)
+   FROM withdrawal_approvals a WHERE a.withdrawal_id = withdrawals.id) AS approvals,
+  created_at, updated_at`
 
 /**
  * The decimals on chain of a withdrawal's asset. Never guessed: base units computed with the wrong decimals
@@ -68,6 +75,8 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       tx_hash: row.tx_hash,
       fee_policy_version: row.fee_policy_version,
       failure_reason: row.failure_reason,
+      required_approvals: row.required_approvals,
+      approvals: row.approvals,
       created_at: DateTime.formatIso(DateTime.unsafeFromDate(row.created_at)),
       updated_at: DateTime.formatIso(DateTime.unsafeFromDate(row.updated_at))
     })

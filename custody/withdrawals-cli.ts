@@ -4,9 +4,12 @@ import * as os from "node:os"
 import { OperatorError, operatorConfig, operatorLive } from "../indexer/operator-runtime.js"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { WithdrawalStatus } from "../src/domain/withdrawal.js"
+import { AuditLog } from "../src/audit/audit-log.js"
 import { Ledger } from "../src/ledger/ledger.js"
+import { PolicyClock } from "../src/policy-clock.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
+import { WithdrawalPolicy } from "./withdrawal-policy.js"
 import { WithdrawalStore } from "./withdrawal-store.js"
 
 const USAGE = "usage: npm run withdrawals -- list [--status PENDING] | approve ID --by NAME | reject ID --by NAME --reason TEXT | cancel ID --by NAME [--reason TEXT]\n" +
@@ -18,8 +21,8 @@ const option = (args: ReadonlyArray<string>, name: string) => {
 }
 
 /**
- * `npm run withdrawals`: the operator's view of withdrawals and, until the merchant console does it, the
- * human decision on them. Every decision is recorded with who made it (`--by`) and from where (this host).
+ * `npm run withdrawals`: the operator's view of withdrawals and the human decision on them. Every decision
+ * is recorded with who made it (`--by`: a console user's login acts as that user) and from where (this host).
  * An approved withdrawal is handed to the main wallet's actor by the running service within seconds.
  */
 const main = Effect.gen(function*() {
@@ -49,7 +52,7 @@ const main = Effect.gen(function*() {
       if (merchant === undefined || asset === null || daily === undefined || by === undefined || (daily !== "off" && !/^\d+(\.\d+)?$/.test(daily))) {
         return yield* new OperatorError({ message: USAGE })
       }
-      yield* decisions.setAutoApproval(merchant, asset[1] ?? "", asset[2] ?? "", daily === "off" ? Option.none() : Option.some(daily), { by, from: `cli@${os.hostname()}` }).pipe(
+      yield* decisions.setAutoApproval(merchant, asset[1] ?? "", asset[2] ?? "", daily === "off" ? Option.none() : Option.some(daily), { kind: "operator", by, from: `cli@${os.hostname()}` }).pipe(
         Effect.catchTag("NotFound", (e) => new OperatorError({ message: e.error }))
       )
       console.log(`auto-approval of ${asset[0]} for ${merchant}: ${daily === "off" ? "off" : `up to ${daily} per rolling 24 h`}`)
@@ -58,16 +61,20 @@ const main = Effect.gen(function*() {
     if (id === undefined || by === undefined || by.startsWith("--")) return yield* new OperatorError({ message: USAGE })
     if (command === "reject" && reason === undefined) return yield* new OperatorError({ message: "a rejection needs --reason" })
     const decision = command === "approve" ? "APPROVED" : command === "reject" ? "REJECTED" : "CANCELLED"
-    const withdrawal = yield* decisions.decide(id, decision, { by, from: `cli@${os.hostname()}`, reason }).pipe(
+    // a --by that is the login of one of the merchant's console users acts as that user (role, quorum and all)
+    const withdrawal = yield* decisions.decide(id, decision, { kind: "operator", by, from: `cli@${os.hostname()}`, reason }).pipe(
       Effect.catchTags({
         NotFound: (e) => new OperatorError({ message: e.error }),
-        Conflict: (e) => new OperatorError({ message: e.error })
+        Conflict: (e) => new OperatorError({ message: e.error }),
+        Forbidden: (e) => new OperatorError({ message: e.error })
       })
     )
+    if (withdrawal.status === "PENDING") console.error(`approval recorded: ${withdrawal.approvals.length} of ${withdrawal.required_approvals}; it stays PENDING until the quorum is reached`)
     console.log(JSON.stringify(withdrawal))
   }).pipe(
     Effect.provide(Layer.mergeAll(WithdrawalDecisions.Default, WithdrawalStore.Default).pipe(
-      Layer.provide(Layer.mergeAll(AssetCatalog.Default, Wallets.Default, Ledger.Default, WithdrawalStore.Default))
+      Layer.provide(WithdrawalPolicy.Default),
+      Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, Wallets.Default, Ledger.Default, WithdrawalStore.Default, AuditLog.Default, PolicyClock.System))
     )),
     Effect.provide(operatorLive(config))
   )

@@ -76,7 +76,7 @@ describe("withdrawals on the devnets", () => {
         expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "900", locked: "100" })
 
         // a human approves (the console's service; here as the operator CLI calls it)
-        yield* decisions.decide(String(withdrawal.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
+        yield* decisions.decide(String(withdrawal.withdrawal_id), "APPROVED", { kind: "operator", by: "owner@test", from: "test" })
         const done = yield* untilWithdrawal(apiKey, String(withdrawal.withdrawal_id), ["COMPLETED", "FAILED"])
         expect(done, JSON.stringify(done)).toMatchObject({ status: "COMPLETED", tx_hash: expect.stringMatching(/^[0-9a-f]{64}$/) })
         const tron = yield* clientOf("TRC20")
@@ -121,16 +121,16 @@ describe("withdrawals on the devnets", () => {
           Effect.map(post(apiKey, "/v1/withdrawals", { chain: "BEP20", currency: "BNB", amount, to_address: RECIPIENT.BEP20 }), (r) => asRecord(r.body))
         const rejected = yield* create("0.2")
         const cancelled = yield* create("0.3")
-        yield* decisions.decide(String(rejected.withdrawal_id), "REJECTED", { by: "owner@test", from: "test", reason: "not ours" })
-        yield* decisions.decide(String(cancelled.withdrawal_id), "CANCELLED", { by: "owner@test", from: "test" })
+        yield* decisions.decide(String(rejected.withdrawal_id), "REJECTED", { kind: "operator", by: "owner@test", from: "test", reason: "not ours" })
+        yield* decisions.decide(String(cancelled.withdrawal_id), "CANCELLED", { kind: "operator", by: "owner@test", from: "test" })
         expect(yield* ledgerBalances(merchantId, "BEP20", "BNB")).toEqual(before)
-        expect((yield* Effect.either(decisions.decide(String(rejected.withdrawal_id), "APPROVED", { by: "x", from: "test" })))._tag).toBe("Left")
+        expect((yield* Effect.either(decisions.decide(String(rejected.withdrawal_id), "APPROVED", { kind: "operator", by: "x", from: "test" })))._tag).toBe("Left")
 
         const sent = yield* create("0.5")
         expect(sent).toMatchObject({ network_fee_included: true, network_fee_asset: "BNB", platform_fee: "0.00050000" })
         const bnb = yield* clientOf("BEP20")
         const recipientBefore = yield* bnb.balance(RECIPIENT.BEP20, "BNB")
-        yield* decisions.decide(String(sent.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
+        yield* decisions.decide(String(sent.withdrawal_id), "APPROVED", { kind: "operator", by: "owner@test", from: "test" })
         const done = yield* untilWithdrawal(apiKey, String(sent.withdrawal_id), ["COMPLETED", "FAILED"])
         expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
         const net = toBaseUnits(String(done.net_amount), 18)
@@ -159,7 +159,7 @@ describe("withdrawals on the devnets", () => {
           const created = yield* post(apiKey, "/v1/withdrawals", { chain, currency, amount, to_address: recipient })
           expect(created.status, created.text).toBe(201)
           const id = String(asRecord(created.body).withdrawal_id)
-          yield* decisions.decide(id, "APPROVED", { by: "owner@test", from: "test" })
+          yield* decisions.decide(id, "APPROVED", { kind: "operator", by: "owner@test", from: "test" })
           const done = yield* untilWithdrawal(apiKey, id, ["COMPLETED", "FAILED"])
           if (chain === "SOLANA") {
             yield* sql`UPDATE wallet_asset_policies SET status = 'deposit_live', can_collect = false, can_withdraw = false, signing_implemented = false WHERE chain = 'SOLANA' AND currency = 'USDT'`
@@ -196,7 +196,7 @@ describe("withdrawals on the devnets", () => {
         yield* sendTransfer(bep20, { from: main.key, to: RECIPIENT.BEP20, currency: "USDT", amount: 300n * 10n ** 18n })
         yield* eventually(bep20.balance(main.address, "USDT"), (b) => b === 0n, 10_000)
         const created = asRecord((yield* post(apiKey, "/v1/withdrawals", { chain: "BEP20", currency: "USDT", amount: "50", to_address: RECIPIENT.BEP20 })).body)
-        yield* decisions.decide(String(created.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
+        yield* decisions.decide(String(created.withdrawal_id), "APPROVED", { kind: "operator", by: "owner@test", from: "test" })
         const done = yield* untilWithdrawal(apiKey, String(created.withdrawal_id), ["COMPLETED", "FAILED"])
         expect(done).toMatchObject({ status: "FAILED", tx_hash: null })
         expect(String(done.failure_reason)).toMatch(/holds 0 USDT on chain/)
@@ -210,7 +210,7 @@ describe("withdrawals on the devnets", () => {
       Effect.gen(function*() {
         const decisions = yield* WithdrawalDecisions
         const { apiKey, merchantId } = yield* merchantWithFunds("TRC20", "USDT", "400")
-        yield* decisions.setAutoApproval(merchantId, "TRC20", "USDT", Option.some("150"), { by: "ops@test", from: "test" })
+        yield* decisions.setAutoApproval(merchantId, "TRC20", "USDT", Option.some("150"), { kind: "operator", by: "ops@test", from: "test" })
         const create = (amount: string) =>
           Effect.map(post(apiKey, "/v1/withdrawals", { chain: "TRC20", currency: "USDT", amount, to_address: RECIPIENT.TRC20 }), (r) => asRecord(r.body))
         const first = yield* create("100")
@@ -234,7 +234,7 @@ describe("withdrawals on the devnets", () => {
         const main = yield* wallets.mainWallet(merchantId, "TRC20")
         const devnet = yield* Effect.flatMap(AppConfig, (config) => readDevnetFile(config.dataDir))
         yield* Effect.promise(() => fetch(`${devnet.tron.url}/devnet/blacklist`, { method: "POST", body: JSON.stringify({ address: main.address }) }))
-        yield* decisions.decide(String(created.withdrawal_id), "APPROVED", { by: "owner@test", from: "test" })
+        yield* decisions.decide(String(created.withdrawal_id), "APPROVED", { kind: "operator", by: "owner@test", from: "test" })
         const done = yield* untilWithdrawal(apiKey, String(created.withdrawal_id), ["COMPLETED", "FAILED"])
         expect(done, JSON.stringify(done)).toMatchObject({ status: "FAILED", tx_hash: expect.stringMatching(/^[0-9a-f]{64}$/) })
         expect(String(done.failure_reason)).toMatch(/failed on chain/)

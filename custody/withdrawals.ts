@@ -1,23 +1,24 @@
 import { SqlClient } from "@effect/sql"
-import { PublicKey } from "@solana/web3.js"
 import { Config, DateTime, Effect, Option } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { AssetPolicy } from "../src/domain/asset-policy.js"
+import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
 import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "../src/domain/errors.js"
 import type { CreateWithdrawalRequest, FeeQuote } from "../src/domain/withdrawal.js"
 import { Idempotency, requestHash } from "../src/idempotency.js"
 import { newId } from "../src/ids.js"
-import { isEvmAddress, isSolanaAddress, tronAccountId } from "../src/keys/address-encoding.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { Collections } from "./collections.js"
 import { CustodyStore } from "./custody-store.js"
+import { destinationProblem } from "./destination-address.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
+import { WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, WithdrawalStore } from "./withdrawal-store.js"
 
 const CREATE_ENDPOINT = "POST /v1/withdrawals"
@@ -26,24 +27,15 @@ const NO_TOKEN_ACCOUNT_OWNER = "11111111111111111111111111111111"
 /** Who approved a withdrawal the auto-approval policy let through. */
 export const AUTO_APPROVER = "auto-approval policy"
 
+/** Who asks for a withdrawal: an API key, or a console user (who then may not approve it). */
+export interface Requester {
+  readonly actor: AuditActor
+  readonly consoleUserId?: string | undefined
+}
+
 /** Every decimal of a quote at a fixed number of fractional digits. */
 const fixed = (value: MoneyDecimal, digits: number) => value.toFixed(digits)
 const ceilAt = (value: MoneyDecimal, digits: number) => value.toDecimalPlaces(digits, MoneyDecimal.ROUND_UP)
-
-/** Address format and checksum per chain; Solana wallets must be on the ed25519 curve (not a program address). */
-const addressProblem = (chain: Chain, address: string): string | undefined => {
-  switch (chain) {
-    case "TRC20":
-      return tronAccountId(address) === undefined ? `${address} is not a TRON address (base58check T…)` : undefined
-    case "BEP20":
-      return isEvmAddress(address) ? undefined : `${address} is not a BEP20 address (0x + 40 hex digits; mixed case must match its EIP-55 checksum)`
-    case "SOLANA":
-      if (!isSolanaAddress(address)) return `${address} is not a Solana address (32 bytes in base58)`
-      return PublicKey.isOnCurve(new PublicKey(address).toBytes()) ? undefined : `${address} is not a Solana wallet address (off the ed25519 curve: a program-derived address)`
-    case "POLYGON":
-      return "POLYGON is sunset for withdrawals"
-  }
-}
 
 /**
  * Withdrawals: the fee quote, creation with the funds locked in the same transaction, the human decision
@@ -64,6 +56,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const collections = yield* Collections
     const decisions = yield* WithdrawalDecisions
     const withdrawalStore = yield* WithdrawalStore
+    const policyRules = yield* WithdrawalPolicy
+    const audit = yield* AuditLog
     const { find, render, unlock, list } = withdrawalStore
     const settings = yield* Config.all({
       bps: Config.integer("FACET_PLATFORM_FEE_BPS").pipe(Config.withDefault(10)),
@@ -130,8 +124,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
 
     /**
      * The optional auto-approval policy (off unless an operator sets a daily limit for the merchant's
-     * asset): approved in the creating transaction while the rolling 24 h total it approved stays within
-     * the limit. The merchant's asset row is locked, so concurrent creations count each other.
+     * asset), for withdrawals that need one approval only: approved in the creating transaction while the
+     * rolling 24 h total it approved stays within the limit. The merchant's asset row is locked, so concurrent creations count each other.
      */
     const autoApprove = (merchantId: string, policy: AssetPolicy, id: string, amount: string) =>
       Effect.gen(function*() {
@@ -145,8 +139,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
             AND decided_by = ${AUTO_APPROVER} AND created_at > clock_timestamp() - interval '24 hours'
             AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED')`
         if (new MoneyDecimal(used?.total ?? "0").plus(amount).greaterThan(setting.limit)) return
-        yield* decisions.decide(id, "APPROVED", { by: AUTO_APPROVER, from: "policy", reason: `within the daily auto-approval limit of ${setting.limit} ${policy.currency}` }).pipe(
-          Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void })
+        yield* decisions.decide(id, "APPROVED", { kind: "policy", by: AUTO_APPROVER, from: "policy", reason: `within the daily auto-approval limit of ${setting.limit} ${policy.currency}` }).pipe(
+          Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
         )
       })
 
@@ -157,18 +151,15 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     })
 
     /**
-     * POST /v1/withdrawals: validated in full before anything is locked; then one transaction stores the
-     * withdrawal with its fee snapshot and moves `available` → `locked`. The merchant's available balance
-     * row is locked first, so concurrent creations queue on it and can never overdraw.
+     * POST /v1/withdrawals (and the console's form): validated in full before anything is locked; then one
+     * transaction stores the withdrawal with its fee snapshot and moves `available` → `locked`. The
+     * merchant's available balance row is locked first, so concurrent creations queue on it and can never
+     * overdraw, and the withdrawal policy (address book, limits; 403) counts every earlier creation.
      */
-    const create = Effect.fn("Withdrawals.create")(function*(merchantId: string, request: CreateWithdrawalRequest, idempotencyKey: Option.Option<string>) {
+    const create = Effect.fn("Withdrawals.create")(function*(merchantId: string, request: CreateWithdrawalRequest, idempotencyKey: Option.Option<string>, requester: Requester) {
       const policy = yield* withdrawable(merchantId, request.chain, request.currency)
-      const problem = addressProblem(policy.chain, request.to_address)
+      const problem = yield* destinationProblem(sql, policy.chain, request.to_address)
       if (problem !== undefined) return yield* new BadRequestError({ error: problem })
-      const [ours] = yield* Effect.orDie(sql<{ kind: string }>`
-        SELECT kind FROM wallets WHERE network = ${policy.chain}
-          AND ${policy.chain === "BEP20" ? sql`lower(address) = lower(${request.to_address})` : sql`address = ${request.to_address}`} LIMIT 1`)
-      if (ours !== undefined) return yield* new BadRequestError({ error: `${request.to_address} is one of this service's own ${ours.kind} addresses: withdraw to an address outside it` })
       const fees = yield* computeQuote(merchantId, policy, request.amount, request.to_address)
       const gross = toBaseUnits(request.amount, policy.decimals)
       const id = newId("wdr")
@@ -183,6 +174,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         const [balance] = yield* sql<{ available: string }>`
           SELECT trim_scale(credits_posted - debits_posted)::text AS available FROM ledger_balances
           WHERE account = ${Accounts.available(merchantId).name} AND chain = ${policy.chain} AND currency = ${policy.currency} FOR UPDATE`
+        const requiredApprovals = yield* policyRules.admit(merchantId, { chain: policy.chain, currency: policy.currency, toAddress: request.to_address, amount: fees.amount })
         const available = BigInt(balance?.available ?? "0")
         if (available < gross) {
           return yield* new BadRequestError({
@@ -195,7 +187,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
             chain: policy.chain, currency: policy.currency, amount: fees.amount, platform_fee: fees.platform_fee,
             platform_fee_bps: fees.platform_fee_bps, network_fee: fees.network_fee, network_fee_asset: fees.network_fee_asset,
             network_fee_included: fees.network_fee_included, total_fee: fees.total_fee, net_amount: fees.net_amount,
-            fee_model: fees.model, fee_policy_version: fees.policy_version, to_address: request.to_address
+            fee_model: fees.model, fee_policy_version: fees.policy_version, to_address: request.to_address,
+            required_approvals: requiredApprovals, created_by: `${requester.actor.kind}:${requester.actor.name}`, created_by_user_id: requester.consoleUserId ?? null
           })}
           ON CONFLICT (merchant_id, out_withdrawal_no) WHERE out_withdrawal_no IS NOT NULL DO NOTHING RETURNING id`
         if (inserted.length === 0) {
@@ -205,7 +198,9 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           debit: Accounts.available(merchantId), credit: Accounts.locked(merchantId), chain: policy.chain, currency: policy.currency,
           amount: gross, kind: "withdrawal_lock", reference: id
         }])
-        yield* autoApprove(merchantId, policy, id, request.amount)
+        yield* audit.record(merchantId, requester.actor, "withdrawal.created", id,
+          `${fees.amount} ${policy.currency} on ${policy.chain} to ${request.to_address}; needs ${requiredApprovals} approval${requiredApprovals === 1 ? "" : "s"}`)
+        if (requiredApprovals === 1) yield* autoApprove(merchantId, policy, id, request.amount)
         return id
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       const row = yield* find({ id: outcome, merchantId })

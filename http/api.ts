@@ -35,6 +35,7 @@ import {
 import { CheckoutStatus } from "../src/orders/checkout.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
 import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
+import { WithdrawalAddressList, WithdrawalAddressListQuery } from "../src/domain/withdrawal-address.js"
 import { CreateWithdrawalRequest, FeeQuote, FeeQuoteRequest, Withdrawal, WithdrawalList, WithdrawalListQuery } from "../src/domain/withdrawal.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
 
@@ -281,14 +282,24 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
       .addError(Conflict)
       .annotate(
         OpenApi.Summary,
-        "Request a withdrawal (no fee fields: the fee policy is recalculated and stored): funds locked, PENDING until a human approves it in the merchant console; then signed and broadcast (BROADCAST) and COMPLETED or FAILED with a webhook. Idempotent with X-Service-Idempotency-Key"
+        "Request a withdrawal (no fee fields: the fee policy is recalculated and stored): funds locked, PENDING until the approvals its policy requires are given in the merchant console (required_approvals); then signed and broadcast (BROADCAST) and COMPLETED or FAILED with a webhook. Idempotent with X-Service-Idempotency-Key"
+      )
+      .annotate(
+        OpenApi.Description,
+        "The merchant's withdrawal policy is enforced here, nothing locked when it refuses, 403 {error} saying why: with the address book on, an address that is not a usable entry of GET /v1/withdrawal-addresses (unknown, or still cooling off: the error gives the time it becomes usable); an amount above the asset's per-withdrawal limit; or one that would pass its rolling 24 h limit (the error gives what is used and what is left). 403 too for a key without the withdrawals scope."
       )
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/withdrawals/:withdrawal_id")
       .setPath(Schema.Struct({ withdrawal_id: Schema.String }))
       .addSuccess(Withdrawal)
-      .annotate(OpenApi.Summary, "One of this merchant's withdrawals")
+      .annotate(OpenApi.Summary, "One of this merchant's withdrawals, with its approvals so far and required_approvals")
+  )
+  .add(
+    HttpApiEndpoint.get("addresses", "/v1/withdrawal-addresses")
+      .setUrlParams(WithdrawalAddressListQuery)
+      .addSuccess(WithdrawalAddressList)
+      .annotate(OpenApi.Summary, "The withdrawal address book (read-only: people add entries in the console): pending and usable entries, whether it is enforced, the cooling-off; chain filter, limit/offset")
   )
   .middleware(Authentication)
 {}

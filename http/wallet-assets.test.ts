@@ -159,7 +159,7 @@ describe("wallet asset policies and enrollment", () => {
         const client = yield* TestClient
         const keys = yield* ApiKeys
         const { merchantId } = yield* onboardMerchant()
-        const depositsOnly = Redacted.value((yield* keys.issue(merchantId, ["deposits"], "deposits only")).key)
+        const depositsOnly = Redacted.value((yield* keys.issue(merchantId, ["deposits"], "deposits only", { kind: "operator", name: "test" })).key)
         const quote = yield* client.request("POST", "/v1/withdrawal-fee-quote", { apiKey: depositsOnly, json: { chain: "TRC20", currency: "USDT", amount: "1" } })
         expect(quote.status).toBe(403)
         expect(String(asRecord(quote.body).error)).toMatch(/read scope/)
@@ -200,7 +200,7 @@ describe("wallet asset policies and enrollment", () => {
           expect(res.status, `${asset} ${JSON.stringify(json)}: ${res.text}`).toBe(status)
           expect(String(asRecord(res.body).error)).toMatch(message)
         }
-        const readOnly = yield* keys.issue(merchantId, ["read", "deposits"], "no wallet scope")
+        const readOnly = yield* keys.issue(merchantId, ["read", "deposits"], "no wallet scope", { kind: "operator", name: "test" })
         const forbidden = yield* sweep({ from_wallet_id: mine.wallet_id }, Redacted.value(readOnly.key))
         expect(forbidden.status).toBe(403)
         expect(String(asRecord(forbidden.body).error)).toMatch(/wallet scope/)

@@ -5,6 +5,11 @@ import { AutoSweepLive, ClusterLive, CustodyResumeLive, CustodyWalletLive, Withd
 import { Withdrawals } from "../custody/withdrawals.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalStore } from "../custody/withdrawal-store.js"
+import { AddressBook } from "../custody/address-book.js"
+import { PolicySettleLive, WithdrawalPolicy } from "../custody/withdrawal-policy.js"
+import { AuditLog } from "./audit/audit-log.js"
+import { ConsoleUsers } from "./console/console-users.js"
+import { PolicyClock } from "./policy-clock.js"
 import { Idempotency } from "./idempotency.js"
 import { Checkout } from "./orders/checkout.js"
 import { ConsoleAccounts } from "./console/console-accounts.js"
@@ -62,13 +67,15 @@ export const NetworkLive = Layer.unwrapEffect(
 
 /**
  * Everything but the HTTP server, over the given chain endpoints (tests may pass fixed ones that no
- * node serves); needs `AppConfig`.
+ * node serves, and a policy clock they move); needs `AppConfig`.
  */
-export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) => Layer.mergeAll(
-  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive, AutoSweepLive, WithdrawalExpiryLive
+export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>, clock: Layer.Layer<PolicyClock> = PolicyClock.System) => Layer.mergeAll(
+  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive, AutoSweepLive, WithdrawalExpiryLive,
+  PolicySettleLive
 ).pipe(
   Layer.provideMerge(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default))),
-  Layer.provideMerge(WithdrawalDecisions.Default),
+  Layer.provideMerge(Layer.mergeAll(WithdrawalDecisions.Default, AddressBook.Default, ConsoleUsers.Default)),
+  Layer.provideMerge(WithdrawalPolicy.Default),
   Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default, WithdrawalStore.Default, Checkout.Default, ConsoleAccounts.Default)),
   Layer.provideMerge(Layer.mergeAll(
     Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default, GasWallets.Default
@@ -77,6 +84,7 @@ export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>) =
     AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive,
     CustodyStore.Default, Ledger.Default, CustodyConfigLive, ClusterLive
   )),
+  Layer.provideMerge(Layer.merge(AuditLog.Default, clock)),
   Layer.provideMerge(network),
   Layer.provideMerge(KeysLive),
   Layer.provideMerge(MigrationsLive),

@@ -5,6 +5,8 @@ import type { Order } from "../../src/domain/order.js"
 import type { Transaction } from "../../src/domain/transaction.js"
 import type { Withdrawal } from "../../src/domain/withdrawal.js"
 import type { DeliveryRow } from "../../src/webhooks/webhook-admin.js"
+import { can } from "../../src/console/console-roles.js"
+import type { WithdrawalAddress } from "../../src/domain/withdrawal-address.js"
 
 /** The merchant console's pages: server-rendered HTML, one stylesheet, no script, forms with a CSRF token. */
 
@@ -14,19 +16,26 @@ export const CONSOLE_CSP =
 export const escape = (value: string) =>
   value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
-const page = (title: string, body: string, session?: ConsoleSession) => `<!doctype html>
+const navLinks = (session: ConsoleSession) =>
+  [
+    ["/console/balances", "Balances"], ["/console/withdrawals", "Withdrawals"], ["/console/address-book", "Address book"], ["/console/policy", "Policy"],
+    ["/console/orders", "Orders"], ["/console/transactions", "Transactions"], ["/console/deposit-addresses", "Deposit addresses"],
+    ...(can(session.role, "manage") ? [["/console/collect", "Collect"]] : []), ["/console/assets", "Assets"], ["/console/keys", "API keys"],
+    ["/console/webhooks", "Webhooks"], ["/console/users", "Users"], ...(can(session.role, "audit") ? [["/console/audit", "Audit log"]] : []), ["/console/security", "Security"]
+  ].map(([href, label]) => `<a href="${href ?? ""}">${label ?? ""}</a>`).join(" ")
+
+export const page = (title: string, body: string, session?: ConsoleSession) => `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
 <title>${escape(title)} — Facet console</title><link rel="stylesheet" href="/console-assets/console.css"></head>
 <body>
-${session === undefined ? "" : `<nav><a href="/console/balances">Balances</a> <a href="/console/withdrawals">Withdrawals</a> <a href="/console/orders">Orders</a>
-<a href="/console/transactions">Transactions</a> <a href="/console/deposit-addresses">Deposit addresses</a> <a href="/console/collect">Collect</a> <a href="/console/assets">Assets</a> <a href="/console/keys">API keys</a> <a href="/console/webhooks">Webhooks</a> <a href="/console/security">Security</a>
-<form method="post" action="/console/logout" class="inline"><input type="hidden" name="csrf" value="${escape(session.csrfToken)}"><span class="who">${escape(session.loginName)}</span> <button type="submit">Log out</button></form></nav>`}
+${session === undefined ? "" : `<nav>${navLinks(session)}
+<form method="post" action="/console/logout" class="inline"><input type="hidden" name="csrf" value="${escape(session.csrfToken)}"><span class="who">${escape(session.loginName)}</span> <span class="role">${escape(session.role)}</span> <button type="submit">Log out</button></form></nav>`}
 <main><h1>${escape(title)}</h1>
 ${body}
 </main></body></html>`
 
-const notice = (message: string | undefined) => (message === undefined ? "" : `<p class="notice" role="alert">${escape(message)}</p>`)
+export const notice = (message: string | undefined) => (message === undefined ? "" : `<p class="notice" role="alert">${escape(message)}</p>`)
 
 export const setupPage = (offer: { readonly merchantName: string; readonly suggestedLoginName: string }, consoleToken: string, error?: string) =>
   page("Set up your console account", `${notice(error)}
@@ -69,18 +78,38 @@ ${totp ? `<label>Authenticator code <input name="code" inputmode="numeric" autoc
 <form method="post" action="/console/withdrawals/${escape(w.withdrawal_id)}/cancel" class="cancel">
 <input type="hidden" name="csrf" value="${escape(csrf)}"><button type="submit">Cancel</button></form>`
 
-export const withdrawalsPage = (session: ConsoleSession, items: ReadonlyArray<Withdrawal>, message?: string) =>
+const approvalLine = (w: Withdrawal) =>
+  `<p class="approvals">Approvals: <strong>${w.approvals.length} of ${w.required_approvals}</strong>${w.approvals.length === 0 ? "" : ` (${escape(w.approvals.map((a) => a.approved_by).join(", "))})`}</p>`
+
+/** What the new-withdrawal form offers: the withdrawable assets and the address book's usable entries. */
+export interface NewWithdrawalOffer {
+  readonly assets: ReadonlyArray<string>
+  readonly addresses: ReadonlyArray<WithdrawalAddress>
+}
+
+const newWithdrawalForm = (session: ConsoleSession, offer: NewWithdrawalOffer) => `<details class="new-withdrawal"><summary>New withdrawal</summary>
+<form method="post" action="/console/withdrawals" class="create">${hidden(session.csrfToken)}
+<label>Asset <select name="asset">${offer.assets.map((a) => `<option value="${escape(a)}">${escape(a)}</option>`).join("")}</select></label>
+<label>To address <input name="to_address" list="address-book" required></label>
+<datalist id="address-book">${offer.addresses.filter((a) => a.status === "usable").map((a) => `<option value="${escape(a.address)}">${escape(a.label)} (${escape(a.chain)})</option>`).join("")}</datalist>
+<label>Amount <input name="amount" inputmode="decimal" required></label>
+<p class="hint">Someone else must approve a withdrawal you create here.</p>
+<button type="submit">Request withdrawal</button></form></details>`
+
+export const withdrawalsPage = (session: ConsoleSession, items: ReadonlyArray<Withdrawal>, message?: string, offer?: NewWithdrawalOffer) =>
   page("Withdrawals", `${notice(message)}
-<p class="hint">A withdrawal your backend requests waits here for you. Approving asks for your password; it is then signed and sent automatically.</p>
+<p class="hint">A withdrawal your backend requests waits here for the approvals your policy requires. Approving asks for your password; once enough people approved, it is signed and sent automatically.</p>
+${offer !== undefined && can(session.role, "manage") ? newWithdrawalForm(session, offer) : ""}
 ${items.length === 0 ? "<p>No withdrawals yet.</p>" : items.map((w) => `<section class="withdrawal" id="${escape(w.withdrawal_id)}" data-status="${escape(w.status)}">
 <p><strong class="status">${escape(w.status)}</strong> ${escape(w.amount)} ${escape(w.currency)} on ${escape(w.chain)} to <code>${escape(w.to_address)}</code></p>
 <p class="hint">net ${escape(w.net_amount)}, fees ${escape(w.total_fee)} ${escape(w.currency)}${w.network_fee_included ? "" : ` + network ${escape(w.network_fee)} ${escape(w.network_fee_asset)} paid by the platform`}; created ${escape(w.created_at)}${w.out_withdrawal_no === null ? "" : `; your reference ${escape(w.out_withdrawal_no)}`}</p>
+${approvalLine(w)}
 ${w.tx_hash === null ? "" : `<p class="hint">transaction <code>${escape(w.tx_hash)}</code></p>`}
 ${w.failure_reason === null ? "" : `<p class="notice">${escape(w.failure_reason)}</p>`}
-${w.status === "PENDING" ? decisionForms(w, session.csrfToken, session.totp) : ""}
+${w.status === "PENDING" && can(session.role, "decide") ? decisionForms(w, session.csrfToken, session.totp) : ""}
 </section>`).join("\n")}`, session)
 
-const hidden = (csrf: string) => `<input type="hidden" name="csrf" value="${escape(csrf)}">`
+export const hidden = (csrf: string) => `<input type="hidden" name="csrf" value="${escape(csrf)}">`
 
 export const ordersPage = (session: ConsoleSession, orders: ReadonlyArray<Order>, total: number) =>
   page("Orders", `<p class="hint">${total} order(s); the newest 100.</p>
@@ -186,7 +215,7 @@ export const CONSOLE_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1d2330}
 nav{display:flex;gap:16px;align-items:center;flex-wrap:wrap;padding:10px 16px;background:#1d2330}
-nav a{color:#fff;text-decoration:none}nav .inline{margin-left:auto}nav .who{color:#c9ced6}
+nav a{color:#fff;text-decoration:none}nav .inline{margin-left:auto}nav .who,nav .role{color:#c9ced6}
 main{max-width:960px;margin:0 auto;padding:16px;background:#fff;min-height:100vh}
 form{margin:8px 0}label{display:block;margin:8px 0}input{display:block;width:100%;max-width:360px;padding:8px;font-size:1rem}
 .inline{display:inline;margin:0}
@@ -196,6 +225,8 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px;bord
 .hint{color:#5b6472}.notice{color:#9a1c1c}
 .withdrawal{border:1px solid #e3e6ea;border-radius:8px;padding:8px 12px;margin:12px 0;overflow-wrap:anywhere}
 .gas-low,.gas-empty{color:#9a1c1c}
+select{padding:8px;font-size:1rem}summary{cursor:pointer;font-weight:600;margin:8px 0}
+.pending{color:#8a5a00}.approvals strong{font-size:1.05rem}
 .qr svg{width:200px;height:200px}
 .check{display:inline-block;margin-right:12px}.check input{display:inline;width:auto}
 .once{border:2px solid #127a3a;border-radius:8px;padding:8px 12px;overflow-wrap:anywhere}

@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
+import { AddressBook } from "../../custody/address-book.js"
 import { Withdrawals } from "../../custody/withdrawals.js"
 import { ForbiddenError } from "../../src/domain/errors.js"
 import { Withdrawal } from "../../src/domain/withdrawal.js"
@@ -16,6 +17,7 @@ const requireScope = (scope: string, what: string) =>
 export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals", (handlers) =>
   Effect.gen(function*() {
     const withdrawals = yield* Withdrawals
+    const addressBook = yield* AddressBook
     return handlers
       .handle("quote", ({ payload }) =>
         Effect.flatMap(requireScope("read", "a fee quote"), (principal) => withdrawals.quote(principal.merchantId, payload)))
@@ -24,8 +26,9 @@ export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals",
         Effect.gen(function*() {
           const principal = yield* requireScope("withdrawals", "a withdrawal")
           const key = Option.fromNullable(headers["x-service-idempotency-key"])
-          const withdrawal = yield* withdrawals.create(principal.merchantId, payload, key)
+          const withdrawal = yield* withdrawals.create(principal.merchantId, payload, key, { actor: { kind: "api_key", name: principal.apiKeyId } })
           return yield* HttpServerResponse.schemaJson(Withdrawal)(withdrawal, { status: 201 }).pipe(Effect.orDie)
         }))
       .handle("get", ({ path }) => Effect.flatMap(CurrentMerchant, (p) => withdrawals.get(p.merchantId, path.withdrawal_id)))
+      .handle("addresses", ({ urlParams }) => Effect.flatMap(CurrentMerchant, (p) => addressBook.list(p.merchantId, urlParams)))
   }))

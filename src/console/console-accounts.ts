@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { createHash, randomBytes } from "node:crypto"
+import { AuditLog } from "../audit/audit-log.js"
 import { newId } from "../ids.js"
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js"
 import { verifyTotp } from "./totp.js"
@@ -31,7 +32,7 @@ const ABSOLUTE_HOURS = 12
 const MAX_FAILURES_PER_NAME = 5
 const MAX_FAILURES_PER_ADDRESS = 20
 
-const LOGIN_NAME = /^[a-z0-9][a-z0-9._-]{2,63}$/
+export const LOGIN_NAME = /^[a-z0-9][a-z0-9._-]{2,63}$/
 
 /**
  * The console's human accounts: binding the owner through the onboarding's one-time token (which dies
@@ -41,6 +42,7 @@ const LOGIN_NAME = /^[a-z0-9][a-z0-9._-]{2,63}$/
 export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/ConsoleAccounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const audit = yield* AuditLog
 
     const handoff = (consoleToken: string, lock: boolean) =>
       Effect.map(
@@ -93,6 +95,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
         const userId = newId("usr")
         yield* sql`INSERT INTO console_users ${sql.insert({ id: userId, merchant_id: found.merchant_id, login_name: name, password_hash: hash, role: "owner" })}`
         yield* sql`UPDATE console_handoffs SET used_at = now() WHERE id = ${found.id}`
+        yield* audit.record(found.merchant_id, { kind: "console_user", name }, "user.joined", userId, "owner (console setup link)")
         yield* sql`UPDATE merchants SET console_bound_at = now(), updated_at = now() WHERE id = ${found.merchant_id}`
         return yield* openSession(userId)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -107,25 +110,34 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       )
 
     /** Password login; after too many failures for the name or the address, refused for a while. */
-    const login = Effect.fn("ConsoleAccounts.login")(function*(loginName: string, password: string, address: string, code: string) {
+    const login = Effect.fn("ConsoleAccounts.login")(function*(loginName: string, password: string, address: string, code: string, userAgent: string) {
       const name = loginName.trim().toLowerCase()
       const failures = yield* Effect.orDie(recentFailures(name, address))
       if (failures.by_name >= MAX_FAILURES_PER_NAME || failures.by_address >= MAX_FAILURES_PER_ADDRESS) {
         return yield* new ConsoleRefusal({ status: 429, message: "Too many failed logins. Wait 15 minutes and try again." })
       }
-      const [user] = yield* Effect.orDie(sql<{ id: string; password_hash: string; totp_secret: string | null }>`
-        SELECT id, password_hash, totp_secret FROM console_users WHERE login_name = ${name}`)
+      const [user] = yield* Effect.orDie(sql<{ id: string; merchant_id: string; password_hash: string; totp_secret: string | null }>`
+        SELECT id, merchant_id, password_hash, totp_secret FROM console_users WHERE login_name = ${name} AND removed_at IS NULL`)
+      const actor = { kind: "console_user", name, from: address, userAgent } as const
+      const failed = (why: string) =>
+        Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO console_login_failures (login_name, address) VALUES (${name}, ${address})`
+          yield* audit.record(user?.merchant_id ?? null, actor, "console.login_failed", user?.id ?? "", why)
+        })))
       // a missing account costs the same as a wrong password, and looks the same
       const ok = yield* verifyPassword(password, user?.password_hash ?? "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
       if (user === undefined || !ok) {
-        yield* Effect.orDie(sql`INSERT INTO console_login_failures (login_name, address) VALUES (${name}, ${address})`)
+        yield* failed(user === undefined ? "no such login" : "wrong password")
         return yield* new ConsoleRefusal({ status: 401, message: "Wrong login name or password." })
       }
       if (user.totp_secret !== null && !verifyTotp(user.totp_secret, code)) {
-        yield* Effect.orDie(sql`INSERT INTO console_login_failures (login_name, address) VALUES (${name}, ${address})`)
+        yield* failed("wrong or missing authenticator code")
         return yield* new ConsoleRefusal({ status: 401, message: "The 6-digit code from your authenticator app is missing or wrong." })
       }
-      return yield* Effect.orDie(openSession(user.id))
+      return yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+        yield* audit.record(user.merchant_id, actor, "console.login", user.id)
+        return yield* openSession(user.id)
+      })))
     })
 
     /** The session of a cookie, if it is alive (and now touched); idle or absolute expiry ends it. */
@@ -134,7 +146,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       const [row] = yield* Effect.orDie(sql<{ user_id: string; merchant_id: string; login_name: string; role: string; csrf_token: string; totp: boolean }>`
         UPDATE console_sessions s SET last_seen_at = clock_timestamp()
         FROM console_users u
-        WHERE s.id_hash = ${sha256(cookie)} AND u.id = s.user_id AND s.ended_at IS NULL AND s.expires_at > now()
+        WHERE s.id_hash = ${sha256(cookie)} AND u.id = s.user_id AND u.removed_at IS NULL AND s.ended_at IS NULL AND s.expires_at > now()
           AND s.last_seen_at > now() - ${IDLE_MINUTES} * interval '1 minute'
         RETURNING s.user_id, u.merchant_id, u.login_name, u.role, s.csrf_token, u.totp_secret IS NOT NULL AS totp`)
       return Option.map(Option.fromNullable(row), (r) => ({
@@ -147,13 +159,13 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       yield* Effect.orDie(sql`UPDATE console_sessions SET ended_at = now() WHERE id_hash = ${sha256(cookie)}`)
     })
 
-    /** The password (and the TOTP code, once enrolled) asked again before an approval. */
-    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function*(userId: string, password: string, code: string) {
+    /** The password (and the TOTP code, once enrolled) asked again before an approval or a change to the address book or policy. */
+    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function*(userId: string, password: string, code: string, done = "approved") {
       const [user] = yield* Effect.orDie(sql<{ password_hash: string; totp_secret: string | null }>`SELECT password_hash, totp_secret FROM console_users WHERE id = ${userId}`)
       const ok = user !== undefined && (yield* verifyPassword(password, user.password_hash))
-      if (!ok) return yield* new ConsoleRefusal({ status: 403, message: "The password is not right: nothing was approved." })
+      if (!ok) return yield* new ConsoleRefusal({ status: 403, message: `The password is not right: nothing was ${done}.` })
       if (user.totp_secret !== null && !verifyTotp(user.totp_secret, code)) {
-        return yield* new ConsoleRefusal({ status: 403, message: "The 6-digit code is missing or wrong: nothing was approved." })
+        return yield* new ConsoleRefusal({ status: 403, message: `The 6-digit code is missing or wrong: nothing was ${done}.` })
       }
     })
 
@@ -161,13 +173,16 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
      * TOTP enrollment: the secret offered on the page is stored only once a code made from it is right
      * (so a mistyped setup never locks the owner out).
      */
-    const enrollTotp = Effect.fn("ConsoleAccounts.enrollTotp")(function*(userId: string, secret: string, code: string) {
+    const enrollTotp = Effect.fn("ConsoleAccounts.enrollTotp")(function*(session: ConsoleSession, secret: string, code: string, from: string) {
       if (!/^[A-Z2-7]{32}$/.test(secret) || !verifyTotp(secret, code)) {
         return yield* new ConsoleRefusal({ status: 400, message: "That code does not match: scan the QR code again and enter the current code." })
       }
-      yield* Effect.orDie(sql`UPDATE console_users SET totp_secret = ${secret}, updated_at = now() WHERE id = ${userId} AND totp_secret IS NULL`)
+      yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+        const enrolled = yield* sql`UPDATE console_users SET totp_secret = ${secret}, updated_at = now() WHERE id = ${session.userId} AND totp_secret IS NULL RETURNING id`
+        if (enrolled.length > 0) yield* audit.record(session.merchantId, { kind: "console_user", name: session.loginName, from }, "totp.enabled", session.userId)
+      })))
     })
 
-    return { setupOffer, setup, login, session, logout, confirmPassword, enrollTotp } as const
+    return { setupOffer, setup, login, session, logout, confirmPassword, enrollTotp, openSession } as const
   })
 }) {}

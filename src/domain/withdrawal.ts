@@ -53,6 +53,13 @@ export const CreateWithdrawalRequest = Schema.Struct({
 }).annotations({ identifier: "CreateWithdrawalRequest", parseOptions: strict })
 export type CreateWithdrawalRequest = typeof CreateWithdrawalRequest.Type
 
+/** One recorded approval: a console user (login), the operator (`--by` name), or the auto-approval policy. */
+export const WithdrawalApproval = Schema.Struct({
+  approved_by: Schema.String,
+  approver_kind: Schema.Literal("console_user", "operator", "policy"),
+  approved_at: Schema.String
+}).annotations({ identifier: "WithdrawalApproval" })
+
 export const Withdrawal = Schema.Struct({
   withdrawal_id: Schema.String,
   out_withdrawal_no: Schema.NullOr(Schema.String),
@@ -62,6 +69,10 @@ export const Withdrawal = Schema.Struct({
   tx_hash: Schema.NullOr(Schema.String),
   fee_policy_version: Schema.String,
   failure_reason: Schema.NullOr(Schema.String),
+  required_approvals: Schema.Number.annotations({
+    description: "Distinct approvals this withdrawal needs (the merchant's quorum policy, more above an amount); PENDING until reached"
+  }),
+  approvals: Schema.Array(WithdrawalApproval).annotations({ description: "Approvals recorded so far, oldest first" }),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Withdrawal" })

@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Redacted, Schema } from "effect"
+import { AuditLog, type AuditActor } from "../audit/audit-log.js"
 import { newId } from "../ids.js"
 import { displayPrefix, hashSecret, newApiKey, newWebhookSecret } from "./credentials.js"
 import type { Principal } from "./principal.js"
@@ -17,6 +18,7 @@ const KeyRow = Schema.Struct({
 export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const audit = yield* AuditLog
 
     const findActive = SqlSchema.findOne({
       Request: Schema.String,
@@ -28,13 +30,16 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
     })
 
     /** Inserts a new key; the caller shows the returned plain key once and forgets it. */
-    const issue = Effect.fn("ApiKeys.issue")(function*(merchantId: string, scopes: ReadonlyArray<string>, label: string) {
+    const issue = Effect.fn("ApiKeys.issue")(function*(merchantId: string, scopes: ReadonlyArray<string>, label: string, actor: AuditActor) {
       const key = newApiKey()
       const id = newId("key")
-      yield* Effect.orDie(sql`
-        INSERT INTO api_keys (id, merchant_id, key_hash, key_prefix, scopes, label)
-        VALUES (${id}, ${merchantId}, ${hashSecret(key)}, ${displayPrefix(key)},
-                string_to_array(${scopes.join(",")}, ','), ${label})`)
+      yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+        yield* sql`
+          INSERT INTO api_keys (id, merchant_id, key_hash, key_prefix, scopes, label)
+          VALUES (${id}, ${merchantId}, ${hashSecret(key)}, ${displayPrefix(key)},
+                  string_to_array(${scopes.join(",")}, ','), ${label})`
+        yield* audit.record(merchantId, actor, "api_key.created", id, `"${label}" ${displayPrefix(key)}… scopes ${scopes.join(", ")}`)
+      })))
       return { id, key }
     })
 
@@ -54,16 +59,23 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
     })
 
     /** Revokes one of the merchant's keys at once (another merchant's key: false, nothing changed). */
-    const revoke = Effect.fn("ApiKeys.revoke")(function*(merchantId: string, keyId: string) {
-      const rows = yield* Effect.orDie(sql<{ id: string }>`
-        UPDATE api_keys SET status = 'revoked' WHERE id = ${keyId} AND merchant_id = ${merchantId} AND status = 'active' RETURNING id`)
-      return rows.length > 0
+    const revoke = Effect.fn("ApiKeys.revoke")(function*(merchantId: string, keyId: string, actor: AuditActor) {
+      return yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<{ label: string; key_prefix: string }>`
+          UPDATE api_keys SET status = 'revoked' WHERE id = ${keyId} AND merchant_id = ${merchantId} AND status = 'active' RETURNING label, key_prefix`
+        const revoked = rows[0]
+        if (revoked !== undefined) yield* audit.record(merchantId, actor, "api_key.revoked", keyId, `"${revoked.label}" ${revoked.key_prefix}…`)
+        return revoked !== undefined
+      })))
     })
 
     /** A new webhook secret for the merchant, effective for the next delivery; shown once. */
-    const rotateWebhookSecret = Effect.fn("ApiKeys.rotateWebhookSecret")(function*(merchantId: string) {
+    const rotateWebhookSecret = Effect.fn("ApiKeys.rotateWebhookSecret")(function*(merchantId: string, actor: AuditActor) {
       const secret = newWebhookSecret()
-      yield* Effect.orDie(sql`UPDATE merchants SET webhook_secret = ${Redacted.value(secret)}, updated_at = now() WHERE id = ${merchantId}`)
+      yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+        yield* sql`UPDATE merchants SET webhook_secret = ${Redacted.value(secret)}, updated_at = now() WHERE id = ${merchantId}`
+        yield* audit.record(merchantId, actor, "webhook_secret.rotated")
+      })))
       return secret
     })
 

@@ -240,7 +240,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
               ${request.webhook_url ?? null}, ${request.return_url ?? null},
               string_to_array(${(request.preferred_chains ?? []).join(",")}, ','), ${request.ai_provider ?? null},
               ${request.integration_mode}, ${JSON.stringify(application)}::jsonb, ${Redacted.value(webhookSecret)})`)
-          const { key } = yield* keys.issue(merchantId, ALL_SCOPES, "onboarding")
+          const { key } = yield* keys.issue(merchantId, ALL_SCOPES, "onboarding", { kind: "service", name: "onboarding" })
           const consoleToken = newConsoleToken()
           const consoleExpiresAt = DateTime.addDuration(yield* DateTime.now, config.consoleTokenTtl)
           yield* Effect.orDie(sql`

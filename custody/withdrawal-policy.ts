@@ -1,0 +1,386 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { AssetCatalog } from "../src/assets/asset-catalog.js"
+import { AuditLog, type AuditActor, SERVICE_ACTOR } from "../src/audit/audit-log.js"
+import type { Chain } from "../src/domain/chain.js"
+import { BadRequestError, ForbiddenError, NotFoundError } from "../src/domain/errors.js"
+import { newId } from "../src/ids.js"
+import { fitsPrecision, MoneyDecimal } from "../src/money.js"
+import { PolicyClock } from "../src/policy-clock.js"
+import { addressKey } from "./destination-address.js"
+
+export const DEFAULT_COOLING_OFF_SECONDS = 86_400
+const MAX_COOLING_OFF_SECONDS = 30 * 86_400
+const MAX_QUORUM = 10
+
+/**
+ * The settings a policy is made of. Per asset (`TRC20-USDT`): a maximum per withdrawal, a maximum per
+ * rolling 24 h, and more approvals above an amount. Values are canonical text; null = unset (the default).
+ */
+export type SettingKind = "address_book" | "cooling_off" | "quorum" | "per_tx" | "per_day" | "quorum_above"
+const PER_ASSET: ReadonlyArray<SettingKind> = ["per_tx", "per_day", "quorum_above"]
+
+export interface SettingName {
+  readonly kind: SettingKind
+  /** The asset key of a per-asset setting. */
+  readonly asset?: string
+}
+
+export const settingName = (setting: string): SettingName | undefined => {
+  const [kind, asset, ...rest] = setting.split(":")
+  if (rest.length > 0) return undefined
+  if (kind === "address_book" || kind === "cooling_off" || kind === "quorum") return asset === undefined ? { kind } : undefined
+  if (kind === "per_tx" || kind === "per_day" || kind === "quorum_above") {
+    return asset !== undefined && /^[A-Z0-9]+-[A-Z0-9]+$/.test(asset) ? { kind, asset } : undefined
+  }
+  return undefined
+}
+
+/** `24h`, `90m`, `2d`, `3600s` or plain seconds → seconds. */
+export const parseDuration = (text: string): number | undefined => {
+  const match = /^(\d{1,9})([smhd]?)$/.exec(text.trim())
+  if (match === null) return undefined
+  const unit = { "": 1, s: 1, m: 60, h: 3600, d: 86_400 }[match[2] ?? ""] ?? 1
+  return Number(match[1]) * unit
+}
+
+export const formatDuration = (seconds: number) =>
+  seconds % 86_400 === 0 && seconds > 0 ? `${seconds / 86_400}d` : seconds % 3600 === 0 && seconds > 0 ? `${seconds / 3600}h` : seconds % 60 === 0 && seconds > 0 ? `${seconds / 60}m` : `${seconds}s`
+
+export interface QuorumTier {
+  readonly above: MoneyDecimal
+  readonly approvals: number
+}
+
+const parseTier = (value: string): QuorumTier | undefined => {
+  const match = /^(\d+(?:\.\d+)?):(\d{1,2})$/.exec(value)
+  return match === null ? undefined : { above: new MoneyDecimal(match[1] ?? "0"), approvals: Number(match[2]) }
+}
+
+const UNSET = new Set(["off", "none", "unset", ""])
+
+/** A setting's value in canonical form, or why it is not acceptable. */
+const canonical = (name: SettingName, raw: string | null): { readonly value: string | null } | { readonly problem: string } => {
+  const text = raw?.trim() ?? null
+  switch (name.kind) {
+    case "address_book":
+      return text === "on" || text === "off" ? { value: text } : { problem: "address_book must be on or off" }
+    case "cooling_off": {
+      const seconds = text === null ? undefined : parseDuration(text)
+      return seconds === undefined || seconds > MAX_COOLING_OFF_SECONDS
+        ? { problem: "cooling_off must be a duration such as 24h, 90m or 2d (at most 30d)" }
+        : { value: String(seconds) }
+    }
+    case "quorum": {
+      const n = text === null || !/^\d{1,2}$/.test(text) ? 0 : Number(text)
+      return n >= 1 && n <= MAX_QUORUM ? { value: String(n) } : { problem: `quorum must be a whole number from 1 to ${MAX_QUORUM}` }
+    }
+    case "per_tx":
+    case "per_day":
+      if (text === null || UNSET.has(text)) return { value: null }
+      return /^\d+(\.\d+)?$/.test(text) && new MoneyDecimal(text).greaterThan(0)
+        ? { value: new MoneyDecimal(text).toFixed() }
+        : { problem: `${name.kind}:${name.asset ?? ""} must be an amount above zero, or off` }
+    case "quorum_above": {
+      if (text === null || UNSET.has(text)) return { value: null }
+      const tier = parseTier(text)
+      return tier === undefined || tier.approvals < 2 || tier.approvals > MAX_QUORUM
+        ? { problem: `quorum_above:${name.asset ?? ""} must be AMOUNT:N with N from 2 to ${MAX_QUORUM} (e.g. 1000:2), or off` }
+        : { value: `${tier.above.toFixed()}:${tier.approvals}` }
+    }
+  }
+}
+
+/** The policy in force for one merchant at one moment. */
+export interface EffectivePolicy {
+  readonly addressBook: boolean
+  readonly coolingOffSeconds: number
+  readonly quorum: number
+  readonly perTx: (assetKey: string) => MoneyDecimal | undefined
+  readonly perDay: (assetKey: string) => MoneyDecimal | undefined
+  readonly quorumAbove: (assetKey: string) => QuorumTier | undefined
+  /** The value of a setting as stored (null = unset/default). */
+  readonly value: (setting: string) => string | null
+  /** Every setting that is not the default, in name order. */
+  readonly settings: ReadonlyArray<{ readonly setting: string; readonly value: string }>
+}
+
+const effectiveFrom = (values: ReadonlyMap<string, string | null>): EffectivePolicy => {
+  const value = (setting: string) => values.get(setting) ?? null
+  const amount = (setting: string) => {
+    const v = value(setting)
+    return v === null ? undefined : new MoneyDecimal(v)
+  }
+  return {
+    addressBook: value("address_book") === "on",
+    coolingOffSeconds: Number(value("cooling_off") ?? DEFAULT_COOLING_OFF_SECONDS),
+    quorum: Number(value("quorum") ?? 1),
+    perTx: (asset) => amount(`per_tx:${asset}`),
+    perDay: (asset) => amount(`per_day:${asset}`),
+    quorumAbove: (asset) => {
+      const v = value(`quorum_above:${asset}`)
+      return v === null ? undefined : parseTier(v)
+    },
+    value,
+    settings: [...values].flatMap(([setting, v]) => (v === null ? [] : [{ setting, value: v }])).sort((a, b) => a.setting.localeCompare(b.setting))
+  }
+}
+
+/** How many distinct approvals a withdrawal of this amount needs under this policy. */
+export const requiredApprovals = (policy: EffectivePolicy, assetKey: string, amount: string) => {
+  const tier = policy.quorumAbove(assetKey)
+  return tier !== undefined && new MoneyDecimal(amount).greaterThan(tier.above) ? Math.max(policy.quorum, tier.approvals) : policy.quorum
+}
+
+/** True when going from `from` to `to` makes withdrawals easier (so the change must wait). */
+export const loosens = (name: SettingName, from: string | null, to: string | null): boolean => {
+  switch (name.kind) {
+    case "address_book":
+      return (from ?? "off") === "on" && (to ?? "off") === "off"
+    case "cooling_off":
+      return Number(to ?? DEFAULT_COOLING_OFF_SECONDS) < Number(from ?? DEFAULT_COOLING_OFF_SECONDS)
+    case "quorum":
+      return Number(to ?? 1) < Number(from ?? 1)
+    case "per_tx":
+    case "per_day":
+      return from !== null && (to === null || new MoneyDecimal(to).greaterThan(from))
+    case "quorum_above": {
+      const before = from === null ? undefined : parseTier(from)
+      if (before === undefined) return false
+      const after = to === null ? undefined : parseTier(to)
+      return after === undefined || after.above.greaterThan(before.above) || after.approvals < before.approvals
+    }
+  }
+}
+
+/** A setting as people read it. */
+export const describeValue = (name: SettingName, value: string | null) =>
+  value === null
+    ? name.kind === "cooling_off" ? formatDuration(DEFAULT_COOLING_OFF_SECONDS) : name.kind === "quorum" ? "1" : name.kind === "address_book" ? "off" : "no limit"
+    : name.kind === "cooling_off" ? formatDuration(Number(value)) : value
+
+const ChangeRow = Schema.Struct({
+  id: Schema.String,
+  setting: Schema.String,
+  previous_value: Schema.NullOr(Schema.String),
+  value: Schema.NullOr(Schema.String),
+  requested_by: Schema.String,
+  requested_at: Schema.DateFromSelf,
+  effective_at: Schema.DateFromSelf,
+  status: Schema.Literal("PENDING", "APPLIED", "CANCELLED", "SUPERSEDED"),
+  ended_by: Schema.NullOr(Schema.String)
+})
+export type PolicyChange = typeof ChangeRow.Type
+const decodeChanges = Schema.decodeUnknown(Schema.Array(ChangeRow))
+
+export interface ChangeOutcome {
+  readonly setting: string
+  readonly from: string
+  readonly to: string
+  /** In force now, or from this time (a loosening waits for the cooling-off). */
+  readonly effectiveAt: Date
+  readonly pending: boolean
+}
+
+/**
+ * The withdrawal policy: its settings in force, how they change (tightening at once, loosening only
+ * after the cooling-off in force, cancellable meanwhile), and the admission of a new withdrawal (address
+ * book, limits, the approvals it needs). One place, used by the API, the console and the operator CLI.
+ */
+export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/WithdrawalPolicy", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* PolicyClock
+    const audit = yield* AuditLog
+    const catalog = yield* AssetCatalog
+
+    /** The settings in force at `at`: stored ones, overlaid with pending changes already due (exact even before they are settled). */
+    const load = (merchantId: string, at: Date) =>
+      Effect.gen(function*() {
+        const stored = yield* sql<{ setting: string; value: string | null }>`SELECT setting, value FROM withdrawal_policy_settings WHERE merchant_id = ${merchantId}`
+        const due = yield* sql<{ setting: string; value: string | null }>`
+          SELECT setting, value FROM withdrawal_policy_changes
+          WHERE merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at <= ${at}`
+        return effectiveFrom(new Map([...stored, ...due].map((row) => [row.setting, row.value])))
+      }).pipe(Effect.orDie)
+
+    const effective = Effect.fn("WithdrawalPolicy.effective")(function*(merchantId: string) {
+      return yield* load(merchantId, yield* clock.now)
+    })
+
+    const store = (merchantId: string, setting: string, value: string | null, at: Date) =>
+      sql`INSERT INTO withdrawal_policy_settings ${sql.insert({ merchant_id: merchantId, setting, value, updated_at: at })}
+          ON CONFLICT (merchant_id, setting) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`
+
+    /** Pending changes whose time has come become the stored settings, each recorded in the audit log. */
+    const settle = Effect.fn("WithdrawalPolicy.settle")(function*(merchantId?: string) {
+      const now = yield* clock.now
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const due = yield* sql<{ id: string; merchant_id: string; setting: string; value: string | null; previous_value: string | null; effective_at: Date }>`
+          UPDATE withdrawal_policy_changes SET status = 'APPLIED', ended_at = effective_at, ended_by = ${SERVICE_ACTOR.name}
+          WHERE status = 'PENDING' AND effective_at <= ${now} ${merchantId === undefined ? sql`` : sql`AND merchant_id = ${merchantId}`}
+          RETURNING id, merchant_id, setting, value, previous_value, effective_at`
+        for (const change of [...due].sort((a, b) => a.effective_at.getTime() - b.effective_at.getTime())) {
+          yield* store(change.merchant_id, change.setting, change.value, change.effective_at)
+          const name = settingName(change.setting) ?? { kind: "quorum" }
+          yield* audit.record(change.merchant_id, SERVICE_ACTOR, "policy.change_applied", change.setting,
+            `${change.setting}: ${describeValue(name, change.previous_value)} → ${describeValue(name, change.value)} in force (requested change ${change.id})`)
+        }
+        return due.length
+      })).pipe(Effect.orDie)
+    })
+
+    /** Pending withdrawals need at least what the policy now asks (a tightening applies to them too). */
+    const raisePendingQuorum = (merchantId: string, policy: EffectivePolicy) =>
+      Effect.gen(function*() {
+        const pending = yield* sql<{ id: string; chain: string; currency: string; amount: string; required_approvals: number }>`
+          SELECT id, chain, currency, amount::text AS amount, required_approvals FROM withdrawals
+          WHERE merchant_id = ${merchantId} AND status = 'PENDING' FOR UPDATE`
+        for (const w of pending) {
+          const needed = requiredApprovals(policy, `${w.chain}-${w.currency}`, w.amount)
+          if (needed > w.required_approvals) yield* sql`UPDATE withdrawals SET required_approvals = ${needed}, updated_at = clock_timestamp() WHERE id = ${w.id}`
+        }
+      })
+
+    /**
+     * Changes settings. Each is validated first (400, nothing changed). A tightening is in force at once; a
+     * loosening waits for the cooling-off in force (after this request's own tightenings) and supersedes an
+     * earlier pending change of the same setting; so does a tightening.
+     */
+    const change = Effect.fn("WithdrawalPolicy.change")(function*(merchantId: string, requests: ReadonlyArray<{ readonly setting: string; readonly value: string | null }>, actor: AuditActor) {
+      const assets = yield* catalog.policies(merchantId)
+      const wanted: Array<{ setting: string; name: SettingName; value: string | null }> = []
+      for (const request of requests) {
+        const name = settingName(request.setting)
+        if (name === undefined) return yield* new BadRequestError({ error: `unknown policy setting ${request.setting}` })
+        const asset = name.asset === undefined ? undefined : assets.find((a) => a.asset_key === name.asset)
+        if (PER_ASSET.includes(name.kind) && asset === undefined) return yield* new BadRequestError({ error: `unknown asset ${name.asset ?? ""}` })
+        const result = canonical(name, request.value)
+        if ("problem" in result) return yield* new BadRequestError({ error: result.problem })
+        const amount = name.kind === "quorum_above" ? result.value?.split(":")[0] : result.value
+        if (asset !== undefined && amount !== undefined && amount !== null && !fitsPrecision(amount, asset.amount_precision)) {
+          return yield* new BadRequestError({ error: `${request.setting}: ${amount} has more than ${asset.amount_precision} fractional digits` })
+        }
+        if (wanted.some((w) => w.setting === request.setting)) return yield* new BadRequestError({ error: `${request.setting} is given twice` })
+        wanted.push({ setting: request.setting, name, value: result.value })
+      }
+      const now = yield* clock.now
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const [merchant] = yield* sql<{ id: string }>`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`
+        if (merchant === undefined) return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
+        yield* settle(merchantId)
+        const before = yield* load(merchantId, now)
+        const supersede = (setting: string) =>
+          sql<{ id: string }>`UPDATE withdrawal_policy_changes SET status = 'SUPERSEDED', ended_at = ${now}, ended_by = ${actor.name}
+                              WHERE merchant_id = ${merchantId} AND setting = ${setting} AND status = 'PENDING' RETURNING id`
+        const record = (w: (typeof wanted)[number], effectiveAt: Date, pending: boolean) =>
+          Effect.gen(function*() {
+            const from = before.value(w.setting)
+            yield* sql`INSERT INTO withdrawal_policy_changes ${sql.insert({
+              id: newId("pch"), merchant_id: merchantId, setting: w.setting, previous_value: from, value: w.value, requested_by: actor.name,
+              requested_at: now, effective_at: effectiveAt, status: pending ? "PENDING" : "APPLIED", ended_at: pending ? null : now, ended_by: pending ? null : actor.name
+            })}`
+            const text = `${w.setting}: ${describeValue(w.name, from)} → ${describeValue(w.name, w.value)}`
+            yield* audit.record(merchantId, actor, "policy.changed", w.setting, pending ? `${text}, a loosening: in force from ${effectiveAt.toISOString()}` : `${text}, in force now`)
+            return { setting: w.setting, from: describeValue(w.name, from), to: describeValue(w.name, w.value), effectiveAt, pending } satisfies ChangeOutcome
+          })
+        const outcomes: Array<ChangeOutcome> = []
+        const loosenings: typeof wanted = []
+        for (const w of wanted) {
+          const superseded = yield* supersede(w.setting)
+          if (w.value === before.value(w.setting) || (w.value === null && before.value(w.setting) === null)) {
+            if (superseded.length > 0) yield* audit.record(merchantId, actor, "policy.change_cancelled", w.setting, `${w.setting} kept at ${describeValue(w.name, w.value)}: pending change ${superseded.map((s) => s.id).join(", ")} dropped`)
+            continue
+          }
+          if (loosens(w.name, before.value(w.setting), w.value)) {
+            loosenings.push(w)
+            continue
+          }
+          yield* store(merchantId, w.setting, w.value, now)
+          outcomes.push(yield* record(w, now, false))
+        }
+        const tightened = yield* load(merchantId, now)
+        if (outcomes.length > 0) yield* raisePendingQuorum(merchantId, tightened)
+        const waitUntil = new Date(now.getTime() + tightened.coolingOffSeconds * 1000)
+        for (const w of loosenings) outcomes.push(yield* record(w, waitUntil, true))
+        if (outcomes.length > 0) yield* Effect.logInfo(`withdrawal policy of ${merchantId} changed by ${actor.name}: ${outcomes.map((o) => `${o.setting} ${o.from} → ${o.to}${o.pending ? ` from ${o.effectiveAt.toISOString()}` : ""}`).join("; ")}`)
+        return outcomes
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /** The owner (or an admin, or the operator) drops a pending loosening; it never takes effect. */
+    const cancelChange = Effect.fn("WithdrawalPolicy.cancelChange")(function*(merchantId: string, changeId: string, actor: AuditActor) {
+      const now = yield* clock.now
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const [cancelled] = yield* sql<{ setting: string; value: string | null }>`
+          UPDATE withdrawal_policy_changes SET status = 'CANCELLED', ended_at = ${now}, ended_by = ${actor.name}
+          WHERE id = ${changeId} AND merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at > ${now} RETURNING setting, value`
+        if (cancelled === undefined) return yield* new NotFoundError({ error: `no pending policy change ${changeId}` })
+        const name = settingName(cancelled.setting) ?? { kind: "quorum" }
+        yield* audit.record(merchantId, actor, "policy.change_cancelled", cancelled.setting, `${cancelled.setting} → ${describeValue(name, cancelled.value)} cancelled (change ${changeId})`)
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /** Changes, newest first: the pending ones and the recent history. */
+    const changes = Effect.fn("WithdrawalPolicy.changes")(function*(merchantId: string, limit = 50) {
+      return yield* sql`SELECT id, setting, previous_value, value, requested_by, requested_at, effective_at, status, ended_by
+                        FROM withdrawal_policy_changes WHERE merchant_id = ${merchantId}
+                        ORDER BY (status = 'PENDING') DESC, requested_at DESC LIMIT ${limit}`.pipe(Effect.flatMap(decodeChanges), Effect.orDie)
+    })
+
+    /**
+     * A new withdrawal against the policy, inside the transaction that locks its funds (after the merchant's
+     * balance row is locked, so concurrent creations count each other): the address book, the limit per
+     * withdrawal and per rolling 24 h. Returns the approvals it needs; a refusal is 403 and rolls back.
+     */
+    const admit = Effect.fn("WithdrawalPolicy.admit")(function*(merchantId: string, w: { readonly chain: Chain; readonly currency: string; readonly toAddress: string; readonly amount: string }) {
+      const now = yield* clock.now
+      const policy = yield* load(merchantId, now)
+      const asset = `${w.chain}-${w.currency}`
+      if (policy.addressBook) {
+        const entries = yield* Effect.orDie(sql<{ usable_from: Date }>`
+          SELECT usable_from FROM withdrawal_addresses
+          WHERE merchant_id = ${merchantId} AND chain = ${w.chain} AND address_key = ${addressKey(w.chain, w.toAddress)} AND removed_at IS NULL`)
+        const entry = entries[0]
+        if (entry === undefined) {
+          return yield* new ForbiddenError({ error: `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off` })
+        }
+        if (entry.usable_from > now) {
+          return yield* new ForbiddenError({ error: `${w.toAddress} is in the address book but still cooling off: usable from ${entry.usable_from.toISOString()}` })
+        }
+      }
+      const amount = new MoneyDecimal(w.amount)
+      const perTx = policy.perTx(asset)
+      if (perTx !== undefined && amount.greaterThan(perTx)) {
+        return yield* new ForbiddenError({ error: `${w.amount} ${w.currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${w.currency} on ${w.chain}: at most ${perTx.toFixed()} per withdrawal` })
+      }
+      const perDay = policy.perDay(asset)
+      if (perDay !== undefined) {
+        const [used] = yield* Effect.orDie(sql<{ total: string }>`
+          SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
+          WHERE merchant_id = ${merchantId} AND chain = ${w.chain} AND currency = ${w.currency}
+            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED') AND created_at > ${new Date(now.getTime() - 86_400_000)}`)
+        const total = new MoneyDecimal(used?.total ?? "0")
+        if (total.plus(amount).greaterThan(perDay)) {
+          const left = MoneyDecimal.max(perDay.minus(total), 0)
+          return yield* new ForbiddenError({
+            error: `${w.amount} ${w.currency} passes the rolling 24 h limit of ${perDay.toFixed()} ${w.currency} on ${w.chain}: ${total.toFixed()} used, ${left.toFixed()} left in the window`
+          })
+        }
+      }
+      return requiredApprovals(policy, asset, w.amount)
+    })
+
+    return { effective, settle, change, cancelChange, changes, admit } as const
+  })
+}) {}
+
+/** Pending loosenings come due in the audit log within a minute of their time, even when nobody looks. */
+export const PolicySettleLive = Layer.scopedDiscard(Effect.gen(function*() {
+  const policy = yield* WithdrawalPolicy
+  yield* policy.settle().pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("withdrawal policy: settling due changes failed; retried", cause)),
+    Effect.repeat(Schedule.spaced(Duration.minutes(1))),
+    Effect.forkScoped
+  )
+}))
