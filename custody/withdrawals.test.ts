@@ -3,12 +3,10 @@ import "../test/fast-devnets.js"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import type { Chain } from "../src/domain/chain.js"
-import { clientOf, fundedAddress, ledgerBalances, sweep, untilFinished } from "../test/custody-flows.js"
+import { clientOf, ledgerBalances, merchantWithFunds } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
-import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { Keypair } from "@solana/web3.js"
 import { AppConfig } from "../src/config.js"
@@ -19,21 +17,6 @@ import { MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { readDevnetFile } from "../test/service-process.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
-
-/** A merchant with `amount` collected (available) on an asset: deposit, final, swept. */
-const merchantWithFunds = (chain: Chain, currency: string, amount: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const merchant = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
-    const receive = yield* fundedAddress(merchant.apiKey, chain, currency, amount)
-    const native = currency === "TRX" || currency === "BNB"
-    if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE chain = ${chain} AND currency = ${currency}`
-    const started = yield* sweep(merchant.apiKey, `${chain}-${currency}`, { from_wallet_id: receive.walletId })
-    const done = yield* untilFinished(merchant.apiKey, `${chain}-${currency}`, String(asRecord(started.body).operation_id))
-    if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE chain = ${chain} AND currency = ${currency}`
-    expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
-    return { ...merchant, receive }
-  })
 
 const post = (apiKey: string, path: string, json: unknown, headers: Record<string, string> = {}) =>
   Effect.flatMap(TestClient, (c) => c.request("POST", path, { apiKey, json, headers }))

@@ -174,7 +174,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         const [balance] = yield* sql<{ available: string }>`
           SELECT trim_scale(credits_posted - debits_posted)::text AS available FROM ledger_balances
           WHERE account = ${Accounts.available(merchantId).name} AND chain = ${policy.chain} AND currency = ${policy.currency} FOR UPDATE`
-        const requiredApprovals = yield* policyRules.admit(merchantId, { chain: policy.chain, currency: policy.currency, toAddress: request.to_address, amount: fees.amount })
+        const { requiredApprovals, admittedAt } = yield* policyRules.admit(merchantId, { chain: policy.chain, currency: policy.currency, toAddress: request.to_address, amount: fees.amount })
         const available = BigInt(balance?.available ?? "0")
         if (available < gross) {
           return yield* new BadRequestError({
@@ -188,7 +188,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
             platform_fee_bps: fees.platform_fee_bps, network_fee: fees.network_fee, network_fee_asset: fees.network_fee_asset,
             network_fee_included: fees.network_fee_included, total_fee: fees.total_fee, net_amount: fees.net_amount,
             fee_model: fees.model, fee_policy_version: fees.policy_version, to_address: request.to_address,
-            required_approvals: requiredApprovals, created_by: `${requester.actor.kind}:${requester.actor.name}`, created_by_user_id: requester.consoleUserId ?? null
+            required_approvals: requiredApprovals, admitted_at: admittedAt, created_by: `${requester.actor.kind}:${requester.actor.name}`, created_by_user_id: requester.consoleUserId ?? null
           })}
           ON CONFLICT (merchant_id, out_withdrawal_no) WHERE out_withdrawal_no IS NOT NULL DO NOTHING RETURNING id`
         if (inserted.length === 0) {

@@ -70,6 +70,11 @@ CREATE TABLE console_invites (
 ALTER TABLE withdrawals ADD COLUMN required_approvals integer NOT NULL DEFAULT 1 CHECK (required_approvals >= 1);
 ALTER TABLE withdrawals ADD COLUMN created_by text;
 ALTER TABLE withdrawals ADD COLUMN created_by_user_id text REFERENCES console_users (id);
+-- when the policy admitted it, on the policy's clock: the rolling 24 h window counts by this
+ALTER TABLE withdrawals ADD COLUMN admitted_at timestamptz;
+UPDATE withdrawals SET admitted_at = created_at;
+ALTER TABLE withdrawals ALTER COLUMN admitted_at SET NOT NULL;
+CREATE INDEX withdrawals_window_idx ON withdrawals (merchant_id, chain, currency, admitted_at);
 
 CREATE TABLE withdrawal_approvals (
   withdrawal_id text NOT NULL REFERENCES withdrawals (id),

@@ -8,6 +8,8 @@ import { TestClient } from "./http-harness.js"
 import { asRecord } from "./json.js"
 import { readDevnetFile } from "./service-process.js"
 import { eventually } from "./webhook-receiver.js"
+import { expect } from "@effect/vitest"
+import { onboardMerchant } from "./merchants.js"
 
 /** Money in and out on the devnets, for the custody tests: paid deposit addresses, sweeps, balances. */
 
@@ -69,4 +71,19 @@ export const ledgerBalances = (merchantId: string, chain: Chain, currency: strin
 /** Uncollected and available only (what a sweep moves). */
 export const balances = (merchantId: string, chain: Chain, currency: string) =>
   Effect.map(ledgerBalances(merchantId, chain, currency), (b) => (b === undefined ? undefined : { uncollected: b.uncollected, available: b.available }))
+
+/** A merchant with `amount` collected (available) on an asset: deposit, final, swept. */
+export const merchantWithFunds = (chain: Chain, currency: string, amount: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const merchant = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+    const receive = yield* fundedAddress(merchant.apiKey, chain, currency, amount)
+    const native = currency === "TRX" || currency === "BNB"
+    if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE chain = ${chain} AND currency = ${currency}`
+    const started = yield* sweep(merchant.apiKey, `${chain}-${currency}`, { from_wallet_id: receive.walletId })
+    const done = yield* untilFinished(merchant.apiKey, `${chain}-${currency}`, String(asRecord(started.body).operation_id))
+    if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE chain = ${chain} AND currency = ${currency}`
+    expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+    return { ...merchant, receive }
+  })
 

@@ -9,6 +9,7 @@ import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { DevnetsLive } from "../src/devnet/devnets.js"
 import { AppConfig, appConfig, type AppConfigShape } from "../src/config.js"
 import { createTestDatabase } from "./database.js"
+import { AdjustableClockLive } from "./policy-clock.js"
 
 /** The well-known development mnemonic: its first addresses are published test vectors. */
 export const TEST_MNEMONIC = "test test test test test test test test test test test junk"
@@ -121,7 +122,9 @@ export const TestAppLive = (
   )
   return TestClientLive.pipe(
     Layer.provideMerge(HttpLive),
-    Layer.provideMerge(makeCoreLive(options.network ?? (options.chains === "devnet" ? DevnetsLive : NoChainsLive))),
+    // the policy clock moves when the test says (ClockControl), the same instance the service reads
+    Layer.provideMerge(makeCoreLive(options.network ?? (options.chains === "devnet" ? DevnetsLive : NoChainsLive), AdjustableClockLive)),
+    Layer.provideMerge(AdjustableClockLive),
     Layer.provideMerge(ConfigLive),
     Layer.provide(
       options.captureLogs === undefined
