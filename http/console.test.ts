@@ -11,6 +11,7 @@ import { fundedAddress, untilFinished } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { ClockControl } from "../test/policy-clock.js"
 
 const PASSWORD = "Correct-Horse-Battery-9"
 
@@ -185,6 +186,137 @@ describe("merchant console in a real browser", () => {
         const noCode = yield* run(() => page.request.post(`${client.url}/console/withdrawals/wdr_any/approve`, { form: { csrf, password: PASSWORD } }))
         expect(noCode.status()).toBe(403)
         expect(yield* run(() => noCode.text())).toContain("6-digit code")
+      }))
+
+    it.scoped("withdrawal policy in the console: the owner invites an approver, tightens at once, loosening waits and is cancelled, an address is added; quorum 2 is reached by two people; the audit log shows and exports it", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const clock = yield* ClockControl
+        const browser = yield* launchBrowser
+        const applied = asRecord((yield* client.request("POST", "/v1/ai/merchant-apply", {
+          json: { project_name: `Policy Shop ${Date.now()}`, business_type: "exchange", use_case: "payouts", agree_terms: true, contact_email: "policy@console.example", integration_mode: "exchange_wallet" }
+        })).body)
+        const apiKey = String(asRecord(applied.env).FACET_API_KEY)
+        const setupUrl = new URL(String(asRecord(applied.merchant_console).token_login_url))
+        const local = (u: URL) => `${client.url}${u.pathname}${u.search}`
+        const owner = yield* run(() => browser.newPage())
+        yield* run(() => owner.goto(local(setupUrl)))
+        yield* run(() => owner.fill("input[name=password]", PASSWORD))
+        yield* run(() => owner.click("button[type=submit]"))
+        yield* run(() => owner.waitForURL(/\/console\/withdrawals$/))
+        const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "500")
+        const swept = asRecord((yield* client.request("POST", "/v1/wallet-assets/TRC20-USDT/sweep", { apiKey, json: { from_wallet_id: receive.walletId } })).body)
+        expect((yield* untilFinished(apiKey, "TRC20-USDT", String(swept.operation_id))).status).toBe("COMPLETED")
+
+        // the owner invites an approver; the link works once, in the approver's own browser
+        const approverLogin = `appr-${Date.now().toString(36)}`
+        yield* run(() => owner.goto(`${client.url}/console/users`))
+        yield* run(() => owner.fill("form.invite input[name=login_name]", approverLogin))
+        yield* run(() => owner.selectOption("form.invite select[name=role]", "approver"))
+        yield* run(() => owner.click("form.invite button"))
+        const inviteUrl = new URL((yield* run(() => owner.textContent("#invite-link"))) ?? "")
+        const approverContext = yield* run(() => browser.newContext())
+        const approver = yield* run(() => approverContext.newPage())
+        yield* run(() => approver.goto(local(inviteUrl)))
+        expect(yield* run(() => approver.textContent("main"))).toContain("as approver")
+        yield* run(() => approver.fill("input[name=password]", "Approver-Battery-Staple-7"))
+        yield* run(() => approver.click("button[type=submit]"))
+        yield* run(() => approver.waitForURL(/\/console\/withdrawals$/))
+        expect(yield* run(() => approver.textContent("nav .role"))).toBe("approver")
+        expect(yield* run(() => approver.locator("nav a[href='/console/collect']").count())).toBe(0)
+        yield* run(() => owner.goto(`${client.url}/console/users`))
+        expect(yield* run(() => owner.textContent(`#user-${approverLogin}`))).toMatch(/approver.*from \d{4}-/s)
+
+        // tightening is at once; a loosening waits and the owner cancels it
+        const changePolicy = (fields: Record<string, string>) =>
+          Effect.gen(function*() {
+            yield* run(() => owner.goto(`${client.url}/console/policy`))
+            for (const [name, value] of Object.entries(fields)) {
+              if (name === "address_book") yield* run(() => owner.selectOption("form.change-policy select[name=address_book]", value))
+              else yield* run(() => owner.fill(`form.change-policy input[name=${name}]`, value))
+            }
+            yield* run(() => owner.fill("form.change-policy input[name=password]", PASSWORD))
+            yield* run(() => owner.click("form.change-policy button"))
+            return (yield* run(() => owner.textContent(".notice"))) ?? ""
+          })
+        expect(yield* changePolicy({ quorum: "2", address_book: "on" })).toMatch(/address_book: off → on now; quorum: 1 → 2 now/)
+        expect(yield* run(() => owner.textContent("#setting-quorum .value"))).toBe("2")
+        expect(yield* changePolicy({ quorum: "1" })).toMatch(/quorum: 2 → 1 from \d{4}-.*a loosening waits/)
+        expect(yield* run(() => owner.textContent("#setting-quorum .value"))).toBe("2")
+        expect(yield* run(() => owner.textContent(".pending-changes"))).toContain("quorum")
+        yield* screenshot(owner, "console-policy.png")
+        yield* run(() => owner.click(".pending-changes form button"))
+        expect(yield* run(() => owner.textContent(".notice"))).toContain("cancelled")
+        expect(yield* run(() => owner.locator(".pending-changes").count())).toBe(0)
+
+        // an address: the password again, then pending for the cooling-off
+        yield* run(() => owner.goto(`${client.url}/console/address-book`))
+        yield* run(() => owner.fill("form.add-address input[name=address]", "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy"))
+        yield* run(() => owner.fill("form.add-address input[name=label]", "exchange hot wallet"))
+        yield* run(() => owner.fill("form.add-address input[name=password]", "not-my-password-1"))
+        yield* run(() => owner.click("form.add-address button"))
+        expect(yield* run(() => owner.textContent(".notice"))).toContain("nothing was added")
+        yield* run(() => owner.fill("form.add-address input[name=address]", "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy"))
+        yield* run(() => owner.fill("form.add-address input[name=password]", PASSWORD))
+        yield* run(() => owner.click("form.add-address button"))
+        expect(yield* run(() => owner.textContent(".notice"))).toContain("usable from")
+        expect(yield* run(() => owner.getAttribute("tr[id^=entry-]", "data-status"))).toBe("pending")
+        const refused = yield* client.request("POST", "/v1/withdrawals", { apiKey, json: { chain: "TRC20", currency: "USDT", amount: "100", to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy" } })
+        expect([refused.status, String(asRecord(refused.body).error)]).toEqual([403, expect.stringContaining("still cooling off")])
+
+        // a day later: the address is usable and the approver's approvals count
+        yield* clock.advance("25 hours")
+        yield* run(() => owner.goto(`${client.url}/console/address-book`))
+        expect(yield* run(() => owner.getAttribute("tr[id^=entry-]", "data-status"))).toBe("usable")
+        const created = asRecord((yield* client.request("POST", "/v1/withdrawals", { apiKey, json: { chain: "TRC20", currency: "USDT", amount: "100", to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy" } })).body)
+        const id = String(created.withdrawal_id)
+        expect(created.required_approvals).toBe(2)
+        const approve = (page: Page, password: string) =>
+          Effect.gen(function*() {
+            yield* run(() => page.goto(`${client.url}/console/withdrawals`))
+            yield* run(() => page.fill(`#${id} form.approve input[name=password]`, password))
+            yield* run(() => page.click(`#${id} form.approve button`))
+            return (yield* run(() => page.textContent(".notice"))) ?? ""
+          })
+        expect(yield* approve(owner, PASSWORD)).toContain("1 of 2")
+        expect(yield* run(() => owner.textContent(`#${id} .approvals`))).toContain("1 of 2")
+        expect(yield* run(() => owner.getAttribute(`#${id}`, "data-status"))).toBe("PENDING")
+        expect(yield* approve(owner, PASSWORD)).toContain("counts once")
+        expect(yield* approve(approver, "Approver-Battery-Staple-7")).toContain("approved")
+        expect(yield* run(() => approver.getAttribute(`#${id}`, "data-status"))).toBe("APPROVED")
+        const done = yield* eventually(client.request("GET", `/v1/withdrawals/${id}`, { apiKey }), (r) => asRecord(r.body).status === "COMPLETED", 60_000)
+        expect(asRecord(done.body).approvals).toHaveLength(2)
+
+        // a withdrawal the owner requests in the console needs someone else
+        yield* run(() => owner.goto(`${client.url}/console/withdrawals`))
+        yield* run(() => owner.click("details.new-withdrawal summary"))
+        yield* run(() => owner.selectOption("form.create select[name=asset]", "TRC20-USDT"))
+        yield* run(() => owner.fill("form.create input[name=to_address]", "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy"))
+        yield* run(() => owner.fill("form.create input[name=amount]", "20"))
+        yield* run(() => owner.click("form.create button"))
+        const requested = (yield* run(() => owner.textContent(".notice"))) ?? ""
+        expect(requested).toMatch(/Withdrawal wdr_\w+ requested: 20\.000000 USDT/)
+        const own = /wdr_\w+/.exec(requested)?.[0] ?? ""
+        yield* run(() => owner.fill(`#${own} form.approve input[name=password]`, PASSWORD))
+        yield* run(() => owner.click(`#${own} form.approve button`))
+        expect(yield* run(() => owner.textContent(".notice"))).toContain("someone else must approve it")
+
+        // the audit log: filtered in the page, every matching row in the CSV
+        yield* run(() => owner.goto(`${client.url}/console/audit?action=withdrawal.approved`))
+        expect(yield* run(() => owner.locator("table.audit tbody tr").count())).toBe(2)
+        expect(yield* run(() => owner.textContent("table.audit"))).toContain(approverLogin)
+        yield* run(() => owner.goto(`${client.url}/console/audit`))
+        const trail = (yield* run(() => owner.textContent("table.audit"))) ?? ""
+        for (const act of ["user.invited", "user.joined", "policy.changed", "policy.change_cancelled", "address.added", "withdrawal.created", "withdrawal.approved"]) expect(trail).toContain(act)
+        yield* screenshot(owner, "console-audit.png")
+        const href = (yield* run(() => owner.getAttribute("#audit-csv", "href"))) ?? ""
+        const csv = yield* run(() => owner.request.get(`${client.url}${href}`))
+        expect(csv.headers()["content-type"]).toContain("text/csv")
+        const text = yield* run(() => csv.text())
+        expect(text.split("\r\n")[0]).toBe("id,at,actor_kind,actor,from_address,user_agent,action,subject,detail")
+        expect(text).toContain(`console_user,${approverLogin}`)
+        expect(yield* run(() => approver.goto(`${client.url}/console/audit`).then((r) => r?.status()))).toBe(403)
+        yield* run(() => approverContext.close())
       }))
 
     it.scoped("logins are limited per account, and an idle session ends", () =>
