@@ -26,6 +26,7 @@ describe("developer endpoints", () => {
           "/v1/wallet-assets/{asset_key}",
           "/v1/wallet-assets/{asset_key}/sweep",
           "/v1/wallet-assets/{asset_key}/sweeps/{operation_id}",
+          "/v1/withdrawal-addresses",
           "/v1/withdrawal-fee-quote",
           "/v1/withdrawals",
           "/v1/withdrawals/{withdrawal_id}"
@@ -35,6 +36,12 @@ describe("developer endpoints", () => {
         expect(asRecord(asRecord(paths["/v1/wallet-assets"]).get).deprecated).toBe(true)
         const create = asRecord(asRecord(paths["/v1/withdrawals"]).post)
         expect(Object.keys(asRecord(create.responses))).toEqual(expect.arrayContaining(["201", "400", "401", "403", "409"]))
+        // the withdrawal policy: its 403s, the address book, and the approvals on a withdrawal
+        expect(String(create.description)).toContain("address book")
+        expect(String(create.description)).toContain("rolling 24 h limit")
+        const schemas = asRecord(asRecord(doc.components).schemas)
+        expect(Object.keys(asRecord(asRecord(schemas.Withdrawal).properties))).toEqual(expect.arrayContaining(["approvals", "required_approvals"]))
+        expect(Object.keys(asRecord(asRecord(schemas.WithdrawalAddressList).properties))).toEqual(expect.arrayContaining(["address_book", "cooling_off_seconds", "items"]))
         // every documented error is {error: string}; the framework's own decode error is not what we send
         expect(res.text).not.toContain("HttpApiDecodeError")
         const policies = asRecord(asRecord(paths["/v1/wallet-asset-policies"]).get)
@@ -87,7 +94,7 @@ describe("developer endpoints", () => {
         const llms = yield* client.request("GET", "/llms.txt")
         expect(llms.status).toBe(200)
         expect(llms.headers.get("content-type")).toMatch(/^text\/plain/)
-        for (const needle of ["merchant-apply", "/v1/openapi.json", "backend secrets", "human owner", "raw request body", "same X-Service-Idempotency-Key"]) {
+        for (const needle of ["merchant-apply", "/v1/openapi.json", "backend secrets", "human owner", "raw request body", "same X-Service-Idempotency-Key", "/v1/withdrawal-addresses", "required_approvals"]) {
           expect(llms.text).toContain(needle)
         }
         const wellKnown = yield* client.request("GET", "/.well-known/openapi.json")

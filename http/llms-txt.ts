@@ -42,6 +42,12 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
   unlock the funds. Wait for wallet.withdrawal.completed / wallet.withdrawal.failed; poll
   GET /v1/withdrawals/{id} as a fallback. Token withdrawals: network_fee is paid by the platform (not
   deducted); native ones (TRX, BNB): it is deducted from the amount.
+- Withdrawal policy (set by the merchant's people in the console; the API can read it, never change it):
+  with the address book on, POST /v1/withdrawals only to a usable entry of GET ${baseUrl}/v1/withdrawal-addresses
+  (a new entry cools off, 24 h by default); per-asset limits per withdrawal and per rolling 24 h; and a quorum:
+  GET /v1/withdrawals/{id} shows approvals and required_approvals. A refusal is 403 {error} saying why
+  (unknown address, cooling off until a time, which limit and what is left); nothing is locked. Do not retry
+  a 403: tell the human what the error says. Splitting an amount to pass a limit still counts in the window.
 - After a timeout, retry a creation with the same X-Service-Idempotency-Key and the exact same body.
 - Errors are {"error": "..."}; branch on the HTTP status. 429: back off (Retry-After). 503: retry reads.
 `
