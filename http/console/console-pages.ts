@@ -37,15 +37,18 @@ ${body}
 
 export const notice = (message: string | undefined) => (message === undefined ? "" : `<p class="notice" role="alert">${escape(message)}</p>`)
 
+/** The one-time link's form (the owner's setup, an invited person's): a login name and a password. */
+export const newAccountForm = (action: string, token: string, loginName: string, fixedName: boolean) => `<form method="post" action="${action}">
+<input type="hidden" name="token" value="${escape(token)}">
+<label>Login name <input name="login_name" value="${escape(loginName)}" autocomplete="username" ${fixedName ? "readonly" : "required"}></label>
+<label>Password (12 characters or more) <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>
+<button type="submit">Create my account</button>
+</form>`
+
 export const setupPage = (offer: { readonly merchantName: string; readonly suggestedLoginName: string }, consoleToken: string, error?: string) =>
   page("Set up your console account", `${notice(error)}
 <p>You are the owner of <strong>${escape(offer.merchantName)}</strong>. Choose how you will log in; this link works once.</p>
-<form method="post" action="/console/setup">
-<input type="hidden" name="token" value="${escape(consoleToken)}">
-<label>Login name <input name="login_name" value="${escape(offer.suggestedLoginName)}" autocomplete="username" required></label>
-<label>Password (12 characters or more) <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>
-<button type="submit">Create my account</button>
-</form>`)
+${newAccountForm("/console/setup", consoleToken, offer.suggestedLoginName, false)}`)
 
 export const loginPage = (error?: string) =>
   page("Log in", `${notice(error)}

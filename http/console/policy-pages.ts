@@ -5,7 +5,7 @@ import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { can } from "../../src/console/console-roles.js"
 import type { ConsoleInvite, ConsoleUser } from "../../src/console/console-users.js"
 import type { WithdrawalAddress } from "../../src/domain/withdrawal-address.js"
-import { escape, hidden, notice, page } from "./console-pages.js"
+import { escape, hidden, newAccountForm, notice, page } from "./console-pages.js"
 
 /** The console's pages for the withdrawal policy, the address book, the people and the audit log. */
 
@@ -108,12 +108,7 @@ ${can(session.role, "people") ? `<h2>Invite someone</h2>
 export const invitePage = (offer: { readonly merchantName: string; readonly loginName: string; readonly role: string; readonly invitedBy: string }, token: string, error?: string) =>
   page("Join the console", `${notice(error)}
 <p><strong>${escape(offer.invitedBy)}</strong> invites you to the console of <strong>${escape(offer.merchantName)}</strong> as <strong>${escape(offer.role)}</strong>. This link works once.</p>
-<form method="post" action="/console/invite">
-<input type="hidden" name="token" value="${escape(token)}">
-<label>Login name <input name="login_name" value="${escape(offer.loginName)}" autocomplete="username" readonly></label>
-<label>Password (12 characters or more) <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>
-<button type="submit">Create my account</button>
-</form>`)
+${newAccountForm("/console/invite", token, offer.loginName, true)}`)
 
 const auditQuery = (filter: AuditFilter, extra: Record<string, string> = {}) => {
   const params = new URLSearchParams()
