@@ -1,4 +1,6 @@
 import "../test/fast-devnets.js"
+// a BNB finality window wide enough to reorg inside (read when the service starts, after the imports)
+process.env.FACET_CONFIRMATIONS_BEP20 = "6"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
@@ -6,7 +8,7 @@ import { Effect } from "effect"
 import { type Address, createPublicClient, createWalletClient, http } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { AppConfig } from "../src/config.js"
-import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, compileContract, CUSTOMER_INDEX } from "../src/devnet/evm/anvil-devnet.js"
+import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, compileContract, CUSTOMER_INDEX, reorgAnvil } from "../src/devnet/evm/anvil-devnet.js"
 import { isHexAddress } from "../src/keys/address-encoding.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
@@ -42,7 +44,7 @@ describe("BNB sent by a contract (internal transfers)", () => {
           const hash = await wallet.deployContract({ abi: forwarder.abi, bytecode: forwarder.bytecode })
           return (await reader.waitForTransactionReceipt({ hash })).contractAddress ?? "0x"
         })
-        const call = (functionName: "forward" | "split" | "tryForward", args: ReadonlyArray<Address>, value: bigint) =>
+        const call = (functionName: "forward" | "split" | "split3" | "tryForward", args: ReadonlyArray<Address>, value: bigint) =>
           Effect.promise(async () => {
             const hash = await wallet.writeContract({ address: deployed, abi: forwarder.abi, functionName, args: [...args], value, gas: 200_000n })
             await reader.waitForTransactionReceipt({ hash })
@@ -53,10 +55,10 @@ describe("BNB sent by a contract (internal transfers)", () => {
         const splitTwo = yield* call("split", [alice, carol], 2n * 10n ** 17n)
         const failed = yield* call("tryForward", [carol], 10n ** 17n)
 
-        const deposits = () =>
+        const deposits = (hashes: ReadonlyArray<string> = [forwarded, split, splitTwo, failed]) =>
           sql<{ tx_hash: string; to_address: string; event_index: number; amount: string; status: string }>`
             SELECT tx_hash, to_address, event_index, trim_scale(amount)::text AS amount, status FROM transactions
-            WHERE type = 'deposit' AND chain = 'BEP20' AND currency = 'BNB' AND tx_hash IN (${forwarded}, ${split}, ${splitTwo}, ${failed})
+            WHERE type = 'deposit' AND chain = 'BEP20' AND currency = 'BNB' AND tx_hash IN ${sql.in(hashes)}
             ORDER BY tx_hash, event_index DESC`
         const rows = yield* eventually(deposits(), (r) => r.length === 5 && r.every((t) => t.status === "confirmed"), 30_000)
         const seen = rows.map((r) => `${r.tx_hash === forwarded ? "forward" : r.tx_hash === split ? "split" : r.tx_hash === splitTwo ? "splitTwo" : "failed"} ${r.to_address.toLowerCase() === alice.toLowerCase() ? "alice" : r.to_address.toLowerCase() === bob.toLowerCase() ? "bob" : "carol"} ${r.amount}`).sort()
@@ -67,6 +69,33 @@ describe("BNB sent by a contract (internal transfers)", () => {
         const [events] = yield* sql<{ n: number }>`
           SELECT count(*)::int AS n FROM webhook_events WHERE event = 'wallet.deposit.confirmed' AND idempotency_key LIKE ${`%:${forwarded}:%`}`
         expect(events?.n).toBe(1)
+
+        // three legs of one call, two to bob: three deposits, three webhooks with their own keys
+        const three = yield* call("split3", [alice, bob, bob], 9n * 10n ** 17n)
+        const legs = yield* eventually(deposits([three]), (r) => r.length === 3 && r.every((t) => t.status === "confirmed"), 30_000)
+        expect(legs.map((r) => r.amount)).toEqual(["0.3", "0.3", "0.3"])
+        expect(new Set(legs.map((r) => r.event_index)).size).toBe(3)
+        const [hooks] = yield* sql<{ n: number; keys: number }>`
+          SELECT count(*)::int AS n, count(DISTINCT idempotency_key)::int AS keys FROM webhook_events
+          WHERE event = 'wallet.deposit.confirmed' AND idempotency_key LIKE ${`%:${three}:%`}`
+        expect(hooks).toEqual({ n: 3, keys: 3 })
+
+        // an order paid through a contract call
+        const order = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "0.25", chain: "BEP20", currency: "BNB", out_trade_no: "bnb-via-contract" } })).body)
+        const payTo = String(order.pay_address)
+        yield* call("forward", [isHexAddress(payTo) ? payTo : alice], 25n * 10n ** 16n)
+        const paid = yield* eventually(client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }), (r) => asRecord(r.body).status === "PAID", 60_000)
+        expect(asRecord(paid.body).paid_amount).toBe("0.25")
+
+        // a reorg that drops the block reverses its internal legs as it does logs
+        const dropped = yield* call("split", [alice, carol], 4n * 10n ** 17n)
+        const mined = yield* eventually(deposits([dropped]), (r) => r.length === 2, 30_000)
+        expect(mined.every((r) => r.status !== "confirmed")).toBe(true)
+        const [row] = yield* sql<{ block_number: string }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${dropped} LIMIT 1`
+        const head = yield* Effect.promise(() => reader.getBlockNumber())
+        yield* reorgAnvil(devnet.bep20.rpcUrl, Number(head - BigInt(row?.block_number ?? "0")) + 1).pipe(Effect.orDie)
+        const reversed = yield* eventually(deposits([dropped]), (r) => r.length === 2 && r.every((t) => t.status === "reversed"), 30_000)
+        expect(reversed).toHaveLength(2)
       }))
   })
 })

@@ -39,7 +39,8 @@ const payBep20 = (devnet: DevnetFile, currency: string, to: string, units: bigin
     return yield* attempt(`send ${currency}`, () => wallet.writeContract({ address: contract, abi: tokenAbi, functionName: "transfer", args: [recipient, units] }))
   })
 
-const payTron = (devnet: DevnetFile, currency: string, to: string, units: bigint) =>
+/** A TRON transaction built by tronweb against the devnet's head, signed by the customer and broadcast. */
+const sendAsTronCustomer = (devnet: DevnetFile, build: (tronWeb: TronWeb, blockHeader: Record<string, unknown>) => Promise<unknown>) =>
   Effect.gen(function*() {
     const tronWeb = new TronWeb({ fullHost: devnet.tron.url })
     const now = yield* attempt("getnowblock", () => tronWeb.fullNode.request<unknown>("wallet/getnowblock", {}, "post"))
@@ -50,19 +51,7 @@ const payTron = (devnet: DevnetFile, currency: string, to: string, units: bigint
       expiration: block.block_header.raw_data.timestamp + 60_000,
       timestamp: Date.now()
     }
-    let built: unknown
-    if (currency === "TRX") {
-      built = yield* attempt("build TRX transfer", () => tronWeb.transactionBuilder.sendTrx(to, Number(units), tronCustomerAddress, { blockHeader }))
-    } else {
-      const token = devnet.tron.tokens[currency]
-      if (token === undefined) return yield* new PayError({ message: `no devnet token ${currency}` })
-      const trigger = yield* attempt("build TRC20 transfer", () =>
-        tronWeb.transactionBuilder.triggerSmartContract(token, "transfer(address,uint256)", { feeLimit: 30_000_000, txLocal: true, blockHeader }, [
-          { type: "address", value: to },
-          { type: "uint256", value: units.toString() }
-        ], tronCustomerAddress))
-      built = trigger.transaction
-    }
+    const built = yield* attempt("build the transaction", () => build(tronWeb, blockHeader))
     const tx = yield* Schema.decodeUnknown(TronTransaction)(built).pipe(Effect.mapError(() => new PayError({ message: "tronweb built no transaction" })))
     const signed = { ...tx, signature: [signAsTronCustomer(tx.txID)] }
     const result = yield* attempt("broadcast", () => tronWeb.fullNode.request<unknown>("wallet/broadcasttransaction", signed, "post"))
@@ -70,6 +59,26 @@ const payTron = (devnet: DevnetFile, currency: string, to: string, units: bigint
     if (!ok) return yield* new PayError({ message: `broadcast refused: ${JSON.stringify(result)}` })
     return tx.txID
   })
+
+const payTron = (devnet: DevnetFile, currency: string, to: string, units: bigint) => {
+  if (currency === "TRX") return sendAsTronCustomer(devnet, (tronWeb, blockHeader) => tronWeb.transactionBuilder.sendTrx(to, Number(units), tronCustomerAddress, { blockHeader }))
+  const token = devnet.tron.tokens[currency]
+  if (token === undefined) return Effect.fail(new PayError({ message: `no devnet token ${currency}` }))
+  return sendAsTronCustomer(devnet, async (tronWeb, blockHeader) =>
+    (await tronWeb.transactionBuilder.triggerSmartContract(token, "transfer(address,uint256)", { feeLimit: 30_000_000, txLocal: true, blockHeader }, [
+      { type: "address", value: to },
+      { type: "uint256", value: units.toString() }
+    ], tronCustomerAddress)).transaction)
+}
+
+/**
+ * The customer pays through the TRON devnet's forwarder contract (TRX sent on by internal transactions):
+ * `forward(to)`, `split(a,b)`, `split3(a,b,c)` or `tryForward(to)` (a sub-call that reverts).
+ */
+export const payThroughTronForwarder = (devnet: DevnetFile, method: "forward" | "split" | "split3" | "tryForward", recipients: ReadonlyArray<string>, sun: bigint) =>
+  sendAsTronCustomer(devnet, async (tronWeb, blockHeader) =>
+    (await tronWeb.transactionBuilder.triggerSmartContract(devnet.tron.forwarder ?? "", `${method}(${recipients.map(() => "address").join(",")})`,
+      { feeLimit: 100_000_000, callValue: Number(sun), txLocal: true, blockHeader }, recipients.map((value) => ({ type: "address", value })), tronCustomerAddress)).transaction)
 
 const paySolana = (devnet: DevnetFile, currency: string, to: string, units: bigint) =>
   Effect.gen(function*() {

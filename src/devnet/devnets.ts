@@ -17,7 +17,8 @@ import { startTronDevnet } from "./tron/tron-devnet.js"
 /** What `npm run pay` and the indexer CLI read to reach the devnets `npm start` runs. */
 export const DevnetFile = Schema.Struct({
   bep20: Schema.Struct({ rpcUrl: Schema.String, chainId: Schema.Number, tokens: Schema.Record({ key: Schema.String, value: Schema.String }) }),
-  tron: Schema.Struct({ url: Schema.String, tokens: Schema.Record({ key: Schema.String, value: Schema.String }) }),
+  // forwarder: the devnet's built-in TRX forwarder contract (internal transactions); absent in older files
+  tron: Schema.Struct({ url: Schema.String, tokens: Schema.Record({ key: Schema.String, value: Schema.String }), forwarder: Schema.optional(Schema.String) }),
   solana: Schema.Struct({ rpcUrl: Schema.String, tokens: Schema.Record({ key: Schema.String, value: Schema.String }) }),
   pid: Schema.Number
 })
@@ -167,7 +168,7 @@ export const DevnetsLive = Layer.scopedContext(
 
     const file: DevnetFile = {
       bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: { USDT: anvil.tokens.USDT, VELNX: anvil.tokens.VELNX } },
-      tron: { url: tron.url, tokens: { USDT: tron.tokens.USDT } },
+      tron: { url: tron.url, tokens: { USDT: tron.tokens.USDT }, forwarder: tron.forwarder },
       solana: { rpcUrl: solana.url, tokens: { USDT: solana.usdtMint } },
       pid: process.pid
     }

@@ -12,6 +12,12 @@ contract Forwarder {
         b.transfer(msg.value - msg.value / 2);
     }
 
+    function split3(address payable a, address payable b, address payable c) external payable {
+        a.transfer(msg.value / 3);
+        b.transfer(msg.value / 3);
+        c.transfer(msg.value - 2 * (msg.value / 3));
+    }
+
     /// Sends inside a sub-call that then reverts, and swallows the revert: the transaction succeeds,
     /// the inner transfer moved nothing.
     function tryForward(address payable to) external payable {

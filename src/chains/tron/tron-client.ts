@@ -11,7 +11,7 @@ import {
   TransferRejected,
   type TransferRequest
 } from "../chain-client.js"
-import { decodeTrc20Transfers, decodeTrxTransfers, TronBlock, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
+import { decodeInternalTrxTransfers, decodeTrc20Transfers, decodeTrxTransfers, TronBlock, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
 
 export interface TronSettings {
   /** Full node HTTP API base URL; `/walletsolidity` is asked on the same host. */
@@ -92,7 +92,11 @@ export const makeTronClient = (settings: TronSettings) =>
         if (missing.length > 0) {
           return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n}: no transaction info for ${missing.length} contract call(s) (${missing[0]?.txID}); read it again` })
         }
-        const transfers = [...decodeTrxTransfers(block.transactions, header), ...decodeTrc20Transfers(infos, (c) => currencyOf.get(c), header)]
+        const transfers = [
+          ...decodeTrxTransfers(block.transactions, header),
+          ...decodeTrc20Transfers(infos, (c) => currencyOf.get(c), header),
+          ...decodeInternalTrxTransfers(infos, header)
+        ]
         return { ...header, timestamp: block.block_header.raw_data.timestamp, transfers }
       })
 

@@ -2,7 +2,7 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { parseExact, readFixture } from "../../../test/fixtures.js"
-import { decodeTrc20Transfers, decodeTrxTransfers, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
+import { decodeInternalTrxTransfers, decodeTrc20Transfers, decodeTrxTransfers, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
 
 const USDT_20 = "a614f803b6fd780986a42c78ec9c7f77e6ded13c"
 const usdtOnly = (contract: string) => (contract === USDT_20 ? "USDT" : undefined)
@@ -46,3 +46,45 @@ describe("TRON decoding of recorded mainnet responses", () => {
       expect(BigInt(`0x${data.slice(-64)}`)).toBe(41_677_389n)
     }))
 })
+
+/**
+ * java-tron's `internal_transactions` as its HTTP API prints them (protobuf JSON: hex `41…` addresses, zero
+ * and false fields omitted, `note` the hex of the call kind). No public recording of a mainnet body with
+ * internal TRX legs was found (the shared fixtures' TronGrid bodies have `internal_transactions: []`), so
+ * this is the shape the devnet serves and internal-trx-transfers.test.ts reads back from it.
+ */
+const internalInfo = (result: string) => ({
+  id: "9f".repeat(32),
+  blockNumber: 70_000_001,
+  receipt: { result, energy_usage_total: 30_000 },
+  internal_transactions: [
+    // a batch payout: TRX to two addresses, a TRC10 token to a third, a zero-value call
+    { hash: "01".repeat(32), caller_address: "41a614f803b6fd780986a42c78ec9c7f77e6ded13c", transferTo_address: "4178c842ee63e9ca5fa0b0bbc5d7e3a8be8b7f4f1b", callValueInfo: [{ callValue: 1_500_000 }], note: "63616c6c" },
+    { hash: "02".repeat(32), caller_address: "41a614f803b6fd780986a42c78ec9c7f77e6ded13c", transferTo_address: "41d8b1e3c1f04b2c9b6fbd5e4a35e1a0e5b8d3f7a2", callValueInfo: [{ callValue: 2_500_000, tokenId: "" }], note: "63616c6c" },
+    { hash: "03".repeat(32), caller_address: "41a614f803b6fd780986a42c78ec9c7f77e6ded13c", transferTo_address: "41d8b1e3c1f04b2c9b6fbd5e4a35e1a0e5b8d3f7a2", callValueInfo: [{ callValue: 7, tokenId: "1002000" }], note: "63616c6c" },
+    { hash: "04".repeat(32), caller_address: "41a614f803b6fd780986a42c78ec9c7f77e6ded13c", transferTo_address: "4178c842ee63e9ca5fa0b0bbc5d7e3a8be8b7f4f1b", callValueInfo: [{}], note: "63616c6c" },
+    // a leg inside a sub-call that reverted
+    { hash: "05".repeat(32), caller_address: "41a614f803b6fd780986a42c78ec9c7f77e6ded13c", transferTo_address: "4178c842ee63e9ca5fa0b0bbc5d7e3a8be8b7f4f1b", callValueInfo: [{ callValue: 9_000_000 }], note: "63616c6c", rejected: true },
+    // a self-destruct that sends the contract's balance on
+    { hash: "06".repeat(32), caller_address: "41a614f803b6fd780986a42c78ec9c7f77e6ded13c", transferTo_address: "41d8b1e3c1f04b2c9b6fbd5e4a35e1a0e5b8d3f7a2", callValueInfo: [{ callValue: 3 }], note: "73756963696465" }
+  ]
+})
+
+describe("TRON internal transactions (TRX sent by contracts)", () => {
+  it.effect("credits every TRX leg of a successful transaction once, with a stable index; TRC10, zero, rejected legs and failed transactions credit nothing", () =>
+    Effect.gen(function*() {
+      const decoded = yield* Schema.decodeUnknown(TronTransactionInfo)(internalInfo("SUCCESS"))
+      const legs = decodeInternalTrxTransfers([decoded], block)
+      expect(legs.map((l) => [l.eventIndex, l.to, l.amount, l.currency, l.from])).toEqual([
+        [-2, expect.stringMatching(/^T/), 1_500_000n, "TRX", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"],
+        [-3, expect.stringMatching(/^T/), 2_500_000n, "TRX", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"],
+        [-7, expect.stringMatching(/^T/), 3n, "TRX", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"]
+      ])
+      // the same body read again gives the same legs (idempotency keys are stable)
+      expect(decodeInternalTrxTransfers([decoded], block)).toEqual(legs)
+      for (const result of ["REVERT", "OUT_OF_ENERGY"]) {
+        expect(decodeInternalTrxTransfers([yield* Schema.decodeUnknown(TronTransactionInfo)(internalInfo(result))], block)).toEqual([])
+      }
+    }))
+})
+

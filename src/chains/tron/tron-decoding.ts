@@ -9,6 +9,23 @@ export const TronLog = Schema.Struct({
   data: Schema.optionalWith(Schema.String, { default: () => "" })
 })
 
+/**
+ * A call the TVM made while executing a transaction (java-tron's `internal_transactions`): the contract that
+ * called, whom it called, the TRX (no `tokenId`) and TRC10 values it sent, the kind (`note` is the hex of
+ * "call", "create" or "suicide"), and `rejected` when the call (or one above it) reverted.
+ */
+export const TronInternalTransaction = Schema.Struct({
+  hash: Schema.optional(Schema.String),
+  caller_address: Schema.String,
+  transferTo_address: Schema.String,
+  callValueInfo: Schema.optionalWith(Schema.Array(Schema.Struct({
+    callValue: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
+    tokenId: Schema.optional(Schema.String)
+  })), { default: () => [] }),
+  note: Schema.optional(Schema.String),
+  rejected: Schema.optional(Schema.Boolean)
+})
+
 export const TronTransactionInfo = Schema.Struct({
   id: Schema.String,
   blockNumber: Schema.optional(Schema.Number),
@@ -16,7 +33,8 @@ export const TronTransactionInfo = Schema.Struct({
   fee: Schema.optional(Schema.Number),
   contract_address: Schema.optional(Schema.String),
   receipt: Schema.optional(Schema.Struct({ result: Schema.optional(Schema.String) })),
-  log: Schema.optional(Schema.Array(TronLog))
+  log: Schema.optional(Schema.Array(TronLog)),
+  internal_transactions: Schema.optional(Schema.Array(TronInternalTransaction))
 })
 export type TronTransactionInfo = typeof TronTransactionInfo.Type
 
@@ -60,8 +78,9 @@ export type TronBlock = typeof TronBlock.Type
 /** keccak256("Transfer(address,address,uint256)") without 0x, as TRON logs carry it. */
 const TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 
-/** `41…` hex (21 bytes) or a bare 20-byte hex to a base58 `T…` address. */
+/** `41…` hex (21 bytes) or a bare 20-byte hex to a base58 `T…` address (a base58 one, as `visible` answers give, as is). */
 export const hexToTron = (hex: string): string => {
+  if (hex.startsWith("T")) return hex
   const clean = hex.replace(/^0x/, "").toLowerCase()
   const id = clean.length === 42 && clean.startsWith("41") ? clean.slice(2) : clean.slice(-40)
   return tronAddress(Buffer.from(id, "hex"))
@@ -127,3 +146,38 @@ export const decodeTrxTransfers = (
       success: (tx.ret?.[0]?.contractRet ?? "SUCCESS") === "SUCCESS"
     }]
   })
+
+/**
+ * TRX sent by contracts: the `internal_transactions` of transactions whose receipt is SUCCESS, each leg that
+ * was not rejected and carries TRX (an entry without `tokenId`; TRC10 legs are not ours). A leg's event
+ * index is −2 − its position in the list (java-tron lists them in execution order, depth first), distinct
+ * from log indexes (≥ 0) and from the top-level transfer (−1), the same on every re-read.
+ */
+export const decodeInternalTrxTransfers = (
+  infos: ReadonlyArray<TronTransactionInfo>,
+  block: { readonly number: bigint; readonly hash: string; readonly parentHash: string }
+): ReadonlyArray<NormalizedTransfer> =>
+  infos.flatMap((info) => {
+    if (info.receipt?.result !== "SUCCESS") return []
+    return (info.internal_transactions ?? []).flatMap((leg, position) => {
+      if (leg.rejected === true) return []
+      // TRX has no token id (some encoders write "" or "_"); any other id is a TRC10 token
+      const trx = leg.callValueInfo.find((v) => v.tokenId === undefined || v.tokenId === "" || v.tokenId === "_")
+      const amount = amountOf(trx?.callValue ?? 0)
+      if (amount <= 0n) return []
+      return [{
+        chain: "TRC20" as const,
+        currency: "TRX",
+        txHash: info.id,
+        eventIndex: -2 - position,
+        from: hexToTron(leg.caller_address),
+        to: hexToTron(leg.transferTo_address),
+        amount,
+        blockNumber: block.number,
+        blockHash: block.hash,
+        parentHash: block.parentHash,
+        success: true
+      }]
+    })
+  })
+

@@ -5,7 +5,7 @@ import { TronTransaction } from "../../chains/tron/tron-decoding.js"
 import { tronAddress, tronHex41 } from "../../keys/address-encoding.js"
 import { serveOnLoopback } from "../loopback-server.js"
 import { resumeFromJournal } from "../devnet-journal.js"
-import { type LedgerBlock, Rejection, TronLedger, TronLedgerOp, type TxOutcome } from "./tron-ledger.js"
+import { FORWARDER_CONTRACT, type LedgerBlock, Rejection, TronLedger, TronLedgerOp, type TxOutcome } from "./tron-ledger.js"
 
 /** The format of the TRON devnet's journal; a journal of another format is refused, not misread. */
 const JOURNAL_VERSION = 1
@@ -13,6 +13,8 @@ const JOURNAL_VERSION = 1
 export interface TronDevnet {
   readonly url: string
   readonly tokens: { readonly USDT: string }
+  /** The built-in TRX forwarder contract (base58). */
+  readonly forwarder: string
   readonly ledger: TronLedger
 }
 
@@ -47,6 +49,17 @@ const renderInfo = (block: LedgerBlock, outcome: TxOutcome) => {
     ...(trigger ? { contract_address: outcome.contractAddress } : {}),
     receipt: trigger ? { energy_fee: num(outcome.fee), result: outcome.contractRet } : { net_fee: num(outcome.fee) },
     ...(outcome.log.length > 0 ? { log: outcome.log } : {}),
+    // java-tron's shape: hex addresses, the TRX value without tokenId, note = hex("call"), rejected only when true
+    ...(outcome.internal === undefined || outcome.internal.length === 0 ? {} : {
+      internal_transactions: outcome.internal.map((leg, i) => ({
+        hash: createHash("sha256").update(`${outcome.tx.txID}:${i}`).digest("hex"),
+        caller_address: leg.caller,
+        transferTo_address: leg.to,
+        callValueInfo: [leg.callValue > 0n ? { callValue: num(leg.callValue) } : {}],
+        note: Buffer.from("call").toString("hex"),
+        ...(leg.rejected ? { rejected: true } : {})
+      }))
+    }),
     ...(outcome.contractRet === "SUCCESS" ? {} : { result: "FAILED", resMessage: Buffer.from(outcome.contractRet).toString("hex") })
   }
 }
@@ -168,7 +181,7 @@ export const startTronDevnet = (options: {
           ledger.reorg(Number(body.depth ?? 1), body.keep_transactions === true, Date.now())
           return { result: true, head: ledger.head.number }
         case "/devnet/info":
-          return { head: ledger.head.number, solid: ledger.solid.number, tokens: { USDT: toBase58(usdt) } }
+          return { head: ledger.head.number, solid: ledger.solid.number, tokens: { USDT: toBase58(usdt) }, forwarder: toBase58(FORWARDER_CONTRACT) }
         default:
           return undefined
       }
@@ -203,5 +216,5 @@ export const startTronDevnet = (options: {
     const url = yield* serveOnLoopback(server, "TRON devnet", options.port)
     yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => ledger.produce(Date.now())), Schedule.spaced(options.blockTimeMs ?? 1000)))
     yield* Effect.logInfo(`TRON devnet on ${url}: USDT ${toBase58(usdt)}`)
-    return { url, tokens: { USDT: toBase58(usdt) }, ledger } satisfies TronDevnet
+    return { url, tokens: { USDT: toBase58(usdt) }, forwarder: toBase58(FORWARDER_CONTRACT), ledger } satisfies TronDevnet
   })

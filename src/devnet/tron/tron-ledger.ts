@@ -1,5 +1,6 @@
 import { secp256k1 } from "@noble/curves/secp256k1.js"
 import { sha256 } from "@noble/hashes/sha2.js"
+import { keccak_256 } from "@noble/hashes/sha3.js"
 import { utils as tronUtils } from "tronweb"
 import { Schema } from "effect"
 import { TronTransaction } from "../../chains/tron/tron-decoding.js"
@@ -22,6 +23,32 @@ const ENERGY_TRANSFER_EXISTING_HOLDER = 14_650n
 const ENERGY_TRANSFER_NEW_HOLDER = 29_650n
 const ENERGY_REVERT = 2_000n
 const MAX_EXPIRATION_MS = 24 * 3600 * 1000
+/** Energy of one TRX leg a contract sends (a CALL with value), and of the call around them. */
+const ENERGY_INTERNAL_LEG = 9_000n
+const ENERGY_CALL_BASE = 3_000n
+
+/**
+ * The devnet's TRX forwarder, a built-in contract as a smart-contract wallet or a batch payout contract
+ * would be (the TRON twin of test/contracts/Forwarder.sol): `forward(address)` sends the call value on,
+ * `split(address,address)` and `split3(address,address,address)` divide it, `tryForward(address)` sends it
+ * inside a sub-call that reverts (the transaction succeeds, the inner legs are `rejected`, the contract keeps
+ * the TRX). Each leg is an internal transaction in java-tron's shape.
+ */
+export const FORWARDER_CONTRACT = `41${Buffer.from(sha256(new TextEncoder().encode("facet-devnet-trx-forwarder"))).toString("hex").slice(0, 40)}`
+const selector = (signature: string) => Buffer.from(keccak_256(new TextEncoder().encode(signature))).toString("hex").slice(0, 8)
+export const FORWARDER_METHODS = {
+  forward: selector("forward(address)"),
+  split: selector("split(address,address)"),
+  split3: selector("split3(address,address,address)"),
+  tryForward: selector("tryForward(address)")
+} as const
+
+export interface InternalLeg {
+  readonly caller: string
+  readonly to: string
+  readonly callValue: bigint
+  readonly rejected: boolean
+}
 
 export interface TxOutcome {
   readonly tx: TronTransaction
@@ -29,6 +56,7 @@ export interface TxOutcome {
   readonly fee: bigint
   readonly log: ReadonlyArray<{ address: string; topics: ReadonlyArray<string>; data: string }>
   readonly contractAddress?: string
+  readonly internal?: ReadonlyArray<InternalLeg>
 }
 
 interface Balances {
@@ -267,9 +295,11 @@ export class TronLedger {
         throw new Rejection("CONTRACT_VALIDATE_ERROR", "balance is not sufficient")
       }
     } else if (contract.type === "TriggerSmartContract") {
-      if (!this.tokenContracts.has(stringField(contract.parameter.value, "contract_address"))) {
+      const target = stringField(contract.parameter.value, "contract_address")
+      if (!this.tokenContracts.has(target) && target !== FORWARDER_CONTRACT) {
         throw new Rejection("CONTRACT_VALIDATE_ERROR", "no contract at that address on the devnet")
       }
+      if (bigField(contract.parameter.value, "call_value") > balance) throw new Rejection("CONTRACT_VALIDATE_ERROR", "callValue is more than the balance")
     } else {
       throw new Rejection("CONTRACT_VALIDATE_ERROR", `${contract.type} is not supported by the devnet`)
     }
@@ -304,6 +334,7 @@ export class TronLedger {
     const contractAddress = stringField(value, "contract_address")
     const data = stringField(value, "data")
     const feeLimit = BigInt(tx.raw_data.fee_limit ?? 0)
+    if (contractAddress === FORWARDER_CONTRACT) return this.forward(tx, state, owner, balance, bandwidth, feeLimit, bigField(value, "call_value"), data)
     const holders = state.tokens.get(contractAddress) ?? new Map<string, bigint>()
     const burn = (fee: bigint) => {
       const paid = fee < balance ? fee : balance
@@ -340,6 +371,40 @@ export class TronLedger {
         data: pad32(amount.toString(16))
       }]
     }
+  }
+
+  /** The forwarder's execution: the caller pays the call value and the energy; every leg is recorded. */
+  private forward(tx: TronTransaction, state: Balances, owner: string, balance: bigint, bandwidth: bigint, feeLimit: bigint, callValue: bigint, data: string): TxOutcome {
+    const contractAddress = FORWARDER_CONTRACT
+    const method = data.slice(0, 8)
+    const args = Array.from({ length: (data.length - 8) / 64 }, (_, i) => `41${data.slice(8 + i * 64 + 24, 8 + (i + 1) * 64)}`)
+    const arity = method === FORWARDER_METHODS.split3 ? 3 : method === FORWARDER_METHODS.split ? 2 : 1
+    const known = Object.values(FORWARDER_METHODS).some((m) => m === method)
+    const burn = (fee: bigint, kept: bigint) => {
+      const paid = fee < kept ? fee : kept
+      state.trx.set(owner, kept - paid)
+      return paid
+    }
+    if (!known || args.length !== arity || (data.length - 8) % 64 !== 0) {
+      return { tx, contractRet: "REVERT", fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY, balance), log: [], contractAddress }
+    }
+    const rejected = method === FORWARDER_METHODS.tryForward
+    const legs: Array<InternalLeg> = rejected
+      // the contract calls itself with the value, that call sends it on and reverts: both legs rejected
+      ? [{ caller: contractAddress, to: contractAddress, callValue, rejected: true }, { caller: contractAddress, to: args[0] ?? "", callValue, rejected: true }]
+      : args.map((to, i) => ({ caller: contractAddress, to, callValue: i === args.length - 1 ? callValue - (callValue / BigInt(args.length)) * BigInt(args.length - 1) : callValue / BigInt(args.length), rejected: false }))
+    const energyFee = (ENERGY_CALL_BASE + ENERGY_INTERNAL_LEG * BigInt(legs.length)) * SUN_PER_ENERGY
+    if (energyFee > feeLimit || bandwidth + energyFee + callValue > balance) {
+      return { tx, contractRet: "OUT_OF_ENERGY", fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance), balance), log: [], contractAddress }
+    }
+    state.trx.set(owner, balance - callValue)
+    const fee = burn(bandwidth + energyFee, balance - callValue)
+    // what a rejected leg did not move stays with the contract
+    state.trx.set(contractAddress, (state.trx.get(contractAddress) ?? 0n) + (rejected ? callValue : 0n))
+    for (const leg of legs) {
+      if (!leg.rejected) state.trx.set(leg.to, (state.trx.get(leg.to) ?? 0n) + leg.callValue)
+    }
+    return { tx, contractRet: "SUCCESS", fee, log: [], contractAddress, internal: legs }
   }
 
   /** Produces the next block from the pending transactions. */
