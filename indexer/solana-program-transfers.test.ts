@@ -1,0 +1,69 @@
+import "../test/fast-devnets.js"
+
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { createAssociatedTokenAccountInstruction, createCloseAccountInstruction, getAssociatedTokenAddressSync } from "@solana/spl-token"
+import { Connection, Keypair, PublicKey, Transaction } from "@solana/web3.js"
+import { Effect } from "effect"
+import { AppConfig } from "../src/config.js"
+import { solanaCustomer } from "../src/devnet/devnet-customers.js"
+import { fromBaseUnits } from "../src/money.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { asRecord } from "../test/json.js"
+import { onboardMerchant } from "../test/merchants.js"
+import { readDevnetFile } from "../test/service-process.js"
+import { eventually } from "../test/webhook-receiver.js"
+
+/**
+ * Solana credits by balance change, so SOL that a program moves inside an instruction (here the SPL Token
+ * program closing a token account: its rent goes to the destination, no System transfer anywhere) is seen
+ * like any other arrival. (Custody closes no token account today; when it does, its close is excluded as
+ * every transaction it signs is: by the hash it records before broadcasting, as gas fundings are.)
+ */
+describe("SOL moved by a program (Solana)", () => {
+  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
+    it.effect("a token-account close whose rent goes to a deposit address is a SOL deposit of exactly the rent", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const sql = yield* SqlClient.SqlClient
+        const devnet = yield* Effect.flatMap(AppConfig, (config) => readDevnetFile(config.dataDir))
+        const connection = new Connection(devnet.solana.rpcUrl, "confirmed")
+        const mint = new PublicKey(devnet.solana.tokens.USDT ?? "")
+        const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const addressOf = (user: string) =>
+          Effect.map(client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: user, chain: "SOLANA", currency: "SOL" } }), (r) => String(asRecord(r.body).address))
+        const dora = yield* addressOf("dora")
+
+        /** A token account of a fresh holder, opened by the customer (who pays its rent) and then closed to `destination`. */
+        const openAndClose = (destination: string) =>
+          Effect.gen(function*() {
+            const holder = Keypair.generate()
+            const account = getAssociatedTokenAddressSync(mint, holder.publicKey)
+            const send = (tx: Transaction, signers: ReadonlyArray<Keypair>) =>
+              Effect.gen(function*() {
+                const { blockhash } = yield* Effect.promise(() => connection.getLatestBlockhash())
+                tx.recentBlockhash = blockhash
+                tx.feePayer = solanaCustomer.publicKey
+                tx.sign(...signers)
+                const sent = yield* Effect.promise(() => connection.sendRawTransaction(tx.serialize()))
+                // the devnet speaks no websocket: poll the status as a wallet without subscriptions does
+                yield* eventually(Effect.promise(() => connection.getSignatureStatus(sent)), (s) => s.value?.confirmationStatus === "confirmed" || s.value?.confirmationStatus === "finalized", 20_000)
+                return sent
+              })
+            yield* send(new Transaction().add(createAssociatedTokenAccountInstruction(solanaCustomer.publicKey, account, holder.publicKey, mint)), [solanaCustomer])
+            const rent = BigInt(yield* Effect.promise(() => connection.getBalance(account)))
+            const closed = yield* send(new Transaction().add(createCloseAccountInstruction(account, new PublicKey(destination), holder.publicKey)), [solanaCustomer, holder])
+            return { closed, rent }
+          })
+
+        const { closed, rent } = yield* openAndClose(dora)
+        expect(rent).toBeGreaterThan(0n)
+        const deposits = (signature: string) =>
+          sql<{ to_address: string; amount: string; status: string; type: string }>`
+            SELECT to_address, trim_scale(amount)::text AS amount, status, type FROM transactions WHERE tx_hash = ${signature} AND chain = 'SOLANA'`
+        const credited = yield* eventually(deposits(closed), (r) => r.length === 1 && r[0]?.status === "confirmed", 30_000)
+        expect(credited).toEqual([{ to_address: dora, amount: fromBaseUnits(rent, 9), status: "confirmed", type: "deposit" }])
+
+      }))
+  })
+})
