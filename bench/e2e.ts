@@ -20,12 +20,13 @@ const PER_TX = 100
 /**
  * End to end: anvil with 20,000 token Transfer events in batched transactions (100 per transaction) to
  * 2,000 deposit addresses of one merchant; the time from the BEP20 indexer's start until all 20,000 are
- * attributed and persisted (confirmed, with ledger, balances and webhook events).
+ * attributed and persisted (confirmed, with ledger, balances and webhook events). Twice, each on a fresh
+ * database: with call traces off, and with every block's call tree read (`callTracer`, contract-sent BNB),
+ * which is the cost of crediting internal transfers.
  */
-const main = Effect.gen(function*() {
-  const anvil = yield* startAnvilDevnet()
+const pass = (anvil: { readonly rpcUrl: string; readonly chainId: number; readonly tokens: { readonly USDT: Address } }, traces: "off" | "callTracer") => Effect.gen(function*() {
   const endpoints = Layer.succeed(ChainEndpoints, {
-    bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT]]), confirmations: 0, traces: "off" },
+    bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT]]), confirmations: 0, traces },
     tron: { url: "http://127.0.0.1:9", tokens: new Map(), confirmations: 1 },
     solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
   })
@@ -76,9 +77,14 @@ const main = Effect.gen(function*() {
     }
     const seconds = (Date.now() - sent) / 1000
     yield* Fiber.interrupt(indexer)
-    console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}`)
-    console.log(`end to end: ${TRANSFERS} events attributed and persisted in ${seconds.toFixed(2)} s = ${Math.round(TRANSFERS / seconds).toLocaleString()} events/s (target ≥ 30,000/s; Subsquid ≈ 15,000/s, Ponder 10–15 s here)`)
+    console.log(`end to end, traces ${traces}: ${TRANSFERS} events attributed and persisted in ${seconds.toFixed(2)} s = ${Math.round(TRANSFERS / seconds).toLocaleString()} events/s (target ≥ 30,000/s; Subsquid ≈ 15,000/s, Ponder 10–15 s here)`)
   }).pipe(Effect.provide(benchCore("none", endpoints)))
+}).pipe(Effect.scoped)
+
+const main = Effect.gen(function*() {
+  const anvil = yield* startAnvilDevnet()
+  console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, node ${process.version}`)
+  for (const traces of ["off", "callTracer"] as const) yield* pass(anvil, traces)
 }).pipe(Effect.scoped)
 
 NodeRuntime.runMain(main)

@@ -313,12 +313,21 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           // one row per transfer even if a node repeats a log within the batch: a repeat in the same
           // statement would otherwise fail the insert (or, joined twice, credit twice)
           const seen = new Set<string>()
-          const hits = blocks.flatMap(({ block, hits }) => hits.map((hit) => ({ block, hit }))).filter(({ hit }) => {
+          const unique = blocks.flatMap(({ block, hits }) => hits.map((hit) => ({ block, hit }))).filter(({ hit }) => {
             const id = `${hit.transfer.txHash}|${hit.transfer.eventIndex}|${hit.transfer.to}`
             if (seen.has(id)) return false
             seen.add(id)
             return true
           })
+          // custody's own transactions (gas funding, collections) are never deposits: custody stored their
+          // hashes before broadcasting them, so they are known before they can be seen (a withdrawal to
+          // someone's deposit address is a real payment to them, and stays one). One indexed lookup per
+          // batch: as a NOT EXISTS inside the write statement it made the statement six times slower.
+          const hashes = [...new Set(unique.map(({ hit }) => hit.transfer.txHash))]
+          const own = hashes.length === 0 ? new Set<string>() : new Set((yield* sql<{ tx_hash: string }>`
+            SELECT ct.tx_hash FROM custody_transactions ct JOIN custody_operations o ON o.id = ct.operation_id
+            WHERE ct.chain = ${chain} AND ct.tx_hash = ANY(string_to_array(${hashes.join(",")}, ',')) AND o.type <> 'withdrawal'`).map((r) => r.tx_hash))
+          const hits = own.size === 0 ? unique : unique.filter(({ hit }) => !own.has(hit.transfer.txHash))
           // order payments written (new or revived) go on to the order logic; deposits are only counted
           const forOrders: Array<TxRow & { readonly revived: boolean }> = []
           let detected = 0
@@ -372,12 +381,6 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                         counted boolean, order_value numeric)
                 LEFT JOIN deposit_addresses d
                   ON i.purpose = 'deposit' AND d.wallet_id = i.wallet_id AND d.chain = i.chain AND d.currency = i.currency
-                -- custody's own transactions (gas funding, collections) are never deposits: custody stored
-                -- their hashes before broadcasting them, so they are known here before they can be seen (a
-                -- withdrawal to someone's deposit address is a real payment to them, and stays one)
-                WHERE NOT EXISTS (
-                  SELECT 1 FROM custody_transactions ct JOIN custody_operations o ON o.id = ct.operation_id
-                  WHERE ct.chain = i.chain AND ct.tx_hash = i.tx_hash AND o.type <> 'withdrawal')
               ),
               w AS (
                 INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
