@@ -2,8 +2,14 @@ import "../test/fast-devnets.js"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { createAssociatedTokenAccountInstruction, createCloseAccountInstruction, getAssociatedTokenAddressSync } from "@solana/spl-token"
-import { Connection, Keypair, PublicKey, Transaction } from "@solana/web3.js"
+import {
+  createAssociatedTokenAccountInstruction,
+  createCloseAccountInstruction,
+  createSyncNativeInstruction,
+  getAssociatedTokenAddressSync,
+  NATIVE_MINT
+} from "@solana/spl-token"
+import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js"
 import { Effect } from "effect"
 import { AppConfig } from "../src/config.js"
 import { solanaCustomer } from "../src/devnet/devnet-customers.js"
@@ -22,7 +28,7 @@ import { eventually } from "../test/webhook-receiver.js"
  */
 describe("SOL moved by a program (Solana)", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
-    it.effect("a token-account close whose rent goes to a deposit address is a SOL deposit of exactly the rent", () =>
+    it.effect("a token-account close whose rent goes to a deposit address is a SOL deposit of exactly the rent; so is SOL unwrapped to one", () =>
       Effect.gen(function*() {
         const client = yield* TestClient
         const sql = yield* SqlClient.SqlClient
@@ -63,6 +69,30 @@ describe("SOL moved by a program (Solana)", () => {
             SELECT to_address, trim_scale(amount)::text AS amount, status, type FROM transactions WHERE tx_hash = ${signature} AND chain = 'SOLANA'`
         const credited = yield* eventually(deposits(closed), (r) => r.length === 1 && r[0]?.status === "confirmed", 30_000)
         expect(credited).toEqual([{ to_address: dora, amount: fromBaseUnits(rent, 9), status: "confirmed", type: "deposit" }])
+
+        // a wallet that unwraps SOL to a deposit address: the Token program moves the wrapped lamports and the rent
+        const wrapper = Keypair.generate()
+        const wrapped = getAssociatedTokenAddressSync(NATIVE_MINT, wrapper.publicKey)
+        const send = (tx: Transaction, signers: ReadonlyArray<Keypair>) =>
+          Effect.gen(function*() {
+            const { blockhash } = yield* Effect.promise(() => connection.getLatestBlockhash())
+            tx.recentBlockhash = blockhash
+            tx.feePayer = solanaCustomer.publicKey
+            tx.sign(...signers)
+            const sent = yield* Effect.promise(() => connection.sendRawTransaction(tx.serialize()))
+            yield* eventually(Effect.promise(() => connection.getSignatureStatus(sent)), (st) => st.value?.confirmationStatus === "confirmed" || st.value?.confirmationStatus === "finalized", 20_000)
+            return sent
+          })
+        yield* send(new Transaction().add(
+          createAssociatedTokenAccountInstruction(solanaCustomer.publicKey, wrapped, wrapper.publicKey, NATIVE_MINT),
+          SystemProgram.transfer({ fromPubkey: solanaCustomer.publicKey, toPubkey: wrapped, lamports: 250_000_000 }),
+          createSyncNativeInstruction(wrapped)
+        ), [solanaCustomer])
+        const held = BigInt(yield* Effect.promise(() => connection.getBalance(wrapped)))
+        const unwrapped = yield* send(new Transaction().add(createCloseAccountInstruction(wrapped, new PublicKey(dora), wrapper.publicKey)), [solanaCustomer, wrapper])
+        const arrived = yield* eventually(deposits(unwrapped), (r) => r.length === 1 && r[0]?.status === "confirmed", 30_000)
+        expect(held).toBeGreaterThan(250_000_000n)
+        expect(arrived).toEqual([{ to_address: dora, amount: fromBaseUnits(held, 9), status: "confirmed", type: "deposit" }])
 
       }))
   })

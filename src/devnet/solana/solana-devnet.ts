@@ -109,7 +109,8 @@ export class SolanaDevnetChain {
   readonly genesisHash: string
 
   constructor(readonly finalityLag: number, genesisSalt = "") {
-    this.svm = new LiteSVM().withBlockhashCheck(false)
+    // with the native mint (wrapped SOL), as every cluster has it
+    this.svm = new LiteSVM().withBlockhashCheck(false).withNativeMints()
     this.svm.warpToSlot(BigInt(this.slot))
     this.blockhash = this.nextBlockhash()
     this.recentBlockhashes.set(this.blockhash, this.slot)
