@@ -4,9 +4,10 @@ process.env.FACET_CONFIRMATIONS_BEP20 = "6"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { type Address, createPublicClient, createWalletClient, http } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
+import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, compileContract, CUSTOMER_INDEX, reorgAnvil } from "../src/devnet/evm/anvil-devnet.js"
 import { isHexAddress } from "../src/keys/address-encoding.js"
@@ -15,6 +16,7 @@ import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { readDevnetFile } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { rescan } from "./rescan.js"
 
 const chain = { id: ANVIL_CHAIN_ID, name: "devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [] } } } as const
 
@@ -79,6 +81,13 @@ describe("BNB sent by a contract (internal transfers)", () => {
           SELECT count(*)::int AS n, count(DISTINCT idempotency_key)::int AS keys FROM webhook_events
           WHERE event = 'wallet.deposit.confirmed' AND idempotency_key LIKE ${`%:${three}:%`}`
         expect(hooks).toEqual({ n: 3, keys: 3 })
+
+        // re-reading those final blocks (an operator's rescan, a restart's catch-up) credits no leg twice
+        const bep20 = yield* Effect.flatMap(ChainClients, (clients) => Option.match(clients.get("BEP20"), { onNone: () => Effect.dieMessage("no BEP20 client"), onSome: Effect.succeed }))
+        const [range] = yield* sql<{ low: string; high: string }>`
+          SELECT min(block_number)::text AS low, max(block_number)::text AS high FROM transactions WHERE tx_hash IN (${forwarded}, ${three})`
+        expect((yield* rescan(bep20, BigInt(range?.low ?? "0"), BigInt(range?.high ?? "0"), 10)).added).toBe(0)
+        expect(yield* deposits([forwarded, split, splitTwo, failed, three])).toHaveLength(8)
 
         // an order paid through a contract call
         const order = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "0.25", chain: "BEP20", currency: "BNB", out_trade_no: "bnb-via-contract" } })).body)

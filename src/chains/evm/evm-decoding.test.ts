@@ -1,3 +1,5 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { parseExact, readFixture, readJsonLines } from "../../../test/fixtures.js"
@@ -5,6 +7,7 @@ import {
   blockHeader,
   bloomMayContain,
   type CallFrame,
+  CallTracerBlock,
   decodeInternalTransfers,
   decodeNativeTransfers,
   decodeTransferLogs,
@@ -155,3 +158,29 @@ describe("internal transfers from call traces", () => {
     expect(decodeInternalTransfers(block, "BNB", [{ txHash: "0xt2", result: { ...tree, error: "out of gas" } }])).toEqual([])
   })
 })
+
+/** Recorded from the devnet (anvil's `debug_traceBlockByNumber` with the callTracer) by calling test/contracts/Forwarder.sol. */
+const RecordedForwarder = Schema.Record({
+  key: Schema.String,
+  value: Schema.Struct({ block: Schema.Struct({ number: Schema.String, hash: Schema.String, transactions: Schema.Array(Schema.String) }), debug_traceBlockByNumber: CallTracerBlock })
+})
+
+describe("EVM internal transfers from a recorded call tree", () => {
+  it.effect("split3 to a, b, b: three legs with their own event indexes; tryForward's leg inside a reverted sub-call: none", () =>
+    Effect.gen(function*() {
+      const recorded = yield* Schema.decodeUnknown(RecordedForwarder)(JSON.parse(fs.readFileSync(path.join(import.meta.dirname, "../../../test/recorded/anvil-calltracer-forwarder.json"), "utf8")))
+      const legsOf = (name: string) => {
+        const entry = recorded[name]
+        if (entry === undefined) return []
+        const raw = { number: entry.block.number, hash: entry.block.hash, parentHash: "0x00", timestamp: "0x1", transactions: [] }
+        return decodeInternalTransfers(raw, "BNB", entry.debug_traceBlockByNumber.map((t, i) => ({ txHash: t.txHash ?? entry.block.transactions[i] ?? "", result: t.result })))
+      }
+      expect(legsOf("split3").map((t) => [t.to.toLowerCase(), t.amount, t.eventIndex])).toEqual([
+        ["0x1111111111111111111111111111111111111111", 3n * 10n ** 17n, -2],
+        ["0x2222222222222222222222222222222222222222", 3n * 10n ** 17n, -3],
+        ["0x2222222222222222222222222222222222222222", 3n * 10n ** 17n, -4]
+      ])
+      expect(legsOf("tryForward")).toEqual([])
+    }))
+})
+
