@@ -40,22 +40,23 @@ describe("SOL moved by a program (Solana)", () => {
           Effect.map(client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: user, chain: "SOLANA", currency: "SOL" } }), (r) => String(asRecord(r.body).address))
         const dora = yield* addressOf("dora")
 
+        /** Signed by the customer (the fee payer) and `signers`, sent, and polled until confirmed (the devnet speaks no websocket). */
+        const send = (tx: Transaction, signers: ReadonlyArray<Keypair>) =>
+          Effect.gen(function*() {
+            const { blockhash } = yield* Effect.promise(() => connection.getLatestBlockhash())
+            tx.recentBlockhash = blockhash
+            tx.feePayer = solanaCustomer.publicKey
+            tx.sign(...signers)
+            const sent = yield* Effect.promise(() => connection.sendRawTransaction(tx.serialize()))
+            yield* eventually(Effect.promise(() => connection.getSignatureStatus(sent)), (st) => st.value?.confirmationStatus === "confirmed" || st.value?.confirmationStatus === "finalized", 20_000)
+            return sent
+          })
+
         /** A token account of a fresh holder, opened by the customer (who pays its rent) and then closed to `destination`. */
         const openAndClose = (destination: string) =>
           Effect.gen(function*() {
             const holder = Keypair.generate()
             const account = getAssociatedTokenAddressSync(mint, holder.publicKey)
-            const send = (tx: Transaction, signers: ReadonlyArray<Keypair>) =>
-              Effect.gen(function*() {
-                const { blockhash } = yield* Effect.promise(() => connection.getLatestBlockhash())
-                tx.recentBlockhash = blockhash
-                tx.feePayer = solanaCustomer.publicKey
-                tx.sign(...signers)
-                const sent = yield* Effect.promise(() => connection.sendRawTransaction(tx.serialize()))
-                // the devnet speaks no websocket: poll the status as a wallet without subscriptions does
-                yield* eventually(Effect.promise(() => connection.getSignatureStatus(sent)), (s) => s.value?.confirmationStatus === "confirmed" || s.value?.confirmationStatus === "finalized", 20_000)
-                return sent
-              })
             yield* send(new Transaction().add(createAssociatedTokenAccountInstruction(solanaCustomer.publicKey, account, holder.publicKey, mint)), [solanaCustomer])
             const rent = BigInt(yield* Effect.promise(() => connection.getBalance(account)))
             const closed = yield* send(new Transaction().add(createCloseAccountInstruction(account, new PublicKey(destination), holder.publicKey)), [solanaCustomer, holder])
@@ -73,16 +74,6 @@ describe("SOL moved by a program (Solana)", () => {
         // a wallet that unwraps SOL to a deposit address: the Token program moves the wrapped lamports and the rent
         const wrapper = Keypair.generate()
         const wrapped = getAssociatedTokenAddressSync(NATIVE_MINT, wrapper.publicKey)
-        const send = (tx: Transaction, signers: ReadonlyArray<Keypair>) =>
-          Effect.gen(function*() {
-            const { blockhash } = yield* Effect.promise(() => connection.getLatestBlockhash())
-            tx.recentBlockhash = blockhash
-            tx.feePayer = solanaCustomer.publicKey
-            tx.sign(...signers)
-            const sent = yield* Effect.promise(() => connection.sendRawTransaction(tx.serialize()))
-            yield* eventually(Effect.promise(() => connection.getSignatureStatus(sent)), (st) => st.value?.confirmationStatus === "confirmed" || st.value?.confirmationStatus === "finalized", 20_000)
-            return sent
-          })
         yield* send(new Transaction().add(
           createAssociatedTokenAccountInstruction(solanaCustomer.publicKey, wrapped, wrapper.publicKey, NATIVE_MINT),
           SystemProgram.transfer({ fromPubkey: solanaCustomer.publicKey, toPubkey: wrapped, lamports: 250_000_000 }),
