@@ -10,6 +10,7 @@ import {
   MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
+  UnsupportedMediaType,
   RateLimited,
   ServiceUnavailable,
   Unauthorized
@@ -335,6 +336,7 @@ export class FacetApi extends HttpApi.make("facet")
   .addError(NotFound)
   .addError(MethodNotAllowed)
   .addError(PayloadTooLarge)
+  .addError(UnsupportedMediaType)
   .addError(RateLimited)
   .addError(Internal)
   .addError(ServiceUnavailable)

@@ -19,7 +19,8 @@ import {
   PayloadTooLargeError,
   RateLimited,
   RateLimitedError,
-  ServiceUnavailableError
+  ServiceUnavailableError,
+  UnsupportedMediaTypeError
 } from "../src/domain/errors.js"
 import { hashSecret } from "../src/merchants/credentials.js"
 import { FacetApi } from "./api.js"
@@ -33,6 +34,7 @@ type BoundaryError =
   | PayloadTooLargeError
   | InternalError
   | ServiceUnavailableError
+  | UnsupportedMediaTypeError
 
 interface RoutePattern {
   readonly method: string
@@ -64,11 +66,29 @@ const describeIssues = (error: HttpApiError.HttpApiDecodeError): string => {
 const isBodyTooLarge = (error: HttpServerError.RequestError) =>
   error.cause instanceof Error && error.cause.message.includes("maxBytes exceeded")
 
+const sqlState = (error: SqlError) => {
+  const cause = error.cause
+  return typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
+}
+
 /** PostgreSQL error classes that mean "the database is not there right now", not "the query was wrong". */
 const isUnavailable = (error: SqlError): boolean => {
-  const cause = error.cause
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
+  const code = sqlState(error)
   return code === "" || code.startsWith("08") || code.startsWith("57") || code.startsWith("53") || code.startsWith("E")
+}
+
+/** PostgreSQL refuses a NUL character in text (22021, or 22P05 when it cannot be converted): the client's input, not our fault. */
+const isNulCharacter = (error: SqlError) => sqlState(error) === "22021" || sqlState(error) === "22P05"
+
+/** A body nested so deeply that parsing or decoding it overflows the stack. */
+const isTooDeep = (error: unknown) => error instanceof RangeError && error.message.includes("call stack")
+
+/** A /v1 request with a body must say it is JSON (a form-encoded body is not read as if it were). */
+const wrongContentType = (request: HttpServerRequest.HttpServerRequest, path: string) => {
+  if (!path.startsWith("/v1/") || (request.method !== "POST" && request.method !== "PUT" && request.method !== "PATCH")) return false
+  const hasBody = Number(request.headers["content-length"] ?? "0") > 0 || request.headers["transfer-encoding"] !== undefined
+  const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
+  return hasBody && type !== "application/json" && !type.endsWith("+json")
 }
 
 const encodeRateLimited = Schema.encodeSync(RateLimited)
@@ -105,7 +125,9 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
             : new BadRequestError({ error: "request body is not valid JSON" })
         )
       }
+      if (isTooDeep(error)) return Option.some(new BadRequestError({ error: "request body is nested too deeply" }))
       if (error instanceof SqlError) {
+        if (isNulCharacter(error)) return Option.some(new BadRequestError({ error: "a NUL character (\\u0000 or %00) is not accepted in any field or path" }))
         return Option.some(
           isUnavailable(error)
             ? new ServiceUnavailableError({ error: "the database is temporarily unavailable; retry with backoff" })
@@ -118,6 +140,11 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
     return (app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const path = new URL(request.url, "http://localhost").pathname
+        if (/%00|\u0000/i.test(request.url)) return yield* new BadRequestError({ error: "a NUL character (%00) is not accepted in a URL" })
+        if (wrongContentType(request, path)) {
+          return yield* new UnsupportedMediaTypeError({ error: `the body of ${request.method} ${path} must be JSON: send Content-Type: application/json` })
+        }
         const declaredLength = Number(request.headers["content-length"] ?? "0")
         if (Number.isFinite(declaredLength) && declaredLength > config.maxBodyBytes) {
           return yield* new PayloadTooLargeError({ error: `request body exceeds ${config.maxBodyBytes} bytes` })

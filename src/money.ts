@@ -20,6 +20,15 @@ export const DecimalString = Schema.String.pipe(
   examples: ["12.5"]
 })
 
+/** The largest amount a request may carry (10^15 of any asset) and the most fractional digits (18). */
+const MAX_REQUEST_AMOUNT = new MoneyDecimal("1e15")
+
+/** An amount in a request: a DecimalString below 10^15 with at most 18 fractional digits (no 10^38 USDT order). */
+export const RequestAmount = DecimalString.pipe(
+  Schema.filter((value) => (value.length <= 40 && new MoneyDecimal(value).lessThan(MAX_REQUEST_AMOUNT) && fractionDigits(value) <= 18) ||
+    "must be below 1000000000000000 with at most 18 fractional digits")
+).annotations({ identifier: "RequestAmount", jsonSchema: { type: "string", pattern: "^\\d{1,15}(\\.\\d{1,18})?$", maxLength: 34 } })
+
 /** Number of digits after the dot as written, trailing zeros included ("1.50" has 2). */
 export const fractionDigits = (value: string): number => {
   const dot = value.indexOf(".")

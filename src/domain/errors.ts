@@ -31,6 +31,9 @@ export class ConflictError extends Schema.TaggedError<ConflictError>()("Conflict
 export class PayloadTooLargeError
   extends Schema.TaggedError<PayloadTooLargeError>()("PayloadTooLarge", { error: Schema.String })
 {}
+export class UnsupportedMediaTypeError
+  extends Schema.TaggedError<UnsupportedMediaTypeError>()("UnsupportedMediaType", { error: Schema.String })
+{}
 export class RateLimitedError extends Schema.TaggedError<RateLimitedError>()("RateLimited", { error: Schema.String }) {}
 export class InternalError extends Schema.TaggedError<InternalError>()("Internal", { error: Schema.String }) {}
 export class ServiceUnavailableError
@@ -49,6 +52,12 @@ export const Conflict = onTheWire(
   "Idempotency-key reuse with a different request, a concurrent operation, or a resource-state conflict"
 )
 export const PayloadTooLarge = onTheWire("PayloadTooLarge", PayloadTooLargeError, 413, "The request body is too large")
+export const UnsupportedMediaType = onTheWire(
+  "UnsupportedMediaType",
+  UnsupportedMediaTypeError,
+  415,
+  "The request body is not application/json"
+)
 export const RateLimited = onTheWire(
   "RateLimited",
   RateLimitedError,
@@ -71,6 +80,7 @@ export type ApiError =
   | MethodNotAllowedError
   | ConflictError
   | PayloadTooLargeError
+  | UnsupportedMediaTypeError
   | RateLimitedError
   | InternalError
   | ServiceUnavailableError

@@ -43,19 +43,20 @@ const NonBlank = (minLength: number, field: string) =>
 
 /** AIMerchantApplyRequest: additional properties are allowed (and kept with the application). */
 export const MerchantApplyRequest = Schema.Struct({
-  project_name: NonBlank(2, "project_name").annotations({ jsonSchema: { type: "string", minLength: 2 } }),
-  business_type: Schema.String,
-  use_case: Schema.String,
+  project_name: NonBlank(2, "project_name").pipe(Schema.maxLength(128, { message: () => "project_name: at most 128 characters" }))
+    .annotations({ jsonSchema: { type: "string", minLength: 2, maxLength: 128 } }),
+  business_type: Schema.String.pipe(Schema.maxLength(200)),
+  use_case: Schema.String.pipe(Schema.maxLength(2000)),
   agree_terms: Schema.Literal(true).annotations({ message: () => "agree_terms must be true" }),
   website: Schema.optional(Uri),
   repository_url: Schema.optional(Uri),
-  contact_channel: Schema.optional(Schema.String),
+  contact_channel: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
   contact_email: Schema.optional(Email),
-  monthly_volume: Schema.optional(Schema.String),
+  monthly_volume: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
   webhook_url: Schema.optional(HttpUri),
   return_url: Schema.optional(HttpUri),
   preferred_chains: Schema.optional(Schema.Array(Chain)),
-  ai_provider: Schema.optional(Schema.String),
+  ai_provider: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
   integration_mode: Schema.optionalWith(IntegrationMode, { default: () => "checkout" as const })
 }).annotations({ identifier: "AIMerchantApplyRequest", parseOptions: { errors: "all" } })
 export type MerchantApplyRequest = typeof MerchantApplyRequest.Type

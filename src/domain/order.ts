@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { DecimalString } from "../money.js"
+import { DecimalString, RequestAmount } from "../money.js"
 import { Chain } from "./chain.js"
 import { HttpUri } from "./onboarding.js"
 
@@ -18,20 +18,23 @@ export const AcceptedAsset = Schema.Struct({
   currency: Schema.String.pipe(Schema.minLength(1))
 }).annotations({ identifier: "AcceptedAsset", parseOptions: strict })
 
+/** A request string with a documented maximum length. */
+export const BoundedString = (max: number) => Schema.String.pipe(Schema.maxLength(max, { message: () => `at most ${max} characters` }))
+
 export const CreateOrderRequest = Schema.Struct({
-  amount: DecimalString,
-  out_trade_no: Schema.optional(Schema.String),
-  currency: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  amount: RequestAmount,
+  out_trade_no: Schema.optional(BoundedString(128)),
+  currency: Schema.optional(BoundedString(16).pipe(Schema.minLength(1))),
   chain: Schema.optional(Chain),
   checkout_mode: Schema.optional(CheckoutMode),
   accepted_assets: Schema.optional(Schema.Array(AcceptedAsset).pipe(Schema.minItems(1))),
-  exchange_rate: Schema.optional(DecimalString),
+  exchange_rate: Schema.optional(RequestAmount),
   notify_url: Schema.optional(HttpUri),
   return_url: Schema.optional(HttpUri),
   expire_minutes: Schema.optional(Schema.Int.pipe(Schema.between(1, 1440, { message: () => "expire_minutes must be an integer from 1 to 1440" }))),
-  merchant_user_id: Schema.optional(Schema.String),
-  product_name: Schema.optional(Schema.String),
-  product_desc: Schema.optional(Schema.String),
+  merchant_user_id: Schema.optional(BoundedString(128)),
+  product_name: Schema.optional(BoundedString(256)),
+  product_desc: Schema.optional(BoundedString(2000)),
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 }).annotations({ identifier: "CreateOrderRequest", parseOptions: strict })
 export type CreateOrderRequest = typeof CreateOrderRequest.Type
@@ -64,9 +67,9 @@ export const Order = Schema.Struct({
   tx_hash: Schema.optional(Schema.String),
   late_payment: Schema.Boolean,
   exchange_rate: Schema.optional(DecimalString),
-  merchant_user_id: Schema.optional(Schema.String),
-  product_name: Schema.optional(Schema.String),
-  product_desc: Schema.optional(Schema.String),
+  merchant_user_id: Schema.optional(BoundedString(128)),
+  product_name: Schema.optional(BoundedString(256)),
+  product_desc: Schema.optional(BoundedString(2000)),
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   available_assets: Schema.Array(AvailableAsset),
   expire_at: Schema.String,
@@ -83,7 +86,9 @@ export const OrderList = Schema.Struct({
 }).annotations({ identifier: "OrderList" })
 
 const IntFromString = (name: string, min: number, max: number) =>
-  Schema.NumberFromString.pipe(
+  Schema.String.pipe(
+    Schema.pattern(/^\d{1,10}$/, { message: () => `${name} must be an integer written in digits` }),
+    Schema.compose(Schema.NumberFromString),
     Schema.int({ message: () => `${name} must be an integer` }),
     Schema.between(min, max, { message: () => `${name} must be an integer from ${min} to ${max}` })
   )

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { DecimalString } from "../money.js"
+import { DecimalString, RequestAmount } from "../money.js"
 import { Chain } from "./chain.js"
 import { LimitOffset } from "./order.js"
 
@@ -14,8 +14,8 @@ const strict = { onExcessProperty: "error", errors: "all" } as const
 /** POST /v1/withdrawal-fee-quote: all three required here (the contract leaves it open); nothing else. */
 export const FeeQuoteRequest = Schema.Struct({
   chain: Chain,
-  currency: Schema.String.pipe(Schema.minLength(1)),
-  amount: DecimalString
+  currency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16)),
+  amount: RequestAmount
 }).annotations({ identifier: "WithdrawalFeeQuoteRequest", parseOptions: strict })
 
 /** The fee figures a quote gives and a withdrawal keeps as its snapshot (decimals in the asset's units). */
@@ -46,9 +46,9 @@ export type FeeQuote = typeof FeeQuote.Type
 /** POST /v1/withdrawals: no fee field (400), no other field. */
 export const CreateWithdrawalRequest = Schema.Struct({
   chain: Chain,
-  currency: Schema.String.pipe(Schema.minLength(1)),
-  amount: DecimalString,
-  to_address: Schema.String.pipe(Schema.minLength(1)),
+  currency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16)),
+  amount: RequestAmount,
+  to_address: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)),
   out_withdrawal_no: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)))
 }).annotations({ identifier: "CreateWithdrawalRequest", parseOptions: strict })
 export type CreateWithdrawalRequest = typeof CreateWithdrawalRequest.Type
