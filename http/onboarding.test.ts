@@ -33,6 +33,10 @@ describe("AI merchant onboarding", () => {
         ])
         expect(e.FACET_API_KEY).toMatch(/^fk_live_[A-Za-z0-9_-]{43}$/)
         expect(e.FACET_WEBHOOK_SECRET).toMatch(/^whsec_/)
+        // the database holds the webhook secret sealed, never as the merchant got it
+        const [stored] = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ secret: string }>`SELECT webhook_secret AS secret FROM merchants WHERE id = ${String(e.FACET_MERCHANT_ID)}`)
+        expect(stored?.secret).toMatch(/^sbx1:/)
+        expect(stored?.secret).not.toContain(String(e.FACET_WEBHOOK_SECRET).slice(6))
         expect(e.FACET_API_BASE_URL).toBe("http://facet.test")
         const handoff = asRecord(body.merchant_console)
         expect(handoff.console_token).toMatch(/^fct_/)

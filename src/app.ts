@@ -33,6 +33,8 @@ import { DevnetsLive } from "./devnet/devnets.js"
 import { DepositAddresses } from "./deposits/deposit-addresses.js"
 import { MasterSeedLive } from "./keys/master-seed.js"
 import { LocalSignerLive } from "./keys/signer.js"
+import { SecretBoxLive } from "./keys/secret-box.js"
+import { SealSecretsLive } from "./keys/sealed-secrets.js"
 import { OrderExpiryLive } from "./orders/order-expiry.js"
 import { Orders } from "./orders/orders.js"
 import { Ledger } from "./ledger/ledger.js"
@@ -57,8 +59,8 @@ const MigrationsLive = Layer.effectDiscard(
   })
 )
 
-/** Keys and per-network settings: the master seed stays inside the signer. */
-const KeysLive = LocalSignerLive.pipe(Layer.provide(MasterSeedLive))
+/** Keys: the master seed stays inside the signer and the secret box (sealing stored secrets). */
+const KeysLive = Layer.merge(LocalSignerLive, SecretBoxLive).pipe(Layer.provide(MasterSeedLive))
 
 /** The chains: the devnets (default) or the real networks of FACET_NETWORK=mainnet. */
 export const NetworkLive = Layer.unwrapEffect(
@@ -86,6 +88,7 @@ export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>, c
   )),
   Layer.provideMerge(Layer.merge(AuditLog.Default, clock)),
   Layer.provideMerge(network),
+  Layer.provideMerge(SealSecretsLive),
   Layer.provideMerge(KeysLive),
   Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(Readiness.Default),

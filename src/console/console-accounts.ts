@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AuditLog } from "../audit/audit-log.js"
+import { SecretBox } from "../keys/secret-box.js"
 import { newId } from "../ids.js"
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js"
 import { verifyTotp } from "./totp.js"
@@ -43,6 +44,8 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
+    // TOTP seeds are stored sealed (a database dump shows none)
+    const box = yield* SecretBox
 
     const handoff = (consoleToken: string, lock: boolean) =>
       Effect.map(
@@ -130,7 +133,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
         yield* failed(user === undefined ? "no such login" : "wrong password")
         return yield* new ConsoleRefusal({ status: 401, message: "Wrong login name or password." })
       }
-      if (user.totp_secret !== null && !verifyTotp(user.totp_secret, code)) {
+      if (user.totp_secret !== null && !verifyTotp(box.open(user.totp_secret), code)) {
         yield* failed("wrong or missing authenticator code")
         return yield* new ConsoleRefusal({ status: 401, message: "The 6-digit code from your authenticator app is missing or wrong." })
       }
@@ -164,7 +167,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       const [user] = yield* Effect.orDie(sql<{ password_hash: string; totp_secret: string | null }>`SELECT password_hash, totp_secret FROM console_users WHERE id = ${userId}`)
       const ok = user !== undefined && (yield* verifyPassword(password, user.password_hash))
       if (!ok) return yield* new ConsoleRefusal({ status: 403, message: `The password is not right: nothing was ${done}.` })
-      if (user.totp_secret !== null && !verifyTotp(user.totp_secret, code)) {
+      if (user.totp_secret !== null && !verifyTotp(box.open(user.totp_secret), code)) {
         return yield* new ConsoleRefusal({ status: 403, message: `The 6-digit code is missing or wrong: nothing was ${done}.` })
       }
     })
@@ -178,7 +181,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
         return yield* new ConsoleRefusal({ status: 400, message: "That code does not match: scan the QR code again and enter the current code." })
       }
       yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-        const enrolled = yield* sql`UPDATE console_users SET totp_secret = ${secret}, updated_at = now() WHERE id = ${session.userId} AND totp_secret IS NULL RETURNING id`
+        const enrolled = yield* sql`UPDATE console_users SET totp_secret = ${box.seal(secret)}, updated_at = now() WHERE id = ${session.userId} AND totp_secret IS NULL RETURNING id`
         if (enrolled.length > 0) yield* audit.record(session.merchantId, { kind: "console_user", name: session.loginName, from }, "totp.enabled", session.userId)
       })))
     })

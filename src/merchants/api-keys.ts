@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { AuditLog, type AuditActor } from "../audit/audit-log.js"
 import { newId } from "../ids.js"
+import { SecretBox } from "../keys/secret-box.js"
 import { displayPrefix, hashSecret, newApiKey, newWebhookSecret } from "./credentials.js"
 import type { Principal } from "./principal.js"
 
@@ -19,6 +20,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
+    const box = yield* SecretBox
 
     const findActive = SqlSchema.findOne({
       Request: Schema.String,
@@ -73,7 +75,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
     const rotateWebhookSecret = Effect.fn("ApiKeys.rotateWebhookSecret")(function*(merchantId: string, actor: AuditActor) {
       const secret = newWebhookSecret()
       yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-        yield* sql`UPDATE merchants SET webhook_secret = ${Redacted.value(secret)}, updated_at = now() WHERE id = ${merchantId}`
+        yield* sql`UPDATE merchants SET webhook_secret = ${box.seal(Redacted.value(secret))}, updated_at = now() WHERE id = ${merchantId}`
         yield* audit.record(merchantId, actor, "webhook_secret.rotated")
       })))
       return secret

@@ -9,6 +9,8 @@ import { AuditLog, type AuditActor } from "../audit/audit-log.js"
 import { ConsoleAccounts } from "../console/console-accounts.js"
 import { ConsoleUsers } from "../console/console-users.js"
 import { Chain } from "../domain/chain.js"
+import { MasterSeedLive } from "../keys/master-seed.js"
+import { SecretBoxLive } from "../keys/secret-box.js"
 import { PolicyClock } from "../policy-clock.js"
 
 const USAGE = `usage:
@@ -144,7 +146,7 @@ const main = Effect.gen(function*() {
     Effect.provide(Layer.mergeAll(AddressBook.Default, ConsoleUsers.Default).pipe(
       Layer.provideMerge(WithdrawalPolicy.Default),
       Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ConsoleAccounts.Default)),
-      Layer.provideMerge(Layer.merge(AuditLog.Default, PolicyClock.System)),
+      Layer.provideMerge(Layer.mergeAll(AuditLog.Default, PolicyClock.System, SecretBoxLive.pipe(Layer.provide(MasterSeedLive)))),
       Layer.provideMerge(operatorDatabaseLive(config))
     ))
   )

@@ -12,6 +12,7 @@ import {
   type OnboardingStatus
 } from "../domain/onboarding.js"
 import { newId } from "../ids.js"
+import { SecretBox } from "../keys/secret-box.js"
 import { ApiKeys } from "./api-keys.js"
 import { hashSecret, newConsoleToken, newWebhookSecret } from "./credentials.js"
 import { integrationPrompt } from "./integration-prompt.js"
@@ -135,6 +136,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
     const config = yield* AppConfig
     const assets = yield* AssetCatalog
     const keys = yield* ApiKeys
+    const box = yield* SecretBox
 
     const findByProjectKey = SqlSchema.findOne({
       Request: Schema.String,
@@ -239,7 +241,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
               ${request.contact_channel ?? null}, ${request.contact_email ?? null}, ${request.monthly_volume ?? null},
               ${request.webhook_url ?? null}, ${request.return_url ?? null},
               string_to_array(${(request.preferred_chains ?? []).join(",")}, ','), ${request.ai_provider ?? null},
-              ${request.integration_mode}, ${JSON.stringify(application)}::jsonb, ${Redacted.value(webhookSecret)})`)
+              ${request.integration_mode}, ${JSON.stringify(application)}::jsonb, ${box.seal(Redacted.value(webhookSecret))})`)
           const { key } = yield* keys.issue(merchantId, ALL_SCOPES, "onboarding", { kind: "service", name: "onboarding" })
           const consoleToken = newConsoleToken()
           const consoleExpiresAt = DateTime.addDuration(yield* DateTime.now, config.consoleTokenTtl)

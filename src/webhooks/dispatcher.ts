@@ -7,6 +7,7 @@ import { newId } from "../ids.js"
 import { destinationProblem, guardedLookup } from "./destination-guard.js"
 import { GIVE_UP_AFTER, retryDelay } from "./retry-schedule.js"
 import { signBody } from "./signature.js"
+import { SecretBox } from "../keys/secret-box.js"
 
 const Claimed = Schema.Struct({
   id: Schema.String,
@@ -51,6 +52,8 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const client = yield* HttpClient.HttpClient
+    // webhook secrets are stored sealed; opened only to sign a delivery
+    const box = yield* SecretBox
     const settings = config.webhooks
     const production = config.network === "mainnet"
     const lease = Duration.sum(settings.timeout, LEASE_MARGIN)
@@ -91,7 +94,7 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
           "user-agent": "facet-webhooks/1",
           "x-facet-event": event.event,
           "x-facet-idempotency-key": event.idempotency_key,
-          "x-facet-signature": signBody(event.webhook_secret, body),
+          "x-facet-signature": signBody(box.open(event.webhook_secret), body),
           "x-facet-delivery-id": event.id,
           "x-facet-attempt": String(event.attempts)
         }),

@@ -1,0 +1,26 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { SecretBox } from "./secret-box.js"
+
+/**
+ * At start: every webhook secret and TOTP seed not sealed under the current key (stored before sealing
+ * existed, or under a rotated-out key version) is sealed now, row by row, so a dump never shows one.
+ */
+export const SealSecretsLive = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+    let sealed = 0
+    for (const row of yield* sql<{ id: string; secret: string }>`SELECT id, webhook_secret AS secret FROM merchants`) {
+      if (box.isCurrent(row.secret)) continue
+      yield* sql`UPDATE merchants SET webhook_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND webhook_secret = ${row.secret}`
+      sealed += 1
+    }
+    for (const row of yield* sql<{ id: string; secret: string }>`SELECT id, totp_secret AS secret FROM console_users WHERE totp_secret IS NOT NULL`) {
+      if (box.isCurrent(row.secret)) continue
+      yield* sql`UPDATE console_users SET totp_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND totp_secret = ${row.secret}`
+      sealed += 1
+    }
+    if (sealed > 0) yield* Effect.logInfo(`sealed ${sealed} stored secret(s) under key version ${box.version}`)
+  }).pipe(Effect.orDie)
+)
