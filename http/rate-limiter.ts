@@ -1,45 +1,46 @@
-import { Clock, Effect, Option } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Option, Schedule } from "effect"
 import { AppConfig } from "../src/config.js"
 
-interface Bucket {
-  tokens: number
-  updatedAt: number
+export interface RateLimitSettings {
+  readonly perSecond: number
+  readonly burst: number
 }
 
-// Idle buckets are full again after burst/perSecond seconds; dropping them then loses nothing.
-const MAX_BUCKETS = 100_000
-
 /**
- * Token bucket per API key (per client address for unauthenticated calls), in this process's memory:
- * `burst` requests at once, refilled at `perSecond`.
+ * A token bucket per API key (per client address for unauthenticated calls) in PostgreSQL, so the limit
+ * holds across every process of the service: `burst` requests at once, refilled at `perSecond`. One upsert
+ * per request, serialized per bucket by its row lock. If the database cannot answer, the request is let
+ * through (it will meet the same database and get its 503 there).
  */
+export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSettings) => {
+  /** Takes one token; when none is left, says how many whole seconds until one is. */
+  const take = (key: string) =>
+    sql<{ granted: boolean; tokens: number }>`
+      INSERT INTO rate_limit_buckets AS b (bucket, tokens, granted, updated_at)
+      VALUES (${key}, ${settings.burst - 1}, true, clock_timestamp())
+      ON CONFLICT (bucket) DO UPDATE SET
+        granted = least(${settings.burst}, b.tokens + extract(epoch FROM clock_timestamp() - b.updated_at) * ${settings.perSecond}) >= 1,
+        tokens = least(${settings.burst}, b.tokens + extract(epoch FROM clock_timestamp() - b.updated_at) * ${settings.perSecond})
+                 - CASE WHEN least(${settings.burst}, b.tokens + extract(epoch FROM clock_timestamp() - b.updated_at) * ${settings.perSecond}) >= 1 THEN 1 ELSE 0 END,
+        updated_at = clock_timestamp()
+      RETURNING granted, tokens`.pipe(
+      Effect.map(([row]): Option.Option<number> =>
+        row === undefined || row.granted ? Option.none() : Option.some(Math.max(1, Math.ceil((1 - Number(row.tokens)) / settings.perSecond)))),
+      Effect.catchAll((error) => Effect.as(Effect.logWarning(`rate limit not checked (database): ${error.message}`), Option.none()))
+    )
+
+  /** Buckets idle long enough to be full again are dropped (they would be recreated full). */
+  const prune = sql`DELETE FROM rate_limit_buckets WHERE updated_at < clock_timestamp() - ${`${Math.ceil(settings.burst / settings.perSecond) + 1} seconds`}::interval`
+
+  return { take, prune } as const
+}
+
 export class RateLimiter extends Effect.Service<RateLimiter>()("facet/RateLimiter", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const { rateLimit } = yield* AppConfig
-    const buckets = new Map<string, Bucket>()
-
-    const prune = (now: number) => {
-      const idleMs = (rateLimit.burst / rateLimit.perSecond) * 1000
-      for (const [key, bucket] of buckets) {
-        if (now - bucket.updatedAt > idleMs) buckets.delete(key)
-      }
-    }
-
-    /** Takes one token; when none is left, says how many whole seconds until one is. */
-    const take = (key: string) =>
-      Effect.map(Clock.currentTimeMillis, (now): Option.Option<number> => {
-        if (buckets.size >= MAX_BUCKETS) prune(now)
-        const bucket = buckets.get(key) ?? { tokens: rateLimit.burst, updatedAt: now }
-        bucket.tokens = Math.min(rateLimit.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * rateLimit.perSecond)
-        bucket.updatedAt = now
-        buckets.set(key, bucket)
-        if (bucket.tokens >= 1) {
-          bucket.tokens -= 1
-          return Option.none()
-        }
-        return Option.some(Math.max(1, Math.ceil((1 - bucket.tokens) / rateLimit.perSecond)))
-      })
-
-    return { take } as const
+    const limiter = makeRateLimiter(yield* SqlClient.SqlClient, rateLimit)
+    yield* limiter.prune.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(Duration.minutes(1))), Effect.forkScoped)
+    return { take: limiter.take } as const
   })
 }) {}
