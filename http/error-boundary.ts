@@ -48,7 +48,8 @@ const declaredRoutes = (): ReadonlyArray<RoutePattern> => {
     onGroup: () => undefined,
     onEndpoint: ({ endpoint }) => {
       const source = endpoint.path.split("/").map((part) =>
-        part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        // the router takes a path parameter of at most 100 characters (find-my-way's limit): longer is no route
+        part.startsWith(":") ? "[^/]{1,100}" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
       ).join("/")
       routes.push({ method: endpoint.method, pattern: new RegExp(`^${source}$`) })
     }
@@ -57,7 +58,9 @@ const declaredRoutes = (): ReadonlyArray<RoutePattern> => {
 }
 
 const describeIssues = (error: HttpApiError.HttpApiDecodeError): string => {
-  const issues = error.issues.map((issue) =>
+  // an optional field that failed also fails "is undefined": that branch says nothing to the client
+  const relevant = error.issues.filter((issue) => !issue.message.startsWith("Expected undefined, actual"))
+  const issues = (relevant.length > 0 ? relevant : error.issues).map((issue) =>
     issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message
   )
   return `invalid request: ${issues.length > 0 ? issues.join("; ") : error.message}`
@@ -109,8 +112,8 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
     const notFound = (method: string, path: string): BoundaryError => {
       const allowed = routes.filter((r) => r.pattern.test(path)).map((r) => r.method)
       return allowed.length > 0
-        ? new MethodNotAllowedError({ error: `method ${method} is not allowed on ${path}; allowed: ${[...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", ")}` })
-        : new NotFoundError({ error: `no such endpoint: ${method} ${path}` })
+        ? new MethodNotAllowedError({ error: `method ${method} is not allowed on ${path.length > 120 ? `${path.slice(0, 120)}…` : path}; allowed: ${[...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", ")}` })
+        : new NotFoundError({ error: `no such endpoint: ${method} ${path.length > 120 ? `${path.slice(0, 120)}…` : path}` })
     }
 
     const fromFailure = (error: unknown, request: HttpServerRequest.HttpServerRequest): Option.Option<BoundaryError> => {

@@ -25,10 +25,24 @@ describe("hostile input", () => {
         yield* probe("page=1e3", "GET", "/v1/orders?page=1e3")
         yield* probe("limit=0x10", "GET", "/v1/withdrawals?limit=0x10")
         yield* probe("an amount with 19 fractional digits", "POST", "/v1/withdrawal-fee-quote", { json: { chain: "TRC20", currency: "USDT", amount: "1.0000000000000000001" } })
-        yield* probe("a 5,000-character order id", "GET", `/v1/orders/${"o".repeat(5000)}`)
-        yield* probe("a batch item with an empty external_user_id", "POST", "/v1/deposit-addresses/batch", {
-          json: { items: [{ external_user_id: "ok-1", chain: "TRC20", currency: "USDT" }, { external_user_id: "", chain: "TRC20", currency: "USDT" }], continue_on_error: true }
+        const longId = yield* probe("a 5,000-character order id", "GET", `/v1/orders/${"o".repeat(5000)}`)
+        expect(longId.status).toBe(404)
+        expect(longId.text.length).toBeLessThan(300)
+        // a batch with continue_on_error: the item with an empty external_user_id fails alone, saying why
+        const batch = yield* client.request("POST", "/v1/deposit-addresses/batch", {
+          apiKey, json: { items: [{ external_user_id: "ok-1", chain: "TRC20", currency: "USDT" }, { external_user_id: "", chain: "TRC20", currency: "USDT" }], continue_on_error: true }
         })
+        expect(batch.status, batch.text).toBe(200)
+        expect(batch.body).toMatchObject({ total: 2, succeeded: 1, failed: 1, items: [{ index: 0, status: "created" }, { index: 1, status: "failed", error: "external_user_id: external_user_id must have at least 1 character" }] })
+        // without it, nothing is created and the error names the item, not the schema's union
+        const strict = yield* client.request("POST", "/v1/deposit-addresses/batch", {
+          apiKey, json: { items: [{ external_user_id: "ok-2", chain: "TRC20", currency: "USDT" }, { external_user_id: "", chain: "TRC20", currency: "USDT" }] }
+        })
+        expect([strict.status, strict.text]).toEqual([400, "{\"error\":\"nothing was created: items[1]: external_user_id: external_user_id must have at least 1 character\"}"])
+        const missing = yield* client.request("POST", "/v1/deposit-addresses/batch", { apiKey, json: { items: [{ external_user_id: 5 }] } })
+        expect(missing.status).toBe(400)
+        expect(missing.text).not.toContain("Expected undefined")
+
         // and no refused request changed anything: not one order exists
         const orders = yield* client.request("GET", "/v1/orders", { apiKey })
         expect(orders.text).toContain("\"total\":0")

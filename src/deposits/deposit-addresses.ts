@@ -1,15 +1,18 @@
 import { SqlClient } from "@effect/sql"
-import { DateTime, Effect, Schema } from "effect"
+import { DateTime, Effect, Either, ParseResult, Schema } from "effect"
 import { AssetCatalog } from "../assets/asset-catalog.js"
 import type { AssetPolicy } from "../domain/asset-policy.js"
 import { Chain } from "../domain/chain.js"
 import {
   BATCH_LIMIT,
   type BatchCreateDepositAddressRequest,
-  type CreateDepositAddressRequest,
+  type BatchItemResult,
+  CreateDepositAddressRequest,
   type DepositAddress
 } from "../domain/deposit-address.js"
 import { BadRequestError, NotFoundError } from "../domain/errors.js"
+
+const decodeItem = Schema.decodeUnknownEither(CreateDepositAddressRequest, { errors: "all", onExcessProperty: "error" })
 import { decodeTransactionRows, renderTransaction, TRANSACTION_COLUMNS } from "../transactions/transaction-view.js"
 import { newId } from "../ids.js"
 import { normalizeDecimal } from "../money.js"
@@ -233,37 +236,52 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       if (byUsers === (request.items !== undefined)) {
         return yield* new BadRequestError({ error: "send either items, or external_user_ids with chain and currency (not both)" })
       }
-      let requests: Array<CreateDepositAddressRequest>
+      // each item checked on its own: a bad one is that item's failure (all or nothing without continue_on_error)
+      let checked: Array<Either.Either<CreateDepositAddressRequest, { readonly raw: { readonly external_user_id: string; readonly chain: string; readonly currency: string }; readonly error: string }>>
       if (request.external_user_ids !== undefined) {
         const { chain, currency } = request
         if (chain === undefined || currency === undefined) {
           return yield* new BadRequestError({ error: "external_user_ids needs chain and currency" })
         }
-        requests = request.external_user_ids.map((external_user_id) => ({ external_user_id, chain, currency }))
+        checked = request.external_user_ids.map((external_user_id) => Either.right({ external_user_id, chain, currency }))
       } else {
         if (request.chain !== undefined || request.currency !== undefined) {
           return yield* new BadRequestError({ error: "chain and currency go inside each item when items is used" })
         }
-        requests = [...(request.items ?? [])]
+        checked = (request.items ?? []).map((raw) =>
+          Either.mapLeft(decodeItem(raw), (issue) => ({ raw, error: ParseResult.ArrayFormatter.formatErrorSync(issue).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") })))
       }
-      if (requests.length === 0) return yield* new BadRequestError({ error: "the batch is empty" })
-      if (requests.length > BATCH_LIMIT) {
-        return yield* new BadRequestError({ error: `a batch holds at most ${BATCH_LIMIT} items; this one has ${requests.length}` })
+      if (checked.length === 0) return yield* new BadRequestError({ error: "the batch is empty" })
+      if (checked.length > BATCH_LIMIT) {
+        return yield* new BadRequestError({ error: `a batch holds at most ${BATCH_LIMIT} items; this one has ${checked.length}` })
+      }
+      const invalid = checked.flatMap((c, i) => (Either.isLeft(c) ? [`items[${i}]: ${c.left.error}`] : []))
+      if (!request.continue_on_error && invalid.length > 0) {
+        return yield* new BadRequestError({ error: `nothing was created: ${invalid.slice(0, 5).join("; ")}${invalid.length > 5 ? `; and ${invalid.length - 5} more` : ""}` })
       }
       const prefix = request.label_prefix
-      const labelled = requests.map((r) =>
+      const labelled = checked.flatMap((c) => (Either.isRight(c) ? [c.right] : [])).map((r) =>
         r.label === undefined && prefix !== undefined ? { ...r, label: `${prefix}${r.external_user_id}` } : r
       )
-      const outcomes = yield* assign(merchantId, labelled, !request.continue_on_error)
-      const items = outcomes.map((outcome, index) => ({
-        index,
-        external_user_id: labelled[index]?.external_user_id ?? "",
-        chain: labelled[index]?.chain ?? "",
-        currency: (labelled[index]?.currency ?? "").trim().toUpperCase(),
-        status: outcome.status,
-        ...(outcome.address === undefined ? {} : { deposit_address: outcome.address }),
-        ...(outcome.error === undefined ? {} : { error: outcome.error })
-      }))
+      const assigned = labelled.length === 0 ? [] : yield* assign(merchantId, labelled, !request.continue_on_error)
+      let next = 0
+      const items = checked.map((c, index): BatchItemResult => {
+        if (Either.isLeft(c)) {
+          return { index, external_user_id: c.left.raw.external_user_id, chain: c.left.raw.chain, currency: c.left.raw.currency.trim().toUpperCase(), status: "failed", error: c.left.error }
+        }
+        const outcome = assigned[next]
+        const item = labelled[next]
+        next += 1
+        return {
+          index,
+          external_user_id: item?.external_user_id ?? "",
+          chain: item?.chain ?? "",
+          currency: (item?.currency ?? "").trim().toUpperCase(),
+          status: outcome?.status ?? "failed",
+          ...(outcome?.address === undefined ? {} : { deposit_address: outcome.address }),
+          ...(outcome?.error === undefined ? {} : { error: outcome.error })
+        }
+      })
       const failed = items.filter((i) => i.status === "failed").length
       return { total: items.length, succeeded: items.length - failed, failed, items }
     })

@@ -14,14 +14,25 @@ export const CreateDepositAddressRequest = Schema.Struct({
   external_user_id: ExternalUserId,
   chain: Chain,
   currency: Schema.String.pipe(Schema.minLength(1)),
-  label: Schema.optional(Schema.String)
+  label: Schema.optional(Schema.String.pipe(Schema.maxLength(256, { message: () => "label must have at most 256 characters" })))
 }).annotations({ identifier: "CreateDepositAddressRequest", parseOptions: strict })
 export type CreateDepositAddressRequest = typeof CreateDepositAddressRequest.Type
 
 export const BATCH_LIMIT = 1000
 
+/**
+ * A batch item as sent: only its shape is checked with the request, so one bad item fails alone (with
+ * `continue_on_error`) instead of the whole batch; its content is checked as CreateDepositAddressRequest.
+ */
+export const BatchItemInput = Schema.Struct({
+  external_user_id: Schema.String,
+  chain: Schema.String,
+  currency: Schema.String,
+  label: Schema.optional(Schema.String)
+}).annotations({ identifier: "BatchCreateDepositAddressItem" })
+
 export const BatchCreateDepositAddressRequest = Schema.Struct({
-  items: Schema.optional(Schema.Array(CreateDepositAddressRequest)),
+  items: Schema.optional(Schema.Array(BatchItemInput).pipe(Schema.maxItems(BATCH_LIMIT, { message: () => `a batch holds at most ${BATCH_LIMIT} items` }))),
   external_user_ids: Schema.optional(Schema.Array(ExternalUserId)),
   chain: Schema.optional(Chain),
   currency: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
