@@ -4,6 +4,7 @@ import { Order } from "../../src/domain/order.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { Orders } from "../../src/orders/orders.js"
 import { FacetApi } from "../api.js"
+import { requireScope } from "../scopes.js"
 
 export const OrdersHandlers = HttpApiBuilder.group(FacetApi, "orders", (handlers) =>
   Effect.gen(function*() {
@@ -12,7 +13,7 @@ export const OrdersHandlers = HttpApiBuilder.group(FacetApi, "orders", (handlers
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentMerchant, (p) => orders.list(p.merchantId, urlParams)))
       .handle("create", ({ headers, payload }) =>
         Effect.gen(function*() {
-          const principal = yield* CurrentMerchant
+          const principal = yield* requireScope("orders", "creating an order")
           const key = Option.fromNullable(headers["x-service-idempotency-key"])
           const { order, status } = yield* orders.create(principal.merchantId, payload, key)
           // a replay answers with the status of the first response

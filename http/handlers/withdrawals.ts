@@ -2,17 +2,10 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { AddressBook } from "../../custody/address-book.js"
 import { Withdrawals } from "../../custody/withdrawals.js"
-import { ForbiddenError } from "../../src/domain/errors.js"
 import { Withdrawal } from "../../src/domain/withdrawal.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { FacetApi } from "../api.js"
-
-/** A key without `scope` gets 403 saying which scope it lacks. */
-const requireScope = (scope: string, what: string) =>
-  Effect.flatMap(CurrentMerchant, (principal) =>
-    principal.scopes.includes(scope)
-      ? Effect.succeed(principal)
-      : Effect.fail(new ForbiddenError({ error: `this API key lacks the ${scope} scope that ${what} needs` })))
+import { requireScope } from "../scopes.js"
 
 export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals", (handlers) =>
   Effect.gen(function*() {
