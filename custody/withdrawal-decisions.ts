@@ -51,16 +51,14 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
 
     /** The console user a decider is, if any, with what the policy needs to know of them. */
     const consoleUser = (decider: Decider, merchantId: string) =>
-      Effect.map(
-        decider.kind === "console_user"
-          ? sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
-              SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE id = ${decider.userId ?? ""} AND merchant_id = ${merchantId}`
-          : decider.kind === "operator"
-          ? sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
-              SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE login_name = ${decider.by.trim().toLowerCase()} AND merchant_id = ${merchantId}`
-          : Effect.succeed([]),
-        (rows) => Option.fromNullable(rows[0])
-      )
+      decider.kind !== "console_user" && decider.kind !== "operator"
+        ? Effect.succeed(Option.none<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>())
+        : Effect.map(
+          sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
+            SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE merchant_id = ${merchantId}
+              AND ${decider.kind === "console_user" ? sql`id = ${decider.userId ?? ""}` : sql`login_name = ${decider.by.trim().toLowerCase()}`}`,
+          (rows) => Option.fromNullable(rows[0])
+        )
 
     const auditActor = (decider: Decider, user: Option.Option<{ readonly login_name: string }>): AuditActor =>
       Option.isSome(user)

@@ -159,6 +159,9 @@ export const describeValue = (name: SettingName, value: string | null) =>
     ? name.kind === "cooling_off" ? formatDuration(DEFAULT_COOLING_OFF_SECONDS) : name.kind === "quorum" ? "1" : name.kind === "address_book" ? "off" : "no limit"
     : name.kind === "cooling_off" ? formatDuration(Number(value)) : value
 
+/** A setting's value as people read it, by the setting's stored name. */
+export const describeSetting = (setting: string, value: string | null) => describeValue(settingName(setting) ?? { kind: "quorum" }, value)
+
 const ChangeRow = Schema.Struct({
   id: Schema.String,
   setting: Schema.String,
@@ -222,9 +225,8 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
           RETURNING id, merchant_id, setting, value, previous_value, effective_at`
         for (const change of [...due].sort((a, b) => a.effective_at.getTime() - b.effective_at.getTime())) {
           yield* store(change.merchant_id, change.setting, change.value, change.effective_at)
-          const name = settingName(change.setting) ?? { kind: "quorum" }
           yield* audit.record(change.merchant_id, SERVICE_ACTOR, "policy.change_applied", change.setting,
-            `${change.setting}: ${describeValue(name, change.previous_value)} → ${describeValue(name, change.value)} in force (requested change ${change.id})`)
+            `${change.setting}: ${describeSetting(change.setting, change.previous_value)} → ${describeSetting(change.setting, change.value)} in force (requested change ${change.id})`)
         }
         return due.length
       })).pipe(Effect.orDie)
@@ -316,8 +318,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
           UPDATE withdrawal_policy_changes SET status = 'CANCELLED', ended_at = ${now}, ended_by = ${actor.name}
           WHERE id = ${changeId} AND merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at > ${now} RETURNING setting, value`
         if (cancelled === undefined) return yield* new NotFoundError({ error: `no pending policy change ${changeId}` })
-        const name = settingName(cancelled.setting) ?? { kind: "quorum" }
-        yield* audit.record(merchantId, actor, "policy.change_cancelled", cancelled.setting, `${cancelled.setting} → ${describeValue(name, cancelled.value)} cancelled (change ${changeId})`)
+        yield* audit.record(merchantId, actor, "policy.change_cancelled", cancelled.setting, `${cancelled.setting} → ${describeSetting(cancelled.setting, cancelled.value)} cancelled (change ${changeId})`)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 

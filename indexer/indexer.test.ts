@@ -1,10 +1,6 @@
-// fast devnets for this file: short blocks, a TRON finality window wide enough to reorg inside
-process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
+import "../test/fast-devnets.js"
+// a TRON finality window wide enough to reorg inside (read when the service starts, after the imports)
 process.env.FACET_CONFIRMATIONS_TRC20 = "8"
-process.env.FACET_CONFIRMATIONS_BEP20 = "2"
-process.env.FACET_DEVNET_BEP20_BLOCK_SECONDS = "1"
-process.env.FACET_DEVNET_SOLANA_SLOT_MS = "150"
-process.env.FACET_DEVNET_SOLANA_FINALITY_SLOTS = "4"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"

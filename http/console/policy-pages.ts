@@ -1,5 +1,5 @@
 import type { EffectivePolicy, PolicyChange } from "../../custody/withdrawal-policy.js"
-import { describeValue, settingName } from "../../custody/withdrawal-policy.js"
+import { describeSetting } from "../../custody/withdrawal-policy.js"
 import { AuditAction, type AuditFilter, type AuditRow } from "../../src/audit/audit-log.js"
 import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { can } from "../../src/console/console-roles.js"
@@ -49,7 +49,7 @@ export const policyPage = (
 ) => {
   const pending = changes.filter((c) => c.status === "PENDING" && c.effective_at > now)
   const history = changes.filter((c) => !(c.status === "PENDING" && c.effective_at > now)).slice(0, 20)
-  const shown = (setting: string, value: string | null) => escape(describeValue(settingName(setting) ?? { kind: "quorum" }, value))
+  const shown = (setting: string, value: string | null) => escape(describeSetting(setting, value))
   const perAsset = policy.settings.filter((s) => s.setting.includes(":"))
   return page("Withdrawal policy", `${notice(message)}
 <p class="hint">Tightening takes effect at once. Loosening (turning the address book off, raising a limit, lowering the quorum, shortening the cooling-off)

@@ -2,7 +2,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import * as os from "node:os"
 import { AddressBook } from "../../custody/address-book.js"
-import { describeValue, settingName, WithdrawalPolicy } from "../../custody/withdrawal-policy.js"
+import { describeSetting, WithdrawalPolicy } from "../../custody/withdrawal-policy.js"
 import { OperatorError, operatorConfig, operatorDatabaseLive } from "../../indexer/operator-runtime.js"
 import { AssetCatalog } from "../assets/asset-catalog.js"
 import { AuditLog, type AuditActor } from "../audit/audit-log.js"
@@ -82,7 +82,7 @@ const main = Effect.gen(function*() {
       }
       yield* policy.settle(merchantId)
       const inForce = yield* policy.effective(merchantId)
-      for (const setting of ["address_book", "cooling_off", "quorum"]) console.log(`${setting}: ${describeValue(settingName(setting) ?? { kind: "quorum" }, inForce.value(setting))}`)
+      for (const setting of ["address_book", "cooling_off", "quorum"]) console.log(`${setting}: ${describeSetting(setting, inForce.value(setting))}`)
       for (const s of inForce.settings.filter((s) => s.setting.includes(":"))) console.log(`${s.setting}: ${s.value}`)
       for (const c of (yield* policy.changes(merchantId)).filter((c) => c.status === "PENDING")) {
         console.log(`pending ${c.id}: ${c.setting} → ${c.value ?? "unset"} from ${c.effective_at.toISOString()} (asked by ${c.requested_by})`)
