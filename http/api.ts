@@ -74,6 +74,16 @@ export const HealthReport = Schema.Struct({
   indexers: Schema.Array(IndexerHealth),
   /** Why the service is degraded (a halted indexer, an unreachable node); empty when it is ok. */
   reasons: Schema.Array(Schema.String),
+  /** Chains with several nodes configured: how each node is doing (a failing one is passed over). */
+  nodes: Schema.optional(Schema.Array(Schema.Struct({
+    chain: Schema.String,
+    endpoints: Schema.Array(Schema.Struct({
+      endpoint: Schema.String,
+      state: Schema.Literal("ok", "failing", "cooling_down", "wrong_chain", "unused"),
+      consecutive_failures: Schema.Number,
+      last_error: Schema.String
+    }))
+  }))),
   custody: Schema.optional(Schema.Struct({
     operations: Schema.Record({ key: Schema.String, value: Schema.Number }),
     transactions: Schema.Record({ key: Schema.String, value: Schema.Number }),

@@ -58,6 +58,8 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
 
     let status: ChainIndexerStatus = startingStatus(chain)
+    // errors in a row: the wait before trying again doubles with each (1 s … 10 s), so a sick node is not hammered
+    let errorsInRow = 0
     const report = (patch: Partial<ChainIndexerStatus>) => {
       status = { ...status, ...patch }
       return reportStatus(status)
@@ -151,6 +153,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       for (;;) {
         const [head, finalized] = yield* Effect.all([client.head, client.finalized], { concurrency: 2 })
         status = { ...status, nodeAnsweredAt: Date.now() }
+        errorsInRow = 0
         yield* watch.refresh
         if (cursor.number >= head) {
           yield* store.confirm(chain, finalized, head, holder)
@@ -259,10 +262,17 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause) || isHalt(cause)
           ? Effect.failCause(cause)
-          : Effect.zipRight(
-            Effect.zipRight(report({ state: "retrying", detail: Cause.pretty(cause).split("\n")[0] ?? "" }), Effect.logWarning(`${chain} indexer error; retrying`, cause)),
-            Effect.sleep("1 second")
-          )
+          : Effect.suspend(() => {
+            const wait = Duration.millis(Math.min(10_000, 1_000 * 2 ** Math.min(errorsInRow, 4)))
+            errorsInRow += 1
+            return Effect.zipRight(
+              Effect.zipRight(
+                report({ state: "retrying", detail: Cause.pretty(cause).split("\n")[0] ?? "" }),
+                Effect.logWarning(`${chain} indexer error (${errorsInRow} in a row); retrying in ${Duration.format(wait)}`, cause)
+              ),
+              Effect.sleep(wait)
+            )
+          })
       ),
       Effect.repeat(Schedule.forever),
       Effect.tapError((error) => report({ state: "halted", detail: error.message }))

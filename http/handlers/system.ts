@@ -5,6 +5,7 @@ import { Reconciliation, reconciliationMetrics, reconciliationProblems } from ".
 import { AppConfig } from "../../src/config.js"
 import { Readiness } from "../../src/readiness.js"
 import { CustodyHealth } from "../../custody/custody-health.js"
+import { ChainClients } from "../../src/chains/chain-clients.js"
 import { ChainEndpoints } from "../../src/chains/chain-endpoints.js"
 import { FacetApi } from "../api.js"
 
@@ -23,6 +24,15 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
     const custodyReport = custody.report.pipe(Effect.orElseSucceed(() => undefined))
     // a database that does not answer is the readiness check's to report
     const latestRuns = reconciliation.latest.pipe(Effect.orElseSucceed(() => []))
+    const chainNodes = Effect.map((yield* ChainClients).nodes, (chains) =>
+      chains.length === 0
+        ? {}
+        : {
+          nodes: chains.map((c) => ({
+            chain: c.chain,
+            endpoints: c.endpoints.map((e) => ({ endpoint: e.endpoint, state: e.state, consecutive_failures: e.consecutiveFailures, last_error: e.lastError }))
+          }))
+        })
     const unreachableAfterMs = Duration.toMillis((yield* AppConfig).indexer.nodeUnreachableAfter)
     const indexerHealth = Effect.map(Ref.get(statuses), (m) =>
       [...m.values()].map((s) => ({
@@ -42,7 +52,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
           const reasons = ready
             ? [...indexerProblems(current, Date.now(), unreachableAfterMs), ...reconciliationProblems(yield* latestRuns), ...(custodyNow?.reasons ?? [])]
             : starting
-          const detail = custodyNow === undefined ? {} : { custody: custodyNow.custody }
+          const detail = { ...(yield* chainNodes), ...(custodyNow === undefined ? {} : { custody: custodyNow.custody }) }
           if (ready && reasons.length === 0) return { status: "ok" as const, checks, indexers, reasons, ...detail }
           // 503 with what is wrong, so a load balancer stops routing and an operator sees why
           const body = ready

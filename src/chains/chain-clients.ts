@@ -1,7 +1,9 @@
 import { Context, Effect, Layer, Option } from "effect"
+import { isNonEmptyReadonlyArray } from "effect/Array"
 import type { Chain } from "../domain/chain.js"
 import type { ChainClient } from "./chain-client.js"
 import { ChainEndpoints } from "./chain-endpoints.js"
+import { type ChainEndpoint, endpointLabel, type EndpointHealth, makeFailoverClient } from "./failover-client.js"
 import { makeBep20Client } from "./evm/bep20-client.js"
 import { makeSolanaClient } from "./solana/solana-client.js"
 import { makeTronClient } from "./tron/tron-client.js"
@@ -10,23 +12,36 @@ import { makeTronClient } from "./tron/tron-client.js"
 export class ChainClients extends Context.Tag("facet/ChainClients")<ChainClients, {
   readonly get: (chain: Chain) => Option.Option<ChainClient>
   readonly all: ReadonlyArray<ChainClient>
+  /** Per chain with several nodes configured: how each is doing (for /health). */
+  readonly nodes: Effect.Effect<ReadonlyArray<{ readonly chain: Chain; readonly endpoints: ReadonlyArray<EndpointHealth> }>>
 }>() {}
 
 export const ChainClientsLive = Layer.effect(
   ChainClients,
   Effect.gen(function*() {
     const endpoints = yield* ChainEndpoints
-    const clients: ReadonlyArray<ChainClient> = [
-      yield* makeTronClient({ url: endpoints.tron.url, tokens: endpoints.tron.tokens, confirmations: endpoints.tron.confirmations }),
-      yield* makeBep20Client({
-        rpcUrl: endpoints.bep20.rpcUrl,
+    // one client per configured node, behind one failover client per chain
+    const nodesOf = <R>(first: string, more: ReadonlyArray<string> | undefined, make: (url: string) => Effect.Effect<ChainClient, never, R>) =>
+      Effect.forEach([first, ...(more ?? [])], (url) => Effect.map(make(url), (client): ChainEndpoint => ({ label: endpointLabel(url), client })))
+    const tron = yield* nodesOf(endpoints.tron.url, endpoints.tron.fallbackUrls, (url) =>
+      makeTronClient({ url, tokens: endpoints.tron.tokens, confirmations: endpoints.tron.confirmations }))
+    const bep20 = yield* nodesOf(endpoints.bep20.rpcUrl, endpoints.bep20.fallbackUrls, (rpcUrl) =>
+      makeBep20Client({
+        rpcUrl,
         chainId: endpoints.bep20.chainId,
         tokens: endpoints.bep20.tokens,
         confirmations: endpoints.bep20.confirmations,
         traces: endpoints.bep20.traces
-      }),
-      yield* makeSolanaClient({ rpcUrl: endpoints.solana.rpcUrl, tokens: endpoints.solana.tokens })
-    ]
-    return { get: (chain) => Option.fromNullable(clients.find((c) => c.chain === chain)), all: clients }
+      }))
+    const solana = yield* nodesOf(endpoints.solana.rpcUrl, endpoints.solana.fallbackUrls, (rpcUrl) =>
+      makeSolanaClient({ rpcUrl, tokens: endpoints.solana.tokens }))
+    const chains = yield* Effect.forEach([tron, bep20, solana], (nodes) =>
+      isNonEmptyReadonlyArray(nodes) ? makeFailoverClient(nodes) : Effect.dieMessage("a chain without a node"))
+    const clients: ReadonlyArray<ChainClient> = chains.map((c) => c.client)
+    const nodes = Effect.map(
+      Effect.forEach(chains, (c) => Effect.map(c.health, (endpoints) => ({ chain: c.client.chain, endpoints }))),
+      (all) => all.filter((c) => c.endpoints.length > 0)
+    )
+    return { get: (chain) => Option.fromNullable(clients.find((c) => c.chain === chain)), all: clients, nodes }
   })
 )

@@ -1,7 +1,9 @@
 import { isHexAddress } from "../keys/address-encoding.js"
-import { Config, Context, Effect, Layer, Option } from "effect"
+import { Config, ConfigError, Context, Effect, Either, Layer, Option } from "effect"
+import { isNonEmptyReadonlyArray } from "effect/Array"
 import type { Address } from "viem"
 import { AppConfig } from "../config.js"
+import { endpointLabel, splitUrls } from "./failover-client.js"
 
 /** Where each chain is reached and which tokens count there: the devnets' own, or mainnet's from configuration. */
 export interface ChainEndpointsShape {
@@ -12,15 +14,19 @@ export interface ChainEndpointsShape {
     readonly confirmations: number
     /** How contract-sent BNB (internal calls) is seen (FACET_BEP20_TRACES); `off` credits none of it. */
     readonly traces: "callTracer" | "parity" | "off"
+    /** More nodes of the same chain, used in turn when the one before fails (FACET_BEP20_RPC_URLS). */
+    readonly fallbackUrls?: ReadonlyArray<string>
   }
   readonly tron: {
     readonly url: string
     readonly tokens: ReadonlyMap<string, string>
     readonly confirmations: number
+    readonly fallbackUrls?: ReadonlyArray<string>
   }
   readonly solana: {
     readonly rpcUrl: string
     readonly tokens: ReadonlyMap<string, { readonly mint: string; readonly decimals: number }>
+    readonly fallbackUrls?: ReadonlyArray<string>
   }
 }
 
@@ -32,6 +38,21 @@ const evmToken = (name: string, fallback: string | undefined) =>
     Config.map((value) => Option.orElse(value, () => Option.fromNullable(fallback))),
     Config.validate({ message: `${name} must be a 0x-prefixed 20-byte contract address`, validation: (value) => Option.match(value, { onNone: () => true, onSome: isHexAddress }) }),
     Config.map(Option.filter(isHexAddress))
+  )
+
+/**
+ * A chain's nodes: `<NAME>S` (comma-separated, tried in that order) or `<NAME>` (one), else the default.
+ * Setting both is refused, as one of them would be silently ignored.
+ */
+const nodeUrls = (name: string, fallback: string | undefined) =>
+  Config.all({ one: Config.option(Config.string(name)), many: Config.option(Config.string(`${name}S`)) }).pipe(
+    Config.mapOrFail(({ one, many }) => {
+      if (Option.isSome(one) && Option.isSome(many)) return Either.left(ConfigError.InvalidData([], `set ${name} or ${name}S, not both`))
+      const urls = Option.isSome(many) ? splitUrls(many.value) : Option.isSome(one) ? [one.value] : fallback === undefined ? [] : [fallback]
+      const invalid = urls.find((url) => !URL.canParse(url))
+      if (invalid !== undefined) return Either.left(ConfigError.InvalidData([], `${name}S: ${endpointLabel(invalid)} is not a URL`))
+      return isNonEmptyReadonlyArray(urls) ? Either.right(urls) : Either.left(ConfigError.MissingData([], `${name} (or ${name}S) is required on mainnet`))
+    })
   )
 
 /** Confirmation depths per chain (DECISIONS.md defaults: TRC20 19 blocks, BEP20 15; SOLANA uses finalized). */
@@ -48,9 +69,9 @@ export const MainnetEndpointsLive = Layer.effect(
     yield* AppConfig
     const confirmations = yield* confirmationsConfig("mainnet")
     const urls = yield* Config.all({
-      bep20: Config.string("FACET_BEP20_RPC_URL"),
-      tron: Config.string("FACET_TRON_API_URL").pipe(Config.withDefault("https://api.trongrid.io")),
-      solana: Config.string("FACET_SOLANA_RPC_URL").pipe(Config.withDefault("https://api.mainnet-beta.solana.com"))
+      bep20: nodeUrls("FACET_BEP20_RPC_URL", undefined),
+      tron: nodeUrls("FACET_TRON_API_URL", "https://api.trongrid.io"),
+      solana: nodeUrls("FACET_SOLANA_RPC_URL", "https://api.mainnet-beta.solana.com")
     })
     const usdt = yield* evmToken("FACET_TOKEN_BEP20_USDT", "0x55d398326f99059fF775485246999027B3197955")
     const velnx = yield* evmToken("FACET_TOKEN_BEP20_VELNX", undefined)
@@ -64,14 +85,15 @@ export const MainnetEndpointsLive = Layer.effect(
     }
     return {
       bep20: {
-        rpcUrl: urls.bep20,
+        rpcUrl: urls.bep20[0],
+        fallbackUrls: urls.bep20.slice(1),
         chainId,
         tokens: new Map([...Option.toArray(Option.map(usdt, (a) => ["USDT", a] as const)), ...Option.toArray(Option.map(velnx, (a) => ["VELNX", a] as const))]),
         confirmations: confirmations.bep20,
         traces
       },
-      tron: { url: urls.tron, tokens: new Map([["USDT", tronUsdt]]), confirmations: confirmations.tron },
-      solana: { rpcUrl: urls.solana, tokens: new Map([["USDT", { mint: solUsdt, decimals: 6 }]]) }
+      tron: { url: urls.tron[0], fallbackUrls: urls.tron.slice(1), tokens: new Map([["USDT", tronUsdt]]), confirmations: confirmations.tron },
+      solana: { rpcUrl: urls.solana[0], fallbackUrls: urls.solana.slice(1), tokens: new Map([["USDT", { mint: solUsdt, decimals: 6 }]]) }
     }
   })
 )

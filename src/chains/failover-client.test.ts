@@ -1,0 +1,69 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { startTronDevnet } from "../devnet/tron/tron-devnet.js"
+import { masterSeedFromMnemonic } from "../keys/master-seed.js"
+import { LocalSignerLive } from "../keys/signer.js"
+import { startNodeProxy } from "../../test/node-proxy.js"
+import { endpointLabel, makeFailoverClient } from "./failover-client.js"
+import { makeTronClient } from "./tron/tron-client.js"
+
+const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
+
+describe("several nodes of one chain", () => {
+  it.live("a failing node is passed over, a node of another chain is never read, and /health's view says which is which", () =>
+    Effect.gen(function*() {
+      const devnet = yield* startTronDevnet({ blockTimeMs: 100, solidLag: 3 })
+      // another network: the same devnet code, so its genesis is told apart by the node in front of it
+      const otherDevnet = yield* startTronDevnet({ blockTimeMs: 100, solidLag: 3 })
+      const other = yield* startNodeProxy(otherDevnet.url, () => undefined, ({ path, body }, answer) =>
+        path.endsWith("/wallet/getblockbynum") && typeof body === "object" && body !== null && "num" in body && body.num === 0 &&
+          typeof answer === "object" && answer !== null
+          ? { ...answer, blockID: "00".repeat(31) + "ff" }
+          : answer)
+      let broken = true
+      // a node that answers garbage while `broken`, then the real chain
+      const sick = yield* startNodeProxy(devnet.url, () => (broken ? "<html>502 Bad Gateway</html>" : undefined))
+      const tokens = new Map([["USDT", devnet.tokens.USDT]])
+      const tron = (url: string) => makeTronClient({ url, tokens, confirmations: 3 })
+      const { client, health } = yield* makeFailoverClient([
+        { label: "http://sick", client: yield* tron(sick.url) },
+        { label: "http://good", client: yield* tron(devnet.url) },
+        // two against one: a tie would go to the node configured first
+        { label: "http://other-chain", client: yield* tron(other.url) },
+        { label: "http://good-too", client: yield* tron(devnet.url) }
+      ], { baseCooldownMs: 200 })
+      yield* Effect.sleep("400 millis")
+
+      const head = yield* client.head
+      expect(head).toBeGreaterThan(0n)
+      const [block] = yield* client.blocks(1n, 1n)
+      // the good node answered: the wrong one is only found out once it would be used
+      yield* Effect.forEach([1, 2, 3], () => client.head)
+      expect(block?.hash).toBe(devnet.ledger.blocks[1]?.blockID)
+      const byLabel = new Map((yield* health).map((h) => [h.endpoint, h]))
+      expect(byLabel.get("http://sick")?.state).toMatch(/failing|cooling_down/)
+      expect(byLabel.get("http://sick")?.consecutiveFailures).toBeGreaterThan(0)
+      expect(byLabel.get("http://other-chain")?.state).toBe("wrong_chain")
+      expect(byLabel.get("http://good")?.state).toBe("ok")
+
+      // the sick node recovers: once its cooling-down is over it is preferred again (configured order)
+      broken = false
+      yield* Effect.sleep("1500 millis")
+      yield* client.head
+      const after = new Map((yield* health).map((h) => [h.endpoint, h]))
+      expect(after.get("http://sick")?.state).toBe("ok")
+      expect(after.get("http://other-chain")?.state).toBe("wrong_chain")
+
+      // every node down: one error naming each
+      broken = true
+      const failure = yield* Effect.flip(makeFailoverClient([
+        { label: "http://sick", client: yield* tron(sick.url) },
+        { label: "http://closed", client: yield* tron("http://127.0.0.1:1") }
+      ]).pipe(Effect.flatMap((c) => c.client.head)))
+      expect(failure.message).toMatch(/every node failed — http:\/\/sick: .*; http:\/\/closed: /)
+    }).pipe(Effect.scoped, Effect.provide(SignerLive)), { timeout: 30_000 })
+
+  it("labels keep a provider's key out of logs and /health", () => {
+    expect(endpointLabel("https://user:pw@bsc.nodereal.io/v1/0123456789abcdef?key=x")).toBe("https://bsc.nodereal.io")
+  })
+})
