@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Config, Context, Effect, Layer, Option } from "effect"
 import { isNonEmptyReadonlyArray } from "effect/Array"
 import type { Chain } from "../domain/chain.js"
 import type { ChainClient } from "./chain-client.js"
@@ -35,8 +35,9 @@ export const ChainClientsLive = Layer.effect(
       }))
     const solana = yield* nodesOf(endpoints.solana.rpcUrl, endpoints.solana.fallbackUrls, (rpcUrl) =>
       makeSolanaClient({ rpcUrl, tokens: endpoints.solana.tokens }))
+    const callTimeoutMs = yield* Config.integer("FACET_NODE_TIMEOUT_MS").pipe(Config.withDefault(30_000), Effect.orDie)
     const chains = yield* Effect.forEach([tron, bep20, solana], (nodes) =>
-      isNonEmptyReadonlyArray(nodes) ? makeFailoverClient(nodes) : Effect.dieMessage("a chain without a node"))
+      isNonEmptyReadonlyArray(nodes) ? makeFailoverClient(nodes, { callTimeoutMs }) : Effect.dieMessage("a chain without a node"))
     const clients: ReadonlyArray<ChainClient> = chains.map((c) => c.client)
     const nodes = Effect.map(
       Effect.forEach(chains, (c) => Effect.map(c.health, (endpoints) => ({ chain: c.client.chain, endpoints }))),

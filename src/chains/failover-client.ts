@@ -1,4 +1,4 @@
-import { Effect, Option, Ref } from "effect"
+import { Duration, Effect, Option, Ref } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import { type ChainClient, ChainRpcError } from "./chain-client.js"
 
@@ -45,16 +45,18 @@ export const splitUrls = (value: string): ReadonlyArray<string> => value.split("
  * period that doubles with each failure in a row (capped), and the call goes to the next. A node's answer
  * is never mixed into another's within one call. Before a node is first used its genesis is compared with
  * the chain's: a misconfigured node of another network is never read. A refusal (TransferRejected) is an
- * answer, not a failure: it is returned as is.
+ * answer, not a failure: it is returned as is. Every call has a deadline (FACET_NODE_TIMEOUT_MS), one
+ * node or several.
  */
 export const makeFailoverClient = (
   endpoints: NonEmptyReadonlyArray<ChainEndpoint>,
-  options: { readonly baseCooldownMs?: number; readonly maxCooldownMs?: number } = {}
+  options: { readonly baseCooldownMs?: number; readonly maxCooldownMs?: number; readonly callTimeoutMs?: number } = {}
 ) =>
   Effect.gen(function*() {
     const [first] = endpoints
     const chain = first.client.chain
-    if (endpoints.length === 1) return { client: first.client, health: Effect.succeed<ReadonlyArray<EndpointHealth>>([]) }
+    // a node that accepts the connection and never answers must not stall an indexer (not every client has a timeout)
+    const callTimeout = Duration.millis(options.callTimeoutMs ?? 30_000)
     const baseCooldown = options.baseCooldownMs ?? 1_000
     const maxCooldown = options.maxCooldownMs ?? 30_000
     const states = yield* Ref.make<ReadonlyArray<EndpointState>>(
@@ -138,7 +140,12 @@ export const makeFailoverClient = (
         const order = [...usable.filter((u) => !u.cooling), ...usable.filter((u) => u.cooling)]
         const errors: Array<string> = []
         for (const { endpoint, i } of order) {
-          const result = yield* Effect.either(Effect.zipRight(checkIdentity(i, endpoint), operation(endpoint.client)))
+          const result = yield* Effect.either(Effect.zipRight(checkIdentity(i, endpoint), operation(endpoint.client)).pipe(
+            Effect.timeoutFail({
+              duration: callTimeout,
+              onTimeout: () => new ChainRpcError({ chain, message: `no answer within ${Duration.format(callTimeout)}` })
+            })
+          ))
           if (result._tag === "Right") {
             yield* succeeded(i)
             return result.right
@@ -151,7 +158,8 @@ export const makeFailoverClient = (
         return yield* new ChainRpcError({ chain, message: errors.length === 0 ? "no usable node (every configured node serves another chain)" : `every node failed — ${errors.join("; ")}` })
       })
 
-    const health = Effect.map(Ref.get(states), (all) => {
+    // one node: nothing to fail over to, nothing for /health to compare
+    const health = endpoints.length === 1 ? Effect.succeed<ReadonlyArray<EndpointHealth>>([]) : Effect.map(Ref.get(states), (all) => {
       const now = Date.now()
       return endpoints.map((endpoint, i): EndpointHealth => {
         const s = all[i]

@@ -1,0 +1,22 @@
+/** How long and how hard the campaign runs: FACET_FAULTS_MODE (quick | long), FACET_FAULTS_SEED. */
+export interface CampaignSettings {
+  readonly mode: "quick" | "long"
+  readonly seed: number
+  readonly badNodeSeconds: number
+  /** Share of node calls that meet a fault while faults are on. */
+  readonly faultRate: number
+  readonly crashes: number
+  readonly databaseFaultSeconds: number
+  /** Where the table is written as well (FACET_FAULTS_REPORT). */
+  readonly reportFile: string | undefined
+}
+
+export const campaignSettings = (): CampaignSettings => {
+  const mode = process.env.FACET_FAULTS_MODE === "long" ? "long" : "quick"
+  const given = Number(process.env.FACET_FAULTS_SEED)
+  // quick mode (inside npm test) is fixed so CI is repeatable; the long mode explores a new seed each run
+  const seed = Number.isInteger(given) && given > 0 ? given : mode === "quick" ? 20261123 : Math.floor(Math.random() * 2 ** 31)
+  return mode === "quick"
+    ? { mode, seed, badNodeSeconds: 15, faultRate: 0.3, crashes: 2, databaseFaultSeconds: 8, reportFile: process.env.FACET_FAULTS_REPORT }
+    : { mode, seed, badNodeSeconds: 120, faultRate: 0.3, crashes: 8, databaseFaultSeconds: 60, reportFile: process.env.FACET_FAULTS_REPORT }
+}
