@@ -55,7 +55,14 @@ export const devnetStatePaths = (dataDir: string) => {
 const DevnetManifest = Schema.Struct({
   format: Schema.Number,
   created_at: Schema.String,
-  bep20: Schema.Struct({ tokens: Schema.Struct({ USDT: Schema.String, VELNX: Schema.String }) })
+  bep20: Schema.Struct({
+    tokens: Schema.Struct({ USDT: Schema.String, VELNX: Schema.String }),
+    /**
+     * anvil's genesis time (seconds), passed again at every start: anvil's saved state does not always
+     * keep block 0 (seen after a SIGKILL during payments), and a genesis it makes again is then the same.
+     */
+    genesis_timestamp: Schema.optional(Schema.Number)
+  })
 })
 
 const RESET_HINT = "run `npm run devnet:reset` for a clean slate (it asks first)"
@@ -87,7 +94,7 @@ const planDevnets = (dataDir: string) =>
       }
       const { USDT, VELNX } = manifest.bep20.tokens
       if (!isHexAddress(USDT) || !isHexAddress(VELNX)) return yield* new DevnetStateError({ message: `${paths.manifest} names no BEP20 token contracts; ${RESET_HINT}` })
-      return { resume: true as const, tokens: { USDT, VELNX } }
+      return { resume: true as const, tokens: { USDT, VELNX }, genesisTimestamp: manifest.bep20.genesis_timestamp }
     }
     const sql = yield* SqlClient.SqlClient
     const [indexed] = yield* sql<{ chains: string | null }>`
@@ -97,7 +104,7 @@ const planDevnets = (dataDir: string) =>
     }
     // what an interrupted first start may have left is not a chain anyone indexed: start clean
     yield* Effect.sync(() => fs.rmSync(paths.dir, { recursive: true, force: true }))
-    return { resume: false as const }
+    return { resume: false as const, genesisTimestamp: Math.floor(Date.now() / 1000) }
   })
 
 /**
@@ -121,7 +128,12 @@ export const DevnetsLive = Layer.scopedContext(
     const paths = devnetStatePaths(config.dataDir)
     yield* Effect.sync(() => fs.mkdirSync(paths.dir, { recursive: true }))
     const [anvil, tron, solana] = yield* Effect.all([
-      startAnvilDevnet({ blockTimeSeconds: timing.bep20BlockSeconds, stateFile: paths.anvilState, ...(plan.resume ? { tokens: plan.tokens } : {}) }),
+      startAnvilDevnet({
+        blockTimeSeconds: timing.bep20BlockSeconds,
+        stateFile: paths.anvilState,
+        ...(plan.genesisTimestamp === undefined ? {} : { genesisTimestamp: plan.genesisTimestamp }),
+        ...(plan.resume ? { tokens: plan.tokens } : {})
+      }),
       startTronDevnet({ blockTimeMs: timing.tronBlockMs, solidLag: confirmations.tron, journalFile: paths.tronJournal }),
       startSolanaDevnet({ slotMs: timing.solanaSlotMs, finalityLag: timing.solanaFinalityLag, journalFile: paths.solanaJournal })
     ], { concurrency: 3 })
@@ -147,7 +159,7 @@ export const DevnetsLive = Layer.scopedContext(
       yield* Effect.sleep("1100 millis")
       yield* Effect.try({
         try: () => {
-          const manifest: typeof DevnetManifest.Encoded = { format: DEVNET_FORMAT, created_at: new Date().toISOString(), bep20: { tokens: anvil.tokens } }
+          const manifest: typeof DevnetManifest.Encoded = { format: DEVNET_FORMAT, created_at: new Date().toISOString(), bep20: { tokens: anvil.tokens, genesis_timestamp: plan.genesisTimestamp } }
           fs.writeFileSync(`${paths.manifest}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`)
           fs.renameSync(`${paths.manifest}.tmp`, paths.manifest)
         },

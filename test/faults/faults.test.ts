@@ -4,11 +4,13 @@ process.env.FACET_CONFIRMATIONS_BEP20 = "6"
 // a node that holds a request forever is given up on quickly
 process.env.FACET_NODE_TIMEOUT_MS = "3000"
 
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import { TestAppLive } from "../http-harness.js"
 import { BadNodesLive, badNodesScenario } from "./bad-nodes.js"
+import { crashPointsScenario } from "./crash-points.js"
+import { databaseFaultsScenario } from "./database-faults.js"
 import { campaignSettings } from "./campaign-settings.js"
 import { resultsTable, type ScenarioResult } from "./scenario-result.js"
 
@@ -27,6 +29,16 @@ const record = (result: ScenarioResult) =>
     console.log(table)
     expect(result.violations).toEqual([])
   })
+
+describe(`fault campaign (${settings.mode}): the whole service as a process`, () => {
+  it.live("crash points: SIGKILLed at random moments while payments arrive on three chains, restarted each time; nothing left running, every payment credited once", () =>
+    Effect.flatMap(crashPointsScenario({ crashes: settings.crashes, seed: settings.seed }), record), { timeout: 1_800_000 })
+})
+
+describe(`fault campaign (${settings.mode}): the database`, () => {
+  it.live("database faults: connections terminated mid-transaction and the server restarted under load; 503 meanwhile, recovery without a restart, one row per idempotency key", () =>
+    Effect.flatMap(databaseFaultsScenario({ seconds: settings.databaseFaultSeconds, seed: settings.seed }), record), { timeout: 600_000 })
+})
 
 describe(`fault campaign (${settings.mode}, seed ${settings.seed}; replay with FACET_FAULTS_SEED=${settings.seed})`, () => {
   layer(TestAppLive({}, { chains: "devnet", network: BadNodesLive(settings.seed) }), { excludeTestServices: true, timeout: "600 seconds" })((it) => {

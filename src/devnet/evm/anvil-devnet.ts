@@ -88,6 +88,8 @@ export interface AnvilOptions {
   readonly stateFile?: string
   /** The token contracts of a resumed chain: checked to be there instead of deployed again. */
   readonly tokens?: { readonly USDT: Address; readonly VELNX: Address }
+  /** Block 0's time (seconds): the same time gives the same genesis hash, even if anvil makes it again. */
+  readonly genesisTimestamp?: number
 }
 
 /** Blocks mined after the last transaction before an idle devnet stops growing. */
@@ -105,6 +107,7 @@ export const startAnvilDevnet = (options: AnvilOptions = {}) =>
     const binary = yield* anvilBinary
     const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePort
     const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(ANVIL_CHAIN_ID), "--mnemonic", ANVIL_MNEMONIC, "--silent"]
+    if (options.genesisTimestamp !== undefined) args.push("--timestamp", String(options.genesisTimestamp))
     const pidFile = options.stateFile === undefined ? undefined : `${options.stateFile}.pid`
     if (options.stateFile !== undefined && pidFile !== undefined) {
       // an anvil of an earlier run may still be writing this state (it dumps when the service dies)
