@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import * as http from "node:http"
 import { startTronDevnet } from "../devnet/tron/tron-devnet.js"
 import { masterSeedFromMnemonic } from "../keys/master-seed.js"
 import { LocalSignerLive } from "../keys/signer.js"
 import { startNodeProxy } from "../../test/node-proxy.js"
 import { endpointLabel, makeFailoverClient } from "./failover-client.js"
+import { makeSolanaClient } from "./solana/solana-client.js"
 import { makeTronClient } from "./tron/tron-client.js"
 
 const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
@@ -61,6 +63,29 @@ describe("several nodes of one chain", () => {
         { label: "http://closed", client: yield* tron("http://127.0.0.1:1") }
       ]).pipe(Effect.flatMap((c) => c.client.head)))
       expect(failure.message).toMatch(/every node failed — http:\/\/sick: .*; http:\/\/closed: /)
+    }).pipe(Effect.scoped, Effect.provide(SignerLive)), { timeout: 30_000 })
+
+  // found by the fault campaign: Solana's client has no timeout, so a node that never answers stalled the indexer
+  it.live("a node that accepts a request and never answers fails the call at the deadline", () =>
+    Effect.gen(function*() {
+      const silent = yield* Effect.acquireRelease(
+        Effect.async<http.Server>((resume) => {
+          const server = http.createServer(() => undefined)
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+      )
+      const address = silent.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const solana = yield* makeSolanaClient({ rpcUrl: `http://127.0.0.1:${port}`, tokens: new Map() })
+      const { client } = yield* makeFailoverClient([{ label: "http://silent", client: solana }], { callTimeoutMs: 500 })
+      const started = Date.now()
+      const failure = yield* Effect.flip(client.head)
+      expect(failure.message).toMatch(/no answer within 500ms/)
+      expect(Date.now() - started).toBeLessThan(5_000)
     }).pipe(Effect.scoped, Effect.provide(SignerLive)), { timeout: 30_000 })
 
   it("labels keep a provider's key out of logs and /health", () => {
