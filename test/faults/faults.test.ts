@@ -43,6 +43,6 @@ describe(`fault campaign (${settings.mode}): the database`, () => {
 describe(`fault campaign (${settings.mode}, seed ${settings.seed}; replay with FACET_FAULTS_SEED=${settings.seed})`, () => {
   layer(TestAppLive({}, { chains: "devnet", network: BadNodesLive(settings.seed) }), { excludeTestServices: true, timeout: "600 seconds" })((it) => {
     it.effect("bad nodes: every chain's two nodes fail in every way a provider does; the indexers converge, nothing lost or invented", () =>
-      Effect.flatMap(badNodesScenario({ seconds: settings.badNodeSeconds, rate: settings.faultRate }), record))
+      Effect.flatMap(badNodesScenario({ seconds: settings.badNodeSeconds, rate: settings.faultRate }), record), { timeout: 1_800_000 })
   })
 })
