@@ -105,7 +105,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
   .add(
     HttpApiEndpoint.get("metrics", "/metrics")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4" }))
-      .annotate(OpenApi.Summary, "Prometheus metrics: per-chain indexer lag")
+      .annotate(OpenApi.Summary, "Prometheus metrics: per-chain indexer lag, reconciliation, custody, and the process's memory and CPU")
   )
 {}
 

@@ -123,6 +123,9 @@ describe("developer endpoints", () => {
         const metrics = yield* client.request("GET", "/metrics")
         expect(metrics.status).toBe(200)
         expect(metrics.text).toContain("# TYPE facet_indexer_lag_blocks gauge")
+        // the process's own memory, as prom-client names it
+        expect(Number(/^process_resident_memory_bytes (\d+)$/m.exec(metrics.text)?.[1])).toBeGreaterThan(10_000_000)
+        expect(metrics.text).toMatch(/^nodejs_heap_size_used_bytes \d+$/m)
       }))
   })
 })

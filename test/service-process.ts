@@ -49,9 +49,10 @@ export const FAST_DEVNETS: Record<string, string> = {
 /**
  * `npm start` as a user runs it: its own node process on the embedded PostgreSQL of `dataDir` (no
  * DATABASE_URL), logging to `dataDir/../<name>.log`; ready once /health answers 200. Stopped (SIGINT,
- * then SIGKILL) when the scope closes if the test has not stopped it.
+ * then SIGKILL) when the scope closes if the test has not stopped it. Devnets are fast unless
+ * `devnets` is "as npm start" (its default block times and confirmations).
  */
-export const startService = (dataDir: string, name: string, env: Record<string, string> = {}) =>
+export const startService = (dataDir: string, name: string, env: Record<string, string> = {}, devnets: "fast" | "as npm start" = "fast") =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const port = yield* freePort
@@ -59,7 +60,7 @@ export const startService = (dataDir: string, name: string, env: Record<string, 
       const out = fs.openSync(logFile, "w")
       const { DATABASE_URL: _ignored, ...inherited } = process.env
       const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-        env: { ...inherited, ...FAST_DEVNETS, ...env, FACET_DATA_DIR: dataDir, PORT: String(port) },
+        env: { ...inherited, ...(devnets === "fast" ? FAST_DEVNETS : {}), ...env, FACET_DATA_DIR: dataDir, PORT: String(port) },
         stdio: ["ignore", out, out]
       })
       fs.closeSync(out)
@@ -110,11 +111,11 @@ export const readDevnetFile = (dataDir: string) =>
   Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(dataDir), "utf8")).pipe(Effect.orDie)
 
 /** Calls the service's API over HTTP; JSON in and out. */
-export const api = (service: ServiceProcess, method: string, url: string, options: { readonly apiKey?: string; readonly json?: unknown } = {}) =>
+export const api = (service: ServiceProcess, method: string, url: string, options: { readonly apiKey?: string; readonly json?: unknown; readonly headers?: Record<string, string> } = {}) =>
   Effect.promise(async () => {
     const response = await fetch(`${service.url}${url}`, {
       method,
-      headers: { "content-type": "application/json", ...(options.apiKey === undefined ? {} : { "x-api-key": options.apiKey }) },
+      headers: { "content-type": "application/json", ...(options.apiKey === undefined ? {} : { "x-api-key": options.apiKey }), ...options.headers },
       ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) })
     })
     const body: unknown = await response.json().catch(() => undefined)

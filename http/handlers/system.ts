@@ -7,6 +7,7 @@ import { Readiness } from "../../src/readiness.js"
 import { CustodyHealth } from "../../custody/custody-health.js"
 import { ChainClients } from "../../src/chains/chain-clients.js"
 import { ChainEndpoints } from "../../src/chains/chain-endpoints.js"
+import { processMetrics } from "../../src/processes/process-metrics.js"
 import { FacetApi } from "../api.js"
 
 export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers) =>
@@ -63,6 +64,6 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
       .handle("metrics", () =>
         Effect.gen(function*() {
           const indexers = prometheusMetrics([...(yield* Ref.get(statuses)).values()], Date.now())
-          return indexers + reconciliationMetrics(yield* latestRuns) + (yield* custody.metrics.pipe(Effect.orElseSucceed(() => "")))
+          return indexers + reconciliationMetrics(yield* latestRuns) + (yield* custody.metrics.pipe(Effect.orElseSucceed(() => ""))) + processMetrics()
         }))
   }))

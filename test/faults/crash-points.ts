@@ -9,18 +9,39 @@ import { makeTronClient } from "../../src/chains/tron/tron-client.js"
 import { runningEmbeddedUrl } from "../../src/database/embedded-postgres.js"
 import { payFromCustomer } from "../../src/devnet/devnet-payments.js"
 import type { DevnetFile } from "../../src/devnet/devnets.js"
-import { isHexAddress } from "../../src/keys/address-encoding.js"
+import { evmAddress, isHexAddress, tronAddress } from "../../src/keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../src/keys/master-seed.js"
 import { LocalSignerLive } from "../../src/keys/signer.js"
 import { isAlive, readCmdline } from "../../src/processes/child-process.js"
+import { Keypair } from "@solana/web3.js"
 import { asRecord } from "../json.js"
-import { api, processWorkDir, readDevnetFile, type ServiceProcess, startService } from "../service-process.js"
+import { api, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService } from "../service-process.js"
 import { startReceiver } from "../webhook-receiver.js"
 import { checkInvariants, type ExpectedDeposit, type Violation } from "./invariants.js"
 import type { ScenarioResult } from "./scenario-result.js"
-import { seededRandom } from "./seeded-random.js"
+import { type Random, seededRandom } from "./seeded-random.js"
 
 const ASSETS = [["TRC20", "TRC20-USDT"], ["BEP20", "BEP20-USDT"], ["SOLANA", "SOLANA-USDT"]] as const
+/** Solana's USDT is deposit_live (DECISIONS.md): no checkout orders, sweeps or withdrawals on it. */
+const LIVE = ASSETS.slice(0, 2)
+const DECIMALS: Record<string, number> = { TRC20: 6, BEP20: 18, SOLANA: 6 }
+
+/** Fresh recipients of withdrawals, one per chain, made from the seed: nobody else ever pays them. */
+const payees = (random: Random): Record<string, string> => {
+  const bytes = (n: number) => Uint8Array.from({ length: n }, () => random.int(256))
+  return {
+    TRC20: tronAddress(bytes(20)),
+    BEP20: evmAddress(bytes(20)),
+    SOLANA: Keypair.fromSeed(bytes(32)).publicKey.toBase58()
+  }
+}
+
+/** A withdrawal the workload asked for: kept with its idempotency key, so one whose answer a kill swallowed is asked again. */
+interface WithdrawalAttempt {
+  readonly key: string
+  readonly body: { readonly chain: string; readonly currency: string; readonly amount: string; readonly to_address: string; readonly out_withdrawal_no: string }
+  id: string | undefined
+}
 
 /** Every process whose command line names `dir` (the embedded PostgreSQL, anvil): what a run left running. */
 const processesUnder = (dir: string): ReadonlyArray<{ readonly pid: number; readonly cmdline: string }> =>
@@ -39,40 +60,113 @@ const waitUntilNoneUnder = (dir: string) =>
 
 /**
  * Crash points: the whole service (`npm start` on its embedded PostgreSQL and devnets) is SIGKILLed at
- * seeded random moments while a workload pays deposit addresses and orders on all three chains, and
- * started again each time. After every kill nothing it started may still run; at the end every payment
- * the chains hold is credited exactly once, every event delivered with its bytes and signature.
+ * seeded random moments while a workload creates deposit addresses and orders, pays them on all three
+ * chains, sweeps paid addresses into the main wallet and withdraws to outside addresses (auto-approved by
+ * the operator's policy), and started again each time. After every kill nothing it started may still
+ * run; at the end every payment the chains hold is credited exactly once, every payee holds exactly what
+ * its completed withdrawals sent, every event was delivered with its bytes and signature.
  */
 export const crashPointsScenario = (options: { readonly crashes: number; readonly seed: number }) =>
   Effect.gen(function*() {
     const random = seededRandom(options.seed).fork("crashes")
+    const payee = payees(seededRandom(options.seed).fork("payees"))
     const dataDir = `${yield* processWorkDir("facet-faults-crash-")}/data`
     const receiver = yield* startReceiver()
     const violations: Array<Violation> = []
     const payments: Array<ExpectedDeposit> = []
     let merchant: { apiKey: string; merchantId: string; secret: string } | undefined
-    const addresses: Array<{ chain: string; asset: string; address: string }> = []
+    const addresses: Array<{ chain: string; asset: string; address: string; walletId: string }> = []
+    const paid: Array<{ chain: string; asset: string; walletId: string }> = []
+    const withdrawals: Array<WithdrawalAttempt> = []
+    const counts = { orders: 0, sweeps: 0, withdrawals: 0, withdrawalsRefused: 0, withdrawalRetries: 0 }
+
+    // onboarding, and the operator's auto-approval so withdrawals need no human in the loop
+    const onboard = (service: ServiceProcess) =>
+      Effect.gen(function*() {
+        const env = asRecord(asRecord((yield* api(service, "POST", "/v1/ai/merchant-apply", {
+          json: { project_name: `Crash points ${options.seed}`, business_type: "exchange", use_case: "payments", agree_terms: true, contact_email: "ops@faults.example", webhook_url: receiver.url, integration_mode: "exchange_wallet" }
+        })).body).env)
+        const onboarded = { apiKey: String(env.FACET_API_KEY), merchantId: String(env.FACET_MERCHANT_ID), secret: String(env.FACET_WEBHOOK_SECRET) }
+        for (const [, asset] of LIVE) {
+          const set = yield* runToExit("custody/withdrawals-cli.ts", ["auto-approve", "--merchant", onboarded.merchantId, "--asset", asset, "--daily", "1000000", "--by", "ops@faults"], dataDir)
+          if (set.code !== 0) return yield* Effect.dieMessage(`auto-approve ${asset}: ${set.output}`)
+        }
+        return onboarded
+      })
+
+    // a withdrawal, asked for with its key; answered or not, the same key and body are asked again later
+    const withdraw = (service: ServiceProcess, apiKey: string, attempt: WithdrawalAttempt) =>
+      Effect.gen(function*() {
+        const answer = yield* api(service, "POST", "/v1/withdrawals", { apiKey, json: attempt.body, headers: { "x-service-idempotency-key": attempt.key } })
+        if (answer.status === 201) {
+          const id = String(asRecord(answer.body).withdrawal_id)
+          if (attempt.id !== undefined && attempt.id !== id) violations.push({ invariant: "one withdrawal per idempotency key", detail: `${attempt.key}: ${attempt.id}, then ${id}` })
+          attempt.id = id
+        } else if (answer.status >= 500) {
+          violations.push({ invariant: "no 5xx", detail: `POST /v1/withdrawals ${answer.status} ${JSON.stringify(answer.body)}` })
+        } else if (answer.status !== 503) {
+          // not enough collected yet, and the like: a clear 4xx that locks nothing
+          attempt.id = "refused"
+          counts.withdrawalsRefused += 1
+        }
+      })
 
     const workload = (service: ServiceProcess, file: DevnetFile, until: number) =>
       Effect.gen(function*() {
-        if (merchant === undefined) {
-          const env = asRecord(asRecord((yield* api(service, "POST", "/v1/ai/merchant-apply", {
-            json: { project_name: `Crash points ${options.seed}`, business_type: "shop", use_case: "payments", agree_terms: true, contact_email: "ops@faults.example", webhook_url: receiver.url }
-          })).body).env)
-          merchant = { apiKey: String(env.FACET_API_KEY), merchantId: String(env.FACET_MERCHANT_ID), secret: String(env.FACET_WEBHOOK_SECRET) }
+        const apiKey = merchant?.apiKey ?? ""
+        // what the last kill swallowed is asked again, with the same key
+        for (const attempt of withdrawals.filter((w) => w.id === undefined)) {
+          counts.withdrawalRetries += 1
+          yield* withdraw(service, apiKey, attempt)
         }
-        const apiKey = merchant.apiKey
         while (Date.now() < until) {
-          if (addresses.length < 6 || random.next() < 0.2) {
+          const action = random.next()
+          if (addresses.length < 6 || action < 0.15) {
             const [chain, asset] = random.pick(ASSETS)
             const created = yield* api(service, "POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: `user-${addresses.length}`, chain, currency: "USDT" } })
-            if (created.status === 201) addresses.push({ chain, asset, address: String(asRecord(created.body).address) })
+            if (created.status === 201) addresses.push({ chain, asset, address: String(asRecord(created.body).address), walletId: String(asRecord(created.body).wallet_id) })
+            continue
+          }
+          if (action < 0.2) {
+            // a checkout order on a live asset, paid exactly
+            const [chain, asset] = random.pick(LIVE)
+            const amount = `${5 + random.int(20)}.${random.int(100).toString().padStart(2, "0")}`
+            const order = yield* api(service, "POST", "/v1/orders", { apiKey, json: { amount, chain, currency: "USDT", out_trade_no: `crash-${options.seed}-${counts.orders}` } })
+            counts.orders += 1
+            const to = String(asRecord(order.body).pay_address ?? "")
+            if (order.status !== 201 || to === "") continue
+            const sent = yield* Effect.either(payFromCustomer(file, asset, to, amount))
+            if (sent._tag === "Right") payments.push({ chain, txHash: sent.right, to, amount })
+            continue
+          }
+          const sweepable = paid.filter((p) => LIVE.some(([chain]) => chain === p.chain))
+          if (action < 0.28 && sweepable.length > 0) {
+            const from = random.pick(sweepable)
+            const started = yield* api(service, "POST", `/v1/wallet-assets/${from.asset}/sweep`, { apiKey, json: { from_wallet_id: from.walletId } })
+            if (started.status === 200) counts.sweeps += 1
+            continue
+          }
+          if (action < 0.36) {
+            const [chain] = random.pick(LIVE)
+            const key = `crash-wd-${options.seed}-${withdrawals.length}`
+            const attempt: WithdrawalAttempt = {
+              key,
+              body: { chain, currency: "USDT", amount: `${1 + random.int(3)}.${random.int(100).toString().padStart(2, "0")}`, to_address: payee[chain] ?? "", out_withdrawal_no: key },
+              id: undefined
+            }
+            withdrawals.push(attempt)
+            counts.withdrawals += 1
+            yield* withdraw(service, apiKey, attempt)
             continue
           }
           const target = random.pick(addresses)
-          const amount = `${1 + random.int(20)}.${random.int(100).toString().padStart(2, "0")}`
-          const paid = yield* Effect.either(payFromCustomer(file, target.asset, target.address, amount))
-          if (paid._tag === "Right") payments.push({ chain: target.chain, txHash: paid.right, to: target.address, amount })
+          // up to a few hundred: a TRON sweep is refused while its gas is over 5% of the value
+          const amount = `${1 + random.int(300)}.${random.int(100).toString().padStart(2, "0")}`
+          const sent = yield* Effect.either(payFromCustomer(file, target.asset, target.address, amount))
+          if (sent._tag === "Right") {
+            payments.push({ chain: target.chain, txHash: sent.right, to: target.address, amount })
+            paid.push({ chain: target.chain, asset: target.asset, walletId: target.walletId })
+          }
           yield* Effect.sleep(`${100 + random.int(400)} millis`)
         }
       })
@@ -81,6 +175,7 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
       const scope = yield* Scope.make()
       const service = yield* startService(dataDir, `run-${round}`).pipe(Scope.extend(scope))
       const file = yield* readDevnetFile(dataDir)
+      if (merchant === undefined) merchant = yield* onboard(service)
       if (round < options.crashes) {
         // the workload runs until the kill comes, at a random moment
         yield* workload(service, file, Date.now() + 1_000 + random.int(5_000)).pipe(Effect.catchAllDefect(() => Effect.void))
@@ -109,20 +204,44 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
       const url = runningEmbeddedUrl(dataDir)
       if (Option.isNone(url)) return yield* Effect.dieMessage("the service's PostgreSQL is not running")
       const sql = Layer.provide(PgClient.layer({ url: url.value, maxConnections: 2 }), Reactivity.layer)
+      const waitFor = (what: string, query: string) =>
+        Effect.gen(function*() {
+          const pg = yield* PgClient.PgClient
+          for (let i = 0; i < 240; i++) {
+            const [row] = yield* pg.unsafe<{ n: number }>(query)
+            if ((row?.n ?? 0) === 0) return
+            yield* Effect.sleep("500 millis")
+          }
+          violations.push({ invariant: "the run converges", detail: `still waiting for ${what} after 120 s` })
+        }).pipe(Effect.provide(sql), Effect.orDie)
+      const inFlight = "SELECT count(*)::int AS n FROM custody_operations WHERE status NOT IN ('COMPLETED', 'FAILED')"
+      // every run moves money out: the last one sweeps every paid address and withdraws on each chain
+      for (const from of new Map(paid.filter((p) => LIVE.some(([chain]) => chain === p.chain)).map((p) => [p.walletId, p])).values()) {
+        const started = yield* api(service, "POST", `/v1/wallet-assets/${from.asset}/sweep`, { apiKey, json: { from_wallet_id: from.walletId } })
+        if (started.status === 200) counts.sweeps += 1
+      }
+      yield* waitFor("sweeps in flight", inFlight)
+      for (const [chain] of LIVE) {
+        const key = `crash-wd-${options.seed}-${withdrawals.length}`
+        const attempt: WithdrawalAttempt = { key, body: { chain, currency: "USDT", amount: "1.5", to_address: payee[chain] ?? "", out_withdrawal_no: key }, id: undefined }
+        withdrawals.push(attempt)
+        counts.withdrawals += 1
+        yield* withdraw(service, apiKey, attempt)
+      }
+      yield* waitFor("withdrawals to settle", "SELECT count(*)::int AS n FROM withdrawals WHERE status IN ('PENDING', 'APPROVED', 'BROADCAST')")
+      yield* waitFor("custody operations in flight", inFlight)
       // the last webhooks go out
-      yield* Effect.gen(function*() {
-        const pg = yield* PgClient.PgClient
-        for (let i = 0; i < 60; i++) {
-          const [row] = yield* pg<{ n: number }>`SELECT count(*)::int AS n FROM webhook_events WHERE status = 'pending' AND destination IS NOT NULL`
-          if ((row?.n ?? 0) === 0) break
-          yield* Effect.sleep("500 millis")
-        }
-      }).pipe(Effect.provide(sql), Effect.orDie)
+      yield* waitFor("webhooks to go out", "SELECT count(*)::int AS n FROM webhook_events WHERE status = 'pending' AND destination IS NOT NULL")
       violations.push(...(yield* checkInvariants({
         expected: onChain,
         chains: direct,
+        payees: LIVE.map(([chain]) => ({ chain, currency: "USDT", address: payee[chain] ?? "", decimals: DECIMALS[chain] ?? 6 })),
         webhooks: { received: receiver.received, secrets: new Map([[merchant?.merchantId ?? "", merchant?.secret ?? ""]]), destination: receiver.url }
       }).pipe(Effect.provide(sql), Effect.orDie)))
+      const settled = yield* Effect.gen(function*() {
+        const pg = yield* PgClient.PgClient
+        return yield* pg<{ status: string; n: number }>`SELECT status, count(*)::int AS n FROM withdrawals GROUP BY status ORDER BY status`
+      }).pipe(Effect.provide(sql), Effect.orDie)
       process.kill(service.pid, "SIGINT")
       yield* Effect.sleep("100 millis")
       yield* Scope.close(scope, Exit.void)
@@ -131,7 +250,9 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
       const result: ScenarioResult = {
         scenario: "crash points (SIGKILL)",
         faults: options.crashes,
-        faultDetail: `${options.crashes} SIGKILLs of the whole service at random moments${lost > 0 ? `; ${lost} payments gone with the devnet's last unsaved moment` : ""}`,
+        faultDetail: `${options.crashes} SIGKILLs of the whole service at random moments; workload: ${counts.orders} orders, ${counts.sweeps} sweeps, ` +
+          `${counts.withdrawals} withdrawals (${settled.map((r) => `${r.n} ${r.status}`).join(", ") || "none"}; ${counts.withdrawalsRefused} refused with a 4xx: not enough collected yet; ` +
+          `${counts.withdrawalRetries} asked again after a kill swallowed the answer)${lost > 0 ? `; ${lost} payments gone with the devnet's last unsaved moment` : ""}`,
         restarts: options.crashes,
         requestsFuzzed: 0,
         payments: onChain.length,

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { ChainClient } from "../../src/chains/chain-client.js"
 import { isAlive } from "../../src/processes/child-process.js"
+import { toBaseUnits } from "../../src/money.js"
 import { signBody } from "../../src/webhooks/signature.js"
 import { ledgerIntegrity } from "../ledger-integrity.js"
 import type { ReceivedRequest } from "../webhook-receiver.js"
@@ -21,6 +22,11 @@ export interface InvariantInput {
   readonly chains: ReadonlyArray<ChainClient>
   /** Webhooks: what the live receiver got, and each merchant's signing secret. */
   readonly webhooks?: { readonly received: ReadonlyArray<ReceivedRequest>; readonly secrets: ReadonlyMap<string, string>; readonly destination: string }
+  /**
+   * Addresses outside the service that only its withdrawals pay (fresh for the run): each must hold on
+   * chain exactly what its COMPLETED withdrawals sent it, no more (a payout sent twice) and no less.
+   */
+  readonly payees?: ReadonlyArray<{ readonly chain: string; readonly currency: string; readonly address: string; readonly decimals: number }>
   /** Processes the service started, which must be gone once it is. */
   readonly pidsGone?: ReadonlyArray<{ readonly what: string; readonly pid: number }>
 }
@@ -88,6 +94,33 @@ export const checkInvariants = (input: InvariantInput) =>
       SELECT operation_id, count(*)::int AS n FROM custody_transactions WHERE status IN ('included', 'final')
       GROUP BY operation_id HAVING count(*) > 1`
     for (const row of twice) add("no outgoing transfer twice", `custody operation ${row.operation_id} has ${row.n} landed transactions`)
+
+    // 5b. on chain: a payee holds exactly what its completed withdrawals sent
+    for (const payee of input.payees ?? []) {
+      const client = input.chains.find((c) => c.chain === payee.chain)
+      if (client === undefined) continue
+      const [sent] = yield* sql<{ net: string; n: number }>`
+        SELECT trim_scale(coalesce(sum(net_amount), 0))::text AS net, count(*)::int AS n FROM withdrawals
+        WHERE chain = ${payee.chain} AND currency = ${payee.currency} AND to_address = ${payee.address} AND status = 'COMPLETED'`
+      const held = yield* Effect.either(client.balance(payee.address, payee.currency))
+      const expected = toBaseUnits(sent?.net ?? "0", payee.decimals)
+      if (held._tag === "Left") add("no outgoing transfer twice", `${payee.chain} ${payee.address}: cannot read its balance (${held.left.message})`)
+      else if (held.right !== expected) {
+        add("no outgoing transfer twice", `${payee.chain} ${payee.address} holds ${held.right} base units on chain; its ${sent?.n ?? 0} COMPLETED withdrawals sent ${expected}`)
+      }
+    }
+
+    // 5c. every approved withdrawal settles, and what is locked is exactly what open withdrawals hold
+    const unsettled = yield* sql<{ id: string; status: string }>`SELECT id, status FROM withdrawals WHERE status IN ('APPROVED', 'BROADCAST')`
+    for (const w of unsettled) add("every approved withdrawal settles", `withdrawal ${w.id} is still ${w.status}`)
+    const lockedOff = yield* sql<{ merchant_id: string; chain: string; currency: string; locked: string; open: string }>`
+      SELECT b.merchant_id, b.chain, b.currency, trim_scale(b.locked)::text AS locked, trim_scale(coalesce(w.open, 0))::text AS open
+      FROM merchant_balances b
+      LEFT JOIN (SELECT merchant_id, chain, currency, sum(amount) AS open FROM withdrawals
+                 WHERE status IN ('PENDING', 'APPROVED', 'BROADCAST') GROUP BY merchant_id, chain, currency) w
+        USING (merchant_id, chain, currency)
+      WHERE b.locked <> coalesce(w.open, 0)`
+    for (const row of lockedOff) add("locked equals open withdrawals", `${row.merchant_id} ${row.chain}-${row.currency}: locked ${row.locked}, open withdrawals ${row.open}`)
 
     // 6. every event for the live receiver arrived at least once, byte for byte, correctly signed
     if (input.webhooks !== undefined) {
