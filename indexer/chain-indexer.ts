@@ -113,8 +113,11 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       new ReorgTooDeep({ chain, message: `${chain}: a fork deeper than the finality window: ${message}; refusing to reverse final credits — an operator must look at it` })
 
     /**
-     * Walks back over the blocks we stored until the node agrees with one: the common ancestor. A fork at
-     * or below the node's final height, or one that would reverse a credit already final, halts instead.
+     * Walks back over the blocks we stored until the node agrees with one: the common ancestor. A fork that
+     * would reverse a credit already final halts instead. A fork that reaches below the node's final
+     * height but holds no final credit is a branch we followed (a node served it) and could not leave in
+     * time — the fault campaign found it: an indexer stalled by a failing node while the chain grew past
+     * the branch. Nothing final is undone by leaving it, so it is left, loudly.
      */
     const findAncestor = (cursor: Cursor, finalized: bigint) =>
       Effect.gen(function*() {
@@ -132,9 +135,11 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
             if (final?.block !== null && final?.block !== undefined) {
               return yield* finalityHalt(`going back to block ${n} would reverse deposits already final (from block ${final.block})`)
             }
+            if (n < finalized) {
+              yield* Effect.logWarning(`${chain}: the branch indexed above block ${n} is not the node's chain, whose final height is ${finalized}; no final credit is on it, so it is rolled back (a node served a branch it left)`)
+            }
             return { number: n, hash: row.hash }
           }
-          if (n <= finalized) return yield* finalityHalt(`the node's block ${n} (at or below its final height ${finalized}) is not the block indexed`)
         }
         return yield* finalityHalt(`no stored block below ${cursor.number} is on the node's chain`)
       })

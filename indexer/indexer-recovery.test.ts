@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber, Option, Ref } from "effect"
-import type { NormalizedTransfer } from "../src/chains/chain-client.js"
+import { ChainRpcError, type NormalizedTransfer } from "../src/chains/chain-client.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
@@ -91,6 +91,42 @@ describe("indexer recovery", () => {
         const [holderB] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
         expect(holderB?.holder).not.toBe(holderA?.holder)
         yield* Fiber.interrupt(b)
+        yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
+        yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
+      }))
+
+    it.effect("a branch the indexer followed, left by the chain while a failing node kept the indexer from reading, is rolled back even below the final height when no final credit is on it", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { addresses, merchantId } = yield* depositAddresses(1)
+        const address = addresses[0] ?? ""
+        const chain = new MemoryChain("TRC20", 2)
+        for (let i = 0; i < 3; i++) chain.append(() => [])
+        // block 4 carries a deposit on a branch the chain will leave; at the head, it is still pending
+        chain.append(usdt(address, 5_000_000n, 7))
+        let failing = false
+        const memory = chain.client()
+        const client = { ...memory, blocks: (from: bigint, to: bigint) => (failing ? Effect.fail(new ChainRpcError({ chain: "TRC20", message: "node down" })) : memory.blocks(from, to)) }
+        const fiber = yield* Effect.fork(runChainIndexer(client, options))
+        yield* eventually(counts(merchantId), (c) => c?.txs === "1", 10_000)
+        // the node fails; meanwhile the chain leaves block 4 and grows past its final height
+        failing = true
+        yield* Effect.sleep("100 millis")
+        chain.reorg(1)
+        chain.append(usdt(address, 6_000_000n, 8))
+        for (let i = 0; i < 5; i++) chain.append(() => [])
+        failing = false
+        // block 4 is below the final height (8) and not what was indexed: left, not a halt; the real deposit is credited
+        const rows = yield* eventually(
+          sql<{ tx_hash: string; status: string }>`SELECT tx_hash, status FROM transactions WHERE merchant_id = ${merchantId} ORDER BY tx_hash`,
+          (r) => r.some((t) => t.tx_hash === "tx-5-8" && t.status === "confirmed"),
+          15_000
+        )
+        expect(rows).toEqual([{ tx_hash: "tx-4-7", status: "reversed" }, { tx_hash: "tx-5-8", status: "confirmed" }])
+        expect((yield* Ref.get(yield* IndexerStatus)).get("TRC20")?.state).not.toBe("halted")
+        expect((yield* counts(merchantId))?.balance).toBe("6")
+        yield* Fiber.interrupt(fiber)
+        yield* sql`DELETE FROM indexer_leases WHERE chain = 'TRC20'`
         yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
         yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
       }))

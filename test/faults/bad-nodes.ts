@@ -26,7 +26,7 @@ const campaign: { seed: number; proxies: Array<{ readonly chain: Dialect; readon
 
 /**
  * The devnets, each behind two fault proxies given to the service as its two nodes
- * (FACET_*_RPC_URLS): the first fails often, the second less; the BEP20 one also serves short forks.
+ * (FACET_*_RPC_URLS): the first fails often, the second less; BEP20's first also serves short forks.
  */
 export const BadNodesLive = (seed: number) => {
   campaign.seed = seed

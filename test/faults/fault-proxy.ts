@@ -100,43 +100,61 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
         return answer
       }
 
-      /** The fork's invented deposit, in the first fork block a log query covers (with its block's fork hash). */
-      const inventedLog = async (body: unknown): Promise<unknown> => {
-        if (fork === undefined || rpcMethod(body) !== "eth_getLogs") return undefined
+      /**
+       * The fork's invented deposits: every fork block carries one (the same for every query, as a real
+       * branch would), so any log query that covers a fork block sees it.
+       */
+      const inventedLogs = async (body: unknown): Promise<ReadonlyArray<unknown>> => {
+        if (fork === undefined || rpcMethod(body) !== "eth_getLogs") return []
         const filter = rpcParams(body)[0]
-        if (!isRecord(filter)) return undefined
+        if (!isRecord(filter)) return []
         const from = parseHex(filter.fromBlock) ?? 0n
         const to = parseHex(filter.toBlock) ?? 0n
-        const n = forkFrom + 1n
-        if (!inFork(n) || n < from || n > to) return undefined
-        const block = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: [hex(n), false] })
-        const hash = isRecord(block) && isRecord(block.result) && typeof block.result.hash === "string" ? block.result.hash : undefined
-        if (hash === undefined) return undefined
-        return {
-          address: fork.token,
-          topics: [
-            "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
-            `0x${"0".repeat(24)}${"ab".repeat(20)}`,
-            `0x${"0".repeat(24)}${fork.victim.slice(2).toLowerCase()}`
-          ],
-          data: `0x${(777n * 10n ** 18n).toString(16).padStart(64, "0")}`,
-          blockNumber: hex(n),
-          blockHash: forkHash(hash),
-          transactionHash: `0x${"f0".repeat(16)}${n.toString(16).padStart(32, "0")}`,
-          transactionIndex: "0x0",
-          logIndex: "0x7f",
-          removed: false
+        const logs: Array<unknown> = []
+        for (let n = from > forkFrom ? from : forkFrom + 1n; n <= to && inFork(n) && logs.length < 8; n++) {
+          const block = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: [hex(n), false] })
+          const hash = isRecord(block) && isRecord(block.result) && typeof block.result.hash === "string" ? block.result.hash : undefined
+          if (hash === undefined) break
+          logs.push({
+            address: fork.token,
+            topics: [
+              "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+              `0x${"0".repeat(24)}${"ab".repeat(20)}`,
+              `0x${"0".repeat(24)}${fork.victim.slice(2).toLowerCase()}`
+            ],
+            data: `0x${(777n * 10n ** 18n).toString(16).padStart(64, "0")}`,
+            blockNumber: hex(n),
+            blockHash: forkHash(hash),
+            transactionHash: `0x${"f0".repeat(16)}${n.toString(16).padStart(32, "0")}`,
+            transactionIndex: "0x0",
+            logIndex: "0x7f",
+            removed: false
+          })
         }
+        return logs
       }
 
       /** One call: forwarded, or answered by a chain fault. */
       const answerCall = async (path: string, body: unknown): Promise<unknown> => {
+        // now and then (5 s apart at least) the node switches to another branch for a while
+        if (fork !== undefined && rate > 0 && rpcMethod(body) === "eth_blockNumber" && Date.now() > forkUntil + 5_000 && random.next() < 0.1) {
+          // for up to 2.5 s the blocks above the head's grandparent are another branch's (ended sooner
+          // if the chain grows past three blocks deep: the campaign asks for six confirmations)
+          count("fork")
+          const now = await forward(path, body)
+          const n = isRecord(now) ? parseHex(now.result) : undefined
+          if (n !== undefined) {
+            forkFrom = n - 2n
+            forkUntil = Date.now() + 2_500
+          }
+          return now
+        }
         if (rate > 0 && random.next() < rate) {
           const applicable = CHAIN_FAULTS.filter((kind) =>
             kind === "head_backwards" ? isHeadCall(dialect, path, body)
             : kind === "not_found" ? isBlockCall(dialect, path, body)
             : kind === "range_refused" ? dialect === "BEP20" && rpcMethod(body) === "eth_getLogs"
-            : dialect === "BEP20" && fork !== undefined && rpcMethod(body) === "eth_blockNumber" && Date.now() > forkUntil + 5_000)
+            : false)
           const kind = applicable.length === 0 ? undefined : random.pick(applicable)
           if (kind === "not_found") {
             count(kind)
@@ -162,23 +180,20 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
             }
             return typeof now.result === "number" && now.result > Number(back) ? { ...now, result: now.result - Number(back) } : now
           }
-          if (kind === "fork") {
-            // from now on, for a few seconds, the two newest blocks are another branch's
-            count(kind)
-            const now = await forward(path, body)
-            const n = isRecord(now) ? parseHex(now.result) : undefined
-            if (n !== undefined) {
-              forkFrom = n - 2n
-              forkUntil = Date.now() + 1_500
-            }
-            return now
-          }
         }
         const answer = await forward(path, body)
         if (dialect !== "BEP20" || fork === undefined || Date.now() >= forkUntil) return answer
-        const invented = await inventedLog(body)
+        // the devnet mines a block per transaction: the branch ends before it is deeper than three blocks
+        // (a fork deeper than the confirmations is a halt for an operator, rightly, not this scenario)
+        const head = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })
+        const n = isRecord(head) ? parseHex(head.result) : undefined
+        if (n === undefined || n - forkFrom > 3n) {
+          forkUntil = 0
+          return answer
+        }
+        const invented = await inventedLogs(body)
         const forked = forkAnswer(body, answer)
-        return invented !== undefined && isRecord(forked) && Array.isArray(forked.result) ? { ...forked, result: [...forked.result, invented] } : forked
+        return invented.length > 0 && isRecord(forked) && Array.isArray(forked.result) ? { ...forked, result: [...forked.result, ...invented] } : forked
       }
 
       const server = http.createServer((req, res) => {
