@@ -53,6 +53,8 @@ interface MemorySample {
   readonly rss: number
   readonly heapUsed: number
   readonly lagBlocks: Record<string, number>
+  /** Addresses the indexers follow (all chains): the watch list grows with every address created. */
+  readonly watched: number
 }
 
 const call = (service: ServiceProcess, method: string, url: string, apiKey: string | undefined, json?: unknown) =>
@@ -73,17 +75,6 @@ const call = (service: ServiceProcess, method: string, url: string, apiKey: stri
 const metricValue = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN)
 
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
-
-/** Least-squares slope of y over x. */
-const slope = (points: ReadonlyArray<readonly [number, number]>) => {
-  const n = points.length
-  if (n < 2) return 0
-  const mx = points.reduce((s, [x]) => s + x, 0) / n
-  const my = points.reduce((s, [, y]) => s + y, 0) / n
-  const num = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0)
-  const den = points.reduce((s, [x]) => s + (x - mx) ** 2, 0)
-  return den === 0 ? 0 : num / den
-}
 
 const program = Effect.gen(function*() {
   const options = yield* readOptions
@@ -163,11 +154,13 @@ const program = Effect.gen(function*() {
     const metrics = yield* Effect.promise(() => fetch(`${service.url}/metrics`).then((r) => r.text(), () => ""))
     const health = asRecord((yield* call(service, "GET", "/health", undefined)).body)
     const lagBlocks: Record<string, number> = {}
+    let watched = 0
     for (const indexer of Array.isArray(health.indexers) ? health.indexers : []) {
       const record = asRecord(indexer)
       lagBlocks[String(record.chain)] = Number(record.lag_blocks)
+      watched += Number(record.watched_addresses)
     }
-    memory.push({ atSeconds: (performance.now() - started) / 1000, rss: metricValue(metrics, "process_resident_memory_bytes"), heapUsed: metricValue(metrics, "nodejs_heap_size_used_bytes"), lagBlocks })
+    memory.push({ atSeconds: (performance.now() - started) / 1000, rss: metricValue(metrics, "process_resident_memory_bytes"), heapUsed: metricValue(metrics, "nodejs_heap_size_used_bytes"), lagBlocks, watched })
   })
 
   const progress = Effect.gen(function*() {
@@ -232,13 +225,24 @@ const program = Effect.gen(function*() {
   const maxLag: Record<string, number> = {}
   for (const m of memory) for (const [chain, lag] of Object.entries(m.lagBlocks)) maxLag[chain] = Math.max(maxLag[chain] ?? 0, lag)
   console.log(`indexer lag, most blocks behind at any sample (every 10 s): ${Object.entries(maxLag).map(([c, l]) => `${c} ${l}`).join(", ")}`)
-  // memory: warm-up is the first fifth; the trend is fitted over the rest, per 10 minutes
-  const warm = memory.filter((m) => m.atSeconds >= wall / 5 && m.atSeconds <= wall + 1)
-  const first = warm[0]
-  const last = warm[warm.length - 1]
-  const perTenMinutes = (f: (m: MemorySample) => number) => (slope(warm.map((m) => [m.atSeconds, f(m)] as const)) * 600) / 1024 / 1024
-  if (first !== undefined && last !== undefined) {
-    console.log(`service memory after warm-up (${first.atSeconds.toFixed(0)} s → ${last.atSeconds.toFixed(0)} s): RSS ${mib(first.rss)} → ${mib(last.rss)} MiB (fitted trend ${perTenMinutes((m) => m.rss).toFixed(1)} MiB per 10 min), heap used ${mib(first.heapUsed)} → ${mib(last.heapUsed)} MiB (trend ${perTenMinutes((m) => m.heapUsed).toFixed(1)} MiB per 10 min); samples every 10 s: ${warm.length}`)
+  // memory: the median of each window (a periodic job, such as the reconciliation every 10 minutes, makes
+  // short peaks that a single sample would mistake for a trend), with the watch list beside it
+  const windowSeconds = wall >= 600 ? 300 : 60
+  const median = (values: ReadonlyArray<number>) => percentile(values, 50)
+  const windows: Array<{ from: number; rss: number; heap: number; watched: number }> = []
+  for (let from = 0; from < wall; from += windowSeconds) {
+    const inside = memory.filter((m) => m.atSeconds >= from && m.atSeconds < from + windowSeconds)
+    if (inside.length > 0) windows.push({ from, rss: median(inside.map((m) => m.rss)), heap: median(inside.map((m) => m.heapUsed)), watched: Math.max(...inside.map((m) => m.watched)) })
+  }
+  console.log(`service memory, median per ${windowSeconds} s window (samples every 10 s; RSS includes the in-process TRON and Solana devnets):`)
+  console.log("| from s | RSS MiB | heap used MiB | addresses followed |")
+  console.log("|---|---|---|---|")
+  for (const w of windows) console.log(`| ${w.from} | ${mib(w.rss)} | ${mib(w.heap)} | ${w.watched} |`)
+  const second = windows[1]
+  const lastWindow = windows[windows.length - 1]
+  if (second !== undefined && lastWindow !== undefined && lastWindow !== second && lastWindow.watched > second.watched) {
+    const perAddress = (lastWindow.heap - second.heap) / (lastWindow.watched - second.watched)
+    console.log(`from the second window to the last: heap ${perAddress >= 0 ? "+" : ""}${mib(lastWindow.heap - second.heap)} MiB for ${lastWindow.watched - second.watched} more addresses followed (${perAddress.toFixed(0)} bytes per address), RSS ${lastWindow.rss >= second.rss ? "+" : ""}${mib(lastWindow.rss - second.rss)} MiB`)
   }
   if (missing.length > 0) return yield* Effect.dieMessage(`${missing.length} payments were not credited`)
 }).pipe(Effect.scoped)

@@ -5,6 +5,7 @@ import { ApiKeys } from "../src/merchants/api-keys.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
+import { shareResult } from "../test/faults/scenario-result.js"
 import { FacetApi } from "./api.js"
 
 const TEST_ACTOR = { kind: "operator", name: "test" } as const
@@ -65,10 +66,12 @@ describe("authorization matrix", () => {
         expect(declared.filter((d) => !covered.includes(d))).toEqual([])
 
         const wrong: Array<string> = []
+        let sent = 0
         const check = (label: string, row: (typeof rows)[number], apiKey: string | undefined, expected: ReadonlyArray<number>) =>
           Effect.gen(function*() {
             const path = row.path.replace("MERCHANT", a.merchantId)
             const res = yield* client.request(row.method, path, { ...(apiKey === undefined ? {} : { apiKey }), ...("json" in row ? { json: row.json } : {}) })
+            sent += 1
             if (!expected.includes(res.status) || !res.text.startsWith(res.status < 400 ? "" : "{\"error\":")) wrong.push(`${label} ${row.method} ${path}: ${res.status} ${res.text.slice(0, 100)}`)
             return res
           })
@@ -84,6 +87,10 @@ describe("authorization matrix", () => {
             if (other.text.includes(secret) && !row.path.includes(secret)) wrong.push(`another merchant saw ${secret} in ${row.method} ${row.path}`)
           }
         }
+        shareResult({
+          scenario: "hostile input: authorization matrix", faults: 0, faultDetail: `${rows.length} endpoints × no key, bad key, revoked key, narrower scope, another merchant`, restarts: 0,
+          requestsFuzzed: sent, payments: 0, violations: wrong.map((detail) => ({ invariant: "the contract's status, never another merchant's data", detail }))
+        })
         expect(wrong).toEqual([])
       }))
   })

@@ -4,6 +4,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as fc from "fast-check"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { shareResult } from "../test/faults/scenario-result.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { FacetApi } from "./api.js"
 
@@ -67,7 +68,7 @@ describe("fuzzing every JSON endpoint from the API declaration", () => {
           }
         })
         expect(targets.filter((t) => VALID[t] === undefined)).toEqual([])
-        // what a refused request must not change (a merchant's main wallet is provisioned on first need, by any request) (a merchant's main wallet is provisioned on first need, by any request)
+        // what a refused request must not change (a merchant's main wallet is provisioned on first need, by any request)
         const fingerprint = sql<{ state: string }>`
           SELECT concat_ws(',', (SELECT count(*) FROM orders), (SELECT count(*) FROM deposit_addresses), (SELECT count(*) FROM wallets WHERE kind <> 'main'),
             (SELECT count(*) FROM withdrawals), (SELECT count(*) FROM merchant_assets), (SELECT count(*) FROM custody_operations),
@@ -100,6 +101,10 @@ describe("fuzzing every JSON endpoint from the API declaration", () => {
           )
         }
         yield* Effect.logInfo(`fuzz: ${sent} requests to ${targets.length} endpoints (seed ${SEED})`)
+        shareResult({
+          scenario: "hostile input: fuzzed bodies", faults: 0, faultDetail: `${RUNS} runs per endpoint, ${targets.length} endpoints, seed ${SEED}`, restarts: 0,
+          requestsFuzzed: sent, payments: 0, violations: problems.map((detail) => ({ invariant: "no 5xx, every error {error}, no 4xx changes state", detail }))
+        })
         expect(problems.slice(0, 10)).toEqual([])
       }))
   })

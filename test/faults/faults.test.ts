@@ -12,7 +12,7 @@ import { BadNodesLive, badNodesScenario } from "./bad-nodes.js"
 import { crashPointsScenario } from "./crash-points.js"
 import { databaseFaultsScenario } from "./database-faults.js"
 import { campaignSettings } from "./campaign-settings.js"
-import { resultsTable, type ScenarioResult } from "./scenario-result.js"
+import { resultsTable, type ScenarioResult, shareResult } from "./scenario-result.js"
 
 /**
  * The fault campaign (`npm run faults`: long mode; inside `npm test`: the quick default). Each scenario
@@ -24,6 +24,7 @@ const results: Array<ScenarioResult> = []
 const record = (result: ScenarioResult) =>
   Effect.sync(() => {
     results.push(result)
+    shareResult(result)
     const table = resultsTable(results, `Fault campaign, ${settings.mode} mode, seed ${settings.seed}`)
     if (settings.reportFile !== undefined) fs.writeFileSync(settings.reportFile, `${table}\n`)
     console.log(table)

@@ -1,3 +1,5 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import type { Violation } from "./invariants.js"
 
 /** One scenario's line in the campaign's table. */
@@ -25,4 +27,16 @@ export const resultsTable = (results: ReadonlyArray<ScenarioResult>, header: str
     ...rows,
     ...(details.length === 0 ? [] : ["", ...details])
   ].join("\n")
+}
+
+/**
+ * Hands a scenario's line to `npm run faults` (test/faults/run-campaign.ts), which prints one table for
+ * every suite it ran: each suite runs in its own vitest worker, so lines meet in a directory
+ * (FACET_FAULTS_RESULTS_DIR); without it (a suite run alone) nothing is written.
+ */
+export const shareResult = (result: ScenarioResult) => {
+  const dir = process.env.FACET_FAULTS_RESULTS_DIR
+  if (dir === undefined || dir === "") return
+  const file = path.join(dir, `${result.scenario.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.json`)
+  fs.writeFileSync(file, `${JSON.stringify(result)}\n`)
 }

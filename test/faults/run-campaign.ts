@@ -1,0 +1,33 @@
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { resultsTable, type ScenarioResult } from "./scenario-result.js"
+
+/**
+ * `npm run faults`: the fault campaign (long mode unless FACET_FAULTS_MODE says otherwise) and the
+ * hostile-input suites at FACET_FUZZ_RUNS, in one vitest run; then one table of every suite's line
+ * (each writes it to a shared directory) and vitest's exit code. FACET_FAULTS_REPORT keeps the table.
+ */
+const SUITES = ["test/faults/faults.test.ts", "http/fuzz.test.ts", "http/authorization.test.ts", "http/hostile-input.test.ts"]
+
+const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-faults-results-"))
+// the seed is chosen here so the table can name it (a long run explores a new one each time)
+const seed = process.env.FACET_FAULTS_SEED ?? String(Math.floor(Math.random() * 2 ** 31))
+const { FACET_FAULTS_REPORT: report, ...inherited } = process.env
+const env = {
+  ...inherited,
+  FACET_FAULTS_SEED: seed,
+  FACET_FAULTS_MODE: process.env.FACET_FAULTS_MODE ?? "long",
+  FACET_FUZZ_RUNS: process.env.FACET_FUZZ_RUNS ?? "500",
+  FACET_FAULTS_RESULTS_DIR: resultsDir
+}
+const vitest = spawn(process.execPath, [path.join("node_modules", "vitest", "vitest.mjs"), "run", ...SUITES], { env, stdio: "inherit" })
+vitest.on("exit", (code, signal) => {
+  const results: Array<ScenarioResult> = fs.readdirSync(resultsDir).sort().map((file) => JSON.parse(fs.readFileSync(path.join(resultsDir, file), "utf8")))
+  fs.rmSync(resultsDir, { recursive: true, force: true })
+  const table = resultsTable(results, `Fault campaign, ${env.FACET_FAULTS_MODE} mode, seed ${seed} (replay: FACET_FAULTS_SEED=${seed}); every suite ${code === 0 ? "passed" : `did not pass (vitest exit ${code ?? signal})`}, the hostile-input list included`)
+  console.log(`\n${table}\n`)
+  if (report !== undefined) fs.writeFileSync(report, `${table}\n`)
+  process.exitCode = code ?? 1
+})
