@@ -26,7 +26,7 @@ const campaign: { seed: number; proxies: Array<{ readonly chain: Dialect; readon
 
 /**
  * The devnets, each behind two fault proxies given to the service as its two nodes
- * (FACET_*_RPC_URLS): the first fails often, the second less; BEP20's first also serves short forks.
+ * (FACET_*_RPC_URLS): the first fails often, the second less; on BEP20 the chain itself forks now and then (both nodes serve the branch).
  */
 export const BadNodesLive = (seed: number) => {
   campaign.seed = seed
@@ -39,12 +39,13 @@ export const BadNodesLive = (seed: number) => {
       get victim() {
         return campaign.fork.victim
       },
-      token: campaign.fork.token
+      token: campaign.fork.token,
+      state: { from: 0n, until: 0 }
     }
     const pair = (chain: Dialect, url: string) =>
       Effect.gen(function*() {
         const first = yield* startFaultProxy(url, chain, random.fork(`${chain}-a`), chain === "BEP20" ? fork : undefined)
-        const second = yield* startFaultProxy(url, chain, random.fork(`${chain}-b`))
+        const second = yield* startFaultProxy(url, chain, random.fork(`${chain}-b`), chain === "BEP20" ? fork : undefined)
         campaign.proxies.push({ chain, proxy: first }, { chain, proxy: second })
         return [first.url, second.url] as const
       })

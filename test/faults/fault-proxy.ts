@@ -27,6 +27,11 @@ export interface ForkPlan {
   readonly victim: `0x${string}`
   /** The token contract whose Transfer log the fork invents. */
   readonly token: `0x${string}`
+  /**
+   * The branch being served, shared by every node given this plan (a reorg of the chain itself: each
+   * node serves it, whichever the indexer reads): the blocks above `from`, until `until` (ms) passes.
+   */
+  readonly state: { from: bigint; until: number }
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
@@ -70,9 +75,6 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
       let rate = 0
       const counts = new Map<FaultKind, number>()
       const count = (kind: FaultKind) => counts.set(kind, (counts.get(kind) ?? 0) + 1)
-      // the fork: the blocks above this height, as long as `forkUntil` has not passed
-      let forkFrom = 0n
-      let forkUntil = 0
       const held = new Set<http.ServerResponse>()
 
       const forward = async (path: string, body: unknown): Promise<unknown> => {
@@ -80,7 +82,8 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
         return response.json()
       }
 
-      const inFork = (n: bigint | undefined) => n !== undefined && Date.now() < forkUntil && n > forkFrom
+      const branch = fork?.state ?? { from: 0n, until: 0 }
+      const inFork = (n: bigint | undefined) => n !== undefined && Date.now() < branch.until && n > branch.from
 
       /** The fork's version of an EVM answer: its blocks renamed, and a Transfer to the victim invented in one. */
       const forkAnswer = (body: unknown, answer: unknown): unknown => {
@@ -111,7 +114,7 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
         const from = parseHex(filter.fromBlock) ?? 0n
         const to = parseHex(filter.toBlock) ?? 0n
         const logs: Array<unknown> = []
-        for (let n = from > forkFrom ? from : forkFrom + 1n; n <= to && inFork(n) && logs.length < 8; n++) {
+        for (let n = from > branch.from ? from : branch.from + 1n; n <= to && inFork(n) && logs.length < 8; n++) {
           const block = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: [hex(n), false] })
           const hash = isRecord(block) && isRecord(block.result) && typeof block.result.hash === "string" ? block.result.hash : undefined
           if (hash === undefined) break
@@ -136,18 +139,20 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
 
       /** One call: forwarded, or answered by a chain fault. */
       const answerCall = async (path: string, body: unknown): Promise<unknown> => {
-        // now and then (5 s apart at least) the node switches to another branch for a while
-        if (fork !== undefined && rate > 0 && rpcMethod(body) === "eth_blockNumber" && Date.now() > forkUntil + 5_000 && random.next() < 0.1) {
-          // for up to 2.5 s the blocks above the head's grandparent are another branch's (ended sooner
-          // if the chain grows past three blocks deep: the campaign asks for six confirmations)
-          count("fork")
-          const now = await forward(path, body)
-          const n = isRecord(now) ? parseHex(now.result) : undefined
-          if (n !== undefined) {
-            forkFrom = n - 2n
-            forkUntil = Date.now() + 2_500
+        // now and then (5 s apart at least) the chain switches to another branch, just as the indexer reads
+        // the newest blocks (a fork no read meets tests nothing): for up to 2.5 s the blocks it is reading
+        // are another branch's, ended sooner if the chain grows past three blocks deep (the campaign asks
+        // for six confirmations). This very call already gets the branch.
+        if (fork !== undefined && rate > 0 && rpcMethod(body) === "eth_getLogs" && Date.now() > branch.until + 5_000 && random.next() < 0.2) {
+          const filter = rpcParams(body)[0]
+          const from = isRecord(filter) ? parseHex(filter.fromBlock) : undefined
+          const head = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })
+          const n = isRecord(head) ? parseHex(head.result) : undefined
+          if (from !== undefined && n !== undefined && from > 0n && n - (from - 1n) <= 3n) {
+            count("fork")
+            branch.from = from - 1n
+            branch.until = Date.now() + 2_500
           }
-          return now
         }
         if (rate > 0 && random.next() < rate) {
           const applicable = CHAIN_FAULTS.filter((kind) =>
@@ -182,13 +187,13 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
           }
         }
         const answer = await forward(path, body)
-        if (dialect !== "BEP20" || fork === undefined || Date.now() >= forkUntil) return answer
+        if (dialect !== "BEP20" || fork === undefined || Date.now() >= branch.until) return answer
         // the devnet mines a block per transaction: the branch ends before it is deeper than three blocks
         // (a fork deeper than the confirmations is a halt for an operator, rightly, not this scenario)
         const head = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })
         const n = isRecord(head) ? parseHex(head.result) : undefined
-        if (n === undefined || n - forkFrom > 3n) {
-          forkUntil = 0
+        if (n === undefined || n - branch.from > 3n) {
+          branch.until = 0
           return answer
         }
         const invented = await inventedLogs(body)
@@ -242,7 +247,7 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
           setRate: (next: number) => {
             rate = next
             if (next === 0) {
-              forkUntil = 0
+              branch.until = 0
               for (const res of held) res.destroy()
               held.clear()
             }
