@@ -57,7 +57,8 @@ describe("reconciliation against the chain", () => {
         const sql = yield* SqlClient.SqlClient
         const client = yield* TestClient
         const config = yield* AppConfig
-        const env = { DATABASE_URL: Option.match(config.databaseUrl, { onNone: () => "", onSome: Redacted.value }) }
+        // a page of one address: the run goes page by page, as it does over a million addresses
+        const env = { DATABASE_URL: Option.match(config.databaseUrl, { onNone: () => "", onSome: Redacted.value }), FACET_RECONCILE_PAGE: "1" }
         const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
         const address = (user: string) =>
           Effect.map(client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: user, chain: "TRC20", currency: "USDT" } }), (r) => String(asRecord(r.body).address))
