@@ -150,6 +150,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
       }
       yield* sql`INSERT INTO reconciliation_runs (chain, started_at, height, checked, skipped, differences)
                  VALUES (${chain}, ${started}, ${height?.toString() ?? null}, ${results.length - skipped}, ${skipped}, ${JSON.stringify(differences)}::jsonb)`
+      yield* Effect.logInfo(`${chain} reconciliation: ${results.length - skipped} balances checked, ${skipped} above the indexer's cursor, ${differences.length} differences, in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s`)
       return { chain, height, checked: results.length - skipped, skipped, differences } satisfies ChainReconciliation
     })
 
