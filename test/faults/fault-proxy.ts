@@ -85,7 +85,7 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
       const branch = fork?.state ?? { from: 0n, until: 0 }
       const inFork = (n: bigint | undefined) => n !== undefined && Date.now() < branch.until && n > branch.from
 
-      /** The fork's version of an EVM answer: its blocks renamed, and a Transfer to the victim invented in one. */
+      /** The fork's version of an EVM answer: its blocks renamed (the invented deposits are added by `inventedLogs`). */
       const forkAnswer = (body: unknown, answer: unknown): unknown => {
         if (fork === undefined || !isRecord(answer)) return answer
         const method = rpcMethod(body)
@@ -189,7 +189,7 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
         const answer = await forward(path, body)
         if (dialect !== "BEP20" || fork === undefined || Date.now() >= branch.until) return answer
         // the devnet mines a block per transaction: the branch ends before it is deeper than three blocks
-        // (a fork deeper than the confirmations is a halt for an operator, rightly, not this scenario)
+        // (deeper than the confirmations, the branch's deposits would be final on it: no indexer can undo that)
         const head = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })
         const n = isRecord(head) ? parseHex(head.result) : undefined
         if (n === undefined || n - branch.from > 3n) {
