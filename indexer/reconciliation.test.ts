@@ -47,6 +47,8 @@ const LyingTronNode = Layer.scopedContext(Effect.gen(function*() {
 
 const Report = Schema.parseJson(Schema.Struct({
   chain: Schema.String,
+  checked: Schema.Number,
+  skipped: Schema.Number,
   differences: Schema.Array(Schema.Struct({ address: Schema.String, currency: Schema.String, on_chain: Schema.String, explained: Schema.String, from_block: Schema.String, to_block: Schema.String }))
 }))
 
@@ -75,9 +77,16 @@ describe("reconciliation against the chain", () => {
         yield* Effect.sleep("2 seconds")
         expect(yield* credited(missed)).toEqual([])
 
+        // a dozen more addresses, so wallet numbers cross a digit (9 → 10, …) and pages of one must still cover them all
+        for (let i = 0; i < 12; i++) yield* address(`more-${i}`)
+        const [expected] = yield* sql<{ pairs: number }>`
+          SELECT ((SELECT count(*) FROM wallets WHERE network = 'TRC20' AND kind = 'receive')
+               * (SELECT count(*) FROM wallet_asset_policies WHERE chain = 'TRC20' AND can_deposit AND status IN ('live', 'deposit_live')))::int AS pairs`
+
         const first = yield* runToExit("indexer/reconcile-cli.ts", ["--chain", "TRC20"], config.dataDir, env)
         expect(first.code).toBe(1)
         const report = Schema.decodeUnknownSync(Report)(first.output.split("\n").find((l) => l.startsWith("{\"chain\"")) ?? "")
+        expect(report.checked + report.skipped).toBe(expected?.pairs)
         expect(report.differences).toEqual([expect.objectContaining({ address: missed, currency: "USDT", on_chain: "5", explained: "0" })])
         const health = yield* client.request("GET", "/health")
         expect(health.status).toBe(503)
