@@ -4,7 +4,7 @@ import * as os from "node:os"
 import { parseArgs } from "node:util"
 import { payFromCustomer } from "../src/devnet/devnet-payments.js"
 import { asRecord } from "../test/json.js"
-import { processWorkDir, readDevnetFile, type ServiceProcess, startService } from "../test/service-process.js"
+import { api, processWorkDir, readDevnetFile, type ServiceProcess, startService } from "../test/service-process.js"
 import { percentile } from "./bench-environment.js"
 
 /**
@@ -57,20 +57,11 @@ interface MemorySample {
   readonly watched: number
 }
 
+/** The service's API, a request that got no answer (connection refused or reset) counted as status 0. */
 const call = (service: ServiceProcess, method: string, url: string, apiKey: string | undefined, json?: unknown) =>
-  Effect.promise(async () => {
-    try {
-      const response = await fetch(`${service.url}${url}`, {
-        method,
-        headers: { "content-type": "application/json", ...(apiKey === undefined ? {} : { "x-api-key": apiKey }) },
-        ...(json === undefined ? {} : { body: JSON.stringify(json) })
-      })
-      const body: unknown = await response.json().catch(() => undefined)
-      return { status: response.status, body }
-    } catch {
-      return { status: 0, body: undefined }
-    }
-  })
+  api(service, method, url, { ...(apiKey === undefined ? {} : { apiKey }), ...(json === undefined ? {} : { json }) }).pipe(
+    Effect.catchAllDefect(() => Effect.succeed({ status: 0, body: undefined }))
+  )
 
 const metricValue = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN)
 

@@ -7,7 +7,7 @@ import { makeBep20Client } from "../../src/chains/evm/bep20-client.js"
 import { makeSolanaClient } from "../../src/chains/solana/solana-client.js"
 import { makeTronClient } from "../../src/chains/tron/tron-client.js"
 import { runningEmbeddedUrl } from "../../src/database/embedded-postgres.js"
-import { payFromCustomer } from "../../src/devnet/devnet-payments.js"
+import { DECIMALS, payFromCustomer } from "../../src/devnet/devnet-payments.js"
 import type { DevnetFile } from "../../src/devnet/devnets.js"
 import { evmAddress, isHexAddress, tronAddress } from "../../src/keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../src/keys/master-seed.js"
@@ -23,7 +23,6 @@ import { type Random, seededRandom } from "./seeded-random.js"
 const ASSETS = [["TRC20", "TRC20-USDT"], ["BEP20", "BEP20-USDT"], ["SOLANA", "SOLANA-USDT"]] as const
 /** Solana's USDT is deposit_live (DECISIONS.md): no checkout orders, sweeps or withdrawals on it. */
 const LIVE = ASSETS.slice(0, 2)
-const DECIMALS: Record<string, number> = { TRC20: 6, BEP20: 18, SOLANA: 6 }
 
 /** Fresh recipients of withdrawals, one per live chain, made from the seed: nobody else ever pays them. */
 const payees = (random: Random): Record<string, string> => {
@@ -230,7 +229,7 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
       violations.push(...(yield* checkInvariants({
         expected: onChain,
         chains: direct,
-        payees: LIVE.map(([chain]) => ({ chain, currency: "USDT", address: payee[chain] ?? "", decimals: DECIMALS[chain] ?? 6 })),
+        payees: LIVE.map(([chain]) => ({ chain, currency: "USDT", address: payee[chain] ?? "", decimals: DECIMALS[`${chain}-USDT`] ?? 6 })),
         webhooks: { received: receiver.received, secrets: new Map([[merchant?.merchantId ?? "", merchant?.secret ?? ""]]), destination: receiver.url }
       }).pipe(Effect.provide(sql), Effect.orDie)))
       const settled = yield* Effect.gen(function*() {

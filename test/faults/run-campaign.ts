@@ -2,7 +2,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { resultsTable, type ScenarioResult } from "./scenario-result.js"
+import { readSharedResult, resultsTable } from "./scenario-result.js"
 
 /**
  * `npm run faults`: the fault campaign (long mode unless FACET_FAULTS_MODE says otherwise) and the
@@ -24,7 +24,7 @@ const env = {
 }
 const vitest = spawn(process.execPath, [path.join("node_modules", "vitest", "vitest.mjs"), "run", ...SUITES], { env, stdio: "inherit" })
 vitest.on("exit", (code, signal) => {
-  const results: Array<ScenarioResult> = fs.readdirSync(resultsDir).sort().map((file) => JSON.parse(fs.readFileSync(path.join(resultsDir, file), "utf8")))
+  const results = fs.readdirSync(resultsDir).sort().map((file) => readSharedResult(path.join(resultsDir, file)))
   fs.rmSync(resultsDir, { recursive: true, force: true })
   const table = resultsTable(results, `Fault campaign, ${env.FACET_FAULTS_MODE} mode, seed ${seed} (replay: FACET_FAULTS_SEED=${seed}); every suite ${code === 0 ? "passed" : `did not pass (vitest exit ${code ?? signal})`}, the hostile-input list included`)
   console.log(`\n${table}\n`)

@@ -1,18 +1,25 @@
+import { Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Violation } from "./invariants.js"
 
-/** One scenario's line in the campaign's table. */
-export interface ScenarioResult {
-  readonly scenario: string
-  readonly faults: number
-  /** The faults by kind, for the reader. */
-  readonly faultDetail: string
-  readonly restarts: number
-  readonly requestsFuzzed: number
-  readonly payments: number
-  readonly violations: ReadonlyArray<Violation>
-}
+/**
+ * One scenario's line in the campaign's table (a Schema: suites hand it to the campaign runner as JSON
+ * files). `faultDetail` is the faults by kind, for the reader.
+ */
+export const ScenarioResult = Schema.Struct({
+  scenario: Schema.String,
+  faults: Schema.Number,
+  faultDetail: Schema.String,
+  restarts: Schema.Number,
+  requestsFuzzed: Schema.Number,
+  payments: Schema.Number,
+  violations: Schema.Array(Schema.Struct({ invariant: Schema.String, detail: Schema.String }))
+})
+export type ScenarioResult = typeof ScenarioResult.Type
+
+/** Reads a line a suite handed over (`shareResult`). */
+export const readSharedResult = (file: string): ScenarioResult =>
+  Schema.decodeUnknownSync(Schema.parseJson(ScenarioResult))(fs.readFileSync(file, "utf8"))
 
 /** The campaign's table, as Markdown (the README shows the long mode's). */
 export const resultsTable = (results: ReadonlyArray<ScenarioResult>, header: string): string => {
