@@ -1,46 +1,68 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { copyOut } from "../src/database/copy-out.js"
+import { CopyTextRows } from "../src/database/copy-text.js"
 import type { Chain } from "../src/domain/chain.js"
+import { addressKeysOf } from "./address-keys.js"
+import { type WatchedWallet, WatchTable } from "./watch-table.js"
 
-export interface WatchedWallet {
-  readonly walletId: string
-  readonly merchantId: string
-  readonly purpose: "order" | "deposit"
-}
+export type { WatchedWallet } from "./watch-table.js"
 
 /** EVM addresses compare case-insensitively; base58 ones (TRON, Solana) exactly. */
 export const normalizeAddress = (chain: Chain, address: string) => (chain === "BEP20" || chain === "POLYGON" ? address.toLowerCase() : address)
+
+const Purpose = Schema.Literal("order", "deposit")
+const isPurpose = Schema.is(Purpose)
 
 const WalletRow = Schema.Struct({
   seq: Schema.NumberFromString,
   id: Schema.String,
   merchant_id: Schema.String,
-  purpose: Schema.Literal("order", "deposit"),
+  purpose: Purpose,
   address: Schema.String
 })
 
+export interface WatchListOptions {
+  /** Rows per page when following new wallets. */
+  readonly pageSize?: number
+  /** More unread wallets than this are loaded with one COPY instead of pages (the first load). */
+  readonly bulkThreshold?: number
+}
+
 /**
- * Every receive address of one chain, in memory (a Map: millions of entries fit), so attribution is a
- * lookup by destination address, never by amount or sender. It follows new wallets by their sequence
- * number, from any process, before every batch of blocks, never past a number still uncommitted
- * (migration 0007).
+ * Every receive address of one chain, in memory, so attribution is a lookup by destination address,
+ * never by amount or sender. Ten million addresses fit (watch-table.ts: ~60 bytes each). It follows new
+ * wallets by their sequence number, from any process, before every batch of blocks, never past a number
+ * still uncommitted (migration 0007). A large backlog (the first load) comes in one COPY, parsed from
+ * bytes; the few wallets made between two batches come in pages.
  */
 export class WatchList {
-  private readonly byAddress = new Map<string, WatchedWallet>()
+  private readonly table: WatchTable
   private lastSeq = 0
+  private readonly pageSize: number
+  private readonly bulkThreshold: number
 
-  constructor(readonly chain: Chain, private readonly pageSize = 50_000) {}
+  constructor(readonly chain: Chain, options: WatchListOptions = {}) {
+    this.table = new WatchTable(addressKeysOf(chain))
+    this.pageSize = options.pageSize ?? 50_000
+    this.bulkThreshold = options.bulkThreshold ?? 50_000
+  }
 
   get size() {
-    return this.byAddress.size
+    return this.table.size
+  }
+
+  /** Bytes of the table's typed arrays (not counted in the JS heap's used size). */
+  get arrayBytes() {
+    return this.table.arrayBytes
   }
 
   lookup(address: string): WatchedWallet | undefined {
-    return this.byAddress.get(normalizeAddress(this.chain, address))
+    return this.table.lookup(address)
   }
 
   add(address: string, wallet: WatchedWallet) {
-    this.byAddress.set(normalizeAddress(this.chain, address), wallet)
+    this.table.add(address, wallet)
   }
 
   /**
@@ -52,6 +74,11 @@ export class WatchList {
     const sql = yield* SqlClient.SqlClient
     const [mark] = yield* sql<{ settled: string }>`SELECT wallets_settled_seq()::text AS settled`
     const settled = Number(mark?.settled ?? "0")
+    if (settled - this.lastSeq > this.bulkThreshold) {
+      yield* this.bulkLoad(settled)
+      this.lastSeq = settled
+      return this.table.size
+    }
     for (;;) {
       const rows = yield* sql`
         SELECT w.seq::text AS seq, w.id, w.merchant_id, w.purpose, w.address FROM wallets w
@@ -61,9 +88,34 @@ export class WatchList {
       const last = rows[rows.length - 1]
       if (rows.length < this.pageSize || last === undefined) {
         this.lastSeq = settled
-        return this.byAddress.size
+        return this.table.size
       }
       this.lastSeq = last.seq
     }
   })
+
+  /** Every wallet numbered in (lastSeq, settled], by COPY: bytes in, typed arrays filled, no row objects. */
+  private bulkLoad(settled: number) {
+    const table = this.table
+    // COPY takes no parameters: the chain is one of the Chain literals, the numbers are integers
+    const chain = this.chain
+    const from = Math.trunc(this.lastSeq)
+    const to = Math.trunc(settled)
+    return Effect.gen(function*() {
+      const rows = new CopyTextRows(4, (fields) => {
+        const [address, id, merchant, purpose] = fields
+        if (address == null || id == null || merchant == null || !isPurpose(purpose)) {
+          throw new Error(`wallet ${id ?? "?"} of ${chain} has no address, merchant or purpose`)
+        }
+        table.add(address, { walletId: id, merchantId: merchant, purpose })
+      })
+      yield* copyOut(
+        `SELECT address, id, merchant_id, purpose FROM wallets
+         WHERE network = '${chain}' AND kind = 'receive' AND seq > ${from} AND seq <= ${to}`,
+        (chunk) => rows.push(chunk)
+      )
+      rows.end()
+      table.trim()
+    })
+  }
 }

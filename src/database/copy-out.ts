@@ -1,0 +1,46 @@
+import { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import pg from "pg"
+import { to as copyTo } from "pg-copy-streams"
+
+/**
+ * `COPY (query) TO STDOUT` in text format on a connection of its own, each chunk of bytes handed to
+ * `onChunk` as it arrives: millions of rows without a JS object per row (the pool's clients parse every
+ * row into one). The query takes no parameters — COPY has none — so it must be built from values that
+ * are already checked (numbers, schema-checked literals).
+ */
+export const copyOut = Effect.fn("copyOut")(function*(query: string, onChunk: (chunk: Buffer) => void) {
+  const client = yield* PgClient.PgClient
+  const url = client.config.url
+  if (url === undefined) return yield* new SqlError({ message: "COPY needs the database URL the pool was made with" })
+  const connection = yield* Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const connection = new pg.Client({ connectionString: Redacted.value(url), application_name: "facet-copy" })
+        await connection.connect()
+        return connection
+      },
+      catch: (cause) => new SqlError({ cause, message: "could not connect for COPY" })
+    }),
+    (connection) => Effect.promise(() => connection.end().catch(() => undefined))
+  )
+  yield* Effect.tryPromise({
+    try: (signal) =>
+      new Promise<void>((resolve, reject) => {
+        const stream = connection.query(copyTo(`COPY (${query}) TO STDOUT`))
+        const abort = () => stream.destroy(new Error("interrupted"))
+        signal.addEventListener("abort", abort, { once: true })
+        stream.on("data", (chunk: Buffer) => {
+          try {
+            onChunk(chunk)
+          } catch (error) {
+            stream.destroy(error instanceof Error ? error : new Error(String(error)))
+          }
+        })
+        stream.on("error", reject)
+        stream.on("end", () => resolve())
+      }),
+    catch: (cause) => new SqlError({ cause, message: `COPY failed: ${cause instanceof Error ? cause.message : String(cause)}` })
+  })
+}, Effect.scoped)
