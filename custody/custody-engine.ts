@@ -1,55 +1,10 @@
-import { RunnerAddress, SingleRunner } from "@effect/cluster"
-import { NodeClusterSocket } from "@effect/platform-node"
-import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { Collections } from "./collections.js"
 import { CustodyConfig } from "./custody-config.js"
 import { CustodyStore } from "./custody-store.js"
 import { CustodyWallet } from "./wallet-actor.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { Withdrawals } from "./withdrawals.js"
-
-/**
- * The cluster the wallet actors run on, over our PostgreSQL (SqlMessageStorage, SqlRunnerStorage).
- * Without FACET_CLUSTER_RUNNER_ADDRESS: one runner holding every shard (`npm start`, nothing else to
- * start). With it (`host:port`, reachable by the other runners): a socket runner that shares the shards
- * with every other runner on the same database; a dead runner's shards move to the living ones once its
- * shard locks expire (FACET_CLUSTER_SHARD_LOCK_MS).
- *
- * Timings are chosen, not defaulted (KNOWN-GROUND.md): the package polls for new messages every 10 s and
- * holds shard locks for 35 s by default, which would make a sweep wait 10 s to start and a takeover half
- * a minute.
- */
-export const ClusterLive = Layer.unwrapEffect(
-  Effect.gen(function*() {
-    const raw = yield* Config.all({
-      address: Config.option(Config.string("FACET_CLUSTER_RUNNER_ADDRESS").pipe(
-        Config.validate({ message: "FACET_CLUSTER_RUNNER_ADDRESS must be host:port", validation: (v) => /^[^:\s]+:\d{1,5}$/.test(v) })
-      )),
-      pollMs: Config.integer("FACET_CLUSTER_POLL_MS").pipe(Config.withDefault(250)),
-      lockMs: Config.integer("FACET_CLUSTER_SHARD_LOCK_MS").pipe(Config.withDefault(10_000))
-    })
-    const shardingConfig = {
-      entityMessagePollInterval: Duration.millis(raw.pollMs),
-      entityReplyPollInterval: Duration.millis(raw.pollMs),
-      refreshAssignmentsInterval: Duration.millis(Math.max(raw.pollMs * 2, 500)),
-      shardLockExpiration: Duration.millis(raw.lockMs),
-      shardLockRefreshInterval: Duration.millis(Math.max(Math.floor(raw.lockMs / 4), 250)),
-      // a sweep waits for finality inside its handler: an actor is never idle while it does
-      entityMaxIdleTime: Duration.minutes(5)
-    }
-    return Option.match(raw.address, {
-      onNone: () => SingleRunner.layer({ runnerStorage: "sql", shardingConfig }),
-      onSome: (address) => {
-        const [host = "localhost", port = "0"] = address.split(":")
-        return NodeClusterSocket.layer({
-          storage: "sql",
-          runnerHealth: "ping",
-          shardingConfig: { ...shardingConfig, runnerAddress: Option.some(RunnerAddress.make(host, Number(port))) }
-        })
-      }
-    })
-  })
-)
 
 /** The wallet actor's behaviour: drive the operation it is handed, from durable state. */
 export const CustodyWalletLive = CustodyWallet.toLayer(

@@ -25,11 +25,11 @@ const hit = (wallet: { walletId: string; merchantId: string }, to: string, txHas
   return { transfer, wallet: { ...wallet, purpose: "deposit" }, amount }
 }
 
-/** This test holds the chain's indexer lease, as an indexer would before writing. */
+/** This test holds the chain's fence, as an indexer does once it has taken the chain over. */
 const holdLease = (chain: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`
-    INSERT INTO indexer_leases (chain, holder, expires_at) VALUES (${chain}, ${HOLDER}, now() + interval '1 hour')
-    ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`)
+    INSERT INTO indexer_leases (chain, holder) VALUES (${chain}, ${HOLDER})
+    ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder`)
 
 /** A payment to an order's pay address (its receive wallet). */
 const orderHit = (chain: "TRC20" | "BEP20", currency: string, to: { wallet_id: string; pay_address: string } | undefined, merchantId: string, txHash: string, amount: string, eventIndex = 0): Attributed => ({

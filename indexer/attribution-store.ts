@@ -9,6 +9,7 @@ import { Orders } from "../src/orders/orders.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import type { Attributed } from "./attribution.js"
 
+/** Another indexer took the chain over (its fence row names another holder): this one must not write. */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly chain: string }> {}
 
 export interface BlockRecord {
@@ -85,9 +86,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const orders = yield* Orders
     const outbox = yield* WebhookOutbox
 
+    // the fence (chain-indexer.ts): only the holder the chain's row names writes; FOR SHARE keeps a
+    // takeover waiting until this transaction ends, and a transaction begun after it finds another name
     const assertLease = (chain: Chain, holder: string) =>
       Effect.flatMap(
-        sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder} AND expires_at > now() FOR SHARE`,
+        sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder} FOR SHARE`,
         (rows) => (rows.length === 0 ? Effect.fail(new LeaseLost({ chain })) : Effect.void)
       )
 

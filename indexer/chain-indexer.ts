@@ -5,10 +5,9 @@ import * as os from "node:os"
 import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
 import type { Network } from "../src/config.js"
-import { isAlive } from "../src/processes/child-process.js"
 import { attributeTransfers } from "./attribution.js"
-import { AttributionStore, LeaseLost } from "./attribution-store.js"
-import { type ChainIndexerStatus, reportStatus, startingStatus } from "./indexer-status.js"
+import { AttributionStore } from "./attribution-store.js"
+import { type ChainIndexerStatus, currentStatus, reportStatus, standbyStatus } from "./indexer-status.js"
 import { WatchList } from "./watch-list.js"
 
 export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{ readonly chain: string; readonly message: string }> {}
@@ -17,7 +16,13 @@ export interface IndexerOptions {
   /** Blocks fetched per batch; the next batch is fetched while this one is written. */
   readonly batchSize: number
   readonly pollInterval: Duration.DurationInput
-  readonly leaseTtl: Duration.Duration
+  /**
+   * How long an indexer another one took the chain from waits before it takes the chain back (10 s unless
+   * set): time for the cluster to stop it if it is the stale one. Past that, the cluster still runs it.
+   */
+  readonly retakeAfter?: Duration.DurationInput
+  /** @deprecated ignored: there is no lease to renew any more (still passed by bench/e2e.ts). */
+  readonly leaseTtl?: Duration.DurationInput
   /** Where a chain with no cursor starts: its current head unless set. */
   readonly startBlock: Option.Option<bigint>
   /** Recorded with the chain's genesis; a node of another network is refused. */
@@ -42,8 +47,9 @@ export const checkCovers = (client: ChainClient, answer: ReadonlyArray<ChainBloc
 const holderId = () => `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
 /**
- * One chain's indexer: takes the chain's lease (one active indexer per chain; a second waits and takes
- * over when the first stops renewing), resumes from its durable cursor, fetches ahead while writing
+ * One chain's indexer. Which process runs it is decided by its caller: the cluster singleton of
+ * indexers.ts (one runner per chain), or a test. It takes the chain's fence over as it starts, resumes
+ * from its durable cursor, fetches ahead while writing
  * (each block in one transaction with the cursor), follows the head, detects reorgs by the parent-hash
  * chain and rolls back to the common ancestor; a fork deeper than the chain's finality window halts it.
  */
@@ -52,12 +58,13 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
     const sql = yield* SqlClient.SqlClient
     const store = yield* AttributionStore
     const chain = client.chain
-    const holder = holderId()
+    let holder = holderId()
     const watch = new WatchList(chain)
     const decimals = new Map((yield* sql<{ currency: string; decimals: number }>`
       SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
 
-    let status: ChainIndexerStatus = startingStatus(chain)
+    // what a standby runner read from the database (the stored cursor) stays shown until this one knows more
+    let status: ChainIndexerStatus = { ...((yield* currentStatus(chain)) ?? standbyStatus(chain)), state: "starting", detail: "" }
     // errors in a row: the wait before trying again doubles with each (1 s … 10 s), so a sick node is not hammered
     let errorsInRow = 0
     const report = (patch: Partial<ChainIndexerStatus>) => {
@@ -65,32 +72,24 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       return reportStatus(status)
     }
 
-    // a holder on this machine whose process is gone (killed) cannot renew: no need to wait out its lease
-    const deadLocalHolder = Effect.map(sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = ${chain}`, (rows) => {
-      const current = rows[0]?.holder ?? ""
-      const [host, pid] = current.split(":")
-      const n = Number(pid)
-      return host === os.hostname() && Number.isInteger(n) && n > 0 && n !== process.pid && !isAlive(n) ? current : ""
+    /*
+     * The fence. The chain's row in indexer_leases names the one indexer allowed to write, and every write
+     * transaction reads it FOR SHARE (AttributionStore). Taking it over updates the row: that waits for a
+     * write of the previous holder still in flight, and each write it begins afterwards finds another name
+     * and fails (LeaseLost). The cluster hands the chain to one runner at a time only as long as its shard
+     * locks hold; a holder paused, cut off from its lock connection or not yet stopped while its shard moves
+     * may still be running, and this keeps it from committing after the new one started. No expiry, no
+     * election: the cluster has chosen this one, so it takes the row whoever had it.
+     */
+    let mustTakeOver = true
+    const takeOver = Effect.gen(function*() {
+      holder = holderId()
+      yield* sql`INSERT INTO indexer_leases (chain, holder) VALUES (${chain}, ${holder})
+                 ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, taken_at = clock_timestamp()`
+      mustTakeOver = false
+      yield* Effect.logInfo(`${chain} indexer runs here (${holder})`)
     })
-    const tryLease = Effect.flatMap(deadLocalHolder, (stale) =>
-      Effect.map(
-        sql<{ holder: string }>`
-          INSERT INTO indexer_leases (chain, holder, expires_at)
-          VALUES (${chain}, ${holder}, now() + ${`${Duration.toMillis(options.leaseTtl)} milliseconds`}::interval)
-          ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-          WHERE indexer_leases.expires_at < now() OR indexer_leases.holder = excluded.holder OR indexer_leases.holder = ${stale}
-          RETURNING holder`,
-        (rows) => rows.length > 0
-      ))
-    const release = sql`DELETE FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder}`.pipe(Effect.ignore)
-
-    const renewLease = Effect.map(
-      sql<{ holder: string }>`
-        UPDATE indexer_leases SET expires_at = now() + ${`${Duration.toMillis(options.leaseTtl)} milliseconds`}::interval
-        WHERE chain = ${chain} AND holder = ${holder} AND expires_at > now()
-        RETURNING holder`,
-      (rows) => rows.length > 0
-    )
+    const release = Effect.suspend(() => sql`DELETE FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder}`).pipe(Effect.ignore)
 
     const loadCursor = Effect.gen(function*() {
       const [row] = yield* sql<{ block_number: string; block_hash: string }>`
@@ -240,30 +239,29 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       }
     })
 
-    const renew = Effect.gen(function*() {
-      yield* Effect.sleep(Duration.times(options.leaseTtl, 1 / 3))
-      // only our own lease, still running: one that ran out may have been someone else's since
-      if (!(yield* renewLease)) return yield* new LeaseLost({ chain })
-    }).pipe(Effect.forever)
-
-    // one lease at a time: wait for it, index while renewing it, start over when it is lost
-    const leased = Effect.gen(function*() {
-      while (!(yield* tryLease)) {
-        yield* report({ state: "waiting_for_lease", detail: "another process is indexing this chain" })
-        yield* Effect.sleep(Duration.times(options.leaseTtl, 1 / 3))
-      }
+    const run = Effect.gen(function*() {
+      if (mustTakeOver) yield* takeOver
       yield* report({ state: "starting", detail: "" })
-      yield* Effect.logInfo(`${chain} indexer holds the lease (${holder})`)
       yield* checkChainIdentity(chain, options.network, yield* client.genesis)
       yield* watch.refresh
-      return yield* Effect.raceFirst(index, renew)
-    }).pipe(Effect.ensuring(release))
+      return yield* index
+    })
 
     // what an operator must look at: retrying would only repeat it
     const isHalt = (cause: Cause.Cause<unknown>) =>
       Option.exists(Cause.failureOption(cause), (e) => e instanceof ReorgTooDeep || e instanceof ChainIdentityMismatch)
-    return yield* leased.pipe(
-      Effect.catchTag("LeaseLost", () => Effect.logWarning(`${chain} indexer lost its lease; waiting to take it again`)),
+    return yield* run.pipe(
+      // taken over by another: stop writing; the cluster stops this one soon if it is the stale one, and
+      // if it still runs it after that, the chain is this one's again
+      Effect.catchTag("LeaseLost", () =>
+        Effect.suspend(() => {
+          mustTakeOver = true
+          return Effect.all([
+            report({ state: "standby", detail: "another indexer took this chain over" }),
+            Effect.logWarning(`${chain} indexer: another indexer took this chain over; this one stopped writing`),
+            Effect.sleep(options.retakeAfter ?? Duration.seconds(10))
+          ], { discard: true })
+        })),
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause) || isHalt(cause)
           ? Effect.failCause(cause)
@@ -280,6 +278,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           })
       ),
       Effect.repeat(Schedule.forever),
-      Effect.tapError((error) => report({ state: "halted", detail: error.message }))
+      Effect.tapError((error) => report({ state: "halted", detail: error.message })),
+      Effect.ensuring(release)
     )
   })

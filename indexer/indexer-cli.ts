@@ -1,6 +1,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
+import { makeClusterLive } from "../src/cluster.js"
 import { IndexersLive } from "./indexers.js"
 import { blockArgument, chainArgument, OperatorError, operatorConfig, operatorLive } from "./operator-runtime.js"
 import { rescan } from "./rescan.js"
@@ -10,7 +11,12 @@ const USAGE = "usage: npm run indexer -- --chain TRC20|BEP20|SOLANA [--rescan-fr
 /**
  * `npm run indexer -- --chain BEP20`: one chain's indexer in a process of its own, against the same
  * database (DATABASE_URL, or the embedded PostgreSQL of the service running in FACET_DATA_DIR). The
- * chain's lease makes it wait while another process indexes that chain, and take over when it stops.
+ * process is a cluster runner that takes part in that chain's indexer alone (never in the wallet actors):
+ * the cluster runs the chain on one of the runners that index it, so while the service (or another
+ * `npm run indexer`) indexes it too, one of them does and the other stands by, and the chain moves to the
+ * living one when the other stops or dies. Where the service's runners are socket runners
+ * (FACET_CLUSTER_RUNNER_ADDRESS), give this one an address of its own the same way, or they cannot reach
+ * it and it stands by for good.
  *
  * `--rescan-from N [--to M]`: re-reads final blocks N–M (M: as far as both finality and the indexer
  * have come) and adds what was missed, credited and announced; what is recorded already stays as it is.
@@ -31,8 +37,8 @@ const main = Effect.gen(function*() {
     console.log(JSON.stringify({ chain: done.chain, from: done.from.toString(), to: done.to.toString(), added: done.added }))
     return
   }
-  yield* Effect.logInfo(`indexing ${chain} in this process (${config.network})`)
-  return yield* Layer.launch(IndexersLive.pipe(Layer.provide(operatorLive(config))))
+  yield* Effect.logInfo(`indexing ${chain} in this process (${config.network}) when the cluster hands it the chain`)
+  return yield* Layer.launch(IndexersLive.pipe(Layer.provide(makeClusterLive({ wallets: false })), Layer.provideMerge(operatorLive(config))))
 }).pipe(
   Effect.catchTags({
     OperatorError: (error) => Effect.sync(() => {

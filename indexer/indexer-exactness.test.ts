@@ -14,7 +14,7 @@ import { MemoryChain } from "./memory-chain.js"
  * The receive half made exact (issue: "no deposit ever missed"): each scenario here lost or wrongly
  * reversed a deposit before its fix.
  */
-const options = { batchSize: 5, pollInterval: Duration.millis(20), leaseTtl: Duration.millis(600), startBlock: Option.some(0n), network: "devnet" as const }
+const options = { batchSize: 5, pollInterval: Duration.millis(20), retakeAfter: Duration.millis(300), startBlock: Option.some(0n), network: "devnet" as const }
 
 const depositAddress = Effect.gen(function*() {
   const client = yield* TestClient
@@ -31,7 +31,7 @@ const deposits = (merchantId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ status: string; block: string }>`SELECT status, block_number::text AS block FROM transactions WHERE merchant_id = ${merchantId} ORDER BY block_number`)
 
-/** Each test has the TRC20 chain to itself: no lease, cursor or blocks left from the one before. */
+/** Each test has the TRC20 chain to itself: no fence, cursor or blocks left from the one before. */
 const freshChain = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.all([
     sql`DELETE FROM indexer_leases WHERE chain = 'TRC20'`,
@@ -92,7 +92,7 @@ describe("the indexer never misses a deposit", () => {
         expect(yield* deposits(merchantId)).toEqual([{ status: "confirmed", block: "5" }])
       }))
 
-    it.effect("an indexer whose lease ran out goes on only from the stored cursor, never from what it had in memory", () =>
+    it.effect("an indexer another took the chain from goes on, once the chain is its again, only from the stored cursor, never from what it had in memory", () =>
       Effect.gen(function*() {
         yield* freshChain
         const sql = yield* SqlClient.SqlClient
@@ -101,16 +101,17 @@ describe("the indexer never misses a deposit", () => {
         const reads: Array<bigint> = []
         const inner = chain.client()
         const client: ChainClient = { ...inner, blocks: (from, to) => Effect.zipRight(Effect.sync(() => reads.push(from)), inner.blocks(from, to)) }
-        // a slow poll: between polls only the lease renewal talks to the database
-        const fiber = yield* Effect.fork(runChainIndexer(client, { ...options, leaseTtl: Duration.millis(900), pollInterval: Duration.seconds(3) }))
+        const fiber = yield* Effect.fork(runChainIndexer(client, { ...options, pollInterval: Duration.millis(300) }))
         yield* eventually(Effect.flatMap(IndexerStatus, Ref.get), (m) => m.get("TRC20")?.cursor === "6", 10_000)
-        // meanwhile (this process paused) another holder took the lease, moved the cursor back to 2, and went away
-        yield* sql`UPDATE indexer_leases SET holder = 'elsewhere:1:x', expires_at = now() - interval '1 second' WHERE chain = 'TRC20'`
+        // meanwhile (this process paused) another holder took the chain over, moved the cursor back to 2, and went away
+        yield* sql`UPDATE indexer_leases SET holder = 'elsewhere:1:x' WHERE chain = 'TRC20'`
         yield* sql`UPDATE indexer_cursors SET block_number = 2, block_hash = ${chain.blocks[2]?.hash ?? ""} WHERE chain = 'TRC20'`
         reads.length = 0
-        // the renewal must not take the lease back as if nothing happened: lose it, then resume from block 2
+        // its next write is refused: it stands by, takes the chain back, and resumes from block 2
         yield* eventually(Effect.sync(() => reads), (r) => r.includes(3n), 2_500)
         expect(reads).toContain(3n)
+        const [fence] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
+        expect(fence?.holder).toMatch(new RegExp(`:${process.pid}:`))
         yield* Fiber.interrupt(fiber)
       }))
   })

@@ -1,16 +1,17 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Duration, Effect, Fiber, Option, Ref } from "effect"
+import { Deferred, Duration, Effect, Fiber, Option, Ref } from "effect"
 import { ChainRpcError, type NormalizedTransfer } from "../src/chains/chain-client.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { AttributionStore } from "./attribution-store.js"
 import { runChainIndexer } from "./chain-indexer.js"
 import { IndexerStatus } from "./indexer-status.js"
 import { MemoryChain } from "./memory-chain.js"
 
-const options = { batchSize: 5, pollInterval: Duration.millis(20), leaseTtl: Duration.millis(600), startBlock: Option.some(0n), network: "devnet" as const }
+const options = { batchSize: 5, pollInterval: Duration.millis(20), retakeAfter: Duration.millis(300), startBlock: Option.some(0n), network: "devnet" as const }
 
 const depositAddresses = (count: number) =>
   Effect.gen(function*() {
@@ -69,27 +70,53 @@ describe("indexer recovery", () => {
         yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
       }))
 
-    it.effect("a second indexer waits for the chain's lease and takes over when the first stops", () =>
+    it.effect("an indexer started on a chain takes it over: a write of the one it replaced still in flight ends first, and that one can write nothing after", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
+        const store = yield* AttributionStore
         const { addresses, merchantId } = yield* depositAddresses(2)
         const chain = new MemoryChain("TRC20", 1)
         chain.append(usdt(addresses[0] ?? "", 1_000_000n, 0))
         chain.append(() => [])
-        const a = yield* Effect.fork(runChainIndexer(chain.client(), options))
+        // A would take the chain back only after a minute: within this test it stays replaced
+        const a = yield* Effect.fork(runChainIndexer(chain.client(), { ...options, retakeAfter: Duration.minutes(1) }))
         yield* eventually(counts(merchantId), (c) => c?.confirmed === "1", 10_000)
         const [holderA] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
+        const staleHolder = holderA?.holder ?? ""
+
+        // a write transaction of A in flight (it has read the fence FOR SHARE, as each of A's writes does)
+        const commit = yield* Deferred.make<void>()
+        const inFlight = yield* Effect.fork(sql.withTransaction(Effect.zipRight(
+          sql`SELECT holder FROM indexer_leases WHERE chain = 'TRC20' AND holder = ${staleHolder} FOR SHARE`,
+          Deferred.await(commit)
+        )))
         const b = yield* Effect.fork(runChainIndexer(chain.client(), options))
         yield* Effect.sleep("400 millis")
-        const [stillA] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
-        expect(stillA?.holder).toBe(holderA?.holder)
+        const [during] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
+        expect(during?.holder).toBe(staleHolder)
+        yield* Deferred.succeed(commit, undefined)
+        yield* Fiber.join(inFlight)
+        const [taken] = yield* eventually(
+          sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`,
+          (rows) => rows[0]?.holder !== staleHolder,
+          10_000
+        )
+        expect(taken?.holder).not.toBe(staleHolder)
 
-        yield* Fiber.interrupt(a)
+        // the stale holder's write transaction is refused, and writes nothing
+        const refused = yield* Effect.flip(store.writeBlock({ chain: "TRC20", number: 99n, hash: "stale", parentHash: "x", timestamp: 0 }, [], 0n, staleHolder))
+        expect(refused._tag).toBe("LeaseLost")
+        expect(yield* sql`SELECT 1 FROM indexed_blocks WHERE chain = 'TRC20' AND number = 99`).toEqual([])
+        expect(yield* Effect.flip(store.confirm("TRC20", 0n, 0n, staleHolder))).toMatchObject({ _tag: "LeaseLost" })
+
+        // B indexes on alone; A stands by
         chain.append(usdt(addresses[1] ?? "", 2_000_000n, 1))
         chain.append(() => [])
         yield* eventually(counts(merchantId), (c) => c?.confirmed === "2", 10_000)
-        const [holderB] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
-        expect(holderB?.holder).not.toBe(holderA?.holder)
+        const [still] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`
+        expect(still?.holder).toBe(taken?.holder)
+        expect((yield* Ref.get(yield* IndexerStatus)).get("TRC20")?.state).not.toBe("halted")
+        yield* Fiber.interrupt(a)
         yield* Fiber.interrupt(b)
         yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
         yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`

@@ -12,8 +12,8 @@ describe("indexer health", () => {
     expect(indexerProblems([status({ state: "retrying", nodeAnsweredAt: now - 30_000, detail: "eth_blockNumber: fetch failed" })], now, 60_000)).toEqual([])
     expect(indexerProblems([status({ state: "retrying", nodeAnsweredAt: now - 61_000, detail: "eth_blockNumber: fetch failed" })], now, 60_000))
       .toEqual(["BEP20 node unreachable for 61 s: eth_blockNumber: fetch failed"])
-    // another process holds the chain's lease: this one does not talk to the node, nothing is wrong
-    expect(indexerProblems([status({ state: "waiting_for_lease", nodeAnsweredAt: 0 })], now, 60_000)).toEqual([])
+    // another runner indexes the chain: this one does not talk to the node, nothing is wrong
+    expect(indexerProblems([status({ state: "standby", nodeAnsweredAt: 0 })], now, 60_000)).toEqual([])
     expect(prometheusMetrics([status({ state: "retrying", nodeAnsweredAt: now - 61_000 })], now))
       .toContain(`facet_indexer_node_unreachable_seconds{chain="BEP20"} 61`)
   })

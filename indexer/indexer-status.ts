@@ -2,7 +2,8 @@ import { Context, Effect, Layer, Ref } from "effect"
 
 export interface ChainIndexerStatus {
   readonly chain: string
-  readonly state: "starting" | "waiting_for_lease" | "catching_up" | "following" | "retrying" | "halted"
+  /** standby: the cluster runs this chain's indexer on another runner (or has not started it yet). */
+  readonly state: "standby" | "starting" | "catching_up" | "following" | "retrying" | "halted"
   readonly head: string
   readonly cursor: string
   readonly lagBlocks: number
@@ -21,24 +22,55 @@ export class IndexerStatus extends Context.Tag("facet/IndexerStatus")<IndexerSta
   static readonly layer = Layer.effect(IndexerStatus, Ref.make<ReadonlyMap<string, ChainIndexerStatus>>(new Map()))
 }
 
-/** A chain's indexer before it has its lease and a stored cursor. */
-export const startingStatus = (chain: string): ChainIndexerStatus => ({
-  chain, state: "starting", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: "",
+/** A chain's indexer this runner does not run (yet): what the database says until it does. */
+export const standbyStatus = (chain: string): ChainIndexerStatus => ({
+  chain, state: "standby", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: "",
   nodeAnsweredAt: Date.now(), cursorStored: false
 })
 
 export const reportStatus = (status: ChainIndexerStatus) =>
   Effect.flatMap(IndexerStatus, (ref) => Ref.update(ref, (m) => new Map(m).set(status.chain, status)))
 
-const STATES: ReadonlyArray<ChainIndexerStatus["state"]> = ["starting", "waiting_for_lease", "catching_up", "following", "retrying", "halted"]
+/** What this runner last reported for `chain`, if anything. */
+export const currentStatus = (chain: string) => Effect.map(Effect.flatMap(IndexerStatus, Ref.get), (m) => m.get(chain))
 
-/** Seconds since the chain's node last answered, 0 while another process holds the chain's lease. */
+/**
+ * The chain's indexer stopped running here (the cluster moved it, or another took the chain over): its
+ * last figures stay, marked standby.
+ */
+export const reportStandby = (chain: string, detail: string) =>
+  Effect.flatMap(IndexerStatus, (ref) =>
+    Ref.update(ref, (m) => new Map(m).set(chain, { ...(m.get(chain) ?? standbyStatus(chain)), state: "standby", detail, lagBlocks: 0, lagSeconds: 0, blocksPerSecond: 0 })))
+
+/**
+ * A standby chain's figures from the database (the stored cursor, who holds the chain); never over the
+ * status of an indexer running here, in one update so it cannot race one that starts meanwhile.
+ */
+export const refreshStandby = (chain: string, stored: { readonly cursor: string | null; readonly holder: string | null }) =>
+  Effect.flatMap(IndexerStatus, (ref) =>
+    Ref.update(ref, (m) => {
+      const current = m.get(chain) ?? standbyStatus(chain)
+      if (current.state !== "standby") return m
+      // a runner that does not index the chain knows its head only as far as the stored cursor
+      const cursor = stored.cursor ?? "0"
+      return new Map(m).set(chain, {
+        ...current, head: cursor, cursor, cursorStored: stored.cursor !== null, nodeAnsweredAt: Date.now(),
+        detail: stored.holder === null ? "no runner indexes this chain at the moment" : `indexed by ${stored.holder}`
+      })
+    }))
+
+const STATES: ReadonlyArray<ChainIndexerStatus["state"]> = ["standby", "starting", "catching_up", "following", "retrying", "halted"]
+
+/** Seconds since the chain's node last answered, 0 while another runner indexes the chain. */
 const unreachableSeconds = (s: ChainIndexerStatus, now: number) =>
-  s.state === "waiting_for_lease" ? 0 : Math.max(0, Math.floor((now - s.nodeAnsweredAt) / 1000))
+  s.state === "standby" ? 0 : Math.max(0, Math.floor((now - s.nodeAnsweredAt) / 1000))
 
-/** An indexer of this process that has no stored cursor yet (not one waiting while another process indexes). */
+/**
+ * A chain whose cursor is not stored yet, by the indexer here or by the one on another runner: until
+ * then an address paid now might be skipped.
+ */
 export const indexersNotStarted = (statuses: ReadonlyArray<ChainIndexerStatus>): ReadonlyArray<string> =>
-  statuses.flatMap((s) => (s.cursorStored || s.state === "waiting_for_lease" ? [] : [`${s.chain} indexer has not stored where it starts yet`]))
+  statuses.flatMap((s) => (s.cursorStored ? [] : [`${s.chain} indexer has not stored where it starts yet`]))
 
 /**
  * Why the indexers make the service degraded: a halted indexer (it waits for an operator), or a node
@@ -48,7 +80,7 @@ export const indexerProblems = (statuses: ReadonlyArray<ChainIndexerStatus>, now
   statuses.flatMap((s) =>
     s.state === "halted"
       ? [`${s.chain} indexer halted: ${s.detail}`]
-      : s.state !== "waiting_for_lease" && now - s.nodeAnsweredAt > unreachableAfterMs
+      : s.state !== "standby" && now - s.nodeAnsweredAt > unreachableAfterMs
       ? [`${s.chain} node unreachable for ${unreachableSeconds(s, now)} s${s.detail === "" ? "" : `: ${s.detail}`}`]
       : []
   )

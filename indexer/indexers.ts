@@ -1,40 +1,68 @@
-import { Config, Effect, Layer, Option } from "effect"
+import { Sharding } from "@effect/cluster"
+import { SqlClient } from "@effect/sql"
+import { Config, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
+import { indexerShardGroup, shardLockTime } from "../src/cluster.js"
 import { AppConfig } from "../src/config.js"
 import { runChainIndexer } from "./chain-indexer.js"
-import { reportStatus, startingStatus } from "./indexer-status.js"
+import { refreshStandby, reportStandby, reportStatus, standbyStatus } from "./indexer-status.js"
+
+const StoredChain = Schema.Struct({ cursor: Schema.NullOr(Schema.String), holder: Schema.NullOr(Schema.String) })
 
 /**
- * One fiber per configured chain (FACET_INDEXER_CHAINS), each its chain's indexer. A halted indexer (a
- * fork deeper than finality) stays halted and says so loudly; the others go on.
+ * Each configured chain's indexer (FACET_INDEXER_CHAINS) as a cluster singleton, `indexer/<CHAIN>`: one
+ * runner of all those on the database that index the chain runs it, and when that runner dies another
+ * starts it once the cluster has moved its shard. A halted indexer (a fork deeper than finality) stays
+ * halted where it runs and says so loudly; the others go on.
+ *
+ * Every runner reports each of its chains for /health and /metrics: the one running it, its progress; the
+ * others `standby`, with the stored cursor and the holder's name read from the database every 2 s (a
+ * standby chain is never "unreachable", and is ready once some runner has stored where the chain starts).
  */
 export const IndexersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const clients = yield* ChainClients
+    const sharding = yield* Sharding.Sharding
+    const sql = yield* SqlClient.SqlClient
+    // a runner another took a chain from waits this long for the cluster to stop it before it takes the chain back
+    const retakeAfter = Duration.times(yield* shardLockTime, 2)
     for (const chain of config.indexer.chains) {
       const client = clients.get(chain)
       if (Option.isNone(client)) continue
-      // /health is not ready until this chain's indexer has stored where it starts
-      yield* reportStatus(startingStatus(chain))
       const startBlock = yield* Config.option(
         Config.string(`FACET_INDEXER_START_${chain}`).pipe(
           Config.validate({ message: `FACET_INDEXER_START_${chain} must be a block number`, validation: (v) => /^\d+$/.test(v) }),
           Config.map(BigInt)
         )
       )
-      yield* Effect.forkScoped(
-        runChainIndexer(client.value, {
+      yield* reportStatus(standbyStatus(chain))
+      const stored = sql`
+        SELECT (SELECT block_number::text FROM indexer_cursors WHERE chain = ${chain}) AS cursor,
+               (SELECT holder FROM indexer_leases WHERE chain = ${chain}) AS holder`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(StoredChain))),
+        Effect.flatMap((rows) => Option.match(Option.fromNullable(rows[0]), { onNone: () => Effect.void, onSome: (row) => refreshStandby(chain, row) })),
+        // a database that does not answer is the readiness check's to report
+        Effect.ignore
+      )
+      yield* Effect.forkScoped(Effect.repeat(stored, Schedule.spaced("2 seconds")))
+
+      const indexer = Effect.gen(function*() {
+        yield* runChainIndexer(client.value, {
           batchSize: config.indexer.batchSize,
           pollInterval: config.indexer.pollInterval,
-          leaseTtl: config.indexer.leaseTtl,
+          retakeAfter,
           startBlock,
           network: config.network
-        }).pipe(
-          Effect.catchAll((error) => Effect.logError(`${chain} INDEXER HALTED: ${error.message}`)),
-          Effect.annotateLogs({ chain })
-        )
+        }).pipe(Effect.catchAll((error) => Effect.logError(`${chain} INDEXER HALTED: ${error.message}`)))
+        // halted: it stays so (and reported) while this runner holds the chain
+        return yield* Effect.never
+      }).pipe(
+        // the cluster stopped it here (its shard moved, or this runner is stopping)
+        Effect.ensuring(reportStandby(chain, "")),
+        Effect.annotateLogs({ chain })
       )
+      yield* sharding.registerSingleton(`indexer/${chain}`, indexer, { shardGroup: indexerShardGroup(chain) })
     }
   })
 )

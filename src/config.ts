@@ -25,7 +25,6 @@ export interface AppConfigShape {
     readonly chains: ReadonlyArray<"TRC20" | "BEP20" | "SOLANA">
     readonly batchSize: number
     readonly pollInterval: Duration.Duration
-    readonly leaseTtl: Duration.Duration
     /** A chain's node failing this long makes /health degraded (FACET_HEALTH_NODE_UNREACHABLE_MS). */
     readonly nodeUnreachableAfter: Duration.Duration
   }
@@ -103,7 +102,6 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   indexerBatch: positiveNumber("FACET_INDEXER_BATCH", 50),
   indexerPollMs: positiveNumber("FACET_INDEXER_POLL_MS", 500),
-  indexerLeaseMs: positiveNumber("FACET_INDEXER_LEASE_MS", 15_000),
   nodeUnreachableMs: positiveNumber("FACET_HEALTH_NODE_UNREACHABLE_MS", 60_000),
   webhookPollMs: positiveNumber("FACET_WEBHOOK_POLL_MS", 250),
   webhookConcurrency: positiveNumber("FACET_WEBHOOK_CONCURRENCY", 16),
@@ -130,7 +128,6 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
         chains: raw.indexerChains,
         batchSize: Math.max(1, Math.floor(raw.indexerBatch)),
         pollInterval: Duration.millis(raw.indexerPollMs),
-        leaseTtl: Duration.millis(raw.indexerLeaseMs),
         nodeUnreachableAfter: Duration.millis(raw.nodeUnreachableMs)
       },
       webhooks: {
