@@ -14,7 +14,12 @@ export interface AddressKeys {
   readonly width: number
   /** Writes the key of `address` at `offset`; false when it has none. */
   readonly pack: (address: string, out: Uint8Array, offset: number) => boolean
+  /** The same from the address's ASCII bytes `data[start, end)` (a bulk load reads bytes, not strings). */
+  readonly packBytes: (data: Uint8Array, start: number, end: number, out: Uint8Array, offset: number) => boolean
 }
+
+/** One character source for both packers: a string's char codes or a byte range. */
+type CharAt = (i: number) => number
 
 const ALPHANUMERIC = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -33,48 +38,53 @@ const hexDigits = (() => {
   return table
 })()
 
+const hexDigit = (char: number) => (char < 128 ? hexDigits[char] ?? -1 : -1)
+
+const packEvm = (charAt: CharAt, length: number, out: Uint8Array, offset: number) => {
+  if (length !== 42 || charAt(0) !== 48 || (charAt(1) | 32) !== 120) return false
+  for (let i = 0; i < 20; i++) {
+    const high = hexDigit(charAt(2 + 2 * i))
+    const low = hexDigit(charAt(3 + 2 * i))
+    if (high < 0 || low < 0) return false
+    out[offset + i] = (high << 4) | low
+  }
+  return true
+}
+
 const evmKeys: AddressKeys = {
   width: 20,
-  pack: (address, out, offset) => {
-    if (address.length !== 42 || address.charCodeAt(0) !== 48 || (address.charCodeAt(1) | 32) !== 120) return false
-    for (let i = 0; i < 20; i++) {
-      const high = hexDigits[address.charCodeAt(2 + 2 * i) & 127] ?? -1
-      const low = hexDigits[address.charCodeAt(3 + 2 * i) & 127] ?? -1
-      // a char code of 128 or more is masked into the table: it must not pass for a digit
-      if (high < 0 || low < 0 || address.charCodeAt(2 + 2 * i) > 127 || address.charCodeAt(3 + 2 * i) > 127) return false
-      out[offset + i] = (high << 4) | low
-    }
-    return true
-  }
+  pack: (address, out, offset) => packEvm((i) => address.charCodeAt(i), address.length, out, offset),
+  packBytes: (data, start, end, out, offset) => packEvm((i) => data[start + i] ?? 0, end - start, out, offset)
 }
 
 /** Keys of up to `maxChars` alphanumeric characters, 6 bits each. */
 const base58Keys = (maxChars: number): AddressKeys => {
   const width = Math.ceil((maxChars * 6) / 8)
+  const pack = (charAt: CharAt, length: number, out: Uint8Array, offset: number) => {
+    if (length === 0 || length > maxChars) return false
+    let bits = 0
+    let acc = 0
+    let o = offset
+    for (let i = 0; i < length; i++) {
+      const char = charAt(i)
+      const code = char < 128 ? codes[char] ?? 0 : 0
+      if (code === 0) return false
+      acc = (acc << 6) | code
+      bits += 6
+      if (bits >= 8) {
+        bits -= 8
+        out[o++] = (acc >>> bits) & 0xff
+        acc &= (1 << bits) - 1
+      }
+    }
+    if (bits > 0) out[o++] = (acc << (8 - bits)) & 0xff
+    while (o < offset + width) out[o++] = 0
+    return true
+  }
   return {
     width,
-    pack: (address, out, offset) => {
-      const length = address.length
-      if (length === 0 || length > maxChars) return false
-      let bits = 0
-      let acc = 0
-      let o = offset
-      for (let i = 0; i < length; i++) {
-        const char = address.charCodeAt(i)
-        const code = char < 128 ? codes[char] ?? 0 : 0
-        if (code === 0) return false
-        acc = (acc << 6) | code
-        bits += 6
-        if (bits >= 8) {
-          bits -= 8
-          out[o++] = (acc >>> bits) & 0xff
-          acc &= (1 << bits) - 1
-        }
-      }
-      if (bits > 0) out[o++] = (acc << (8 - bits)) & 0xff
-      while (o < offset + width) out[o++] = 0
-      return true
-    }
+    pack: (address, out, offset) => pack((i) => address.charCodeAt(i), address.length, out, offset),
+    packBytes: (data, start, end, out, offset) => pack((i) => data[start + i] ?? 0, end - start, out, offset)
   }
 }
 

@@ -69,17 +69,41 @@ export class WatchTable {
       this.unkeyed.set(address, wallet)
       return
     }
-    const existing = this.find(this.scratch)
-    if (existing >= 0) {
-      this.setWallet(existing, wallet)
+    const entry = this.entryForScratch()
+    const packed = packWalletId((i) => wallet.walletId.charCodeAt(i), wallet.walletId.length, this.walletIds, entry * ID_BYTES)
+    this.setOwner(entry, wallet.merchantId, wallet.purpose, packed ? undefined : wallet.walletId)
+  }
+
+  /**
+   * `add` for a bulk load: the address and the wallet id as ASCII byte ranges of `data`, so ten million
+   * rows make no strings but the merchants'.
+   */
+  addBytes(data: Uint8Array, address: readonly [number, number], walletId: readonly [number, number], merchantId: string, purpose: WatchedWallet["purpose"]) {
+    const [addressStart, addressEnd] = address
+    const [idStart, idEnd] = walletId
+    if (!this.addressKeys.packBytes(data, addressStart, addressEnd, this.scratch, 0)) {
+      const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      this.add(text.toString("utf8", addressStart, addressEnd), { walletId: text.toString("utf8", idStart, idEnd), merchantId, purpose })
       return
     }
+    const entry = this.entryForScratch()
+    const packed = packWalletId((i) => data[idStart + i] ?? 0, idEnd - idStart, this.walletIds, entry * ID_BYTES)
+    this.setOwner(entry, merchantId, purpose, packed ? undefined : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8", idStart, idEnd))
+  }
+
+  /** The entry of the key in `scratch`: the one holding it, or a new one placed in the index. */
+  private entryForScratch() {
     if (this.count === this.owners.length) this.reserve(Math.max(1_024, Math.ceil(this.count / 4)))
     if ((this.count + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2)
+    const slot = this.probe(this.scratch)
+    const stored = this.slots[slot] ?? 0
+    if (stored !== 0) return stored - 1
     const entry = this.count++
-    this.keys.set(this.scratch, entry * this.addressKeys.width)
-    this.setWallet(entry, wallet)
-    this.place(entry)
+    const width = this.addressKeys.width
+    // a loop: TypedArray.set costs more than a copy of a few dozen bytes
+    for (let i = 0, o = entry * width; i < width; i++) this.keys[o + i] = this.scratch[i] ?? 0
+    this.slots[slot] = entry + 1
+    return entry
   }
 
   /** Room for `more` entries without growing on the way (a bulk load knows how many come). */
@@ -119,16 +143,20 @@ export class WatchTable {
 
   /** The entry whose key equals `key` (at offset 0), or -1. */
   private find(key: Uint8Array): number {
+    return (this.slots[this.probe(key)] ?? 0) - 1
+  }
+
+  /** The slot holding `key`'s entry, or the empty slot where it would go. */
+  private probe(key: Uint8Array): number {
     const width = this.addressKeys.width
     const mask = this.slots.length - 1
     for (let slot = this.hashAt(key, 0) & mask; ; slot = (slot + 1) & mask) {
       const stored = this.slots[slot] ?? 0
-      if (stored === 0) return -1
-      const entry = stored - 1
-      const offset = entry * width
+      if (stored === 0) return slot
+      const offset = (stored - 1) * width
       let i = 0
       while (i < width && this.keys[offset + i] === key[i]) i++
-      if (i === width) return entry
+      if (i === width) return slot
     }
   }
 
@@ -144,17 +172,17 @@ export class WatchTable {
     for (let entry = 0; entry < this.count; entry++) this.place(entry)
   }
 
-  private setWallet(entry: number, wallet: WatchedWallet) {
-    let merchant = this.merchantIndex.get(wallet.merchantId)
+  /** The entry's merchant and purpose, and its wallet id when it could not be packed (`oddId`). */
+  private setOwner(entry: number, merchantId: string, purpose: WatchedWallet["purpose"], oddId: string | undefined) {
+    let merchant = this.merchantIndex.get(merchantId)
     if (merchant === undefined) {
       merchant = this.merchants.length
-      this.merchants.push(wallet.merchantId)
-      this.merchantIndex.set(wallet.merchantId, merchant)
+      this.merchants.push(merchantId)
+      this.merchantIndex.set(merchantId, merchant)
     }
-    const packed = packWalletId(wallet.walletId, this.walletIds, entry * ID_BYTES)
-    if (packed) this.oddIds.delete(entry)
-    else this.oddIds.set(entry, wallet.walletId)
-    this.owners[entry] = (merchant | (packed ? 0 : ODD_ID) | (wallet.purpose === "order" ? ORDER : 0)) >>> 0
+    if (oddId === undefined) this.oddIds.delete(entry)
+    else this.oddIds.set(entry, oddId)
+    this.owners[entry] = (merchant | (oddId === undefined ? 0 : ODD_ID) | (purpose === "order" ? ORDER : 0)) >>> 0
   }
 
   private walletAt(entry: number): WatchedWallet {
@@ -175,13 +203,14 @@ const slotCountFor = (capacity: number) => {
 }
 
 /** `wal_` + 24 id characters into 15 bytes; false for any other shape. */
-const packWalletId = (id: string, out: Uint8Array, offset: number): boolean => {
-  if (id.length !== WALLET_PREFIX.length + ID_LENGTH || !id.startsWith(WALLET_PREFIX)) return false
+const packWalletId = (charAt: (i: number) => number, length: number, out: Uint8Array, offset: number): boolean => {
+  if (length !== WALLET_PREFIX.length + ID_LENGTH) return false
+  for (let i = 0; i < WALLET_PREFIX.length; i++) if (charAt(i) !== WALLET_PREFIX.charCodeAt(i)) return false
   let acc = 0
   let bits = 0
   let o = offset
-  for (let i = WALLET_PREFIX.length; i < id.length; i++) {
-    const char = id.charCodeAt(i)
+  for (let i = WALLET_PREFIX.length; i < length; i++) {
+    const char = charAt(i)
     const code = char < 128 ? idCodes[char] ?? -1 : -1
     if (code < 0) return false
     acc = (acc << 5) | code

@@ -1,21 +1,62 @@
 /**
  * PostgreSQL's COPY text format, read back: rows end with a newline, fields are separated by tabs, `\N`
  * is NULL, and a backslash escapes the rest (`\t`, `\n`, `\\`, …). Chunks from the server split rows
- * anywhere; the part of a row at a chunk's end waits for the next chunk.
+ * anywhere; the part of a row at a chunk's end waits for the next chunk. A row is handed over as byte
+ * ranges, so a reader of millions of rows makes strings only of the fields it needs as strings.
  */
+export class CopyTextRow {
+  data: Buffer = Buffer.alloc(0)
+  readonly starts: Int32Array
+  readonly ends: Int32Array
+
+  constructor(readonly columns: number) {
+    this.starts = new Int32Array(columns)
+    this.ends = new Int32Array(columns)
+  }
+
+  start(field: number) {
+    return this.starts[field] ?? 0
+  }
+
+  end(field: number) {
+    return this.ends[field] ?? 0
+  }
+
+  isNull(field: number) {
+    const start = this.start(field)
+    return this.end(field) - start === 2 && this.data[start] === 92 && this.data[start + 1] === 78
+  }
+
+  /** The field's bytes are its value as they stand: no backslash escape in them, not NULL. */
+  isPlain(field: number) {
+    const at = this.data.indexOf(92, this.start(field))
+    return at < 0 || at >= this.end(field)
+  }
+
+  text(field: number): string | null {
+    if (this.isNull(field)) return null
+    const raw = this.data.toString("utf8", this.start(field), this.end(field))
+    return raw.includes("\\") ? raw.replace(/\\(.)/g, (_, c: string) => ESCAPES[c] ?? c) : raw
+  }
+}
+
+const ESCAPES: Record<string, string> = { b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\" }
+
 export class CopyTextRows {
   private pending: Buffer = Buffer.alloc(0)
-  private readonly fields: Array<string | null>
+  private readonly row: CopyTextRow
 
-  constructor(private readonly columns: number, private readonly onRow: (fields: ReadonlyArray<string | null>) => void) {
-    this.fields = new Array<string | null>(columns).fill(null)
+  constructor(columns: number, private readonly onRow: (row: CopyTextRow) => void) {
+    this.row = new CopyTextRow(columns)
   }
 
   push(chunk: Buffer) {
     const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk])
+    this.row.data = data
     let start = 0
     for (let end = data.indexOf(10, start); end >= 0; end = data.indexOf(10, start)) {
-      this.row(data, start, end)
+      this.split(data, start, end)
+      this.onRow(this.row)
       start = end + 1
     }
     this.pending = start === data.length ? Buffer.alloc(0) : Buffer.from(data.subarray(start))
@@ -26,24 +67,18 @@ export class CopyTextRows {
     if (this.pending.length > 0) throw new Error(`COPY ended inside a row (${this.pending.length} bytes left)`)
   }
 
-  private row(data: Buffer, start: number, end: number) {
-    let field = 0
+  private split(data: Buffer, start: number, end: number) {
+    const columns = this.row.columns
     let from = start
-    for (let i = start; i <= end; i++) {
-      if (i < end && data[i] !== 9) continue
-      if (field >= this.columns) throw new Error(`a COPY row has more than ${this.columns} fields`)
-      this.fields[field++] = decodeField(data, from, i)
-      from = i + 1
+    for (let field = 0; field < columns; field++) {
+      const tab = data.indexOf(9, from)
+      const last = field === columns - 1
+      const to = tab < 0 || tab > end ? end : tab
+      if (!last && to === end) throw new Error(`a COPY row has ${field + 1} fields, not ${columns}`)
+      if (last && to !== end) throw new Error(`a COPY row has more than ${columns} fields`)
+      this.row.starts[field] = from
+      this.row.ends[field] = to
+      from = to + 1
     }
-    if (field !== this.columns) throw new Error(`a COPY row has ${field} fields, not ${this.columns}`)
-    this.onRow(this.fields)
   }
-}
-
-const ESCAPES: Record<string, string> = { b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\" }
-
-const decodeField = (data: Buffer, from: number, to: number): string | null => {
-  if (to - from === 2 && data[from] === 92 && data[from + 1] === 78) return null
-  const raw = data.toString("utf8", from, to)
-  return raw.includes("\\") ? raw.replace(/\\(.)/g, (_, c: string) => ESCAPES[c] ?? c) : raw
 }
