@@ -141,8 +141,9 @@ const program = Effect.gen(function*() {
 
   const holder = "bench"
   const [cursor] = yield* sql<{ n: string }>`SELECT coalesce(max(block_number), 0)::text AS n FROM transactions WHERE chain = 'TRC20' AND tx_hash LIKE 'bench-%'`
-  yield* sql`INSERT INTO indexer_leases (chain, holder, expires_at) VALUES ('TRC20', ${holder}, now() + interval '1 day')
-             ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`
+  // the chain's fence names the one writer (chain-indexer.ts): the bench is it
+  yield* sql`INSERT INTO indexer_leases (chain, holder) VALUES ('TRC20', ${holder})
+             ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder`
 
   let nextBlock = Number(cursor?.n ?? 0) + 1
   const persist = (label: string, blocks: number, hitRatio: number) =>

@@ -173,6 +173,12 @@ describe("indexers on the devnets", () => {
         const [wallet] = yield* sql<{ id: string }>`SELECT id FROM wallets LIMIT 1`
         // one bad row among good ones fails the whole statement
         expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([row(wallet?.id ?? "", 1), row("wal_missing", 2)])}`)).toBe(true)
+        // merchants are checked once per distinct merchant of the statement: a missing one among good rows
+        expect(yield* refused(sql`INSERT INTO transactions ${sql.insert([row(wallet?.id ?? "", 6), { ...row(wallet?.id ?? "", 7), merchant_id: "mch_missing" }])}`)).toBe(true)
+        expect(yield* refused(sql`INSERT INTO webhook_events ${sql.insert([
+          { id: "evt_ok", merchant_id: merchantId, event: "e", idempotency_key: "k1", body: "{}" },
+          { id: "evt_y", merchant_id: "mch_missing", event: "e", idempotency_key: "k2", body: "{}" }
+        ])}`)).toBe(true)
         expect(yield* refused(sql`INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, wallet_id) VALUES ('uncollected:wal_missing', 'TRC20', 'USDT', 'uncollected', ${merchantId}, 'wal_missing')`)).toBe(true)
         expect(yield* refused(sql`INSERT INTO ledger_transfers (debit_account, credit_account, chain, currency, amount, kind, reference) VALUES ('chain', 'chain', 'TRC20', 'USDT', 1, 'deposit', 'x')`)).toBe(true)
         expect(yield* refused(sql`UPDATE ledger_transfers SET amount = amount WHERE false`)).toBe(true)
