@@ -157,7 +157,8 @@ const pass = (anvil: AnvilChain, traces: "off" | "callTracer", existing: Option.
 // The peers (bench/peers, a package of its own): each a child process, timed from its spawn until its
 // table holds every Transfer log of the range.
 
-class PeerError extends Data.TaggedError("PeerError")<{ readonly message: string }> {}
+/** Why a peer was not measured, and the end of its output when it has any. */
+class PeerError extends Data.TaggedError("PeerError")<{ readonly reason: string; readonly output?: string }> {}
 
 const PEERS_DIR = fileURLToPath(new URL("./peers/", import.meta.url))
 const SQUID_DIR = path.join(PEERS_DIR, "squid")
@@ -220,6 +221,16 @@ const logTail = (file: string, lines = 25) =>
     }
   })
 
+const ANSI = /\u001b\[[0-9;]*m/g
+
+/** Ponder's own account of its run: its tables, and when its backfill started and ended. */
+const ponderLog = (file: string) =>
+  Effect.sync(() =>
+    (fs.existsSync(file) ? fs.readFileSync(file, "utf8").replace(ANSI, "").split("\n") : [])
+      .filter((line) => /Created database tables|Started backfill indexing|Finished fetching backfill|Completed backfill indexing/.test(line))
+      .map((line) => line.trim())
+  )
+
 /**
  * Runs `node script args` in `cwd` as a process group of its own (so its children stop with it), its output
  * in `logFile`; killed with the scope, and by the kernel if this process dies (setpriv's parent-death signal).
@@ -236,7 +247,7 @@ const spawnPeer = (script: string, args: ReadonlyArray<string>, cwd: string, env
           fs.closeSync(out)
           return started
         },
-        catch: (cause) => new PeerError({ message: `cannot start ${script}: ${String(cause)}` })
+        catch: (cause) => new PeerError({ reason: `cannot start ${script}: ${String(cause)}` })
       }),
       stopGroup
     )
@@ -250,7 +261,7 @@ const runToEnd = (script: string, args: ReadonlyArray<string>, cwd: string, env:
   Effect.scoped(Effect.gen(function*() {
     const { exited } = yield* spawnPeer(script, args, cwd, env, logFile)
     const how = yield* Deferred.await(exited)
-    if (how !== "exit code 0") return yield* new PeerError({ message: `${path.basename(script)} ${args.join(" ")} ended with ${how}:\n${yield* logTail(logFile)}` })
+    if (how !== "exit code 0") return yield* new PeerError({ reason: `${path.basename(script)} ${args.join(" ")} ended with ${how}`, output: yield* logTail(logFile) })
   }))
 
 const Count = Schema.Struct({ n: Schema.Number })
@@ -276,10 +287,10 @@ const waitForRows = (table: string, expected: number, started: number, exited: D
       if (n >= expected) return { seconds: elapsed, firstRowSeconds: Option.getOrElse(firstRowSeconds, () => elapsed) } satisfies Timing
       if (Option.isSome(ended)) {
         const how = yield* ended.value
-        return yield* new PeerError({ message: `it ended (${how}) with ${n} of ${expected} rows:\n${yield* logTail(logFile)}` })
+        return yield* new PeerError({ reason: `it ended (${how}) with ${n} of ${expected} rows`, output: yield* logTail(logFile) })
       }
       if (elapsed > Duration.toSeconds(timeout)) {
-        return yield* new PeerError({ message: `${n} of ${expected} rows after ${Duration.format(timeout)}; its output:\n${yield* logTail(logFile)}` })
+        return yield* new PeerError({ reason: `${n} of ${expected} rows after ${Duration.format(timeout)} (BENCH_PEER_TIMEOUT_S)`, output: yield* logTail(logFile) })
       }
       yield* Effect.sleep("20 millis")
     }
@@ -305,7 +316,7 @@ const freshDatabase = (adminUrl: string, name: string) =>
         Effect.provide(Reactivity.layer)
       )
     yield* Effect.acquireRelease(
-      admin(`CREATE DATABASE ${name}`).pipe(Effect.mapError((e) => new PeerError({ message: `cannot create database ${name}: ${e.message}` }))),
+      admin(`CREATE DATABASE ${name}`).pipe(Effect.mapError((e) => new PeerError({ reason: `cannot create database ${name}: ${e.message}` }))),
       () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
     )
     const url = new URL(adminUrl)
@@ -316,7 +327,7 @@ const freshDatabase = (adminUrl: string, name: string) =>
 /** The polling connection to a peer's database. */
 const peerSql = (url: string) =>
   Layer.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }), Reactivity.layer).pipe(
-    Layer.mapError((e) => new PeerError({ message: `cannot connect to its database: ${e.message}` }))
+    Layer.mapError((e) => new PeerError({ reason: `cannot connect to its database: ${e.message}` }))
   )
 
 interface PeerRun {
@@ -346,7 +357,8 @@ const runSubsquid = (run: PeerRun) =>
     yield* runToEnd(peerFile("node_modules", "@subsquid", "typeorm-migration", "bin", "squid-typeorm-migration"), ["apply"], SQUID_DIR, env, path.join(run.logDir, "subsquid-migration.log"))
     const started = Date.now()
     const { exited } = yield* spawnPeer(path.join(SQUID_DIR, "lib", "main.js"), [], SQUID_DIR, env, logFile)
-    return yield* waitForRows("transfer", run.expected, started, exited, run.timeout, logFile).pipe(Effect.provide(peerSql(dbUrl)))
+    const timing = yield* waitForRows("transfer", run.expected, started, exited, run.timeout, logFile).pipe(Effect.provide(peerSql(dbUrl)))
+    return { timing, own: [] }
   }))
 
 /**
@@ -370,7 +382,8 @@ const runPonder = (run: PeerRun) =>
     }
     const started = Date.now()
     const { exited } = yield* spawnPeer(peerFile("node_modules", "ponder", "dist", "esm", "bin", "ponder.js"), ["start", "--schema", "bench_cold", "--port", String(port)], PONDER_DIR, env, logFile)
-    return yield* waitForRows("bench_cold.transfer", run.expected, started, exited, run.timeout, logFile).pipe(Effect.provide(peerSql(dbUrl)))
+    const timing = yield* waitForRows("bench_cold.transfer", run.expected, started, exited, run.timeout, logFile).pipe(Effect.provide(peerSql(dbUrl)))
+    return { timing, own: yield* ponderLog(logFile) }
   }))
 
 /**
@@ -411,10 +424,15 @@ const peers = (workload: Workload) =>
     const adminUrl = yield* peersPostgres
     const run: PeerRun = { workload, adminUrl, expected, timeout, logDir }
     yield* Console.log(`peers: same anvil, blocks ${workload.fromBlock}..${workload.toBlock} (${FINALITY_MARGIN} empty blocks mined after them), ${expected.toLocaleString()} Transfer logs (the ${TRANSFERS.toLocaleString()} and the token's mint), one row each in PostgreSQL; timed from the process's spawn; events/s counts the ${TRANSFERS.toLocaleString()}`)
-    const report = (name: string) => (result: Either.Either<Timing, PeerError>): Effect.Effect<Either.Either<Timing, string>> =>
+    const report = (name: string) =>
+    (result: Either.Either<{ readonly timing: Timing; readonly own: ReadonlyArray<string> }, PeerError>): Effect.Effect<Either.Either<Timing, string>> =>
       Either.match(result, {
-        onLeft: (e) => Console.log(`${name}: not measured — ${e.message}`).pipe(Effect.as(Either.left(e.message.split("\n")[0] ?? e.message))),
-        onRight: (t) => Console.log(`${name}: ${expected.toLocaleString()} rows in ${t.seconds.toFixed(2)} s = ${rate(t)} (first row at ${t.firstRowSeconds.toFixed(2)} s)`).pipe(Effect.as(Either.right(t)))
+        onLeft: (e) =>
+          Console.log(`${name}: not measured — ${e.reason}${e.output === undefined ? "" : `; the end of its output:\n${e.output}`}`).pipe(Effect.as(Either.left(e.reason))),
+        onRight: ({ timing, own }) =>
+          Console.log(`${name}: ${expected.toLocaleString()} rows in ${timing.seconds.toFixed(2)} s = ${rate(timing)} (first row at ${timing.firstRowSeconds.toFixed(2)} s)${own.map((line) => `\n    its log: ${line}`).join("")}`).pipe(
+            Effect.as(Either.right(timing))
+          )
       })
     const subsquid = yield* runSubsquid(run).pipe(
       Effect.either,
