@@ -50,6 +50,11 @@ export interface Bep20Settings {
    * `parity` (trace_block), or `off` (only a transaction's own value is seen).
    */
   readonly traces?: "callTracer" | "parity" | "off"
+  /**
+   * Calls in flight at once for one block range (bodies, receipts; 64 unless set). viem sends the calls
+   * made together as one JSON-RPC batch, so a range costs a few round trips, not one per block or receipt.
+   */
+  readonly concurrency?: number
 }
 
 /** The trace methods, typed for viem (they are not in its default schema). */
@@ -97,13 +102,16 @@ const isRangeRefusal = (cause: unknown) =>
 export const makeBep20Client = (settings: Bep20Settings) =>
   Effect.gen(function*() {
     const signer = yield* Signer
-    const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: true, retryCount: 3 }), cacheTime: 0 })
+    // calls made together go as JSON-RPC batches of at most 16: a batch of full blocks must stay under
+    // viem's (and providers') 10 MB answer limit even with several ranges in flight
+    const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: { batchSize: 16 }, retryCount: 3 }), cacheTime: 0 })
     const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }), cacheTime: 0 })
     const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3 }), cacheTime: 0, rpcSchema: rpcSchema<TraceSchema>() })
     const traces = settings.traces ?? "off"
     const contracts = [...settings.tokens.values()]
     const currencyOf = new Map([...settings.tokens].map(([currency, address]) => [address.toLowerCase(), currency]))
     const maxRange = settings.maxLogRange ?? 2_000n
+    const concurrency = settings.concurrency ?? 64
 
     const head = Effect.tryPromise({ try: () => client.getBlockNumber({ cacheTime: 0 }), catch: rpcError("eth_blockNumber") })
     const genesis = Effect.tryPromise({ try: () => client.getBlock({ blockNumber: 0n }), catch: rpcError("eth_getBlockByNumber") }).pipe(
@@ -166,10 +174,13 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         if (to < from) return []
         const ranges: Array<[bigint, bigint]> = []
         for (let start = from; start <= to; start += maxRange) ranges.push([start, start + maxRange - 1n < to ? start + maxRange - 1n : to])
-        const logs = (yield* Effect.forEach(ranges, ([a, b]) => getLogs(a, b), { concurrency: 4 })).flat()
         const numbers: Array<bigint> = []
         for (let n = from; n <= to; n++) numbers.push(n)
-        const bodies = yield* Effect.forEach(numbers, fetchBlock, { concurrency: 16 })
+        // the logs and the bodies at once: neither needs the other to be asked
+        const [logs, bodies] = yield* Effect.all([
+          Effect.map(Effect.forEach(ranges, ([a, b]) => getLogs(a, b), { concurrency: 4 }), (parts) => parts.flat()),
+          Effect.forEach(numbers, fetchBlock, { concurrency })
+        ], { concurrency: 2 })
         const hashes = new Map<string, string>(bodies.map((b) => [b.hash ?? "", b.parentHash]))
         // the logs and the bodies must come from the same branch; a reorg in between is retried by the caller
         for (const log of logs) {
@@ -188,7 +199,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         }
         const valueTxs = bodies.flatMap((b) => b.transactions.filter((t) => t.to !== null && t.value > 0n))
         const receipts = yield* Effect.forEach(valueTxs, (tx) =>
-          Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: tx.hash }), catch: rpcError("eth_getTransactionReceipt") }), { concurrency: 16 })
+          Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: tx.hash }), catch: rpcError("eth_getTransactionReceipt") }), { concurrency })
         const succeeded = new Set<string>(receipts.filter((r) => r.status === "success").map((r) => r.transactionHash))
         const tokenTransfers = decodeTransferLogs(logs, (c) => currencyOf.get(c), (hash) => hashes.get(hash) ?? "")
         const callTrees = traces === "off" ? bodies.map(() => []) : yield* Effect.forEach(bodies, traceBlock, { concurrency: 8 })

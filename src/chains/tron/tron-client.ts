@@ -22,6 +22,8 @@ export interface TronSettings {
   readonly confirmations: number
   /** Most TRX burned for energy by one TRC20 transfer (fee_limit), in sun. */
   readonly feeLimitSun?: number
+  /** Blocks of a range read at once (two calls each: the block and its transaction infos); 8 unless set. */
+  readonly concurrency?: number
 }
 
 const NATIVE = "TRX"
@@ -103,7 +105,7 @@ export const makeTronClient = (settings: TronSettings) =>
     const blocks = (from: bigint, to: bigint) => {
       const numbers: Array<bigint> = []
       for (let n = from; n <= to; n++) numbers.push(n)
-      return Effect.forEach(numbers, fetchBlock, { concurrency: 8 })
+      return Effect.forEach(numbers, fetchBlock, { concurrency: settings.concurrency ?? 8 })
     }
 
     /** From the full node (`wallet/`) or the solidified state (`walletsolidity/`). */
