@@ -1,5 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type ChainIndexerStatus, indexerProblems, prometheusMetrics } from "./indexer-status.js"
+import { Effect, Ref } from "effect"
+import {
+  type ChainIndexerStatus, IndexerStatus, indexerProblems, indexersNotStarted, prometheusMetrics, refreshStandby, reportStandby, reportStatus,
+  standbyStatus
+} from "./indexer-status.js"
 
 const status = (patch: Partial<ChainIndexerStatus>): ChainIndexerStatus => ({
   chain: "BEP20", state: "following", head: "10", cursor: "10", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 1, blocksPerSecond: 0,
@@ -17,6 +21,26 @@ describe("indexer health", () => {
     expect(prometheusMetrics([status({ state: "retrying", nodeAnsweredAt: now - 61_000 })], now))
       .toContain(`facet_indexer_node_unreachable_seconds{chain="BEP20"} 61`)
   })
+
+  it.effect("a chain another runner indexes is standby, with the stored cursor; ready once some runner stored it; never shown over an indexer running here", () =>
+    Effect.gen(function*() {
+      const current = Effect.map(Effect.flatMap(IndexerStatus, Ref.get), (m) => m.get("TRC20"))
+      yield* reportStatus(standbyStatus("TRC20"))
+      expect(indexersNotStarted([standbyStatus("TRC20")])).toEqual(["TRC20 indexer has not stored where it starts yet"])
+      yield* refreshStandby("TRC20", { cursor: "42", holder: "host:7:ab" })
+      const standby = yield* current
+      expect(standby).toMatchObject({ state: "standby", cursor: "42", head: "42", cursorStored: true, detail: "indexed by host:7:ab" })
+      expect(indexersNotStarted(standby === undefined ? [] : [standby])).toEqual([])
+      expect(indexerProblems(standby === undefined ? [] : [{ ...standby, nodeAnsweredAt: 0 }], 100_000, 60_000)).toEqual([])
+
+      // the cluster starts it here: what the database says no longer replaces what it reports
+      yield* reportStatus(status({ chain: "TRC20", state: "following", cursor: "50", head: "50" }))
+      yield* refreshStandby("TRC20", { cursor: "42", holder: "host:7:ab" })
+      expect(yield* current).toMatchObject({ state: "following", cursor: "50" })
+      // and moves it away: standby again, its last figures kept until the next read
+      yield* reportStandby("TRC20", "")
+      expect(yield* current).toMatchObject({ state: "standby", cursor: "50", lagBlocks: 0 })
+    }).pipe(Effect.provide(IndexerStatus.layer)))
 
   it("a halted indexer is always a problem", () => {
     expect(indexerProblems([status({ state: "halted", detail: "BEP20: the node's chain is not the one this database indexed", nodeAnsweredAt: 99_000 })], 100_000, 60_000))
