@@ -80,7 +80,9 @@ describe("each chain's indexer is a cluster singleton", () => {
       const holder = runners.find((r) => r.pid === pidOf(before.holder))
       const other = runners.find((r) => r.pid !== pidOf(before.holder))
       if (holder === undefined || other === undefined) return yield* Effect.dieMessage(`the fence names no runner: ${before.holder}`)
+      // the runner standing by is ready and healthy, and says who indexes the chain
       expect((yield* trc20(other)).detail).toBe(`indexed by ${before.holder}`)
+      expect((yield* api(other, "GET", "/health")).status).toBe(200)
 
       const apply = yield* api(other, "POST", "/v1/ai/merchant-apply", {
         json: { project_name: `Singleton ${Date.now()}`, business_type: "exchange", use_case: "deposits", agree_terms: true, integration_mode: "exchange_wallet" }

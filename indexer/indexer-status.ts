@@ -43,10 +43,11 @@ export const reportStandby = (chain: string, detail: string) =>
     Ref.update(ref, (m) => new Map(m).set(chain, { ...(m.get(chain) ?? standbyStatus(chain)), state: "standby", detail, lagBlocks: 0, lagSeconds: 0, blocksPerSecond: 0 })))
 
 /**
- * A standby chain's figures from the database (the stored cursor, who holds the chain); never over the
- * status of an indexer running here, in one update so it cannot race one that starts meanwhile.
+ * A standby chain's figures from the database (the stored cursor, how long ago it last moved, who holds
+ * the chain); never over the status of an indexer running here, in one update so it cannot race one that
+ * starts meanwhile.
  */
-export const refreshStandby = (chain: string, stored: { readonly cursor: string | null; readonly holder: string | null }) =>
+export const refreshStandby = (chain: string, stored: { readonly cursor: string | null; readonly idleMs: number | null; readonly holder: string | null }) =>
   Effect.flatMap(IndexerStatus, (ref) =>
     Ref.update(ref, (m) => {
       const current = m.get(chain) ?? standbyStatus(chain)
@@ -54,7 +55,8 @@ export const refreshStandby = (chain: string, stored: { readonly cursor: string 
       // a runner that does not index the chain knows its head only as far as the stored cursor
       const cursor = stored.cursor ?? "0"
       return new Map(m).set(chain, {
-        ...current, head: cursor, cursor, cursorStored: stored.cursor !== null, nodeAnsweredAt: Date.now(),
+        // standing by, "answered" is when the chain's indexer, wherever it runs, last moved the cursor
+        ...current, head: cursor, cursor, cursorStored: stored.cursor !== null, nodeAnsweredAt: Date.now() - (stored.idleMs ?? 0),
         detail: stored.holder === null ? "no runner indexes this chain at the moment" : `indexed by ${stored.holder}`
       })
     }))
@@ -73,14 +75,20 @@ export const indexersNotStarted = (statuses: ReadonlyArray<ChainIndexerStatus>):
   statuses.flatMap((s) => (s.cursorStored ? [] : [`${s.chain} indexer has not stored where it starts yet`]))
 
 /**
- * Why the indexers make the service degraded: a halted indexer (it waits for an operator), or a node
- * that has not answered for longer than `unreachableAfterMs`.
+ * Why the indexers make the service degraded: a halted indexer (it waits for an operator), a node that
+ * has not answered for longer than `unreachableAfterMs`, or, for a chain another runner indexes, a cursor
+ * nobody has moved for that long (its holder halted or stuck, or no runner can run it): every runner then
+ * says so, not only the one holding it.
  */
 export const indexerProblems = (statuses: ReadonlyArray<ChainIndexerStatus>, now: number, unreachableAfterMs: number): ReadonlyArray<string> =>
   statuses.flatMap((s) =>
     s.state === "halted"
       ? [`${s.chain} indexer halted: ${s.detail}`]
-      : s.state !== "standby" && now - s.nodeAnsweredAt > unreachableAfterMs
+      : s.state === "standby"
+      ? s.cursorStored && now - s.nodeAnsweredAt > unreachableAfterMs
+        ? [`${s.chain} indexer on another runner has not moved for ${Math.floor((now - s.nodeAnsweredAt) / 1000)} s (${s.detail})`]
+        : []
+      : now - s.nodeAnsweredAt > unreachableAfterMs
       ? [`${s.chain} node unreachable for ${unreachableSeconds(s, now)} s${s.detail === "" ? "" : `: ${s.detail}`}`]
       : []
   )

@@ -7,7 +7,7 @@ import { AppConfig } from "../src/config.js"
 import { runChainIndexer } from "./chain-indexer.js"
 import { refreshStandby, reportStandby, reportStatus, standbyStatus } from "./indexer-status.js"
 
-const StoredChain = Schema.Struct({ cursor: Schema.NullOr(Schema.String), holder: Schema.NullOr(Schema.String) })
+const StoredChain = Schema.Struct({ cursor: Schema.NullOr(Schema.String), idle_ms: Schema.NullOr(Schema.Number), holder: Schema.NullOr(Schema.String) })
 
 /**
  * Each configured chain's indexer (FACET_INDEXER_CHAINS) as a cluster singleton, `indexer/<CHAIN>`: one
@@ -16,8 +16,9 @@ const StoredChain = Schema.Struct({ cursor: Schema.NullOr(Schema.String), holder
  * halted where it runs and says so loudly; the others go on.
  *
  * Every runner reports each of its chains for /health and /metrics: the one running it, its progress; the
- * others `standby`, with the stored cursor and the holder's name read from the database every 2 s (a
- * standby chain is never "unreachable", and is ready once some runner has stored where the chain starts).
+ * others `standby`, with the stored cursor and the holder's name read from the database every 2 s: ready
+ * once some runner has stored where the chain starts, degraded only if nobody has moved the cursor for
+ * FACET_HEALTH_NODE_UNREACHABLE_MS (the holder halted or stuck, or no runner runs it).
  */
 export const IndexersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -38,10 +39,15 @@ export const IndexersLive = Layer.scopedDiscard(
       )
       yield* reportStatus(standbyStatus(chain))
       const stored = sql`
-        SELECT (SELECT block_number::text FROM indexer_cursors WHERE chain = ${chain}) AS cursor,
-               (SELECT holder FROM indexer_leases WHERE chain = ${chain}) AS holder`.pipe(
+        SELECT c.block_number::text AS cursor, floor(extract(epoch FROM now() - c.updated_at) * 1000)::float8 AS idle_ms,
+               (SELECT holder FROM indexer_leases WHERE chain = ${chain}) AS holder
+        FROM (SELECT 1) one LEFT JOIN indexer_cursors c ON c.chain = ${chain}`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(StoredChain))),
-        Effect.flatMap((rows) => Option.match(Option.fromNullable(rows[0]), { onNone: () => Effect.void, onSome: (row) => refreshStandby(chain, row) })),
+        Effect.flatMap((rows) =>
+          Option.match(Option.fromNullable(rows[0]), {
+            onNone: () => Effect.void,
+            onSome: (row) => refreshStandby(chain, { cursor: row.cursor, idleMs: row.idle_ms, holder: row.holder })
+          })),
         // a database that does not answer is the readiness check's to report
         Effect.ignore
       )
