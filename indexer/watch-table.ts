@@ -40,6 +40,7 @@ export class WatchTable {
   /** Addresses with no key (a shape the chain's key does not fit): few, kept exactly. */
   private readonly unkeyed = new Map<string, WatchedWallet>()
   private readonly scratch: Uint8Array
+  private readonly idScratch = new Uint8Array(WALLET_PREFIX.length + ID_LENGTH)
 
   constructor(private readonly addressKeys: AddressKeys, capacity = 1_024) {
     this.keys = new Uint8Array(capacity * addressKeys.width)
@@ -70,7 +71,11 @@ export class WatchTable {
       return
     }
     const entry = this.entryForScratch()
-    const packed = packWalletId((i) => wallet.walletId.charCodeAt(i), wallet.walletId.length, this.walletIds, entry * ID_BYTES)
+    // the id's characters as bytes (one packer, the bulk load's); a longer id cannot be packed anyway
+    const id = wallet.walletId
+    const length = Math.min(id.length, this.idScratch.length)
+    for (let i = 0; i < length; i++) this.idScratch[i] = Math.min(id.charCodeAt(i), 255)
+    const packed = id.length === length && packWalletId(this.idScratch, 0, length, this.walletIds, entry * ID_BYTES)
     this.setOwner(entry, wallet.merchantId, wallet.purpose, packed ? undefined : wallet.walletId)
   }
 
@@ -87,7 +92,7 @@ export class WatchTable {
       return
     }
     const entry = this.entryForScratch()
-    const packed = packWalletId((i) => data[idStart + i] ?? 0, idEnd - idStart, this.walletIds, entry * ID_BYTES)
+    const packed = packWalletId(data, idStart, idEnd, this.walletIds, entry * ID_BYTES)
     this.setOwner(entry, merchantId, purpose, packed ? undefined : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8", idStart, idEnd))
   }
 
@@ -203,14 +208,14 @@ const slotCountFor = (capacity: number) => {
 }
 
 /** `wal_` + 24 id characters into 15 bytes; false for any other shape. */
-const packWalletId = (charAt: (i: number) => number, length: number, out: Uint8Array, offset: number): boolean => {
-  if (length !== WALLET_PREFIX.length + ID_LENGTH) return false
-  for (let i = 0; i < WALLET_PREFIX.length; i++) if (charAt(i) !== WALLET_PREFIX.charCodeAt(i)) return false
+const packWalletId = (data: Uint8Array, start: number, end: number, out: Uint8Array, offset: number): boolean => {
+  if (end - start !== WALLET_PREFIX.length + ID_LENGTH) return false
+  for (let i = 0; i < WALLET_PREFIX.length; i++) if (data[start + i] !== WALLET_PREFIX.charCodeAt(i)) return false
   let acc = 0
   let bits = 0
   let o = offset
-  for (let i = WALLET_PREFIX.length; i < length; i++) {
-    const char = charAt(i)
+  for (let i = start + WALLET_PREFIX.length; i < end; i++) {
+    const char = data[i] ?? 0
     const code = char < 128 ? idCodes[char] ?? -1 : -1
     if (code < 0) return false
     acc = (acc << 5) | code
