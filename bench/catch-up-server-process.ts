@@ -7,7 +7,12 @@ import { PaidTotals } from "./catch-up-paid.js"
 export class ChainServerError extends Data.TaggedError("ChainServerError")<{ readonly message: string }> {}
 
 const Listening = Schema.parseJson(Schema.Struct({ url: Schema.String }))
-export const ServerStats = Schema.Struct({ httpRequests: Schema.Number, unknown: Schema.Number, calls: Schema.Record({ key: Schema.String, value: Schema.Number }) })
+export const ServerStats = Schema.Struct({
+  httpRequests: Schema.Number,
+  unknown: Schema.Number,
+  cpuMs: Schema.Number,
+  calls: Schema.Record({ key: Schema.String, value: Schema.Number })
+})
 export type ServerStats = typeof ServerStats.Type
 
 /**

@@ -48,6 +48,9 @@ interface Run {
   readonly paid: number
   readonly exact: boolean
   readonly requestsPerBlock: number
+  /** CPU milliseconds per block: this process (the indexer) and the chain server's. */
+  readonly indexerCpu: number
+  readonly serverCpu: number
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
@@ -140,6 +143,7 @@ const catchUp = (
     const client = Option.getOrThrow(clients.get(chain))
 
     const started = Date.now()
+    const cpuBefore = process.cpuUsage()
     const indexer = yield* Effect.fork(runChainIndexer(client, {
       batchSize: config.indexer.batchSize, pollInterval: Duration.millis(100), startBlock: Option.some(1n), network: "devnet"
     }))
@@ -162,6 +166,7 @@ const catchUp = (
       }
     }
     const seconds = (Date.now() - started) / 1000
+    const cpu = process.cpuUsage(cpuBefore)
     yield* Fiber.interrupt(indexer)
     const statsAfter = yield* server.stats
     const after = yield* creditedOn(chain, options.merchantId)
@@ -187,8 +192,10 @@ const catchUp = (
     }
     const blocks = options.head - 1
     const requestsPerBlock = requestsOf(statsBefore, statsAfter) / blocks
-    yield* log(`${chain} at ${options.latencyMs} ms: ${fmt(blocks)} blocks in ${fmt(seconds, 1)} s = ${fmt(blocks / seconds)} blocks/s; ${fmt(requestsPerBlock, 2)} HTTP requests per block; deposits ${exact ? "exact ✔" : "WRONG ✘"}`)
-    return { chain, latencyMs: options.latencyMs, blocks, seconds, credited, paid: paidCount, exact, requestsPerBlock } satisfies Run
+    const indexerCpu = (cpu.user + cpu.system) / 1000 / blocks
+    const serverCpu = (statsAfter.cpuMs - statsBefore.cpuMs) / blocks
+    yield* log(`${chain} at ${options.latencyMs} ms: ${fmt(blocks)} blocks in ${fmt(seconds, 1)} s = ${fmt(blocks / seconds)} blocks/s; ${fmt(requestsPerBlock, 2)} HTTP requests per block; CPU per block: indexer ${fmt(indexerCpu, 2)} ms, chain server ${fmt(serverCpu, 2)} ms; deposits ${exact ? "exact ✔" : "WRONG ✘"}`)
+    return { chain, latencyMs: options.latencyMs, blocks, seconds, credited, paid: paidCount, exact, requestsPerBlock, indexerCpu, serverCpu } satisfies Run
   })
 
 const program = Effect.gen(function*() {
@@ -210,13 +217,13 @@ const program = Effect.gen(function*() {
   }
 
   yield* log(`\nload average at the end ${load()}`)
-  yield* log("| chain | latency | blocks | seconds | blocks/s | HTTP requests per block | deposits credited | paid to watched | exact | ratio to 0 ms | within 2× |")
-  yield* log("|---|---|---|---|---|---|---|---|---|---|---|")
+  yield* log("| chain | latency | blocks | seconds | blocks/s | requests per block | CPU ms per block (indexer / chain server) | deposits credited | paid to watched | exact | ratio to 0 ms | within 2× |")
+  yield* log("|---|---|---|---|---|---|---|---|---|---|---|---|")
   for (const run of runs) {
     const base = runs.find((r) => r.chain === run.chain && r.latencyMs === 0)
     const rate = run.blocks / run.seconds
     const ratio = base === undefined || run.latencyMs === 0 ? undefined : rate / (base.blocks / base.seconds)
-    yield* log(`| ${run.chain} | ${run.latencyMs} ms | ${fmt(run.blocks)} | ${fmt(run.seconds, 1)} | ${fmt(rate)} | ${fmt(run.requestsPerBlock, 2)} | ${fmt(run.credited)} | ${fmt(run.paid)} | ${run.exact ? "✔" : "✘"} | ${ratio === undefined ? "" : fmt(ratio, 2)} | ${ratio === undefined ? "" : ratio >= 0.5 ? "✔" : "✘"} |`)
+    yield* log(`| ${run.chain} | ${run.latencyMs} ms | ${fmt(run.blocks)} | ${fmt(run.seconds, 1)} | ${fmt(rate)} | ${fmt(run.requestsPerBlock, 2)} | ${fmt(run.indexerCpu, 1)} / ${fmt(run.serverCpu, 1)} | ${fmt(run.credited)} | ${fmt(run.paid)} | ${run.exact ? "✔" : "✘"} | ${ratio === undefined ? "" : fmt(ratio, 2)} | ${ratio === undefined ? "" : ratio >= 0.5 ? "✔" : "✘"} |`)
   }
   if (runs.some((r) => !r.exact)) return yield* Effect.dieMessage("deposits credited differ from what the chain paid to watched addresses")
 })

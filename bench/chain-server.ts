@@ -13,7 +13,8 @@ import { SyntheticTronChain } from "./catch-up-tron-chain.js"
  * calls our clients make while indexing. Every request waits `latencyMs` before it is answered, as a
  * remote provider's round trip would (requests in flight overlap: nothing is serialized). A call it does
  * not know is answered with an error and logged loudly, so a call the clients start making is noticed.
- * `/bench/paid` says what each chain paid to the watched addresses; `/bench/stats` counts the calls.
+ * `/bench/paid` says what each chain paid to the watched addresses; `/bench/stats` counts the calls and
+ * the CPU time the server spent (making blocks is part of what a run costs the machine).
  */
 export interface ChainServerOptions {
   readonly head: number
@@ -163,7 +164,10 @@ export const makeChainHandler = (options: ChainServerOptions) => {
   }
 
   const benchCall = (url: URL): { status: number; body: string } => {
-    if (url.pathname === "/bench/stats") return { status: 200, body: JSON.stringify({ httpRequests, unknown, calls: Object.fromEntries(calls) }) }
+    if (url.pathname === "/bench/stats") {
+      const cpu = process.cpuUsage()
+      return { status: 200, body: JSON.stringify({ httpRequests, unknown, cpuMs: (cpu.user + cpu.system) / 1000, calls: Object.fromEntries(calls) }) }
+    }
     if (url.pathname === "/bench/paid") {
       const query = Schema.decodeUnknownEither(PaidQuery)(Object.fromEntries(url.searchParams))
       if (Either.isLeft(query)) return { status: 400, body: JSON.stringify({ Error: "chain=TRC20|BEP20&from=N&to=M" }) }
