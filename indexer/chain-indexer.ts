@@ -76,7 +76,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
 
     // what a standby runner read from the database (the stored cursor) stays shown until this one knows more
-    let status: ChainIndexerStatus = { ...((yield* currentStatus(chain)) ?? standbyStatus(chain)), state: "starting", detail: "" }
+    let status: ChainIndexerStatus = { ...((yield* currentStatus(chain)) ?? standbyStatus(chain)), state: "starting", detail: "", nodeAnsweredAt: Date.now() }
     // errors in a row: the wait before trying again doubles with each (1 s … 10 s), so a sick node is not hammered
     let errorsInRow = 0
     const report = (patch: Partial<ChainIndexerStatus>) => {
@@ -96,6 +96,8 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
     let mustTakeOver = true
     const takeOver = Effect.gen(function*() {
       holder = holderId()
+      // a holding of its own: the node's silence is counted from here, not from what a standby runner saw
+      status = { ...status, nodeAnsweredAt: Date.now() }
       yield* sql`INSERT INTO indexer_leases (chain, holder) VALUES (${chain}, ${holder})
                  ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, taken_at = clock_timestamp()`
       mustTakeOver = false
