@@ -17,7 +17,7 @@ export type ServerStats = typeof ServerStats.Type
 
 /**
  * The bench chain server (chain-server.ts) in a process of its own, so making blocks does not take the
- * indexer's event loop; stopped (by its own pid) when the scope closes.
+ * indexer's event loop; stopped (by its own pid) when the scope closes, and by itself if this process dies.
  */
 export const startChainServerProcess = (options: { readonly head: number; readonly watched: number; readonly seed: number; readonly latencyMs: number }) =>
   Effect.gen(function*() {
@@ -25,8 +25,10 @@ export const startChainServerProcess = (options: { readonly head: number; readon
       Effect.sync(() =>
         spawn(process.execPath, [
           "--import", "tsx", path.join(import.meta.dirname, "chain-server.ts"),
-          "--head", String(options.head), "--watched", String(options.watched), "--seed", String(options.seed), "--latency", String(options.latencyMs)
-        ], { stdio: ["ignore", "pipe", "inherit"] })
+          "--head", String(options.head), "--watched", String(options.watched), "--seed", String(options.seed), "--latency", String(options.latencyMs),
+          // it exits when this process's end of its stdin closes, however this one ends
+          "--die-with-parent", "true"
+        ], { stdio: ["pipe", "pipe", "inherit"] })
       ),
       (started) =>
         Effect.async<void>((resume) => {

@@ -216,16 +216,24 @@ const CliOptions = Schema.Struct({
   seed: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int()), { default: () => 1 }),
   latency: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.nonNegative()), { default: () => 30 }),
   solidLag: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 }),
-  port: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+  port: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 }),
+  dieWithParent: Schema.optionalWith(Schema.BooleanFromString, { default: () => false })
 })
 
-/** `--head N --watched W --seed S --latency MS --solid-lag L --port P`; prints `{"url": …}` once listening. */
+/**
+ * `--head N --watched W --seed S --latency MS --solid-lag L --port P`; prints `{"url": …}` once listening.
+ * `--die-with-parent true`: exits when its stdin closes (the bench's end, even a killed bench).
+ */
 const main = Effect.gen(function*() {
   const args = process.argv.slice(2)
   const named: Record<string, string> = {}
   for (let i = 0; i < args.length; i += 2) named[(args[i] ?? "").replace(/^--/, "").replace(/-(\w)/g, (_, c: string) => c.toUpperCase())] = args[i + 1] ?? ""
   const cli = yield* Schema.decodeUnknown(CliOptions)(named)
   const url = yield* serveChains({ head: cli.head, watched: cli.watched, seed: cli.seed, latencyMs: cli.latency, solidLag: cli.solidLag, port: cli.port })
+  if (cli.dieWithParent) {
+    process.stdin.resume()
+    process.stdin.once("close", () => process.exit(0))
+  }
   console.log(JSON.stringify({ url, tron: url, bsc: `${url}/bsc` }))
   yield* Effect.never
 }).pipe(Effect.scoped)
