@@ -32,7 +32,13 @@ export class WatchTable {
   private keys: Uint8Array
   private walletIds: Uint8Array
   private owners: Uint32Array
-  private slots: Int32Array
+  private slots: Uint32Array
+  /**
+   * A slot holds entry + 1 in its low `indexBits` and a tag of the key's hash in the bits above: most
+   * probes of a slot holding another key end on the tag, without reading that key (a cache miss at ten
+   * million entries).
+   */
+  private indexBits = 10
   private count = 0
   private readonly merchants: Array<string> = []
   private readonly merchantIndex = new Map<string, number>()
@@ -46,7 +52,8 @@ export class WatchTable {
     this.keys = new Uint8Array(capacity * addressKeys.width)
     this.walletIds = new Uint8Array(capacity * ID_BYTES)
     this.owners = new Uint32Array(capacity)
-    this.slots = new Int32Array(slotCountFor(capacity))
+    this.slots = new Uint32Array(slotCountFor(capacity))
+    this.indexBits = indexBitsFor(capacity)
     this.scratch = new Uint8Array(addressKeys.width)
   }
 
@@ -100,14 +107,15 @@ export class WatchTable {
   private entryForScratch() {
     if (this.count === this.owners.length) this.reserve(Math.max(1_024, Math.ceil(this.count / 4)))
     if ((this.count + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2)
-    const slot = this.probe(this.scratch)
+    const hash = this.hashAt(this.scratch, 0)
+    const slot = this.probe(this.scratch, hash)
     const stored = this.slots[slot] ?? 0
-    if (stored !== 0) return stored - 1
+    if (stored !== 0) return this.entryOf(stored)
     const entry = this.count++
     const width = this.addressKeys.width
     // a loop: TypedArray.set costs more than a copy of a few dozen bytes
     for (let i = 0, o = entry * width; i < width; i++) this.keys[o + i] = this.scratch[i] ?? 0
-    this.slots[slot] = entry + 1
+    this.slots[slot] = this.slotValue(entry, hash)
     return entry
   }
 
@@ -135,6 +143,8 @@ export class WatchTable {
     this.keys = keys
     this.walletIds = walletIds
     this.owners = owners
+    // more entries than the slots' index bits can number: fewer bits for the tag, every slot rewritten
+    if (indexBitsFor(capacity) !== this.indexBits) this.rehash(this.slots.length)
   }
 
   private hashAt(keys: Uint8Array, offset: number) {
@@ -148,32 +158,46 @@ export class WatchTable {
 
   /** The entry whose key equals `key` (at offset 0), or -1. */
   private find(key: Uint8Array): number {
-    return (this.slots[this.probe(key)] ?? 0) - 1
+    const stored = this.slots[this.probe(key, this.hashAt(key, 0))] ?? 0
+    return stored === 0 ? -1 : this.entryOf(stored)
   }
 
   /** The slot holding `key`'s entry, or the empty slot where it would go. */
-  private probe(key: Uint8Array): number {
+  private probe(key: Uint8Array, hash: number): number {
     const width = this.addressKeys.width
     const mask = this.slots.length - 1
-    for (let slot = this.hashAt(key, 0) & mask; ; slot = (slot + 1) & mask) {
+    const indexBits = this.indexBits
+    const tag = tagOf(hash) << indexBits
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const stored = this.slots[slot] ?? 0
       if (stored === 0) return slot
-      const offset = (stored - 1) * width
+      if (((stored ^ tag) >>> indexBits) !== 0) continue
+      const offset = this.entryOf(stored) * width
       let i = 0
       while (i < width && this.keys[offset + i] === key[i]) i++
       if (i === width) return slot
     }
   }
 
+  private entryOf(stored: number) {
+    return (stored & (2 ** this.indexBits - 1)) - 1
+  }
+
+  private slotValue(entry: number, hash: number) {
+    return ((tagOf(hash) << this.indexBits) | (entry + 1)) >>> 0
+  }
+
   private place(entry: number) {
     const mask = this.slots.length - 1
-    let slot = this.hashAt(this.keys, entry * this.addressKeys.width) & mask
+    const hash = this.hashAt(this.keys, entry * this.addressKeys.width)
+    let slot = hash & mask
     while ((this.slots[slot] ?? 0) !== 0) slot = (slot + 1) & mask
-    this.slots[slot] = entry + 1
+    this.slots[slot] = this.slotValue(entry, hash)
   }
 
   private rehash(slotCount: number) {
-    this.slots = new Int32Array(slotCount)
+    this.slots = new Uint32Array(slotCount)
+    this.indexBits = indexBitsFor(this.owners.length)
     for (let entry = 0; entry < this.count; entry++) this.place(entry)
   }
 
@@ -199,6 +223,12 @@ export class WatchTable {
     }
   }
 }
+
+/** Bits that number entries 1…capacity in a slot (at most 31: the tag keeps at least one bit). */
+const indexBitsFor = (capacity: number) => Math.min(31, Math.max(10, Math.ceil(Math.log2(capacity + 1))))
+
+/** The tag bits of a key's hash, mixed apart from the low bits that chose its slot. */
+const tagOf = (hash: number) => Math.imul(hash ^ (hash >>> 16), 0x85ebca6b) >>> 0
 
 /** Slots for `capacity` entries at most half full, a power of two. */
 const slotCountFor = (capacity: number) => {
