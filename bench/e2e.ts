@@ -136,7 +136,7 @@ const pass = (anvil: AnvilChain, traces: "off" | "callTracer", existing: Option.
     const started = Date.now()
     // the cursor names the last block read, so the indexer begins at the block after it: the deployment
     const indexer = yield* Effect.fork(runChainIndexer(client, {
-      batchSize, pollInterval: Duration.millis(20), leaseTtl: Duration.seconds(15), startBlock: Option.some(workload.fromBlock - 1n), network: "devnet"
+      batchSize, pollInterval: Duration.millis(20), startBlock: Option.some(workload.fromBlock - 1n), network: "devnet"
     }))
     let firstRowSeconds = Option.none<number>()
     for (;;) {

@@ -23,8 +23,6 @@ export interface IndexerOptions {
    * set): time for the cluster to stop it if it is the stale one. Past that, the cluster still runs it.
    */
   readonly retakeAfter?: Duration.DurationInput
-  /** @deprecated ignored: there is no lease to renew any more (still passed by bench/e2e.ts). */
-  readonly leaseTtl?: Duration.DurationInput
   /** Where a chain with no cursor starts: its current head unless set. */
   readonly startBlock: Option.Option<bigint>
   /** Recorded with the chain's genesis; a node of another network is refused. */
