@@ -111,6 +111,6 @@ describe("reconciliation against the chain", () => {
         const clean = yield* runToExit("indexer/reconcile-cli.ts", ["--chain", "TRC20"], config.dataDir, env)
         expect(clean.code).toBe(0)
         expect((yield* client.request("GET", "/health")).status).toBe(200)
-      }))
+      }), { timeout: 150_000 }) // four CLI processes, each a cold start of its own (~2–10 s on a busy machine)
   })
 })
