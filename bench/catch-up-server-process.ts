@@ -40,8 +40,13 @@ export const startChainServerProcess = (options: { readonly head: number; readon
     // its first line says where it listens
     const line = yield* Effect.async<string, ChainServerError>((resume) => {
       const lines = createInterface({ input: child.stdout })
-      lines.once("line", (text) => resume(Effect.succeed(text)))
-      child.once("exit", (code) => resume(Effect.fail(new ChainServerError({ message: `the chain server exited (${code}) before it listened` }))))
+      const exited = (code: number | null) => resume(Effect.fail(new ChainServerError({ message: `the chain server exited (${code}) before it listened` })))
+      child.once("exit", exited)
+      lines.once("line", (text) => {
+        child.off("exit", exited)
+        lines.close()
+        resume(Effect.succeed(text))
+      })
     })
     const { url } = yield* Schema.decodeUnknown(Listening)(line).pipe(
       Effect.mapError(() => new ChainServerError({ message: `the chain server said ${line}, not where it listens` }))

@@ -195,7 +195,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         let next = (ahead[ahead.length - 1]?.to ?? cursor.number) + 1n
         // at most two more each time: asked all at once, the batches' answers would all be decoded at once,
         // and that burst held up the process's other work (the cluster's shard-lock refresh timed out)
-        for (let asked = 0; asked < 2 && ahead.length <= prefetchBatches && next <= head; asked++) {
+        for (let added = 0; added < 2 && ahead.length <= prefetchBatches && next <= head; added++) {
           const end = next + BigInt(options.batchSize) - 1n < head ? next + BigInt(options.batchSize) - 1n : head
           ahead.push({ from: next, to: end, fiber: yield* Effect.forkScoped(client.blocks(next, end)) })
           next = end + 1n
