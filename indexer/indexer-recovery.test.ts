@@ -86,10 +86,14 @@ describe("indexer recovery", () => {
 
         // a write transaction of A in flight (it has read the fence FOR SHARE, as each of A's writes does)
         const commit = yield* Deferred.make<void>()
+        const fenceRead = yield* Deferred.make<void>()
         const inFlight = yield* Effect.fork(sql.withTransaction(Effect.zipRight(
           sql`SELECT holder FROM indexer_leases WHERE chain = 'TRC20' AND holder = ${staleHolder} FOR SHARE`,
-          Deferred.await(commit)
+          Effect.zipRight(Deferred.succeed(fenceRead, undefined), Deferred.await(commit))
         )))
+        // B starts only once A's write holds the fence (a fork runs when it gets to: on a busy machine B
+        // could otherwise take the fence before A's write had read it)
+        yield* Deferred.await(fenceRead)
         const b = yield* Effect.fork(runChainIndexer(chain.client(), options))
         yield* Effect.sleep("400 millis")
         const [during] = yield* sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = 'TRC20'`

@@ -95,7 +95,8 @@ export const runToExit = (script: string, args: ReadonlyArray<string>, dataDir: 
     let output = ""
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
-    child.on("exit", (code) => resume(Effect.succeed({ code, output })))
+    // "close", not "exit": after "exit" the pipes may still hold output not yet read
+    child.on("close", (code) => resume(Effect.succeed({ code, output })))
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
