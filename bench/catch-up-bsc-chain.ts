@@ -89,6 +89,7 @@ const bloomOf = (logs: ReadonlyArray<SyntheticLog>) => {
  * storing anything; the rest of it is a hash of the seed and that position.
  */
 export class SyntheticBscChain {
+  // a range's logs and bodies, then its receipts, are asked within moments; 512 covers the ranges in flight
   private readonly recent = new RecentBlocks<Made>(512)
   private readonly hashes = new RecentBlocks<string>(8192)
   readonly otherTokens: ReadonlyArray<string>

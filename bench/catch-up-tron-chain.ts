@@ -47,7 +47,8 @@ const amountWord = (amount: number) => amount.toString(16).padStart(64, "0")
  * chained by parent. Nothing is stored but the most recent blocks made.
  */
 export class SyntheticTronChain {
-  private readonly recent = new RecentBlocks<Rendered>(256)
+  // a block's body and infos are asked together; 128 covers every block the indexer has in flight
+  private readonly recent = new RecentBlocks<Rendered>(128)
   private readonly ids = new RecentBlocks<string>(4096)
   private readonly otherTokens: ReadonlyArray<string>
 
