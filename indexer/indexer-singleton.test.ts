@@ -59,6 +59,8 @@ describe("each chain's indexer is a cluster singleton", () => {
             FACET_MASTER_SEED: TEST_MNEMONIC,
             FACET_INDEXER_CHAINS: "TRC20",
             FACET_CLUSTER_RUNNER_ADDRESS: `127.0.0.1:${port}`,
+            // a takeover after about this (the default, 10 s, would stretch the test)
+            FACET_CLUSTER_SHARD_LOCK_MS: "5000",
             FACET_TRON_API_URL: tron.url,
             FACET_TOKEN_TRC20_USDT: tron.tokens.USDT,
             FACET_BEP20_RPC_URL: chain.bep20.rpcUrl,

@@ -29,7 +29,7 @@ export const clusterSettings = Config.all({
     Config.validate({ message: "FACET_CLUSTER_RUNNER_ADDRESS must be host:port", validation: (v) => /^[^:\s]+:\d{1,5}$/.test(v) })
   )),
   pollMs: Config.integer("FACET_CLUSTER_POLL_MS").pipe(Config.withDefault(250)),
-  lockMs: Config.integer("FACET_CLUSTER_SHARD_LOCK_MS").pipe(Config.withDefault(5_000))
+  lockMs: Config.integer("FACET_CLUSTER_SHARD_LOCK_MS").pipe(Config.withDefault(10_000))
 })
 
 /**
@@ -42,8 +42,11 @@ export const clusterSettings = Config.all({
  * Timings are chosen, not defaulted (KNOWN-GROUND.md): the package polls for new messages every 10 s and
  * keeps a dead runner for 35 s by default, which would make a sweep wait 10 s to start and a takeover
  * half a minute. Here a message or a singleton starts within a second on one runner, and a dead runner's
- * shards move after about the lock time (5 s): each refresh must then answer within a quarter of it, so
+ * shards move after about the lock time (10 s): each refresh must then answer within a quarter of it, so
  * a database that stalls longer makes a runner stop its actors and singletons until it answers again.
+ * Not 5 s: with the database down, a runner whose lock refresh had failed (under 1.25 s on a busy machine)
+ * did not finish stopping (http/resilience.test.ts hung in its teardown 4 times in 4 under load; with 10 s,
+ * 0 in 3). Lower it where a takeover must be faster and the database is reliable.
  *
  * `wallets: false` (`npm run indexer`): the runner takes part only in its chains' indexer groups, never
  * in the wallet actors'; in single-runner mode it registers under an address of its own (one per host and
