@@ -82,8 +82,11 @@ describe("the indexer reads ahead while it writes", () => {
           const fiber = yield* Effect.fork(runChainIndexer(node.client, { ...options, prefetchBatches }))
           expect(yield* eventually(cursor("TRC20"), (n) => n === 60, 20_000)).toBe(60)
           yield* Fiber.interrupt(fiber)
-          // the batch being written and `prefetchBatches` more were asked at once
-          expect(yield* node.most).toBe(prefetchBatches + 1)
+          // the batch being written and up to `prefetchBatches` more were asked at once (how many overlap
+          // depends on how long writes take against the slow node: on a busy machine, fewer)
+          const most = yield* node.most
+          if (prefetchBatches === 0) expect(most).toBe(1)
+          else expect([most > 1, most <= prefetchBatches + 1]).toEqual([true, true])
           expect(yield* deposits(merchantId)).toEqual([{ tx: `tx-57-${prefetchBatches}`, status: "confirmed", block: "57" }])
           // every stored block extends the one below it: nothing was written out of order
           const stored = yield* sql<{ n: string; hash: string; parent_hash: string }>`
