@@ -264,6 +264,6 @@ describe("withdrawal policy", () => {
         const rows = yield* Effect.flatMap(AuditLog, (a) => a.list(merchantId, { limit: 100, actor: "ops-cli" }))
         expect(rows.map((r) => r.action).sort()).toEqual(["address.added", "address.removed", "policy.changed", "policy.changed", "policy.changed", "policy.changed", "user.invited"])
         expect(rows.every((r) => r.actor_kind === "operator" && r.from_address.startsWith("cli@"))).toBe(true)
-      }))
+      }), { timeout: 150_000 }) // seven CLI processes, each a cold start (~3.5 s here, twice that on a busy machine)
   })
 })
