@@ -1,6 +1,6 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { randomInt } from "node:crypto"
 import * as os from "node:os"
 import { runChainIndexer } from "../indexer/chain-indexer.js"
@@ -149,7 +149,8 @@ const catchUp = (
     const started = Date.now()
     const cpuBefore = process.cpuUsage()
     const indexer = yield* Effect.fork(runChainIndexer(client, {
-      batchSize: config.indexer.batchSize, pollInterval: Duration.millis(100), startBlock: Option.some(1n), network: "devnet"
+      batchSize: config.indexer.batchSize, prefetchBatches: config.indexer.prefetchBatches, pollInterval: Duration.millis(100),
+      startBlock: Option.some(1n), network: "devnet"
     }))
     let window = { at: started, cursor: 1 }
     let moved = { at: started, cursor: 0 }
@@ -205,10 +206,9 @@ const catchUp = (
 const program = Effect.gen(function*() {
   const cli = yield* Schema.decodeUnknown(Cli)(namedArguments(process.argv.slice(2)))
   const config = yield* AppConfig
-  const prefetch = yield* Config.string("FACET_INDEXER_PREFETCH").pipe(Config.withDefault("4 (default)"))
   const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ")
   yield* log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average ${load()}`)
-  yield* log(`catch-up of ${fmt(cli.blocks)} blocks per chain (${cli.chains.join(", ")}) at ${cli.latency.map((l) => `${l} ms`).join(", ")} per request; batch ${config.indexer.batchSize} blocks, ${prefetch} batches fetched ahead`)
+  yield* log(`catch-up of ${fmt(cli.blocks)} blocks per chain (${cli.chains.join(", ")}) at ${cli.latency.map((l) => `${l} ms`).join(", ")} per request; batch ${config.indexer.batchSize} blocks, ${config.indexer.prefetchBatches} batches fetched ahead`)
   const merchantId = yield* setUp(cli.watched)
   const runs: Array<Run> = []
   for (const latencyMs of cli.latency) {

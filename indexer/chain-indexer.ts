@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Cause, Config, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
+import { Cause, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
@@ -15,7 +15,7 @@ export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{ readonly ch
 export interface IndexerOptions {
   /** Blocks fetched per batch; the next batches are fetched while this one is written. */
   readonly batchSize: number
-  /** Batches asked of the node ahead of the one being written (FACET_INDEXER_PREFETCH unless set). */
+  /** Batches asked of the node ahead of the one being written (DEFAULT_PREFETCH_BATCHES unless set). */
   readonly prefetchBatches?: number
   readonly pollInterval: Duration.DurationInput
   /**
@@ -45,14 +45,10 @@ export const checkCovers = (client: ChainClient, answer: ReadonlyArray<ChainBloc
 }
 
 /**
- * Batches fetched ahead while one is written (FACET_INDEXER_PREFETCH, default 4): with a node 30 ms away
- * one batch in flight left the writer waiting; with four, catching up runs near the speed of a local node.
+ * Batches fetched ahead while one is written (FACET_INDEXER_PREFETCH in AppConfig): with a node 30 ms
+ * away one batch in flight left the writer waiting; with four, catching up runs near a local node's speed.
  */
-const prefetchConfig = Config.integer("FACET_INDEXER_PREFETCH").pipe(
-  Config.withDefault(4),
-  Config.validate({ message: "FACET_INDEXER_PREFETCH must be a whole number of batches, 0 or more", validation: (n) => n >= 0 }),
-  Effect.orDie
-)
+export const DEFAULT_PREFETCH_BATCHES = 4
 
 const holderId = () => `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
@@ -165,7 +161,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       let windowFetchMs = 0
       let windowWriteMs = 0
       let lastProgressLog = 0
-      const prefetchBatches = options.prefetchBatches ?? (yield* prefetchConfig)
+      const prefetchBatches = options.prefetchBatches ?? DEFAULT_PREFETCH_BATCHES
       // batches asked of the node beyond the one written next, in order: with a remote node a batch is
       // mostly waiting, so several in flight keep the writer busy. Each covers what was asked then.
       let ahead: Array<{ readonly from: bigint; readonly to: bigint; readonly fiber: Fiber.RuntimeFiber<ReadonlyArray<ChainBlock>, ChainRpcError> }> = []

@@ -56,6 +56,7 @@ export const IndexersLive = Layer.scopedDiscard(
       const indexer = Effect.gen(function*() {
         yield* runChainIndexer(client.value, {
           batchSize: config.indexer.batchSize,
+          prefetchBatches: config.indexer.prefetchBatches,
           pollInterval: config.indexer.pollInterval,
           retakeAfter,
           startBlock,

@@ -8,9 +8,6 @@ import { type WatchedWallet, WatchTable } from "./watch-table.js"
 
 export type { WatchedWallet } from "./watch-table.js"
 
-/** EVM addresses compare case-insensitively; base58 ones (TRON, Solana) exactly. */
-export const normalizeAddress = (chain: Chain, address: string) => (chain === "BEP20" || chain === "POLYGON" ? address.toLowerCase() : address)
-
 const Purpose = Schema.Literal("order", "deposit")
 const ORDER = Buffer.from("order")
 const DEPOSIT = Buffer.from("deposit")

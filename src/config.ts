@@ -24,6 +24,8 @@ export interface AppConfigShape {
     /** Chains indexed inside this process (FACET_INDEXER_CHAINS; "none" when indexers run apart). */
     readonly chains: ReadonlyArray<"TRC20" | "BEP20" | "SOLANA">
     readonly batchSize: number
+    /** Batches asked of the node ahead of the one being written (FACET_INDEXER_PREFETCH). */
+    readonly prefetchBatches: number
     readonly pollInterval: Duration.Duration
     /** A chain's node failing this long makes /health degraded (FACET_HEALTH_NODE_UNREACHABLE_MS). */
     readonly nodeUnreachableAfter: Duration.Duration
@@ -101,6 +103,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.map((chains) => chains.flatMap((c) => (c === "TRC20" || c === "BEP20" || c === "SOLANA" ? [c] : [])))
   ),
   indexerBatch: positiveNumber("FACET_INDEXER_BATCH", 50),
+  indexerPrefetch: Config.integer("FACET_INDEXER_PREFETCH").pipe(
+    Config.withDefault(4),
+    Config.validate({ message: "FACET_INDEXER_PREFETCH must be a whole number of batches, 0 or more", validation: (n) => n >= 0 })
+  ),
   indexerPollMs: positiveNumber("FACET_INDEXER_POLL_MS", 500),
   nodeUnreachableMs: positiveNumber("FACET_HEALTH_NODE_UNREACHABLE_MS", 60_000),
   webhookPollMs: positiveNumber("FACET_WEBHOOK_POLL_MS", 250),
@@ -127,6 +133,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       indexer: {
         chains: raw.indexerChains,
         batchSize: Math.max(1, Math.floor(raw.indexerBatch)),
+        prefetchBatches: raw.indexerPrefetch,
         pollInterval: Duration.millis(raw.indexerPollMs),
         nodeUnreachableAfter: Duration.millis(raw.nodeUnreachableMs)
       },
