@@ -66,10 +66,10 @@ describe("each chain's indexer is a cluster singleton", () => {
             FACET_BEP20_RPC_URL: chain.bep20.rpcUrl,
             FACET_SOLANA_RPC_URL: chain.solana.rpcUrl
           }))
-      // one after the other: @effect/cluster creates its own tables at start, and two processes doing it at
-      // once on a fresh database can collide in PostgreSQL's catalog (duplicate pg_type key) — a known gap,
-      // see the issue note; the service's own migrations are serialized, the package's are not
-      const runners = yield* Effect.all([runner("a"), runner("b")], { concurrency: 1 })
+      // together, on a fresh database: @effect/cluster creates its own tables at start, and two processes
+      // doing it at once collided in PostgreSQL's catalog (duplicate pg_type key) until src/cluster.ts
+      // built the cluster under an advisory lock
+      const runners = yield* Effect.all([runner("a"), runner("b")], { concurrency: 2 })
 
       // one of them runs the chain's indexer: the fence names its process, its /health follows the chain
       // and the other's stands by; the same a while later (the cluster has settled)

@@ -1,5 +1,6 @@
 import { RunnerAddress, SingleRunner } from "@effect/cluster"
 import { NodeClusterSocket } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Option } from "effect"
 import * as os from "node:os"
 import { AppConfig, type AppConfigShape } from "./config.js"
@@ -31,6 +32,31 @@ export const clusterSettings = Config.all({
   pollMs: Config.integer("FACET_CLUSTER_POLL_MS").pipe(Config.withDefault(250)),
   lockMs: Config.integer("FACET_CLUSTER_SHARD_LOCK_MS").pipe(Config.withDefault(10_000))
 })
+
+/**
+ * The advisory lock (two-key form: its own key space, apart from the package's one-key shard locks and
+ * our migrations') held while a runner builds the cluster's storage.
+ */
+const CLUSTER_SETUP_LOCK = [0x66616365, 2] as const
+
+/**
+ * Builds the cluster layer under an advisory lock. The package creates its tables on start-up with
+ * `CREATE TABLE IF NOT EXISTS`, which is not safe to run twice at once: two runners started together on
+ * an empty database collided (`duplicate key … pg_type_typname_nsp_index`) and one of them exited.
+ * The lock is taken on a connection of its own and given back as soon as the layer is built.
+ */
+const builtOneAtATime = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const scope = yield* Effect.scope
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const conn = yield* sql.reserve
+      yield* conn.executeRaw("SELECT pg_advisory_lock($1, $2)", [...CLUSTER_SETUP_LOCK])
+      return yield* Layer.buildWithScope(layer, scope).pipe(
+        Effect.ensuring(conn.executeRaw("SELECT pg_advisory_unlock($1, $2)", [...CLUSTER_SETUP_LOCK]).pipe(Effect.ignore))
+      )
+    }))
+  }))
 
 /**
  * The cluster over our PostgreSQL (SqlMessageStorage, SqlRunnerStorage): the wallet actors and each
@@ -69,7 +95,7 @@ export const makeClusterLive = (role: { readonly wallets: boolean }) =>
         // a sweep waits for finality inside its handler: an actor is never idle while it does
         entityMaxIdleTime: Duration.minutes(5)
       }
-      return Option.match(raw.address, {
+      return builtOneAtATime(Option.match(raw.address, {
         onNone: () =>
           SingleRunner.layer({
             runnerStorage: "sql",
@@ -85,7 +111,7 @@ export const makeClusterLive = (role: { readonly wallets: boolean }) =>
             shardingConfig: { ...shardingConfig, runnerAddress: Option.some(RunnerAddress.make(host, Number(port))) }
           })
         }
-      })
+      }))
     })
   )
 

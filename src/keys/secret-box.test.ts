@@ -20,7 +20,8 @@ describe("secret box (stored secrets sealed with a key from the master seed)", (
       Effect.gen(function*() {
         const [one, two, plain, tampered] = yield* withBox(1, (box) => {
           const sealed = box.seal("whsec_abc")
-          const flipped = `${sealed.slice(0, -2)}${sealed.endsWith("A") ? "B" : "A"}${sealed.slice(-1)}`
+          // one character of the ciphertext changed (the last but one: all six of its bits are data)
+          const flipped = `${sealed.slice(0, -2)}${sealed.at(-2) === "A" ? "B" : "A"}${sealed.slice(-1)}`
           return [sealed, box.seal("whsec_abc"), box.open("legacy-plain"), (() => { try { return box.open(flipped) } catch { return "refused" } })()]
         })
         expect(one).toMatch(/^sbx1:[\w-]+$/)

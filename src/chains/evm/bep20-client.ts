@@ -10,6 +10,8 @@ import {
   rpcSchema,
   serializeTransaction,
   toHex,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
   type TransactionSerializableLegacy
 } from "viem"
 import { isHexAddress } from "../../keys/address-encoding.js"
@@ -329,7 +331,15 @@ export const makeBep20Client = (settings: Bep20Settings) =>
       Effect.gen(function*() {
         if (!isTxHash(txHash)) return Option.none()
         const hash = txHash
-        const receipt = yield* Effect.tryPromise(() => client.getTransactionReceipt({ hash })).pipe(Effect.option)
+        // "not found" is an answer; any other failure is the node's, and must not read as "no such
+        // transaction" (custody would take it for a dead one and sign another)
+        const receipt = yield* Effect.tryPromise({
+          try: () => client.getTransactionReceipt({ hash }).then(Option.some, (error: unknown) => {
+            if (error instanceof TransactionReceiptNotFoundError) return Option.none()
+            throw error
+          }),
+          catch: rpcError("eth_getTransactionReceipt")
+        })
         const tip = yield* head
         if (Option.isSome(receipt)) {
           return Option.some({
@@ -339,7 +349,13 @@ export const makeBep20Client = (settings: Bep20Settings) =>
             fee: Option.some(receipt.value.gasUsed * receipt.value.effectiveGasPrice)
           })
         }
-        const pending = yield* Effect.tryPromise(() => client.getTransaction({ hash })).pipe(Effect.option)
+        const pending = yield* Effect.tryPromise({
+          try: () => client.getTransaction({ hash }).then(Option.some, (error: unknown) => {
+            if (error instanceof TransactionNotFoundError) return Option.none()
+            throw error
+          }),
+          catch: rpcError("eth_getTransactionByHash")
+        })
         return Option.map(pending, () => ({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0, fee: Option.none<bigint>() }))
       })
 

@@ -41,6 +41,8 @@ const BroadcastResult = Schema.Struct({
   code: Schema.optional(Schema.String),
   message: Schema.optional(Schema.String)
 })
+/** `gettransactioninfobyid`'s answer for an unknown (or not yet executed) transaction: an empty object. */
+const NoTransactionInfo = Schema.Record({ key: Schema.String, value: Schema.Never })
 const TxById = Schema.Struct({ txID: Schema.optional(Schema.String), ret: Schema.optional(Schema.Array(Schema.Struct({ contractRet: Schema.optional(Schema.String) }))) })
 const BuiltTrigger = Schema.Struct({ transaction: TronTransaction })
 const TronInfos = Schema.Array(TronTransactionInfo)
@@ -278,21 +280,23 @@ export const makeTronClient = (settings: TronSettings) =>
     const transaction = (txHash: string) =>
       Effect.gen(function*() {
         if (!/^[0-9a-f]{64}$/i.test(txHash)) return Option.none()
-        const info = yield* post("wallet/gettransactioninfobyid", { value: txHash }, TronTransactionInfo).pipe(Effect.option)
+        // the node answers `{}` for an id it does not know; a failure to answer is an error, not "none"
+        // (custody would take the transaction for a dead one and sign another)
+        const info = yield* post("wallet/gettransactioninfobyid", { value: txHash }, Schema.Union(TronTransactionInfo, NoTransactionInfo))
         const tip = yield* head
-        if (Option.isSome(info) && info.value.blockNumber !== undefined) {
-          const receipt = info.value.receipt?.result
+        if ("id" in info && info.blockNumber !== undefined) {
+          const receipt = info.receipt?.result
           let ok = receipt === undefined || receipt === "SUCCESS"
           if (receipt === undefined) {
             const tx = yield* post("wallet/gettransactionbyid", { value: txHash }, TxById)
             ok = (tx.ret?.[0]?.contractRet ?? "SUCCESS") === "SUCCESS"
           }
-          const blockNumber = BigInt(info.value.blockNumber)
+          const blockNumber = BigInt(info.blockNumber)
           return Option.some({
             status: ok ? ("success" as const) : ("failed" as const),
             blockNumber: Option.some(blockNumber),
             confirmations: Number(tip - blockNumber + 1n),
-            fee: Option.some(BigInt(info.value.fee ?? 0))
+            fee: Option.some(BigInt(info.fee ?? 0))
           })
         }
         const pending = yield* post("wallet/gettransactionbyid", { value: txHash }, TxById)
