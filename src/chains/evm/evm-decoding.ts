@@ -48,7 +48,23 @@ export interface RawBlock {
 
 const big = (value: string | bigint | number) => (typeof value === "bigint" ? value : BigInt(value))
 
-const topicAddress = (topic: string) => evmAddress(Buffer.from(topic.slice(-40), "hex"))
+/**
+ * EIP-55 spelling of a hex address (any case), remembered: the checksum is a keccak per address (~8 µs),
+ * and the same addresses come back block after block (token contracts, exchanges, a merchant's deposit
+ * addresses). The memory is bounded: past 100,000 addresses it starts again.
+ */
+const spelled = new Map<string, string>()
+const checksummed = (hex40: string) => {
+  const key = hex40.toLowerCase()
+  const known = spelled.get(key)
+  if (known !== undefined) return known
+  const address = evmAddress(Buffer.from(key, "hex"))
+  if (spelled.size >= 100_000) spelled.clear()
+  spelled.set(key, address)
+  return address
+}
+
+const topicAddress = (topic: string) => checksummed(topic.slice(-40))
 
 /**
  * ERC-20/BEP20 Transfer logs of the configured tokens into normalized transfers. Only the 3-topic form
@@ -92,8 +108,8 @@ export const decodeNativeTransfers = (
       currency: nativeCurrency,
       txHash: tx.hash,
       eventIndex: -1,
-      from: evmAddress(Buffer.from(tx.from.slice(2), "hex")),
-      to: evmAddress(Buffer.from(tx.to.slice(2), "hex")),
+      from: checksummed(tx.from.slice(2)),
+      to: checksummed(tx.to.slice(2)),
       amount: big(tx.value),
       blockNumber: big(block.number),
       blockHash: block.hash,
@@ -211,8 +227,8 @@ export const decodeInternalTransfers = (
             currency: nativeCurrency,
             txHash,
             eventIndex: -2 - index,
-            from: evmAddress(Buffer.from(frame.from.slice(2), "hex")),
-            to: evmAddress(Buffer.from(frame.to.slice(2), "hex")),
+            from: checksummed(frame.from.slice(2)),
+            to: checksummed(frame.to.slice(2)),
             amount: value,
             blockNumber: big(block.number),
             blockHash: block.hash,
