@@ -311,6 +311,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       return yield* sql.withTransaction(
         Effect.gen(function*() {
           if (mode === "follow") yield* assertLease(chain, holder)
+          // a catch-up batch holds thousands of rows in the statement's CTEs: with the default 4 MB they
+          // spill to temporary files
+          yield* sql`SET LOCAL work_mem = '64MB'`
           const now = DateTime.formatIso(yield* DateTime.now)
           if (mode === "follow") yield* sql`INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => indexedBlockRow(block)))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
           // one row per transfer even if a node repeats a log within the batch: a repeat in the same
@@ -368,7 +371,10 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             const key = (r: { tx_hash: string; event_index: number; to_address: string }) => `${r.tx_hash}|${r.event_index}|${r.to_address}`
             const byKey = new Map(rows.filter((r) => r.order_id !== null).map((r) => [key(r), r]))
             // a transfer seen before is not written again; one reversed by a reorg comes back to life.
-            // The rows go as one JSON parameter; only a count and the order payments come back.
+            // The rows go as one array parameter per column (node-postgres escapes each element), unnested
+            // together: parsing them is a fifth of what one JSON document of the rows cost (key names
+            // repeated on every row); only a count and the order payments come back.
+            const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key])
             // Final rows (catching up) are credited and announced in the same statement: the deposit
             // address is looked up once for both the row and its event.
             const written = yield* sql<{
@@ -377,11 +383,14 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             }>`
               WITH i AS MATERIALIZED (
                 SELECT i.*, d.id AS deposit_address_id, d.external_user_id
-                FROM json_to_recordset(${JSON.stringify(rows)}::json)
-                  AS i (event_id text, id text, merchant_id text, status text, confirmed_at timestamptz, chain text, currency text,
-                        amount numeric, tx_hash text, event_index int, from_address text, to_address text, block_number bigint,
-                        block_hash text, block_time timestamptz, confirmations int, wallet_id text, purpose text, order_id text,
-                        counted boolean, order_value numeric)
+                FROM unnest(${column("event_id")}::text[], ${column("id")}::text[], ${column("merchant_id")}::text[], ${column("status")}::text[],
+                    ${column("confirmed_at")}::timestamptz[], ${column("chain")}::text[], ${column("currency")}::text[], ${column("amount")}::numeric[],
+                    ${column("tx_hash")}::text[], ${column("event_index")}::int[], ${column("from_address")}::text[], ${column("to_address")}::text[],
+                    ${column("block_number")}::bigint[], ${column("block_hash")}::text[], ${column("block_time")}::timestamptz[],
+                    ${column("confirmations")}::int[], ${column("wallet_id")}::text[], ${column("purpose")}::text[], ${column("order_id")}::text[],
+                    ${column("counted")}::boolean[], ${column("order_value")}::numeric[])
+                  AS i (event_id, id, merchant_id, status, confirmed_at, chain, currency, amount, tx_hash, event_index, from_address,
+                        to_address, block_number, block_hash, block_time, confirmations, wallet_id, purpose, order_id, counted, order_value)
                 LEFT JOIN deposit_addresses d
                   ON i.purpose = 'deposit' AND d.wallet_id = i.wallet_id AND d.chain = i.chain AND d.currency = i.currency
               ),

@@ -191,8 +191,12 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         let next = (ahead[ahead.length - 1]?.to ?? cursor.number) + 1n
         // at most two more each time: asked all at once, the batches' answers would all be decoded at once,
         // and that burst held up the process's other work (the cluster's shard-lock refresh timed out)
+        // with nothing asked yet (a start, a reorg), the first batch is a tenth of the size: the writer
+        // begins after a short answer instead of a full one, and the full batches load meanwhile
+        const starting = ahead.length === 0
         for (let added = 0; added < 2 && ahead.length <= prefetchBatches && next <= head; added++) {
-          const end = next + BigInt(options.batchSize) - 1n < head ? next + BigInt(options.batchSize) - 1n : head
+          const size = BigInt(starting && added === 0 ? Math.max(1, Math.ceil(options.batchSize / 10)) : options.batchSize)
+          const end = next + size - 1n < head ? next + size - 1n : head
           ahead.push({ from: next, to: end, fiber: yield* Effect.forkScoped(client.blocks(next, end)) })
           next = end + 1n
         }

@@ -31,13 +31,18 @@ const deposits = (merchantId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ status: string; block: string }>`SELECT status, block_number::text AS block FROM transactions WHERE merchant_id = ${merchantId} ORDER BY block_number`)
 
-/** Each test has the TRC20 chain to itself: no fence, cursor or blocks left from the one before. */
+/**
+ * Each test has the TRC20 chain to itself: no fence, cursor or blocks left from the one before, and no
+ * status either (a test waiting for "cursor 6" found the one before's and went on before its own indexer
+ * had read anything).
+ */
 const freshChain = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.all([
     sql`DELETE FROM indexer_leases WHERE chain = 'TRC20'`,
     sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`,
     sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`,
-    sql`DELETE FROM chain_identities WHERE chain = 'TRC20'`
+    sql`DELETE FROM chain_identities WHERE chain = 'TRC20'`,
+    Effect.flatMap(IndexerStatus, (status) => Ref.update(status, (all) => new Map([...all].filter(([chain]) => chain !== "TRC20"))))
   ]))
 
 describe("the indexer never misses a deposit", () => {
