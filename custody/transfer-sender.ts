@@ -121,11 +121,9 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           return Step.Done({ outcome: SendOutcome.Final({ txHash: attempt.tx_hash, amount: attempt.amount, fee: fee ?? attempt.fee ?? 0n, maxFee: attempt.max_fee, blockNumber, confirmations: found.value.confirmations }) })
         }
         // not in a block: still pending in a mempool, or never sent, or gone
-        if (!(yield* client.canStillLand({ from: attempt.from_address, nonce: Option.fromNullable(attempt.nonce), validUntil: Option.fromNullable(attempt.valid_until) }))) {
-          // the proof holds only if the transaction is still nowhere after it: mined between the lookup
-          // above and the nonce (or expiry) check, it is the very one that used the nonce, and signing a
-          // new one would send the money twice
-          if (Option.isSome(yield* client.transaction(attempt.tx_hash))) return Step.Again()
+        // (the client asks again for the transaction after its proof, of the same node: chain-client.ts)
+        const window = { txHash: attempt.tx_hash, from: attempt.from_address, nonce: Option.fromNullable(attempt.nonce), validUntil: Option.fromNullable(attempt.valid_until) }
+        if (!(yield* client.canStillLand(window))) {
           yield* store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", { error: "proven never to land" })
           yield* Effect.orDie(sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`)
           yield* Effect.logWarning(`custody ${operation.id}: ${attempt.tx_hash} can never land; signing a new transaction`)

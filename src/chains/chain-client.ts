@@ -1,4 +1,4 @@
-import { Effect, type Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { Chain } from "../domain/chain.js"
 import type { KeyRef } from "../keys/signer.js"
 
@@ -71,6 +71,7 @@ export interface SignedTransfer {
 
 /** The facts that decide whether a signed transfer that is not on chain may still land. */
 export interface LandingWindow {
+  readonly txHash: string
   readonly from: string
   readonly nonce: Option.Option<bigint>
   readonly validUntil: Option.Option<bigint>
@@ -109,7 +110,8 @@ export interface ChainClient {
   readonly broadcast: (raw: string) => Effect.Effect<void, ChainRpcError | TransferRejected>
   /**
    * Whether a signed transaction that is not on chain can still land, judged against final state: false
-   * only once proven (EVM: its nonce is used; TRON: expired; Solana: past lastValidBlockHeight).
+   * only once proven (EVM: its nonce is used; TRON: expired; Solana: past lastValidBlockHeight) and the
+   * transaction, asked for after that, is still nowhere (`landingVerdict`).
    */
   readonly canStillLand: (window: LandingWindow) => Effect.Effect<boolean, ChainRpcError>
   /**
@@ -125,3 +127,14 @@ export interface ChainClient {
 /** Prepare and broadcast in one go, for tools and tests; custody stores the signed bytes in between. */
 export const sendTransfer = (client: ChainClient, request: TransferRequest) =>
   Effect.flatMap(client.prepare(request), (signed) => Effect.as(client.broadcast(signed.raw), signed.txHash))
+
+/**
+ * `canStillLand` from a client's window check (nonce unused, not expired). A closed window proves a
+ * transfer dead only if the transaction is still nowhere when asked after the check, of the same node:
+ * mined between the sender's lookup and the check, it is the very one that used the nonce (or landed
+ * before its expiry), and custody signing another would send the money twice.
+ */
+export const landingVerdict = (
+  windowOpen: Effect.Effect<boolean, ChainRpcError>,
+  lookup: Effect.Effect<Option.Option<TransactionLookup>, ChainRpcError>
+): Effect.Effect<boolean, ChainRpcError> => Effect.flatMap(windowOpen, (open) => (open ? Effect.succeed(true) : Effect.map(lookup, Option.isSome)))

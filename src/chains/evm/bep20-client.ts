@@ -20,6 +20,7 @@ import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
+  landingVerdict,
   type LandingWindow,
   type SignedTransfer,
   TransferRejected,
@@ -306,10 +307,13 @@ export const makeBep20Client = (settings: Bep20Settings) =>
 
     // another transaction with the same nonce is final: this one can never be mined
     const canStillLand = (window: LandingWindow) =>
-      Option.match(window.nonce, {
-        onNone: () => Effect.succeed(true),
-        onSome: (nonce) => Effect.map(finalNonce(window.from), (used) => used <= nonce)
-      })
+      landingVerdict(
+        Option.match(window.nonce, {
+          onNone: () => Effect.succeed(true),
+          onSome: (nonce) => Effect.map(finalNonce(window.from), (used) => used <= nonce)
+        }),
+        Effect.suspend(() => transaction(window.txHash))
+      )
 
     const feeEstimate = (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint }) =>
       Effect.gen(function*() {

@@ -11,6 +11,7 @@ import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
+  landingVerdict,
   type LandingWindow,
   type SignedTransfer,
   TransferRejected,
@@ -202,14 +203,17 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
 
     // the finalized block height past lastValidBlockHeight: the blockhash has expired for good
     const canStillLand = (window: LandingWindow) =>
-      Option.match(window.validUntil, {
-        onNone: () => Effect.succeed(true),
-        onSome: (lastValid) =>
-          Effect.map(
-            Effect.tryPromise({ try: () => connection.getBlockHeight("finalized"), catch: rpcError("getBlockHeight") }),
-            (height) => BigInt(height) <= lastValid
-          )
-      })
+      landingVerdict(
+        Option.match(window.validUntil, {
+          onNone: () => Effect.succeed(true),
+          onSome: (lastValid) =>
+            Effect.map(
+              Effect.tryPromise({ try: () => connection.getBlockHeight("finalized"), catch: rpcError("getBlockHeight") }),
+              (height) => BigInt(height) <= lastValid
+            )
+        }),
+        Effect.suspend(() => transaction(window.txHash))
+      )
 
     /**
      * What the transfer costs whoever pays its fee: a signature each for the sender and a separate fee

@@ -6,6 +6,7 @@ import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
+  landingVerdict,
   type LandingWindow,
   type SignedTransfer,
   TransferRejected,
@@ -263,11 +264,14 @@ export const makeTronClient = (settings: TronSettings) =>
 
     // past its expiration by the solidified block's time: no node accepts it any more
     const canStillLand = (window: LandingWindow) =>
-      Option.match(window.validUntil, {
-        onNone: () => Effect.succeed(true),
-        onSome: (expiration) =>
-          Effect.map(post("walletsolidity/getnowblock", {}, TronBlock), (b) => BigInt(b.block_header.raw_data.timestamp) <= expiration)
-      })
+      landingVerdict(
+        Option.match(window.validUntil, {
+          onNone: () => Effect.succeed(true),
+          onSome: (expiration) =>
+            Effect.map(post("walletsolidity/getnowblock", {}, TronBlock), (b) => BigInt(b.block_header.raw_data.timestamp) <= expiration)
+        }),
+        Effect.suspend(() => transaction(window.txHash))
+      )
 
     const feeEstimate = (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint }) =>
       Effect.gen(function*() {
