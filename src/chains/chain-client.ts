@@ -130,11 +130,14 @@ export const sendTransfer = (client: ChainClient, request: TransferRequest) =>
 
 /**
  * `canStillLand` from a client's window check (nonce unused, not expired). A closed window proves a
- * transfer dead only if the transaction is still nowhere when asked after the check, of the same node:
+ * transfer dead only if the transaction is in no block when asked after the check, of the same node:
  * mined between the sender's lookup and the check, it is the very one that used the nonce (or landed
- * before its expiry), and custody signing another would send the money twice.
+ * before its expiry), and custody signing another would send the money twice. One only in a mempool
+ * behind a closed window never lands.
  */
 export const landingVerdict = (
   windowOpen: Effect.Effect<boolean, ChainRpcError>,
   lookup: Effect.Effect<Option.Option<TransactionLookup>, ChainRpcError>
-): Effect.Effect<boolean, ChainRpcError> => Effect.flatMap(windowOpen, (open) => (open ? Effect.succeed(true) : Effect.map(lookup, Option.isSome)))
+): Effect.Effect<boolean, ChainRpcError> =>
+  Effect.flatMap(windowOpen, (open) =>
+    open ? Effect.succeed(true) : Effect.map(lookup, (found) => Option.isSome(found) && Option.isSome(found.value.blockNumber)))
