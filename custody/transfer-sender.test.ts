@@ -4,13 +4,13 @@ import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { createWalletClient, http, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { TestDatabaseLive } from "../test/database.js"
+import { evmAddressOf } from "../test/evm-addresses.js"
 import type { ChainClient } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { makeBep20Client } from "../src/chains/evm/bep20-client.js"
-import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, CUSTOMER_INDEX, fundNative, startAnvilDevnet, tokenAbi } from "../src/devnet/evm/anvil-devnet.js"
-import { isHexAddress } from "../src/keys/address-encoding.js"
+import { ANVIL_MNEMONIC, CUSTOMER_INDEX, devnetChain, fundNative, startAnvilDevnet, tokenAbi } from "../src/devnet/evm/anvil-devnet.js"
 import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
-import { LocalSignerLive, Signer } from "../src/keys/signer.js"
+import { LocalSignerLive } from "../src/keys/signer.js"
 import { CustodyConfig } from "./custody-config.js"
 import { OPERATION_COLUMNS, OperationRow } from "./custody-operation.js"
 import { CustodyStore } from "./custody-store.js"
@@ -79,14 +79,7 @@ const TestLive = TransferSender.Default.pipe(
 )
 
 const customer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX })
-const chain = { id: ANVIL_CHAIN_ID, name: "devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [] } } } as const
 const TOKEN = 10n ** 18n
-
-const addressOf = (account: number, index: number) =>
-  Effect.flatMap(Signer, (s) => s.deriveAddresses("EVM", account, [index])).pipe(
-    Effect.map(([k]) => k?.address ?? ""),
-    Effect.filterOrDie(isHexAddress, () => new Error("no address"))
-  )
 
 describe("a transfer in flight is never signed twice", () => {
   layer(TestLive, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
@@ -95,11 +88,11 @@ describe("a transfer in flight is never signed twice", () => {
         const sql = yield* SqlClient.SqlClient
         const devnet = yield* Devnet
         const sender = yield* TransferSender
-        const from = yield* addressOf(6, 0)
-        const to = yield* addressOf(6, 1)
+        const from = yield* evmAddressOf(6, 0)
+        const to = yield* evmAddressOf(6, 1)
         yield* fundNative(devnet.rpcUrl, from, TOKEN)
         const wallet = createWalletClient({ account: customer, transport: http(devnet.rpcUrl) })
-        yield* Effect.promise(() => wallet.writeContract({ address: devnet.usdt, abi: tokenAbi, functionName: "transfer", args: [from, 100n * TOKEN], chain }))
+        yield* Effect.promise(() => wallet.writeContract({ address: devnet.usdt, abi: tokenAbi, functionName: "transfer", args: [from, 100n * TOKEN], chain: devnetChain(devnet.rpcUrl) }))
 
         yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
                    VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'exchange_wallet', '{}', 'whsec_test')`

@@ -3,11 +3,11 @@ import { Context, Effect, Layer, Option } from "effect"
 import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, CUSTOMER_INDEX, fundNative, reorgAnvil, startAnvilDevnet, tokenAbi } from "../../devnet/evm/anvil-devnet.js"
-import { isHexAddress } from "../../keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
-import { LocalSignerLive, Signer } from "../../keys/signer.js"
+import { LocalSignerLive } from "../../keys/signer.js"
 import { type ChainClient, sendTransfer } from "../chain-client.js"
 import { makeBep20Client } from "./bep20-client.js"
+import { evmAddressOf } from "../../../test/evm-addresses.js"
 import { rpcId, rpcMethod, startNodeProxy } from "../../../test/node-proxy.js"
 
 class Devnet extends Context.Tag("test/Bep20Devnet")<Devnet, { readonly rpcUrl: string; readonly client: ChainClient; readonly usdt: Address }>() {}
@@ -31,19 +31,13 @@ const DevnetLive = Layer.scoped(
 const customer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX })
 const chain = { id: ANVIL_CHAIN_ID, name: "devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [] } } } as const
 
-const addressOf = (account: number, index: number) =>
-  Effect.flatMap(Signer, (s) => s.deriveAddresses("EVM", account, [index])).pipe(
-    Effect.map(([k]) => k?.address ?? ""),
-    Effect.filterOrDie(isHexAddress, () => new Error("no address"))
-  )
-
 describe("BEP20 client on the anvil devnet", () => {
   layer(DevnetLive, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
     it.effect("moves tokens and BNB out and back, signed by our keys, and sees them in balances and blocks", () =>
       Effect.gen(function*() {
         const { client, rpcUrl, usdt } = yield* Devnet
-        const a = yield* addressOf(4, 0)
-        const b = yield* addressOf(4, 1)
+        const a = yield* evmAddressOf(4, 0)
+        const b = yield* evmAddressOf(4, 1)
         yield* fundNative(rpcUrl, a, 10n ** 18n)
         yield* fundNative(rpcUrl, b, 10n ** 18n)
         const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
@@ -73,7 +67,7 @@ describe("BEP20 client on the anvil devnet", () => {
     it.effect("refuses an overdraft before signing, reports failed and unknown transactions", () =>
       Effect.gen(function*() {
         const { client, rpcUrl, usdt } = yield* Devnet
-        const poor = yield* addressOf(4, 7)
+        const poor = yield* evmAddressOf(4, 7)
         yield* fundNative(rpcUrl, poor, 10n ** 17n)
         const refused = yield* Effect.flip(sendTransfer(client, { from: { family: "EVM", account: 4, index: 7 }, to: poor, currency: "USDT", amount: 1n }))
         expect(refused._tag).toBe("TransferRejected")
@@ -104,7 +98,7 @@ describe("BEP20 client on the anvil devnet", () => {
     it.effect("logs from a backend that lacks the block ([] for it) fail the read instead of losing the token deposit", () =>
       Effect.scoped(Effect.gen(function*() {
         const { client, rpcUrl, usdt } = yield* Devnet
-        const to = yield* addressOf(4, 7)
+        const to = yield* evmAddressOf(4, 7)
         const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
         const hash = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 5n * 10n ** 18n], chain }))
         const receipt = yield* Effect.promise(() => createPublicClient({ transport: http(rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 50 }))

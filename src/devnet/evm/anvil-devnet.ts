@@ -152,7 +152,8 @@ export const startAnvilDevnet = (options: AnvilOptions = {}) =>
     return { rpcUrl, pid: child.pid ?? 0, tokens, chainId: ANVIL_CHAIN_ID } satisfies AnvilDevnet
   })
 
-const devnetChain = (rpcUrl: string) =>
+/** The devnet as viem's chain definition (for wallet clients that sign with the devnet's accounts). */
+export const devnetChain = (rpcUrl: string) =>
   ({ id: ANVIL_CHAIN_ID, name: "facet-devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }) as const
 
 /** Deploys the devnet's USDT and VELNX and mints the customer its tokens. */
