@@ -189,11 +189,11 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         // what was asked ahead no longer follows the cursor (a reorg went back): ask again from here
         if (ahead[0]?.from !== from) yield* dropAhead
         let next = (ahead[ahead.length - 1]?.to ?? cursor.number) + 1n
-        // at most two more each time: asked all at once, the batches' answers would all be decoded at once,
-        // and that burst held up the process's other work (the cluster's shard-lock refresh timed out)
         // with nothing asked yet (a start, a reorg), the first batch is a tenth of the size: the writer
         // begins after a short answer instead of a full one, and the full batches load meanwhile
         const starting = ahead.length === 0
+        // at most two more each time: asked all at once, the batches' answers would all be decoded at once,
+        // and that burst held up the process's other work (the cluster's shard-lock refresh timed out)
         for (let added = 0; added < 2 && ahead.length <= prefetchBatches && next <= head; added++) {
           const size = BigInt(starting && added === 0 ? Math.max(1, Math.ceil(options.batchSize / 10)) : options.batchSize)
           const end = next + size - 1n < head ? next + size - 1n : head

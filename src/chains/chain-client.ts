@@ -111,7 +111,7 @@ export interface ChainClient {
   /**
    * Whether a signed transaction that is not on chain can still land, judged against final state: false
    * only once proven (EVM: its nonce is used; TRON: expired; Solana: past lastValidBlockHeight) and the
-   * transaction, asked for after that, is still nowhere (`landingVerdict`).
+   * transaction, asked for after that, is in no block (`landingVerdict`).
    */
   readonly canStillLand: (window: LandingWindow) => Effect.Effect<boolean, ChainRpcError>
   /**
