@@ -160,6 +160,11 @@ const program = Effect.gen(function*() {
              ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder`
 
   let nextBlock = Number(cursor?.n ?? 0) + 1
+  // bytes of write-ahead log written so far: what a block costs the disk (and a replica)
+  const walPosition = Effect.map(
+    sql<{ bytes: string }>`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS bytes`,
+    ([row]) => Number(row?.bytes ?? 0)
+  )
   const persist = (label: string, blocks: number, hitRatio: number) =>
     Effect.gen(function*() {
       const latencies: Array<number> = []
@@ -171,6 +176,7 @@ const program = Effect.gen(function*() {
         return { number, block: makeBlock(number, hitRatio, seed) }
       })
       const first = made[0]?.number ?? 0
+      const walBefore = yield* walPosition
       const begin = performance.now()
       for (const { number, block } of made) {
         const t0 = performance.now()
@@ -182,8 +188,9 @@ const program = Effect.gen(function*() {
         transfers += block.length
       }
       const seconds = (performance.now() - begin) / 1000
+      const wal = (yield* walPosition) - walBefore
       const rate = deposits / seconds
-      yield* log(`workload ${label}: ${blocks} blocks, ${transfers.toLocaleString()} transfers scanned (${Math.round(transfers / seconds).toLocaleString()}/s), ${deposits.toLocaleString()} deposits attributed and persisted in ${seconds.toFixed(2)} s = ${Math.round(rate).toLocaleString()} deposits/s; per-block commit p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`)
+      yield* log(`workload ${label}: ${blocks} blocks, ${transfers.toLocaleString()} transfers scanned (${Math.round(transfers / seconds).toLocaleString()}/s), ${deposits.toLocaleString()} deposits attributed and persisted in ${seconds.toFixed(2)} s = ${Math.round(rate).toLocaleString()} deposits/s; per-block commit p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; WAL ${(wal / blocks / 2 ** 20).toFixed(2)} MB per block`)
       return { rate, deposits, blocks: { first, last: first + made.length - 1 } }
     })
 
