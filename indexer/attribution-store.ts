@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Data, DateTime, Effect, Schema } from "effect"
 import type { Chain } from "../src/domain/chain.js"
+import { type DelimitedType, delimitedColumn } from "../src/database/delimited-column.js"
 import { newIds } from "../src/ids.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
 import { settle } from "../src/orders/order-settlement.js"
@@ -319,7 +320,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           // one row per transfer even if a node repeats a log within the batch: a repeat in the same
           // statement would otherwise fail the insert (or, joined twice, credit twice)
           const seen = new Set<string>()
-          const unique = blocks.flatMap(({ block, hits }) => hits.map((hit) => ({ block, hit }))).filter(({ hit }) => {
+          const unique = blocks.flatMap(({ block, hits }, index) => hits.map((hit) => ({ block, hit, place: index + 1 }))).filter(({ hit }) => {
             const id = `${hit.transfer.txHash}|${hit.transfer.eventIndex}|${hit.transfer.to}`
             if (seen.has(id)) return false
             seen.add(id)
@@ -343,56 +344,82 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             const confirmedAt = new Date()
             const ids = newIds("txn", hits.length)
             const eventIds = newIds("evt", hits.length)
-            const rows = hits.map(({ block, hit }, index) => {
+            // the blocks once each (their number, hash and time; final or not follows from the number), the
+            // transfers as one column each, pointing at their block by its place in the list
+            const columns = {
+              block: [] as Array<number>, event_id: [] as Array<string>, id: [] as Array<string>, merchant_id: [] as Array<string>,
+              currency: [] as Array<string>, amount: [] as Array<string>, tx_hash: [] as Array<string>, event_index: [] as Array<number>,
+              from_address: [] as Array<string>, to_address: [] as Array<string>, wallet_id: [] as Array<string>, purpose: [] as Array<string>,
+              order_id: [] as Array<string | null>, counted: [] as Array<boolean>, order_value: [] as Array<string | null>
+            }
+            // order payments written (new or revived) go on to the order logic, so their rows are kept whole
+            const orderRows = new Map<string, TxRow>()
+            const key = (r: { tx_hash: string; event_index: number; to_address: string }) => `${r.tx_hash}|${r.event_index}|${r.to_address}`
+            hits.forEach(({ block, hit, place }, index) => {
+              const destination = destinationOf(hit)
+              const id = ids[index] ?? ""
+              columns.block.push(place)
+              columns.event_id.push(eventIds[index] ?? "")
+              columns.id.push(id)
+              columns.merchant_id.push(hit.wallet.merchantId)
+              columns.currency.push(hit.transfer.currency)
+              columns.amount.push(hit.amount)
+              columns.tx_hash.push(hit.transfer.txHash)
+              columns.event_index.push(hit.transfer.eventIndex)
+              columns.from_address.push(hit.transfer.from)
+              columns.to_address.push(hit.transfer.to)
+              columns.wallet_id.push(hit.wallet.walletId)
+              columns.purpose.push(hit.wallet.purpose)
+              columns.order_id.push(destination.order_id)
+              columns.counted.push(destination.counted)
+              columns.order_value.push(destination.order_value)
+              if (destination.order_id === null) return
               // a block that is already final (catching up) is written confirmed at once: one write per row
               const isFinal = block.number <= finalized
-              return {
-                event_id: eventIds[index] ?? "",
-                id: ids[index] ?? "",
-                merchant_id: hit.wallet.merchantId,
-                status: isFinal ? "confirmed" : "pending",
-                confirmed_at: isFinal ? confirmedAt : null,
-                chain: block.chain,
-                currency: hit.transfer.currency,
-                amount: hit.amount,
-                tx_hash: hit.transfer.txHash,
-                event_index: hit.transfer.eventIndex,
-                from_address: hit.transfer.from,
-                to_address: hit.transfer.to,
-                block_number: block.number.toString(),
-                block_hash: block.hash,
-                block_time: blockTime(block),
-                confirmations: isFinal ? Number(finalized - block.number) + 1 : 0,
-                wallet_id: hit.wallet.walletId,
-                purpose: hit.wallet.purpose,
-                ...destinationOf(hit)
+              const row: TxRow = {
+                id, merchant_id: hit.wallet.merchantId, chain: block.chain, currency: hit.transfer.currency, amount: hit.amount,
+                tx_hash: hit.transfer.txHash, event_index: hit.transfer.eventIndex, from_address: hit.transfer.from, to_address: hit.transfer.to,
+                block_number: block.number.toString(), status: isFinal ? "confirmed" : "pending",
+                confirmations: isFinal ? Number(finalized - block.number) + 1 : 0, wallet_id: hit.wallet.walletId,
+                order_id: destination.order_id, deposit_address_id: null, counted: destination.counted, order_value: destination.order_value,
+                confirmed_at: isFinal ? confirmedAt : null
               }
+              orderRows.set(key(row), row)
             })
-            const key = (r: { tx_hash: string; event_index: number; to_address: string }) => `${r.tx_hash}|${r.event_index}|${r.to_address}`
-            const byKey = new Map(rows.filter((r) => r.order_id !== null).map((r) => [key(r), r]))
-            // a transfer seen before is not written again; one reversed by a reorg comes back to life.
-            // The rows go as one array parameter per column (node-postgres escapes each element), unnested
-            // together: parsing them is a fifth of what one JSON document of the rows cost (key names
-            // repeated on every row); only a count and the order payments come back.
-            const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key])
-            // Final rows (catching up) are credited and announced in the same statement: the deposit
-            // address is looked up once for both the row and its event.
+            const column = (type: DelimitedType, values: ReadonlyArray<string | number | boolean | null>) => delimitedColumn(sql, type, values)
+            const c = yield* Effect.all({
+              block: column("int", columns.block), event_id: column("text", columns.event_id), id: column("text", columns.id),
+              merchant_id: column("text", columns.merchant_id), currency: column("text", columns.currency), amount: column("numeric", columns.amount),
+              tx_hash: column("text", columns.tx_hash), event_index: column("int", columns.event_index),
+              from_address: column("text", columns.from_address), to_address: column("text", columns.to_address),
+              wallet_id: column("text", columns.wallet_id), purpose: column("text", columns.purpose), order_id: column("text", columns.order_id),
+              counted: column("boolean", columns.counted), order_value: column("numeric", columns.order_value)
+            })
+            // a transfer seen before is not written again; one reversed by a reorg comes back to life. Only a
+            // count and the order payments come back. Final rows (catching up) are credited and announced in
+            // the same statement: the deposit address is looked up once for both the row and its event.
             const written = yield* sql<{
               written: number; final: number; id: string | null; tx_hash: string | null; event_index: number | null; to_address: string | null
               revived: boolean | null
             }>`
-              WITH i AS MATERIALIZED (
-                SELECT i.*, d.id AS deposit_address_id, d.external_user_id
-                FROM unnest(${column("event_id")}::text[], ${column("id")}::text[], ${column("merchant_id")}::text[], ${column("status")}::text[],
-                    ${column("confirmed_at")}::timestamptz[], ${column("chain")}::text[], ${column("currency")}::text[], ${column("amount")}::numeric[],
-                    ${column("tx_hash")}::text[], ${column("event_index")}::int[], ${column("from_address")}::text[], ${column("to_address")}::text[],
-                    ${column("block_number")}::bigint[], ${column("block_hash")}::text[], ${column("block_time")}::timestamptz[],
-                    ${column("confirmations")}::int[], ${column("wallet_id")}::text[], ${column("purpose")}::text[], ${column("order_id")}::text[],
-                    ${column("counted")}::boolean[], ${column("order_value")}::numeric[])
-                  AS i (event_id, id, merchant_id, status, confirmed_at, chain, currency, amount, tx_hash, event_index, from_address,
-                        to_address, block_number, block_hash, block_time, confirmations, wallet_id, purpose, order_id, counted, order_value)
+              WITH b AS (
+                SELECT b.*, b.number <= ${finalized.toString()}::bigint AS final
+                FROM unnest(${blocks.map(({ block }) => block.number.toString())}::bigint[], ${blocks.map(({ block }) => block.hash)}::text[],
+                    ${blocks.map(({ block }) => blockTime(block))}::timestamptz[]) WITH ORDINALITY AS b (number, hash, time, place)
+              ),
+              i AS MATERIALIZED (
+                SELECT i.*, ${chain}::text AS chain, b.number AS block_number, b.hash AS block_hash, b.time AS block_time,
+                  CASE WHEN b.final THEN 'confirmed' ELSE 'pending' END AS status,
+                  CASE WHEN b.final THEN ${confirmedAt}::timestamptz END AS confirmed_at,
+                  CASE WHEN b.final THEN (${finalized.toString()}::bigint - b.number + 1)::int ELSE 0 END AS confirmations,
+                  d.id AS deposit_address_id, d.external_user_id
+                FROM unnest(${c.block}, ${c.event_id}, ${c.id}, ${c.merchant_id}, ${c.currency}, ${c.amount}, ${c.tx_hash}, ${c.event_index},
+                    ${c.from_address}, ${c.to_address}, ${c.wallet_id}, ${c.purpose}, ${c.order_id}, ${c.counted}, ${c.order_value})
+                  AS i (block, event_id, id, merchant_id, currency, amount, tx_hash, event_index, from_address, to_address, wallet_id,
+                        purpose, order_id, counted, order_value)
+                JOIN b ON b.place = i.block
                 LEFT JOIN deposit_addresses d
-                  ON i.purpose = 'deposit' AND d.wallet_id = i.wallet_id AND d.chain = i.chain AND d.currency = i.currency
+                  ON i.purpose = 'deposit' AND d.wallet_id = i.wallet_id AND d.chain = ${chain} AND d.currency = i.currency
               ),
               w AS (
                 INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
@@ -423,7 +450,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
               detected = w.written
               final = w.final
               if (w.id === null || w.tx_hash === null || w.event_index === null || w.to_address === null) continue
-              const row = byKey.get(key({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address }))
+              const row = orderRows.get(key({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address }))
               // an insert's xmax is 0; an ON CONFLICT update (a reversed transfer mined again) has one
               if (row !== undefined) forOrders.push({ ...row, id: w.id, deposit_address_id: null, revived: w.revived === true })
             }
