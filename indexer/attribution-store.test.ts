@@ -116,6 +116,11 @@ describe("attribution store", () => {
         expect(yield* store.writeBlocks([{ block: block(2n, "b"), hits: [again, again] }, { block: block(3n, "b"), hits: [again] }], 3n, HOLDER))
           .toEqual({ detected: 1, confirmed: 1 })
         expect(yield* state(merchantId)).toMatchObject({ deposits: 4, balance: "6.5", events: 3 })
+
+        // two payments to one address in one block: one balance row for the wallet, credited with both
+        const twice = [hit(walletOf(bob), String(bob?.address), "tx-d", "1"), hit(walletOf(bob), String(bob?.address), "tx-e", "2")]
+        expect(yield* store.writeBlock(block(4n, "b"), twice, 4n, HOLDER)).toEqual({ detected: 2, confirmed: 2 })
+        expect(yield* state(merchantId)).toMatchObject({ deposits: 6, balance: "9.5", events: 5, unbalanced: 0 })
       }))
 
     it.effect("an exact payment in a converted asset settles the order in that asset's units: 1 + 1 + 1 TRX for 1 USDT at 3 is PAID", () =>

@@ -193,15 +193,15 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           SELECT ${debit}, ${credit}, c.chain, c.currency, c.units, ${kind}, c.id FROM moved c
         ),
         balances AS (
+          -- the chain's account once for all of them, each receive wallet's once for its own
           INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, wallet_id, debits_posted, credits_posted)
-          SELECT p.account, m.chain, m.currency, p.kind, p.merchant_id, p.wallet_id, sum(p.debit), sum(p.credit)
-          FROM moved m
-          CROSS JOIN LATERAL (VALUES
-            ('chain', 'chain', NULL, NULL, ${kind === "deposit" ? sql`m.units` : sql`0`}, ${kind === "deposit" ? sql`0` : sql`m.units`}),
-            ('uncollected:' || m.wallet_id, 'uncollected', m.merchant_id, m.wallet_id,
-             ${kind === "deposit" ? sql`0` : sql`m.units`}, ${kind === "deposit" ? sql`m.units` : sql`0`})
-          ) AS p (account, kind, merchant_id, wallet_id, debit, credit)
-          GROUP BY p.account, m.chain, m.currency, p.kind, p.merchant_id, p.wallet_id
+          SELECT 'chain', m.chain, m.currency, 'chain', NULL, NULL,
+            ${kind === "deposit" ? sql`sum(m.units)` : sql`0`}, ${kind === "deposit" ? sql`0` : sql`sum(m.units)`}
+          FROM moved m GROUP BY m.chain, m.currency
+          UNION ALL
+          SELECT 'uncollected:' || m.wallet_id, m.chain, m.currency, 'uncollected', m.merchant_id, m.wallet_id,
+            ${kind === "deposit" ? sql`0` : sql`sum(m.units)`}, ${kind === "deposit" ? sql`sum(m.units)` : sql`0`}
+          FROM moved m GROUP BY m.wallet_id, m.merchant_id, m.chain, m.currency
           ON CONFLICT (account, chain, currency) DO UPDATE SET
             debits_posted = ledger_balances.debits_posted + excluded.debits_posted,
             credits_posted = ledger_balances.credits_posted + excluded.credits_posted
