@@ -218,8 +218,7 @@ const program = Effect.gen(function*() {
   const bRange = `chain = 'TRC20' AND type = 'deposit' AND block_number BETWEEN ${b.blocks.first} AND ${b.blocks.last}`
   const transactionRows = yield* rowsOf(`SELECT * FROM transactions WHERE ${bRange}`)
   const transferRows = yield* rowsOf(`SELECT l.* FROM ledger_transfers l JOIN transactions t ON t.id = l.reference WHERE ${bRange.replace(/(chain|type|block_number) /g, "t.$1 ")}`)
-  const eventRows = yield* rowsOf(`SELECT e.* FROM webhook_events e JOIN transactions t
-    ON e.merchant_id = t.merchant_id AND e.idempotency_key = 'wallet.deposit.confirmed:' || t.chain || ':' || t.currency || ':' || t.tx_hash || ':' || t.to_address || ':' || t.event_index
+  const eventRows = yield* rowsOf(`SELECT e.* FROM webhook_events e JOIN transactions t ON e.transaction_id = t.id
     WHERE ${bRange.replace(/(chain|type|block_number) /g, "t.$1 ")}`)
   const lineCount = (chunks: ReadonlyArray<Buffer>) => chunks.reduce((n, c) => n + c.filter((byte) => byte === 10).length, 0)
 

@@ -218,8 +218,8 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       sql`
         ${ledgerParts("deposit", sql`true`)},
         deposit_events AS (
-          INSERT INTO webhook_events (id, merchant_id, event, idempotency_key, destination, body, status)
-          SELECT c.event_id, c.merchant_id, 'wallet.deposit.confirmed',
+          INSERT INTO webhook_events (id, merchant_id, event, transaction_id, idempotency_key, destination, body, status)
+          SELECT c.event_id, c.merchant_id, 'wallet.deposit.confirmed', c.id,
             'wallet.deposit.confirmed:' || c.chain || ':' || c.currency || ':' || c.tx_hash || ':' || c.to_address || ':' || c.event_index,
             m.webhook_url,
             to_json(ROW('wallet.deposit.confirmed', c.deposit_address_id, c.external_user_id, c.wallet_id, c.chain, c.currency,
@@ -228,7 +228,8 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             CASE WHEN m.webhook_url IS NULL THEN 'no_destination' ELSE 'pending' END
           FROM c JOIN merchants m ON m.id = c.merchant_id
           WHERE c.deposit_address_id IS NOT NULL
-          ON CONFLICT (merchant_id, idempotency_key) DO NOTHING
+          -- one per deposit, by its transaction (the id a transfer mined again keeps; migration 0020)
+          ON CONFLICT (transaction_id) WHERE transaction_id IS NOT NULL DO NOTHING
         )`
 
     /** Confirms the pending deposits of a chain at or below its finalized height. */

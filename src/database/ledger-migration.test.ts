@@ -2,20 +2,9 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { createTestDatabase } from "../../test/database.js"
-import { tempDir } from "../../test/temp-dir.js"
-import { defaultMigrationsDir, runMigrations } from "./migrator.js"
-
-/** The migrations up to and including `last`, in a directory of their own. */
-const migrationsUpTo = (last: number) =>
-  Effect.tap(tempDir("facet-ledger-migration-"), (dir) =>
-    Effect.sync(() => {
-      for (const file of fs.readdirSync(defaultMigrationsDir).filter((f) => f.endsWith(".sql") && Number(f.slice(0, 4)) <= last)) {
-        fs.copyFileSync(path.join(defaultMigrationsDir, file), path.join(dir, file))
-      }
-    }))
+import { migrationsUpTo } from "../../test/migrations-up-to.js"
+import { runMigrations } from "./migrator.js"
 
 describe("the ledger migration to one transfer per movement", () => {
   it.scopedLive("converts entries and postings into transfers in base units and keeps every balance", () =>
@@ -24,7 +13,7 @@ describe("the ledger migration to one transfer per movement", () => {
       const db = yield* Layer.build(PgClient.layer({ url, maxConnections: 2 }))
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        yield* runMigrations(yield* migrationsUpTo(10))
+        yield* runMigrations(yield* migrationsUpTo(10, "facet-ledger-migration-"))
         // the old shape: a deposit of 12.5 USDT and 0.75 TRX, and the TRX one reversed by a reorg
         yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
                    VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'checkout', '{}', 's')`

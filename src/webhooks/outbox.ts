@@ -35,7 +35,7 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/Webhoo
         body: JSON.stringify(event.body),
         status: event.destination === null ? "no_destination" : "pending"
       })}
-        ON CONFLICT (merchant_id, idempotency_key) DO NOTHING`
+        ON CONFLICT (merchant_id, idempotency_key) WHERE transaction_id IS NULL DO NOTHING`
     })
     return { enqueue } as const
   })
