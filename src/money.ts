@@ -51,5 +51,14 @@ export const toBaseUnits = (value: Decimal.Value, decimals: number): bigint => {
   return BigInt(scaled.toFixed(0))
 }
 
-export const fromBaseUnits = (units: bigint, decimals: number): string =>
-  new MoneyDecimal(units.toString()).div(new MoneyDecimal(10).pow(decimals)).toFixed()
+/**
+ * Base units as a decimal string in canonical form ("12500000", 6 → "12.5"): the point moved in the digits
+ * themselves, exact at any size and a few times cheaper than a Decimal division (the indexer formats
+ * every attributed transfer with it).
+ */
+export const fromBaseUnits = (units: bigint, decimals: number): string => {
+  const digits = (units < 0n ? -units : units).toString().padStart(decimals + 1, "0")
+  const whole = digits.slice(0, digits.length - decimals)
+  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, "")
+  return `${units < 0n ? "-" : ""}${whole}${fraction === "" ? "" : `.${fraction}`}`
+}
