@@ -17,7 +17,8 @@ export interface OutboxEvent {
 /**
  * The webhook outbox. Events are written in the same transaction as the change they announce, and
  * serialized here, once: delivery signs and sends these exact bytes on every attempt. (A block's
- * `wallet.deposit.confirmed` events are written set-based by the attribution store, into the same table.)
+ * `wallet.deposit.confirmed` events are written set-based by the attribution store, into the same table,
+ * one per deposit by their `transaction_id`; the events here have none and are one per merchant and key.)
  */
 export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/WebhookOutbox", {
   effect: Effect.gen(function*() {
