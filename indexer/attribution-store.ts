@@ -345,40 +345,17 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             const confirmedAt = new Date()
             const ids = newIds("txn", hits.length)
             const eventIds = newIds("evt", hits.length)
-            // the blocks once each (their number, hash and time; final or not follows from the number), the
-            // transfers as one column each, pointing at their block by its place in the list
-            const columns = {
-              block: [] as Array<number>, event_id: [] as Array<string>, id: [] as Array<string>, merchant_id: [] as Array<string>,
-              currency: [] as Array<string>, amount: [] as Array<string>, tx_hash: [] as Array<string>, event_index: [] as Array<number>,
-              from_address: [] as Array<string>, to_address: [] as Array<string>, wallet_id: [] as Array<string>, purpose: [] as Array<string>,
-              order_id: [] as Array<string | null>, counted: [] as Array<boolean>, order_value: [] as Array<string | null>
-            }
+            const destinations = hits.map(({ hit }) => destinationOf(hit))
             // order payments written (new or revived) go on to the order logic, so their rows are kept whole
             const orderRows = new Map<string, TxRow>()
             const key = (r: { tx_hash: string; event_index: number; to_address: string }) => `${r.tx_hash}|${r.event_index}|${r.to_address}`
-            hits.forEach(({ block, hit, place }, index) => {
-              const destination = destinationOf(hit)
-              const id = ids[index] ?? ""
-              columns.block.push(place)
-              columns.event_id.push(eventIds[index] ?? "")
-              columns.id.push(id)
-              columns.merchant_id.push(hit.wallet.merchantId)
-              columns.currency.push(hit.transfer.currency)
-              columns.amount.push(hit.amount)
-              columns.tx_hash.push(hit.transfer.txHash)
-              columns.event_index.push(hit.transfer.eventIndex)
-              columns.from_address.push(hit.transfer.from)
-              columns.to_address.push(hit.transfer.to)
-              columns.wallet_id.push(hit.wallet.walletId)
-              columns.purpose.push(hit.wallet.purpose)
-              columns.order_id.push(destination.order_id)
-              columns.counted.push(destination.counted)
-              columns.order_value.push(destination.order_value)
-              if (destination.order_id === null) return
+            hits.forEach(({ block, hit }, index) => {
+              const destination = destinations[index]
+              if (destination === undefined || destination.order_id === null) return
               // a block that is already final (catching up) is written confirmed at once: one write per row
               const isFinal = block.number <= finalized
               const row: TxRow = {
-                id, merchant_id: hit.wallet.merchantId, chain: block.chain, currency: hit.transfer.currency, amount: hit.amount,
+                id: ids[index] ?? "", merchant_id: hit.wallet.merchantId, chain: block.chain, currency: hit.transfer.currency, amount: hit.amount,
                 tx_hash: hit.transfer.txHash, event_index: hit.transfer.eventIndex, from_address: hit.transfer.from, to_address: hit.transfer.to,
                 block_number: block.number.toString(), status: isFinal ? "confirmed" : "pending",
                 confirmations: isFinal ? Number(finalized - block.number) + 1 : 0, wallet_id: hit.wallet.walletId,
@@ -387,14 +364,18 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
               }
               orderRows.set(key(row), row)
             })
+            // the transfers as one column each, pointing at their block by its place in the batch; the blocks
+            // once each below (number, hash and time; final or not follows from the number)
             const column = (type: DelimitedType, values: ReadonlyArray<string | number | boolean | null>) => delimitedColumn(sql, type, values)
+            const transfer = <A extends string | number | boolean | null>(f: (hit: Attributed) => A) => hits.map(({ hit }) => f(hit))
             const c = yield* Effect.all({
-              block: column("int", columns.block), event_id: column("text", columns.event_id), id: column("text", columns.id),
-              merchant_id: column("text", columns.merchant_id), currency: column("text", columns.currency), amount: column("numeric", columns.amount),
-              tx_hash: column("text", columns.tx_hash), event_index: column("int", columns.event_index),
-              from_address: column("text", columns.from_address), to_address: column("text", columns.to_address),
-              wallet_id: column("text", columns.wallet_id), purpose: column("text", columns.purpose), order_id: column("text", columns.order_id),
-              counted: column("boolean", columns.counted), order_value: column("numeric", columns.order_value)
+              block: column("int", hits.map(({ place }) => place)), event_id: column("text", eventIds), id: column("text", ids),
+              merchant_id: column("text", transfer((h) => h.wallet.merchantId)), currency: column("text", transfer((h) => h.transfer.currency)),
+              amount: column("numeric", transfer((h) => h.amount)), tx_hash: column("text", transfer((h) => h.transfer.txHash)),
+              event_index: column("int", transfer((h) => h.transfer.eventIndex)), from_address: column("text", transfer((h) => h.transfer.from)),
+              to_address: column("text", transfer((h) => h.transfer.to)), wallet_id: column("text", transfer((h) => h.wallet.walletId)),
+              purpose: column("text", transfer((h) => h.wallet.purpose)), order_id: column("text", destinations.map((d) => d.order_id)),
+              counted: column("boolean", destinations.map((d) => d.counted)), order_value: column("numeric", destinations.map((d) => d.order_value))
             })
             // a transfer seen before is not written again; one reversed by a reorg comes back to life. Only a
             // count and the order payments come back. Final rows (catching up) are credited and announced in
