@@ -27,7 +27,8 @@ export const processWorkDir = (prefix: string) =>
       fs.chmodSync(dir, 0o755)
       return dir
     }),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    // FACET_KEEP_TEST_DIRS=1 keeps it (the service's log, its database and devnets) to look at a failure
+    (dir) => Effect.sync(() => (process.env.FACET_KEEP_TEST_DIRS === "1" ? console.log(`kept ${dir}`) : fs.rmSync(dir, { recursive: true, force: true })))
   )
 
 /** `eventually`, but a timeout is a failure that says what it waited for (and the last value). */

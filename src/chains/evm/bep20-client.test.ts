@@ -109,5 +109,20 @@ describe("BEP20 client on the anvil devnet", () => {
         const [block] = yield* client.blocks(receipt.blockNumber, receipt.blockNumber)
         expect(block?.transfers.map((t) => [t.txHash, t.amount])).toContainEqual([hash, 5n * 10n ** 18n])
       })))
+
+    it.effect("a node that cannot trace a transaction of the block (anvil's answer for a state it lacks) fails the read, saying which", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { rpcUrl, usdt } = yield* Devnet
+        const to = yield* evmAddressOf(4, 8)
+        const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
+        const hash = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 1n], chain }))
+        const receipt = yield* Effect.promise(() => createPublicClient({ transport: http(rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 50 }))
+        // what anvil answers after a restart without the states behind its blocks
+        const proxy = yield* startNodeProxy(rpcUrl, ({ body }) =>
+          rpcMethod(body) === "debug_traceBlockByNumber" ? { jsonrpc: "2.0", id: rpcId(body), result: [{ error: "Resource not found", txHash: hash }] } : undefined)
+        const tracing = yield* makeBep20Client({ rpcUrl: proxy.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3, traces: "callTracer" })
+        const failed = yield* Effect.flip(tracing.blocks(receipt.blockNumber, receipt.blockNumber))
+        expect(failed.message).toContain(`could not trace transaction ${hash} (Resource not found)`)
+      })))
   })
 })

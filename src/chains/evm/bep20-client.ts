@@ -29,6 +29,7 @@ import {
 import {
   blockHeader,
   bloomMayContain,
+  type CallFrame,
   CallTracerBlock,
   decodeInternalTransfers,
   decodeNativeTransfers,
@@ -166,7 +167,17 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         if (results.length !== body.transactions.length) {
           return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: ${results.length} traces for ${body.transactions.length} transactions; read it again` })
         }
-        return results.map((r, i) => ({ txHash: r.txHash ?? body.transactions[i]?.hash ?? "", result: r.result }))
+        // a transaction the node could not trace hides what its contracts sent: the block is not read past
+        // (another node may trace it; this one is asked again later)
+        const frames: Array<{ readonly txHash: string; readonly result: CallFrame }> = []
+        for (const [i, r] of results.entries()) {
+          const txHash = r.txHash ?? body.transactions[i]?.hash ?? ""
+          if ("error" in r) {
+            return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: the node could not trace transaction ${txHash} (${r.error}); the BNB its contracts sent cannot be seen, so the block is not read past` })
+          }
+          frames.push({ txHash, result: r.result })
+        }
+        return frames
       })
 
     const fetchBlock = (number: bigint) =>

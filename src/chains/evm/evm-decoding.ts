@@ -144,8 +144,14 @@ export const CallFrameSchema: Schema.Schema<CallFrame> = Schema.Struct({
   calls: Schema.optional(Schema.Array(Schema.suspend((): Schema.Schema<CallFrame> => CallFrameSchema)))
 })
 
-/** `debug_traceBlockByNumber` with the callTracer: one result per transaction, in block order. */
-export const CallTracerBlock = Schema.Array(Schema.Struct({ txHash: Schema.optional(Schema.String), result: CallFrameSchema }))
+/**
+ * `debug_traceBlockByNumber` with the callTracer: one result per transaction, in block order, or the
+ * reason the node could not trace that transaction (anvil: "Resource not found" for a state it lacks).
+ */
+export const CallTracerBlock = Schema.Array(Schema.Union(
+  Schema.Struct({ txHash: Schema.optional(Schema.String), result: CallFrameSchema }),
+  Schema.Struct({ txHash: Schema.optional(Schema.String), error: Schema.String })
+))
 
 /** `trace_block` (the parity namespace): every frame of every transaction, depth-first, with its path. */
 export const ParityBlock = Schema.Array(Schema.Struct({

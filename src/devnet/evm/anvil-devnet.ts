@@ -116,7 +116,11 @@ export const startAnvilDevnet = (options: AnvilOptions = {}) =>
         yield* Effect.logWarning(`waiting for the anvil of an earlier run (pid ${earlier}) to save its state`)
         if (!(yield* waitForExit(earlier, "15 seconds"))) yield* stopPid(earlier, [["SIGTERM", "15 seconds"], ["SIGKILL", "5 seconds"]])
       }
-      args.push("--state", options.stateFile, "--state-interval", "1")
+      // with the states behind the last 128 blocks saved too: without them anvil cannot trace a block mined
+      // before it restarted ("Resource not found"), and an indexer that had not read that block yet could
+      // never read it (the fault campaign found a BEP20 indexer stuck so after a SIGKILL). Every state
+      // kept would make the file grow with the chain (1,000 blocks: 82 MB, rewritten every second).
+      args.push("--state", options.stateFile, "--state-interval", "1", "--preserve-historical-states", "--prune-history", "128")
     }
     const run = withLifeline(binary, args, "TERM")
     const child = yield* Effect.acquireRelease(
