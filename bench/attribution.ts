@@ -240,7 +240,7 @@ const program = Effect.gen(function*() {
     })
   /**
    * Seconds to COPY `chunks` (COPY text of `table`'s rows) into an empty table shaped like it: the median of
-   * three, as one COPY of 20,000 rows varied by ±10% from run to run, and the ratio with it.
+   * three: one COPY of 20,000 rows varied by ±10% from run to run.
    */
   const copyInto = (table: string, chunks: ReadonlyArray<Buffer>) =>
     Effect.map(Effect.all(Array.from({ length: 3 }, () => copyOnce(table, chunks))), (runs) => [...runs].sort((x, y) => x - y)[1] ?? 0)
