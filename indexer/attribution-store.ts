@@ -73,6 +73,10 @@ const decodePaymentRows = Schema.decodeUnknown(Schema.Array(PaymentRow))
 /** A block's time as a Date (chains give seconds or milliseconds); none when the chain gave none. */
 const blockTime = (block: BlockRecord) => (block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null)
 
+/** A transfer's identity on its chain (the transactions table's unique key, less the chain). */
+const transferKey = (t: { readonly tx_hash: string; readonly event_index: number; readonly to_address: string }) =>
+  `${t.tx_hash}|${t.event_index}|${t.to_address}`
+
 const depositKey = (t: TxRow, bodyEvent: string) =>
   `deposit:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}:${bodyEvent}`
 
@@ -322,7 +326,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           // statement would otherwise fail the insert (or, joined twice, credit twice)
           const seen = new Set<string>()
           const unique = blocks.flatMap(({ block, hits }, index) => hits.map((hit) => ({ block, hit, place: index + 1 }))).filter(({ hit }) => {
-            const id = `${hit.transfer.txHash}|${hit.transfer.eventIndex}|${hit.transfer.to}`
+            const id = transferKey({ tx_hash: hit.transfer.txHash, event_index: hit.transfer.eventIndex, to_address: hit.transfer.to })
             if (seen.has(id)) return false
             seen.add(id)
             return true
@@ -348,7 +352,6 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             const destinations = hits.map(({ hit }) => destinationOf(hit))
             // order payments written (new or revived) go on to the order logic, so their rows are kept whole
             const orderRows = new Map<string, TxRow>()
-            const key = (r: { tx_hash: string; event_index: number; to_address: string }) => `${r.tx_hash}|${r.event_index}|${r.to_address}`
             hits.forEach(({ block, hit }, index) => {
               const destination = destinations[index]
               if (destination === undefined || destination.order_id === null) return
@@ -362,7 +365,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                 order_id: destination.order_id, deposit_address_id: null, counted: destination.counted, order_value: destination.order_value,
                 confirmed_at: isFinal ? confirmedAt : null
               }
-              orderRows.set(key(row), row)
+              orderRows.set(transferKey(row), row)
             })
             // the transfers as one column each, pointing at their block by its place in the batch; the blocks
             // once each below (number, hash and time; final or not follows from the number)
@@ -432,7 +435,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
               detected = w.written
               final = w.final
               if (w.id === null || w.tx_hash === null || w.event_index === null || w.to_address === null) continue
-              const row = orderRows.get(key({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address }))
+              const row = orderRows.get(transferKey({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address }))
               // an insert's xmax is 0; an ON CONFLICT update (a reversed transfer mined again) has one
               if (row !== undefined) forOrders.push({ ...row, id: w.id, deposit_address_id: null, revived: w.revived === true })
             }

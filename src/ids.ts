@@ -7,8 +7,8 @@ export const ID_LENGTH = 24
 
 /**
  * An identifier with a type prefix (`mch_…`, `ord_…`): its creation time and 70 random bits, 24 characters
- * of a Crockford-style base32. Its SQL
- * twin `facet_id(prefix)` (migration 0005) names rows created inside a statement.
+ * of a Crockford-style base32. Its SQL twin `facet_id(prefix)` (migration 0019) names rows created inside
+ * a statement.
  */
 export const newId = (prefix: string): string => newIds(prefix, 1)[0] ?? ""
 

@@ -1,19 +1,15 @@
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { createTestDatabase } from "../../test/database.js"
-import { migrationsUpTo } from "../../test/migrations-up-to.js"
+import { Effect } from "effect"
+import { databaseAtMigration } from "../../test/migrations-up-to.js"
 import { runMigrations } from "./migrator.js"
 
 describe("deposit events unique by their transaction (migration 0020)", () => {
   it.scopedLive("links the deposit events already written to their transaction, so a deposit confirmed again is not announced twice", () =>
     Effect.gen(function*() {
-      const url = yield* createTestDatabase
-      const db = yield* Layer.build(PgClient.layer({ url, maxConnections: 2 }))
+      const db = yield* databaseAtMigration(19)
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        yield* runMigrations(yield* migrationsUpTo(19, "facet-event-keys-migration-"))
         // the old shape: a confirmed deposit and its event keyed by the contract's text alone, an order
         // payment's event and a withdrawal's
         yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)

@@ -1,19 +1,15 @@
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { createTestDatabase } from "../../test/database.js"
-import { migrationsUpTo } from "../../test/migrations-up-to.js"
+import { Effect } from "effect"
+import { databaseAtMigration } from "../../test/migrations-up-to.js"
 import { runMigrations } from "./migrator.js"
 
 describe("the ledger migration to one transfer per movement", () => {
   it.scopedLive("converts entries and postings into transfers in base units and keeps every balance", () =>
     Effect.gen(function*() {
-      const url = yield* createTestDatabase
-      const db = yield* Layer.build(PgClient.layer({ url, maxConnections: 2 }))
+      const db = yield* databaseAtMigration(10)
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        yield* runMigrations(yield* migrationsUpTo(10, "facet-ledger-migration-"))
         // the old shape: a deposit of 12.5 USDT and 0.75 TRX, and the TRX one reversed by a reorg
         yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
                    VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'checkout', '{}', 's')`

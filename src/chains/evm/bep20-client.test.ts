@@ -2,7 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
 import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
-import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, CUSTOMER_INDEX, fundNative, reorgAnvil, startAnvilDevnet, tokenAbi } from "../../devnet/evm/anvil-devnet.js"
+import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, CUSTOMER_INDEX, devnetChain, fundNative, reorgAnvil, startAnvilDevnet, tokenAbi } from "../../devnet/evm/anvil-devnet.js"
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive } from "../../keys/signer.js"
 import { type ChainClient, sendTransfer } from "../chain-client.js"
@@ -29,7 +29,6 @@ const DevnetLive = Layer.scoped(
 ).pipe(Layer.provideMerge(SignerLive))
 
 const customer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX })
-const chain = { id: ANVIL_CHAIN_ID, name: "devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [] } } } as const
 
 describe("BEP20 client on the anvil devnet", () => {
   layer(DevnetLive, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
@@ -41,7 +40,7 @@ describe("BEP20 client on the anvil devnet", () => {
         yield* fundNative(rpcUrl, a, 10n ** 18n)
         yield* fundNative(rpcUrl, b, 10n ** 18n)
         const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
-        const funded = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [a, 50n * 10n ** 18n], chain }))
+        const funded = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [a, 50n * 10n ** 18n], chain: devnetChain(rpcUrl) }))
         expect(yield* client.balance(a, "USDT")).toBe(50n * 10n ** 18n)
 
         const start = yield* client.head
@@ -75,7 +74,7 @@ describe("BEP20 client on the anvil devnet", () => {
         // a reverting transfer forced on chain with a fixed gas limit is mined as failed
         const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
         const failed = yield* Effect.promise(() => wallet.sendTransaction({
-          to: usdt, gas: 100_000n, chain,
+          to: usdt, gas: 100_000n, chain: devnetChain(rpcUrl),
           data: encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [poor, 10n ** 40n] })
         }))
         const publicClient = createPublicClient({ transport: http(rpcUrl) })
@@ -100,7 +99,7 @@ describe("BEP20 client on the anvil devnet", () => {
         const { client, rpcUrl, usdt } = yield* Devnet
         const to = yield* evmAddressOf(4, 7)
         const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
-        const hash = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 5n * 10n ** 18n], chain }))
+        const hash = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 5n * 10n ** 18n], chain: devnetChain(rpcUrl) }))
         const receipt = yield* Effect.promise(() => createPublicClient({ transport: http(rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 50 }))
         const proxy = yield* startNodeProxy(rpcUrl, ({ body }) => (rpcMethod(body) === "eth_getLogs" ? { jsonrpc: "2.0", id: rpcId(body), result: [] } : undefined))
         const lagging = yield* makeBep20Client({ rpcUrl: proxy.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
@@ -115,7 +114,7 @@ describe("BEP20 client on the anvil devnet", () => {
         const { rpcUrl, usdt } = yield* Devnet
         const to = yield* evmAddressOf(4, 8)
         const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
-        const hash = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 1n], chain }))
+        const hash = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 1n], chain: devnetChain(rpcUrl) }))
         const receipt = yield* Effect.promise(() => createPublicClient({ transport: http(rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 50 }))
         // what anvil answers after a restart without the states behind its blocks
         const proxy = yield* startNodeProxy(rpcUrl, ({ body }) =>
