@@ -1,7 +1,7 @@
 /**
  * A TRON transaction's `raw_data` as java-tron serializes it (protobuf), in hex: what `raw_data_hex`
  * holds and what `txID` is the sha256 of. Only the fields and contract types the synthetic chain uses.
- * Checked against recorded mainnet transactions (../shared/fixtures/tron) byte for byte.
+ * Checked against recorded mainnet transactions (test/recorded/mainnet/tron) byte for byte.
  */
 export type TronContractValue =
   | { readonly type: "TransferContract"; readonly owner: string; readonly to: string; readonly amount: number }

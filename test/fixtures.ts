@@ -2,8 +2,11 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
-/** The shared recorded mainnet responses (../shared/fixtures, beside the checkout; see its PROVENANCE.md). */
-export const fixturesDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/fixtures")
+/**
+ * Recorded mainnet responses (test/recorded/mainnet, copied from the team's shared fixtures with their
+ * PROVENANCE.md): inside the checkout, so a clone anywhere runs the decoding tests.
+ */
+export const fixturesDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "recorded/mainnet")
 
 export const readFixture = (relative: string): string => fs.readFileSync(path.join(fixturesDir, relative), "utf8")
 
