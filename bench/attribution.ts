@@ -10,6 +10,7 @@ import { pipeline } from "node:stream/promises"
 import { Readable } from "node:stream"
 import { attributeTransfers } from "../indexer/attribution.js"
 import { AttributionStore } from "../indexer/attribution-store.js"
+import { DEFAULT_CATCH_UP_WRITERS, makeCatchUpWriter } from "../indexer/catch-up-writer.js"
 import { WatchList } from "../indexer/watch-list.js"
 import { copyOut } from "../src/database/copy-out.js"
 import type { NormalizedTransfer } from "../src/chains/chain-client.js"
@@ -22,6 +23,8 @@ const BLOCK_SIZE = 1_000
 const SCAN_BLOCKS = Number(process.env.BENCH_SCAN_BLOCKS ?? 2_000)
 const PERSIST_BLOCKS_A = Number(process.env.BENCH_BLOCKS_A ?? 100)
 const PERSIST_BLOCKS_B = Number(process.env.BENCH_BLOCKS_B ?? 20)
+// batches written at once while catching up, as the service (FACET_INDEXER_WRITERS)
+const WRITERS = Number(process.env.FACET_INDEXER_WRITERS ?? DEFAULT_CATCH_UP_WRITERS)
 /** The synthetic wallets' key account: how a database holding them from an earlier run is recognised. */
 const BENCH_ACCOUNT = 999_999
 
@@ -180,17 +183,20 @@ const program = Effect.gen(function*() {
       const first = made[0]?.number ?? 0
       const walBefore = yield* walPosition
       const begin = performance.now()
+      // the indexer's writer: blocks final at once (catching up) are written WRITERS at a time, each in a
+      // transaction of its own; blocks final later (following) one at a time
+      const writer = yield* makeCatchUpWriter("TRC20", holder, WRITERS, { number: BigInt(first - 1), hash: blockHashOf(first - 1) },
+        (_, milliseconds) => latencies.push(milliseconds))
       for (const { number, block } of made) {
-        const t0 = performance.now()
         const hits = attributeTransfers(block, watch, decimals)
         // the whole real path: transactions, and confirmation (ledger, balances, order/deposit events) in the
         // same write when the block is final at once (catching up), else with the write `lag` blocks later
-        yield* store.writeBlock({ chain: "TRC20", number: BigInt(number), hash: blockHashOf(number), parentHash: blockHashOf(number - 1), timestamp: 0 }, hits, BigInt(number - lag), holder)
-        latencies.push(performance.now() - t0)
+        yield* writer.write([{ block: { chain: "TRC20", number: BigInt(number), hash: blockHashOf(number), parentHash: blockHashOf(number - 1), timestamp: 0 }, hits }], BigInt(number - lag))
         hitsPerBlock.push(hits.length)
         deposits += hits.length
         transfers += block.length
       }
+      yield* writer.drain
       const seconds = (performance.now() - begin) / 1000
       const wal = (yield* walPosition) - walBefore
       // deposits made final within the timed writes: the last `lag` blocks are confirmed after them
@@ -198,7 +204,7 @@ const program = Effect.gen(function*() {
       const rate = final / seconds
       yield* log(`workload ${label}: ${blocks} blocks, ${transfers.toLocaleString()} transfers scanned (${Math.round(transfers / seconds).toLocaleString()}/s), ${deposits.toLocaleString()} deposits attributed and persisted${lag === 0 ? "" : `, ${final.toLocaleString()} of them also confirmed,`} in ${seconds.toFixed(2)} s = ${Math.round(rate).toLocaleString()} deposits/s${lag === 0 ? "" : " made final"}; per-block commit p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; WAL ${(wal / blocks / 2 ** 20).toFixed(2)} MB per block`)
       return { rate, deposits, blocks: { first, last: first + made.length - 1 } }
-    })
+    }).pipe(Effect.scoped)
 
   yield* persist("A (1% hits)", PERSIST_BLOCKS_A, 0.01)
   // B twice over the same wallets: first paid (their deposit addresses, balances and index pages read from
@@ -206,7 +212,7 @@ const program = Effect.gen(function*() {
   // shared buffers: what a working set of active addresses meets). A seed of its own each run, so the
   // first pass is a first touch even on a database reused from an earlier run.
   const bSeed = Number(option("--seed") ?? Math.floor(Math.random() * 2_147_483_647))
-  yield* log(`workload B seed ${bSeed} (--seed to repeat a run)`)
+  yield* log(`workload B seed ${bSeed} (--seed to repeat a run); blocks final when written go ${WRITERS} at a time (FACET_INDEXER_WRITERS), C's one at a time`)
   seed.next = bSeed
   const b = yield* persist("B cold (100% hits, wallets first paid here)", PERSIST_BLOCKS_B, 1)
   seed.next = bSeed

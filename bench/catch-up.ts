@@ -149,7 +149,7 @@ const catchUp = (
     const started = Date.now()
     const cpuBefore = process.cpuUsage()
     const indexer = yield* Effect.fork(runChainIndexer(client, {
-      batchSize: config.indexer.batchSize, prefetchBatches: config.indexer.prefetchBatches, pollInterval: Duration.millis(100),
+      batchSize: config.indexer.batchSize, prefetchBatches: config.indexer.prefetchBatches, writers: config.indexer.writers, pollInterval: Duration.millis(100),
       startBlock: Option.some(1n), network: "devnet"
     }))
     let window = { at: started, cursor: 1 }
@@ -208,7 +208,7 @@ const program = Effect.gen(function*() {
   const config = yield* AppConfig
   const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ")
   yield* log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average ${load()}`)
-  yield* log(`catch-up of ${fmt(cli.blocks)} blocks per chain (${cli.chains.join(", ")}) at ${cli.latency.map((l) => `${l} ms`).join(", ")} per request; batch ${config.indexer.batchSize} blocks, ${config.indexer.prefetchBatches} batches fetched ahead`)
+  yield* log(`catch-up of ${fmt(cli.blocks)} blocks per chain (${cli.chains.join(", ")}) at ${cli.latency.map((l) => `${l} ms`).join(", ")} per request; batch ${config.indexer.batchSize} blocks, ${config.indexer.prefetchBatches} batches fetched ahead, ${config.indexer.writers} written at once`)
   const merchantId = yield* setUp(cli.watched)
   const runs: Array<Run> = []
   for (const latencyMs of cli.latency) {

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
-import { Data, DateTime, Effect, Schema } from "effect"
+import { Data, DateTime, Effect, Option, Schema } from "effect"
 import type { Chain } from "../src/domain/chain.js"
 import { type DelimitedType, delimitedColumn } from "../src/database/delimited-column.js"
 import { newIds } from "../src/ids.js"
@@ -12,6 +12,12 @@ import type { Attributed } from "./attribution.js"
 
 /** Another indexer took the chain over (its fence row names another holder): this one must not write. */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly chain: string }> {}
+
+/** A block the indexer has read up to: where it goes on from. */
+export interface BlockCursor {
+  readonly number: bigint
+  readonly hash: string
+}
 
 export interface BlockRecord {
   readonly chain: Chain
@@ -199,13 +205,15 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         balances AS (
           -- the chain's account once for all of them, each receive wallet's once for its own
           INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, wallet_id, debits_posted, credits_posted)
-          SELECT 'chain', m.chain, m.currency, 'chain', NULL, NULL,
-            ${kind === "deposit" ? sql`sum(m.units)` : sql`0`}, ${kind === "deposit" ? sql`0` : sql`sum(m.units)`}
-          FROM moved m GROUP BY m.chain, m.currency
-          UNION ALL
-          SELECT 'uncollected:' || m.wallet_id, m.chain, m.currency, 'uncollected', m.merchant_id, m.wallet_id,
+          -- rows locked in one order (each wallet's by account, then the chain's by asset): two batches
+          -- written at once (catch-up-writer.ts) wait for each other instead of deadlocking
+          (SELECT 'uncollected:' || m.wallet_id, m.chain, m.currency, 'uncollected', m.merchant_id, m.wallet_id,
             ${kind === "deposit" ? sql`0` : sql`sum(m.units)`}, ${kind === "deposit" ? sql`sum(m.units)` : sql`0`}
-          FROM moved m GROUP BY m.wallet_id, m.merchant_id, m.chain, m.currency
+          FROM moved m GROUP BY m.wallet_id, m.merchant_id, m.chain, m.currency ORDER BY 1, m.chain, m.currency)
+          UNION ALL
+          (SELECT 'chain', m.chain, m.currency, 'chain', NULL, NULL,
+            ${kind === "deposit" ? sql`sum(m.units)` : sql`0`}, ${kind === "deposit" ? sql`0` : sql`sum(m.units)`}
+          FROM moved m GROUP BY m.chain, m.currency ORDER BY m.chain, m.currency)
           ON CONFLICT (account, chain, currency) DO UPDATE SET
             debits_posted = ledger_balances.debits_posted + excluded.debits_posted,
             credits_posted = ledger_balances.credits_posted + excluded.credits_posted
@@ -307,10 +315,18 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       blocks: ReadonlyArray<{ readonly block: BlockRecord; readonly hits: ReadonlyArray<Attributed> }>,
       finalized: bigint,
       holder: string,
-      // a rescan re-reads final blocks behind the cursor: it only adds what is missing, and leaves the
-      // indexer's lease, cursor and block window alone
-      mode: "follow" | "rescan" = "follow"
+      options: {
+        // a rescan re-reads final blocks behind the cursor: it only adds what is missing, and leaves the
+        // indexer's lease, cursor and block window alone
+        readonly mode?: "follow" | "rescan"
+        // where the cursor goes: the batch's last block (the default), or, for a batch written while
+        // earlier ones may not have committed yet (catch-up-writer.ts), a block they are known to have
+        // reached (moved forward only), or nowhere
+        readonly cursor?: "last" | Option.Option<BlockCursor>
+      } = {}
     ) {
+      const mode = options.mode ?? "follow"
+      const cursorTo = options.cursor ?? "last"
       const last = blocks[blocks.length - 1]
       if (last === undefined) return { detected: 0, confirmed: 0 }
       const chain = last.block.chain
@@ -444,14 +460,28 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           yield* settleConfirmedOrders(forOrders.filter((t) => t.status === "confirmed"), now)
           if (mode === "rescan") return { detected, confirmed: final }
           const confirmed = final + (yield* confirmUpTo(chain, finalized, last.block.number, now))
-          yield* sql`
-            INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
-            VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash}, ${blocks[0]?.block.number.toString() ?? null})
-            ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
+          if (cursorTo === "last") {
+            yield* sql`
+              INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
+              VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash}, ${blocks[0]?.block.number.toString() ?? null})
+              ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
+          } else if (Option.isSome(cursorTo)) {
+            yield* moveCursorForward(chain, cursorTo.value)
+          }
           yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number < ${(last.block.number - 512n).toString()}`
           return { detected, confirmed }
         })
       )
+    })
+
+    /** The cursor moved to `to` unless it is there or past it already (writes that commit out of order). */
+    const moveCursorForward = (chain: Chain, to: BlockCursor) =>
+      sql`UPDATE indexer_cursors SET block_number = ${to.number.toString()}, block_hash = ${to.hash}, updated_at = now()
+          WHERE chain = ${chain} AND block_number < ${to.number.toString()}`
+
+    /** The cursor moved forward to a block whose batch and every one before it have committed. */
+    const advanceCursor = Effect.fn("AttributionStore.advanceCursor")(function*(chain: Chain, to: BlockCursor, holder: string) {
+      return yield* sql.withTransaction(Effect.zipRight(assertLease(chain, holder), moveCursorForward(chain, to)))
     })
 
     const writeBlock = (block: BlockRecord, hits: ReadonlyArray<Attributed>, finalized: bigint, holder: string) =>
@@ -517,6 +547,6 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       }))
     })
 
-    return { writeBlock, writeBlocks, confirm, rollbackTo, startCursor } as const
+    return { writeBlock, writeBlocks, advanceCursor, confirm, rollbackTo, startCursor } as const
   })
 }) {}

@@ -6,7 +6,8 @@ import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/
 import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
 import type { Network } from "../src/config.js"
 import { attributeTransfers } from "./attribution.js"
-import { AttributionStore } from "./attribution-store.js"
+import { AttributionStore, type BlockCursor } from "./attribution-store.js"
+import { DEFAULT_CATCH_UP_WRITERS, makeCatchUpWriter } from "./catch-up-writer.js"
 import { type ChainIndexerStatus, currentStatus, reportStatus, standbyStatus } from "./indexer-status.js"
 import { WatchList } from "./watch-list.js"
 
@@ -17,6 +18,8 @@ export interface IndexerOptions {
   readonly batchSize: number
   /** Batches asked of the node ahead of the one being written (DEFAULT_PREFETCH_BATCHES unless set). */
   readonly prefetchBatches?: number
+  /** Batches of final blocks written at once while catching up (DEFAULT_CATCH_UP_WRITERS unless set; 1: one at a time). */
+  readonly writers?: number
   readonly pollInterval: Duration.DurationInput
   /**
    * How long an indexer another one took the chain from waits before it takes the chain back (10 s unless
@@ -27,11 +30,6 @@ export interface IndexerOptions {
   readonly startBlock: Option.Option<bigint>
   /** Recorded with the chain's genesis; a node of another network is refused. */
   readonly network: Network
-}
-
-interface Cursor {
-  readonly number: bigint
-  readonly hash: string
 }
 
 /** What a node answers for `from`–`to` must cover the range: every block, or (slots) every produced one. */
@@ -126,7 +124,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
      * time — the fault campaign found it: an indexer stalled by a failing node while the chain grew past
      * the branch. Nothing final is undone by leaving it, so it is left, loudly.
      */
-    const findAncestor = (cursor: Cursor, finalized: bigint) =>
+    const findAncestor = (cursor: BlockCursor, finalized: bigint) =>
       Effect.gen(function*() {
         // newest first, by the number itself (ordering its text would put 9 above 10)
         const stored = yield* sql<{ block: string; hash: string }>`
@@ -153,6 +151,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
 
     const index = Effect.gen(function*() {
       let cursor = yield* loadCursor
+      const writer = yield* makeCatchUpWriter(chain, holder, options.writers ?? DEFAULT_CATCH_UP_WRITERS, cursor)
       yield* report({ cursorStored: true, cursor: cursor.number.toString() })
       yield* Effect.logInfo(`${chain} indexer resuming after block ${cursor.number} (${watch.size} watched addresses)`)
       let windowStart = Date.now()
@@ -180,6 +179,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         errorsInRow = 0
         yield* watch.refresh
         if (cursor.number >= head) {
+          yield* writer.drain
           yield* store.confirm(chain, finalized, head, holder)
           yield* report({ state: "following", head: head.toString(), cursor: cursor.number.toString(), lagBlocks: 0, lagSeconds: 0, watchedAddresses: watch.size })
           yield* Effect.sleep(options.pollInterval)
@@ -222,35 +222,40 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
             block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
             hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
           }))
+          // catching up, this waits only when the writes already in flight are as many as allowed
           const writeStarted = Date.now()
-          yield* store.writeBlocks(writes, finalized, holder)
+          yield* writer.write(writes, finalized)
           windowWriteMs += Date.now() - writeStarted
           cursor = tip
           windowBlocks += valid
         }
         const reorged = valid < current.length
         if (reorged) {
+          yield* writer.drain
           const ancestor = yield* findAncestor(cursor, finalized)
           const reversed = yield* store.rollbackTo(chain, ancestor, holder)
           yield* Effect.logWarning(`${chain} reorg: block ${cursor.number + 1n} does not extend ${cursor.hash}; rolled back to ${ancestor.number}, ${reversed} transfers reversed`)
           cursor = ancestor
+          yield* writer.wentBackTo(ancestor)
         }
         if (reorged) yield* dropAhead
         // slots the client vouched for as skipped are passed (the next block's parent is still our tip)
         if (client.skipsNumbers && !reorged && to > cursor.number) cursor = { number: to, hash: cursor.hash }
         const elapsed = (Date.now() - windowStart) / 1000
         const rate = elapsed > 0 ? windowBlocks / elapsed : 0
-        const lagBlocks = Number(head - cursor.number)
+        // what is shown is what is written: the batches still being written are not counted yet
+        const written = writer.pending === 0 ? cursor : yield* writer.committed
+        const lagBlocks = Number(head - written.number)
         const lagSeconds = last === undefined ? 0 : Math.max(0, Math.round(Date.now() / 1000 - (last.timestamp > 1e12 ? last.timestamp / 1000 : last.timestamp)))
         yield* report({
           state: lagBlocks > options.batchSize ? "catching_up" : "following",
-          head: head.toString(), cursor: cursor.number.toString(), lagBlocks, lagSeconds, watchedAddresses: watch.size, blocksPerSecond: Math.round(rate)
+          head: head.toString(), cursor: written.number.toString(), lagBlocks, lagSeconds, watchedAddresses: watch.size, blocksPerSecond: Math.round(rate)
         })
         if (Date.now() - lastProgressLog > 5000 && lagBlocks > options.batchSize) {
           lastProgressLog = Date.now()
           const eta = rate > 0 ? Math.round(lagBlocks / rate) : -1
           const share = (ms: number) => `${Math.round((100 * ms) / Math.max(1, Date.now() - windowStart))}%`
-          yield* Effect.logInfo(`${chain} catching up: block ${cursor.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"} (waiting for the node ${share(windowFetchMs)}, writing ${share(windowWriteMs)})`)
+          yield* Effect.logInfo(`${chain} catching up: block ${written.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"} (waiting for the node ${share(windowFetchMs)}, writing ${share(windowWriteMs)})`)
           windowStart = Date.now()
           windowBlocks = 0
           windowFetchMs = 0

@@ -57,6 +57,7 @@ export const IndexersLive = Layer.scopedDiscard(
         yield* runChainIndexer(client.value, {
           batchSize: config.indexer.batchSize,
           prefetchBatches: config.indexer.prefetchBatches,
+          writers: config.indexer.writers,
           pollInterval: config.indexer.pollInterval,
           retakeAfter,
           startBlock,

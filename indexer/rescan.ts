@@ -38,7 +38,7 @@ export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: b
       block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
       hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
     }))
-    added += (yield* store.writeBlocks(writes, finalized, "rescan", "rescan")).detected
+    added += (yield* store.writeBlocks(writes, finalized, "rescan", { mode: "rescan" })).detected
     yield* Effect.logInfo(`${chain} rescan: blocks ${start}–${end} of ${from}–${last}, ${added} transfers added so far`)
   }
   return { chain, from, to: last, added }

@@ -26,6 +26,8 @@ export interface AppConfigShape {
     readonly batchSize: number
     /** Batches asked of the node ahead of the one being written (FACET_INDEXER_PREFETCH). */
     readonly prefetchBatches: number
+    /** Batches of final blocks written at once while catching up (FACET_INDEXER_WRITERS). */
+    readonly writers: number
     readonly pollInterval: Duration.Duration
     /** A chain's node failing this long makes /health degraded (FACET_HEALTH_NODE_UNREACHABLE_MS). */
     readonly nodeUnreachableAfter: Duration.Duration
@@ -107,6 +109,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault(4),
     Config.validate({ message: "FACET_INDEXER_PREFETCH must be a whole number of batches, 0 or more", validation: (n) => n >= 0 })
   ),
+  indexerWriters: Config.integer("FACET_INDEXER_WRITERS").pipe(
+    Config.withDefault(2),
+    Config.validate({ message: "FACET_INDEXER_WRITERS must be a whole number of batches, 1 or more", validation: (n) => n >= 1 })
+  ),
   indexerPollMs: positiveNumber("FACET_INDEXER_POLL_MS", 500),
   nodeUnreachableMs: positiveNumber("FACET_HEALTH_NODE_UNREACHABLE_MS", 60_000),
   webhookPollMs: positiveNumber("FACET_WEBHOOK_POLL_MS", 250),
@@ -134,6 +140,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
         chains: raw.indexerChains,
         batchSize: Math.max(1, Math.floor(raw.indexerBatch)),
         prefetchBatches: raw.indexerPrefetch,
+        writers: raw.indexerWriters,
         pollInterval: Duration.millis(raw.indexerPollMs),
         nodeUnreachableAfter: Duration.millis(raw.nodeUnreachableMs)
       },
