@@ -9,6 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { createPublicClient, createWalletClient, http, type Address } from "viem"
+import { DEFAULT_CATCH_UP_WRITERS } from "../indexer/catch-up-writer.js"
 import { runChainIndexer } from "../indexer/chain-indexer.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
@@ -108,6 +109,7 @@ const pass = (anvil: AnvilChain, traces: "off" | "callTracer", existing: Option.
     solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
   })
   const batchSize = yield* Config.integer("BENCH_BATCH").pipe(Config.withDefault(50))
+  const writers = yield* Config.integer("FACET_INDEXER_WRITERS").pipe(Config.withDefault(DEFAULT_CATCH_UP_WRITERS))
   return yield* Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const onboarding = yield* Onboarding
@@ -136,24 +138,27 @@ const pass = (anvil: AnvilChain, traces: "off" | "callTracer", existing: Option.
     const started = Date.now()
     // the cursor names the last block read, so the indexer begins at the block after it: the deployment
     const indexer = yield* Effect.fork(runChainIndexer(client, {
-      batchSize, pollInterval: Duration.millis(20), startBlock: Option.some(workload.fromBlock - 1n), network: "devnet"
+      batchSize, writers, pollInterval: Duration.millis(20), startBlock: Option.some(workload.fromBlock - 1n), network: "devnet"
     }))
-    // the cursor is written in the transaction that writes its blocks' rows: polling it (one row) tells when
+    // the cursor never passes a block whose rows are not committed: polling it (one row) tells when all
     // rows are persisted without a count over the growing table every 20 ms (which took a share of the
-    // database's CPU from the writer); the rows are counted once at the end
+    // database's CPU from the writer); the rows are counted once at the end. The cursor may lag behind
+    // batches already committed (two are written at once), so the first row is looked for by itself.
     let firstRowSeconds = Option.none<number>()
     for (;;) {
+      if (Option.isNone(firstRowSeconds)) {
+        const [any] = yield* sql<{ id: string }>`SELECT id FROM transactions WHERE merchant_id = ${response.merchant_id} LIMIT 1`
+        if (any !== undefined) firstRowSeconds = Option.some((Date.now() - started) / 1000)
+      }
       const [cursor] = yield* sql<{ n: string }>`SELECT block_number::text AS n FROM indexer_cursors WHERE chain = 'BEP20'`
-      const at = BigInt(cursor?.n ?? "0")
-      if (at >= workload.fromBlock && Option.isNone(firstRowSeconds)) firstRowSeconds = Option.some((Date.now() - started) / 1000)
-      if (at >= workload.toBlock) break
+      if (BigInt(cursor?.n ?? "0") >= workload.toBlock) break
       yield* Effect.sleep("20 millis")
     }
     const timing: Timing = { seconds: (Date.now() - started) / 1000, firstRowSeconds: Option.getOrElse(firstRowSeconds, () => 0) }
     yield* Fiber.interrupt(indexer)
     const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM transactions WHERE merchant_id = ${response.merchant_id} AND status = 'confirmed'`
     if (row?.n !== TRANSFERS) return yield* Effect.dieMessage(`the cursor reached block ${workload.toBlock} with ${row?.n ?? 0} of ${TRANSFERS} deposits confirmed`)
-    yield* Console.log(`end to end, traces ${traces}: ${TRANSFERS} events attributed and persisted in ${timing.seconds.toFixed(2)} s = ${rate(timing)} (first confirmed deposit at ${timing.firstRowSeconds.toFixed(2)} s; target ≥ 30,000/s)`)
+    yield* Console.log(`end to end, traces ${traces}: ${TRANSFERS} events attributed and persisted in ${timing.seconds.toFixed(2)} s = ${rate(timing)} (first deposit stored at ${timing.firstRowSeconds.toFixed(2)} s; target ≥ 30,000/s)`)
     return { workload, timing }
   }).pipe(Effect.provide(benchCore("none", endpoints)))
 }).pipe(Effect.scoped)
