@@ -323,6 +323,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         // earlier ones may not have committed yet (catch-up-writer.ts), a block they are known to have
         // reached (moved forward only), or nowhere
         readonly cursor?: "last" | Option.Option<BlockCursor>
+        // pending deposits at or below `finalized` confirmed in the same transaction (the default); a batch
+        // written beside another leaves them to a write of their own (catch-up-writer.ts)
+        readonly confirmPending?: boolean
       } = {}
     ) {
       const mode = options.mode ?? "follow"
@@ -459,7 +462,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           }
           yield* settleConfirmedOrders(forOrders.filter((t) => t.status === "confirmed"), now)
           if (mode === "rescan") return { detected, confirmed: final }
-          const confirmed = final + (yield* confirmUpTo(chain, finalized, last.block.number, now))
+          const confirmed = final + (options.confirmPending === false ? 0 : yield* confirmUpTo(chain, finalized, last.block.number, now))
           if (cursorTo === "last") {
             yield* sql`
               INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)

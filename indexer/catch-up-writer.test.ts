@@ -14,7 +14,7 @@ const block = (number: bigint): BlockRecord => ({ chain: "TRC20", number, hash: 
 
 describe("catch-up writer", () => {
   layer(TestAppLive(), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
-    it.scoped("never stores a cursor past a batch that did not commit, and writing the batches again adds nothing", () =>
+    it.scoped("never stores a cursor past a batch that did not commit, writing the batches again adds nothing, and what was pending is confirmed before batches go side by side", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const store = yield* AttributionStore
@@ -94,8 +94,14 @@ describe("catch-up writer", () => {
         yield* again.write([{ block: block(1004n), hits: [pay(bob, "tx-4", "8")] }], 1003n)
         expect(again.pending).toBe(0)
         expect(yield* storedCursor).toBe("1004")
-        const [pending] = yield* sql<{ status: string }>`SELECT status FROM transactions WHERE tx_hash = 'tx-4'`
-        expect(pending?.status).toBe("pending")
+        const statusOf = (txHash: string) => Effect.map(sql<{ status: string }>`SELECT status FROM transactions WHERE tx_hash = ${txHash}`, ([row]) => row?.status)
+        expect(yield* statusOf("tx-4")).toBe("pending")
+
+        // catching up again: the pending deposit, now final, is confirmed before batches go beside each other
+        yield* again.write([{ block: block(1005n), hits: [pay(alice, "tx-5", "16")] }], 6000n)
+        yield* again.write([{ block: block(1006n), hits: [] }], 6000n)
+        yield* again.drain
+        expect([yield* statusOf("tx-4"), yield* statusOf("tx-5"), yield* storedCursor]).toEqual(["confirmed", "confirmed", "1006"])
       }))
   })
 })

@@ -86,11 +86,16 @@ export const makeCatchUpWriter = Effect.fn("makeCatchUpWriter")(function*(
         return
       }
       yield* collectEnded
+      // deposits still pending at or below the final height (written before this catch-up) are confirmed
+      // while nothing else is written: confirmed inside a batch written beside another, their wallets'
+      // balances would be locked after the chain's account, out of the order that keeps two writes from
+      // deadlocking. The batches written at once make none (their blocks are final).
+      if (inFlight.length === 0) yield* store.confirm(chain, finalized, last.block.number, holder)
       while (inFlight.length >= writers) yield* awaitOldest
       // the cursor this batch stores: as far as the batches before it are known to have committed
       const stores = committed.number > stored.number ? Option.some(committed) : Option.none()
       const started = performance.now()
-      const fiber = yield* Effect.forkScoped(store.writeBlocks(batch, finalized, holder, { cursor: stores }))
+      const fiber = yield* Effect.forkScoped(store.writeBlocks(batch, finalized, holder, { cursor: stores, confirmPending: false }))
       inFlight.push({ fiber, tip, stores, started })
     })
 
