@@ -156,7 +156,8 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       yield* Effect.logInfo(`${chain} indexer resuming after block ${cursor.number} (${watch.size} watched addresses)`)
       let windowStart = Date.now()
       let windowBlocks = 0
-      // where the window's time went: waiting for blocks from the node, or writing them
+      // where the window's time went: waiting for blocks from the node, or for a writer (with two writing at
+      // once, a batch is handed over as soon as one is free)
       let windowFetchMs = 0
       let windowWriteMs = 0
       let lastProgressLog = 0
@@ -255,7 +256,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           lastProgressLog = Date.now()
           const eta = rate > 0 ? Math.round(lagBlocks / rate) : -1
           const share = (ms: number) => `${Math.round((100 * ms) / Math.max(1, Date.now() - windowStart))}%`
-          yield* Effect.logInfo(`${chain} catching up: block ${written.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"} (waiting for the node ${share(windowFetchMs)}, writing ${share(windowWriteMs)})`)
+          yield* Effect.logInfo(`${chain} catching up: block ${written.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"} (waiting for the node ${share(windowFetchMs)}, for a writer ${share(windowWriteMs)})`)
           windowStart = Date.now()
           windowBlocks = 0
           windowFetchMs = 0
