@@ -335,12 +335,22 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       const chain = last.block.chain
       return yield* sql.withTransaction(
         Effect.gen(function*() {
-          if (mode === "follow") yield* assertLease(chain, holder)
-          // a catch-up batch holds thousands of rows in the statement's CTEs: with the default 4 MB they
-          // spill to temporary files
-          yield* sql`SET LOCAL work_mem = '64MB'`
+          // a catch-up batch holds thousands of rows in the statement's CTEs: with the default 4 MB of
+          // work_mem they spill to temporary files. Following, the fence, that setting and the blocks' rows
+          // are one statement (one round trip of the few around each block's write)
+          if (mode === "follow") {
+            const [lease] = yield* sql<{ holder: string }>`
+              WITH lease AS (SELECT holder FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder} FOR SHARE),
+              blocks AS (
+                INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => indexedBlockRow(block)))}
+                ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time
+              )
+              SELECT holder, set_config('work_mem', '64MB', true) AS work_mem FROM lease`
+            if (lease === undefined) return yield* new LeaseLost({ chain })
+          } else {
+            yield* sql`SET LOCAL work_mem = '64MB'`
+          }
           const now = DateTime.formatIso(yield* DateTime.now)
-          if (mode === "follow") yield* sql`INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => indexedBlockRow(block)))} ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time`
           // one row per transfer even if a node repeats a log within the batch: a repeat in the same
           // statement would otherwise fail the insert (or, joined twice, credit twice)
           const seen = new Set<string>()
@@ -463,15 +473,15 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           yield* settleConfirmedOrders(forOrders.filter((t) => t.status === "confirmed"), now)
           if (mode === "rescan") return { detected, confirmed: final }
           const confirmed = final + (options.confirmPending === false ? 0 : yield* confirmUpTo(chain, finalized, last.block.number, now))
-          if (cursorTo === "last") {
-            yield* sql`
-              INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
-              VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash}, ${blocks[0]?.block.number.toString() ?? null})
-              ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
-          } else if (Option.isSome(cursorTo)) {
-            yield* moveCursorForward(chain, cursorTo.value)
-          }
-          yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number < ${(last.block.number - 512n).toString()}`
+          // the cursor and the block window's end, one statement
+          const cursor = cursorTo === "last"
+            ? sql`INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
+                  VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash}, ${blocks[0]?.block.number.toString() ?? null})
+                  ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
+            : Option.isSome(cursorTo) ? moveCursorForward(chain, cursorTo.value) : sql`SELECT 1`
+          yield* sql`
+            WITH stored_cursor AS (${cursor})
+            DELETE FROM indexed_blocks WHERE chain = ${chain} AND number < ${(last.block.number - 512n).toString()}`
           return { detected, confirmed }
         })
       )
