@@ -4,7 +4,7 @@ import { Deferred, Effect, Fiber, Schema } from "effect"
 import type { NormalizedTransfer } from "../src/chains/chain-client.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
-import { onboardMerchant } from "../test/merchants.js"
+import { merchantWithDepositAddresses, onboardMerchant } from "../test/merchants.js"
 import { Orders } from "../src/orders/orders.js"
 import { OrderWebhook } from "../src/webhooks/receiver.js"
 import { eventually } from "../test/webhook-receiver.js"
@@ -65,17 +65,11 @@ describe("attribution store", () => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const store = yield* AttributionStore
-        const client = yield* TestClient
-        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
-        const res = yield* client.request("POST", "/v1/deposit-addresses/batch", {
-          apiKey, json: { external_user_ids: ["alice", "bob"], chain: "TRC20", currency: "USDT" }
-        })
-        const items = asRecord(res.body).items
-        const [alice, bob] = (Array.isArray(items) ? items : []).map((i) => asRecord(asRecord(i).deposit_address))
-        const walletOf = (address: Record<string, unknown> | undefined) => ({ walletId: String(address?.wallet_id), merchantId })
+        const { addresses: [alice, bob], merchantId } = yield* merchantWithDepositAddresses(["alice", "bob"])
+        const walletOf = (address: { walletId: string } | undefined) => ({ walletId: address?.walletId ?? "", merchantId })
         yield* holdLease("TRC20")
-        const toAlice = hit(walletOf(alice), String(alice?.address), "tx-a", "1.5")
-        const toBob = hit(walletOf(bob), String(bob?.address), "tx-b", "2.25")
+        const toAlice = hit(walletOf(alice), alice?.address ?? "", "tx-a", "1.5")
+        const toBob = hit(walletOf(bob), bob?.address ?? "", "tx-b", "2.25")
 
         // seen but not final: a pending row, no credit, no event
         yield* store.writeBlock(block(1n), [toAlice], 0n, HOLDER)
@@ -112,13 +106,13 @@ describe("attribution store", () => {
         expect(yield* state(merchantId)).toMatchObject({ deposits: 3, balance: "1.5", events: 2 })
 
         // a node that repeats a log within a batch: one row, one credit
-        const again = hit(walletOf(bob), String(bob?.address), "tx-c", "5")
+        const again = hit(walletOf(bob), bob?.address ?? "", "tx-c", "5")
         expect(yield* store.writeBlocks([{ block: block(2n, "b"), hits: [again, again] }, { block: block(3n, "b"), hits: [again] }], 3n, HOLDER))
           .toEqual({ detected: 1, confirmed: 1 })
         expect(yield* state(merchantId)).toMatchObject({ deposits: 4, balance: "6.5", events: 3 })
 
         // two payments to one address in one block: one balance row for the wallet, credited with both
-        const twice = [hit(walletOf(bob), String(bob?.address), "tx-d", "1"), hit(walletOf(bob), String(bob?.address), "tx-e", "2")]
+        const twice = [hit(walletOf(bob), bob?.address ?? "", "tx-d", "1"), hit(walletOf(bob), bob?.address ?? "", "tx-e", "2")]
         expect(yield* store.writeBlock(block(4n, "b"), twice, 4n, HOLDER)).toEqual({ detected: 2, confirmed: 2 })
         expect(yield* state(merchantId)).toMatchObject({ deposits: 6, balance: "9.5", events: 5, unbalanced: 0 })
       }))

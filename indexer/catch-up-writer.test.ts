@@ -1,9 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { TestAppLive, TestClient } from "../test/http-harness.js"
-import { asRecord } from "../test/json.js"
-import { onboardMerchant } from "../test/merchants.js"
+import { TestAppLive } from "../test/http-harness.js"
+import { merchantWithDepositAddresses } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
 import type { Attributed } from "./attribution.js"
 import { AttributionStore, type BlockRecord } from "./attribution-store.js"
@@ -18,19 +17,13 @@ describe("catch-up writer", () => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const store = yield* AttributionStore
-        const client = yield* TestClient
-        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
-        const res = yield* client.request("POST", "/v1/deposit-addresses/batch", {
-          apiKey, json: { external_user_ids: ["alice", "bob"], chain: "TRC20", currency: "USDT" }
-        })
-        const items = asRecord(res.body).items
-        const [alice, bob] = (Array.isArray(items) ? items : []).map((i) => asRecord(asRecord(i).deposit_address))
-        const pay = (to: Record<string, unknown> | undefined, txHash: string, amount: string): Attributed => ({
+        const { addresses: [alice, bob], merchantId } = yield* merchantWithDepositAddresses(["alice", "bob"])
+        const pay = (to: { address: string; walletId: string } | undefined, txHash: string, amount: string): Attributed => ({
           transfer: {
-            chain: "TRC20", currency: "USDT", txHash, eventIndex: 0, from: "TSender", to: String(to?.address), amount: 1n,
+            chain: "TRC20", currency: "USDT", txHash, eventIndex: 0, from: "TSender", to: to?.address ?? "", amount: 1n,
             blockNumber: 0n, blockHash: "", parentHash: "", success: true
           },
-          wallet: { walletId: String(to?.wallet_id), merchantId, purpose: "deposit" },
+          wallet: { walletId: to?.walletId ?? "", merchantId, purpose: "deposit" },
           amount
         })
         yield* sql`INSERT INTO indexer_leases (chain, holder) VALUES ('TRC20', ${HOLDER}) ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder`
@@ -49,7 +42,7 @@ describe("catch-up writer", () => {
         const locked = yield* Deferred.make<void>()
         const release = yield* Deferred.make<void>()
         const holder = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT 1 FROM ledger_balances WHERE account = ${`uncollected:${String(alice?.wallet_id)}`} FOR UPDATE`
+          yield* sql`SELECT 1 FROM ledger_balances WHERE account = ${`uncollected:${alice?.walletId ?? ""}`} FOR UPDATE`
           yield* Deferred.succeed(locked, undefined)
           yield* Deferred.await(release)
         })))

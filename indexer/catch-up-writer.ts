@@ -7,7 +7,8 @@ export type BlockBatch = ReadonlyArray<{ readonly block: BlockRecord; readonly h
 
 /**
  * Batches written at once while catching up (FACET_INDEXER_WRITERS): one writer leaves a core idle while
- * the database works through a statement; two wrote workload B ~1.4–1.5 × as fast on two cores.
+ * the database works through a statement; two wrote workload B ~1.6–1.9 × as fast on two cores, three
+ * slower than two.
  */
 export const DEFAULT_CATCH_UP_WRITERS = 2
 

@@ -4,7 +4,7 @@ import { Deferred, Duration, Effect, Fiber, Option, Ref } from "effect"
 import { ChainRpcError, type NormalizedTransfer } from "../src/chains/chain-client.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
-import { onboardMerchant } from "../test/merchants.js"
+import { merchantWithDepositAddresses } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { AttributionStore } from "./attribution-store.js"
 import { runChainIndexer } from "./chain-indexer.js"
@@ -14,16 +14,9 @@ import { MemoryChain } from "./memory-chain.js"
 const options = { batchSize: 5, pollInterval: Duration.millis(20), retakeAfter: Duration.millis(300), startBlock: Option.some(0n), network: "devnet" as const }
 
 const depositAddresses = (count: number) =>
-  Effect.gen(function*() {
-    const client = yield* TestClient
-    const { apiKey, merchantId } = yield* onboardMerchant()
-    const res = yield* client.request("POST", "/v1/deposit-addresses/batch", {
-      apiKey, json: { external_user_ids: Array.from({ length: count }, (_, i) => `u${i}`), chain: "TRC20", currency: "USDT" }
-    })
-    const items = asRecord(res.body).items
-    const addresses = Array.isArray(items) ? items.map((i) => String(asRecord(asRecord(i).deposit_address).address)) : []
-    return { merchantId, addresses }
-  })
+  Effect.map(merchantWithDepositAddresses(Array.from({ length: count }, (_, i) => `u${i}`)), ({ addresses, merchantId }) => ({
+    merchantId, addresses: addresses.map((a) => a.address)
+  }))
 
 const usdt = (to: string, amount: bigint, index: number) => (number: bigint, hash: string, parentHash: string): ReadonlyArray<NormalizedTransfer> => [{
   chain: "TRC20", currency: "USDT", txHash: `tx-${number}-${index}`, eventIndex: 0, from: "TCustomer", to, amount,

@@ -25,3 +25,23 @@ export const onboardMerchant = (overrides: Record<string, unknown> = {}) =>
     const env = asRecord(asRecord(res.body).env)
     return { apiKey: String(env.FACET_API_KEY), merchantId: String(env.FACET_MERCHANT_ID) }
   })
+
+/**
+ * An exchange-mode merchant with a TRC20 USDT deposit address for each of `users`, made through the real
+ * endpoints: each address with its receive wallet, in the order asked.
+ */
+export const merchantWithDepositAddresses = (users: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const client = yield* TestClient
+    const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+    const res = yield* client.request("POST", "/v1/deposit-addresses/batch", {
+      apiKey, json: { external_user_ids: users, chain: "TRC20", currency: "USDT" }
+    })
+    const items = asRecord(res.body).items
+    const addresses = (Array.isArray(items) ? items : []).map((item) => {
+      const address = asRecord(asRecord(item).deposit_address)
+      return { address: String(address.address), walletId: String(address.wallet_id) }
+    })
+    if (addresses.length !== users.length) throw new Error(`deposit addresses: ${res.status} ${res.text}`)
+    return { apiKey, merchantId, addresses }
+  })
