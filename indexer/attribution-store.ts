@@ -198,10 +198,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           FROM c JOIN wallet_asset_policies a ON a.chain = c.chain AND a.currency = c.currency
           WHERE ${which}
         ),
-        transfers AS (
-          INSERT INTO ledger_transfers (debit_account, credit_account, chain, currency, amount, kind, reference)
-          SELECT ${debit}, ${credit}, c.chain, c.currency, c.units, ${kind}, c.id FROM moved c
-        ),
+        -- listed before the transfers so that it runs after them: PostgreSQL runs the parts of a statement
+        -- that nothing reads in the reverse of their order here, and the balance rows this locks (a batch
+        -- written beside this one waits on them) are then held only from the statement's end to the commit
         balances AS (
           -- the chain's account once for all of them, each receive wallet's once for its own
           INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, wallet_id, debits_posted, credits_posted)
@@ -217,6 +216,10 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           ON CONFLICT (account, chain, currency) DO UPDATE SET
             debits_posted = ledger_balances.debits_posted + excluded.debits_posted,
             credits_posted = ledger_balances.credits_posted + excluded.credits_posted
+        ),
+        transfers AS (
+          INSERT INTO ledger_transfers (debit_account, credit_account, chain, currency, amount, kind, reference)
+          SELECT ${debit}, ${credit}, c.chain, c.currency, c.units, ${kind}, c.id FROM moved c
         )`
     }
 
