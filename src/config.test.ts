@@ -14,6 +14,7 @@ describe("configuration", () => {
       expect(config.dataDir.endsWith(".facet")).toBe(true)
       expect(Option.isNone(config.databaseUrl)).toBe(true)
       expect(config.network).toBe("devnet")
+      expect(config.indexer.writers).toBe(2)
     }))
 
   it.effect("derives the public URL from PORT and takes DATABASE_URL", () =>
@@ -41,5 +42,7 @@ describe("configuration", () => {
       expect(Either.isLeft(db) ? db.left : "").toMatch(/DATABASE_URL must be a postgres/)
       const network = yield* load({ FACET_NETWORK: "testnet" })
       expect(Either.isLeft(network) ? network.left : "").toMatch(/FACET_NETWORK/)
+      const writers = yield* load({ FACET_INDEXER_WRITERS: "0" })
+      expect(Either.isLeft(writers) ? writers.left : "").toMatch(/FACET_INDEXER_WRITERS must be a whole number of batches from 1 to 4/)
     }))
 })

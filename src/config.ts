@@ -111,7 +111,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   indexerWriters: Config.integer("FACET_INDEXER_WRITERS").pipe(
     Config.withDefault(2),
-    Config.validate({ message: "FACET_INDEXER_WRITERS must be a whole number of batches, 1 or more", validation: (n) => n >= 1 })
+    // each writer holds one of the pool's 20 connections while it writes, per chain indexed in the process
+    Config.validate({ message: "FACET_INDEXER_WRITERS must be a whole number of batches from 1 to 4", validation: (n) => n >= 1 && n <= 4 })
   ),
   indexerPollMs: positiveNumber("FACET_INDEXER_POLL_MS", 500),
   nodeUnreachableMs: positiveNumber("FACET_HEALTH_NODE_UNREACHABLE_MS", 60_000),
