@@ -105,6 +105,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         (rows) => (rows.length === 0 ? Effect.fail(new LeaseLost({ chain })) : Effect.void)
       )
 
+    /** The cursor moved to `to` unless it is there or past it already (writes that commit out of order). */
+    const moveCursorForward = (chain: Chain, to: BlockCursor) =>
+      sql`UPDATE indexer_cursors SET block_number = ${to.number.toString()}, block_hash = ${to.hash}, updated_at = now()
+          WHERE chain = ${chain} AND block_number < ${to.number.toString()}`
+
     const merchantHooks = (merchantIds: ReadonlyArray<string>) =>
       merchantIds.length === 0
         ? Effect.succeed(new Map<string, string | null>())
@@ -489,11 +494,6 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         })
       )
     })
-
-    /** The cursor moved to `to` unless it is there or past it already (writes that commit out of order). */
-    const moveCursorForward = (chain: Chain, to: BlockCursor) =>
-      sql`UPDATE indexer_cursors SET block_number = ${to.number.toString()}, block_hash = ${to.hash}, updated_at = now()
-          WHERE chain = ${chain} AND block_number < ${to.number.toString()}`
 
     /** The cursor moved forward to a block whose batch and every one before it have committed. */
     const advanceCursor = Effect.fn("AttributionStore.advanceCursor")(function*(chain: Chain, to: BlockCursor, holder: string) {

@@ -82,7 +82,6 @@ export const makeCatchUpWriter = Effect.fn("makeCatchUpWriter")(function*(
         while (inFlight.length > 0) yield* awaitOldest
         const started = performance.now()
         yield* store.writeBlocks(batch, finalized, holder)
-        stored = tip
         done({ tip, stores: Option.some(tip), started })
         return
       }
