@@ -4,7 +4,6 @@ import { createRequire } from "node:module"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import solc from "solc"
 import {
   type Abi,
   type Address,
@@ -54,9 +53,18 @@ const anvilBinary = Effect.try({
 
 const CONTRACT_SOURCE = fileURLToPath(new URL("./DevnetToken.sol", import.meta.url))
 
+/**
+ * solc from npm is 8 MB of compiled-to-JavaScript compiler (0.4 s to load): loaded when a contract is first
+ * compiled, not by every process that imports the devnet (a resumed chain, the CLIs, most tests never do).
+ */
+const loadSolc = Effect.tryPromise({
+  try: () => import("solc").then((module) => module.default),
+  catch: (cause) => new DevnetError({ message: "cannot load solc (npm solc)", cause })
+})
+
 /** Compiles one contract of a Solidity file with solc from npm (no network): its ABI and creation bytecode. */
 export const compileContract = (file: string, name: string) =>
-  Effect.try({
+  Effect.flatMap(loadSolc, (solc) => Effect.try({
     try: () => {
       const source = path.basename(file)
       const input = {
@@ -72,7 +80,7 @@ export const compileContract = (file: string, name: string) =>
       return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` satisfies Hex }
     },
     catch: (cause) => new DevnetError({ message: `cannot compile ${name} from ${file}`, cause })
-  })
+  }))
 
 /** Compiles the devnet token. */
 export const compileToken = compileContract(CONTRACT_SOURCE, "DevnetToken")
