@@ -2,7 +2,7 @@ import { Effect, Either, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { DevnetError } from "./evm/anvil-devnet.js"
+import { DevnetError } from "./devnet-error.js"
 
 /** The first line of a journal: which devnet wrote it, in which format, and the chain's own identity. */
 export const JournalHeader = Schema.Struct({

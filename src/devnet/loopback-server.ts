@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type * as http from "node:http"
 import { freePort } from "../database/embedded-postgres.js"
-import { DevnetError } from "./evm/anvil-devnet.js"
+import { DevnetError } from "./devnet-error.js"
 
 /** Serves `server` on 127.0.0.1 (a free port unless one is given) until the scope closes; returns its URL. */
 export const serveOnLoopback = (server: http.Server, name: string, port?: number) =>

@@ -1,25 +1,23 @@
-import { Data, Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import {
-  type Abi,
   type Address,
   createPublicClient,
   createTestClient,
   createWalletClient,
   getAddress,
-  type Hex,
   http,
   parseAbi
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { freePort } from "../../database/embedded-postgres.js"
+import { DevnetError } from "../devnet-error.js"
 import { livePidFromFile, stopPid, waitForExit, withLifeline, writePidFile } from "../../processes/child-process.js"
+import { compileContract } from "./solidity-compiler.js"
 
-export class DevnetError extends Data.TaggedError("DevnetError")<{ readonly message: string; readonly cause?: unknown }> {}
 
 /** Anvil's own well-known development mnemonic: its accounts are devnet customers and the deployer. */
 export const ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
@@ -52,35 +50,6 @@ const anvilBinary = Effect.try({
 })
 
 const CONTRACT_SOURCE = fileURLToPath(new URL("./DevnetToken.sol", import.meta.url))
-
-/**
- * solc from npm is 8 MB of compiled-to-JavaScript compiler (0.4 s to load): loaded when a contract is first
- * compiled, not by every process that imports the devnet (a resumed chain, the CLIs, most tests never do).
- */
-const loadSolc = Effect.tryPromise({
-  try: () => import("solc").then((module) => module.default),
-  catch: (cause) => new DevnetError({ message: "cannot load solc (npm solc)", cause })
-})
-
-/** Compiles one contract of a Solidity file with solc from npm (no network): its ABI and creation bytecode. */
-export const compileContract = (file: string, name: string) =>
-  Effect.flatMap(loadSolc, (solc) => Effect.try({
-    try: () => {
-      const source = path.basename(file)
-      const input = {
-        language: "Solidity",
-        sources: { [source]: { content: fs.readFileSync(file, "utf8") } },
-        settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } }
-      }
-      const output: unknown = JSON.parse(solc.compile(JSON.stringify(input)))
-      const contracts = typeof output === "object" && output !== null && "contracts" in output ? JSON.stringify(output.contracts) : "{}"
-      const parsed: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>> = JSON.parse(contracts)
-      const contract = parsed[source]?.[name]
-      if (contract === undefined) throw new Error(`${name} not found in ${source}`)
-      return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` satisfies Hex }
-    },
-    catch: (cause) => new DevnetError({ message: `cannot compile ${name} from ${file}`, cause })
-  }))
 
 /** Compiles the devnet token. */
 export const compileToken = compileContract(CONTRACT_SOURCE, "DevnetToken")

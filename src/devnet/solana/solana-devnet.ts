@@ -15,7 +15,7 @@ import { createHash } from "node:crypto"
 import * as http from "node:http"
 import { LiteSVM } from "litesvm"
 import { fromBaseUnits } from "../../money.js"
-import { DevnetError } from "../evm/anvil-devnet.js"
+import { DevnetError } from "../devnet-error.js"
 import { resumeFromJournal } from "../devnet-journal.js"
 import { serveOnLoopback } from "../loopback-server.js"
 
