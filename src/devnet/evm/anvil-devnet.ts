@@ -18,7 +18,6 @@ import { DevnetError } from "../devnet-error.js"
 import { livePidFromFile, stopPid, waitForExit, withLifeline, writePidFile } from "../../processes/child-process.js"
 import { compileContract } from "./solidity-compiler.js"
 
-
 /** Anvil's own well-known development mnemonic: its accounts are devnet customers and the deployer. */
 export const ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
 const DEPLOYER_INDEX = 8

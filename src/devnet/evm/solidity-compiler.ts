@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -16,6 +16,7 @@ const loadSolc = Effect.tryPromise({
 })
 
 const require = createRequire(import.meta.url)
+const PackageVersion = Schema.parseJson(Schema.Struct({ version: Schema.String }))
 
 /**
  * Compiler output by the hash of the compiler's version and its whole input, as build tools keep theirs:
@@ -25,7 +26,7 @@ const require = createRequire(import.meta.url)
 const cacheFile = (input: string) =>
   Effect.try(() => {
     const solcPackage = require.resolve("solc/package.json")
-    const version = String(JSON.parse(fs.readFileSync(solcPackage, "utf8")).version)
+    const { version } = Schema.decodeUnknownSync(PackageVersion)(fs.readFileSync(solcPackage, "utf8"))
     const key = createHash("sha256").update(version).update("\n").update(input).digest("hex")
     return path.join(path.dirname(solcPackage), "..", ".cache", "facet-solc", `${key}.json`)
   }).pipe(Effect.option)
