@@ -52,11 +52,13 @@ export const AttemptRow = Schema.Struct({
   max_fee: Schema.BigInt,
   status: AttemptStatus,
   block_number: Schema.NullOr(Schema.BigInt),
-  fee: Schema.NullOr(Schema.BigInt)
+  fee: Schema.NullOr(Schema.BigInt),
+  /** Handed to a node at least once (it may have accepted it, whatever it answered). */
+  sent: Schema.Boolean
 })
 export type AttemptRow = typeof AttemptRow.Type
 export const ATTEMPT_COLUMNS =
-  "chain, tx_hash, operation_id, attempt, from_address, trim_scale(amount)::text AS amount, raw, nonce::text AS nonce, valid_until::text AS valid_until, trim_scale(max_fee)::text AS max_fee, status, block_number::text AS block_number, trim_scale(fee)::text AS fee"
+  "chain, tx_hash, operation_id, attempt, from_address, trim_scale(amount)::text AS amount, raw, nonce::text AS nonce, valid_until::text AS valid_until, trim_scale(max_fee)::text AS max_fee, status, block_number::text AS block_number, trim_scale(fee)::text AS fee, first_sent_at IS NOT NULL AS sent"
 
 /** POST /v1/wallet-assets/{asset_key}/sweep: no other field (400). */
 export const SweepRequest = Schema.Struct({

@@ -150,6 +150,12 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         WHERE chain = ${chain} AND tx_hash = ${txHash}`)
     })
 
+    /** Written before the bytes first go to a node: from then on a refusal no longer proves they are not out. */
+    const markSending = Effect.fn("CustodyStore.markSending")(function*(chain: Chain, txHash: string) {
+      yield* Effect.orDie(sql`UPDATE custody_transactions SET first_sent_at = clock_timestamp(), updated_at = clock_timestamp()
+                              WHERE chain = ${chain} AND tx_hash = ${txHash} AND first_sent_at IS NULL`)
+    })
+
     /** Operations per status, and how long the oldest unfinished one has been in flight (health, metrics). */
     const stats = Effect.fn("CustodyStore.stats")(function*() {
       const byStatus = yield* sql<{ type: string; status: string; n: number }>`
@@ -162,6 +168,6 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       return { byStatus, oldest, transactions }
     })
 
-    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast } as const
+    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast, markSending } as const
   })
 }) {}

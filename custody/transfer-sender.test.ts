@@ -1,14 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
-import { createWalletClient, http, type Address } from "viem"
+import { Context, Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { createTestClient, createWalletClient, http, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { TestDatabaseLive } from "../test/database.js"
 import { evmAddressOf } from "../test/evm-addresses.js"
-import type { ChainClient } from "../src/chains/chain-client.js"
+import { type ChainClient, TransferRejected } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { makeBep20Client } from "../src/chains/evm/bep20-client.js"
-import { ANVIL_MNEMONIC, CUSTOMER_INDEX, devnetChain, fundNative, startAnvilDevnet, tokenAbi } from "../src/devnet/evm/anvil-devnet.js"
+import { ANVIL_MNEMONIC, CUSTOMER_INDEX, devnetChain, fundNative, mineBlocks, startAnvilDevnet, tokenAbi } from "../src/devnet/evm/anvil-devnet.js"
 import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { CustodyConfig } from "./custody-config.js"
@@ -24,6 +24,13 @@ import { TransferSender } from "./transfer-sender.js"
  */
 class Devnet extends Context.Tag("test/SenderDevnet")<Devnet, { readonly rpcUrl: string; readonly usdt: Address; readonly client: ChainClient }>() {}
 
+/**
+ * How the node in front of anvil misbehaves, set by each test: the lookup after a broadcast misses once;
+ * a lagging node (a second one behind a failover, say) knows no transaction and refuses any send after
+ * the first; a node refuses the next send outright.
+ */
+class NodeFaults extends Context.Tag("test/NodeFaults")<NodeFaults, { missAfterBroadcast: boolean; lagging: boolean; refuseNext: boolean }>() {}
+
 const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
 
 const DevnetLive = Layer.scoped(
@@ -36,16 +43,30 @@ const DevnetLive = Layer.scoped(
   })
 )
 
-/** The devnet's client, except that the first lookup after a broadcast answers "not there" (anvil has mined it by then). */
+const FaultsLive = Layer.sync(NodeFaults, () => ({ missAfterBroadcast: false, lagging: false, refuseNext: false }))
+
+/** The devnet's client behind the faults of NodeFaults. */
 const ClientsLive = Layer.effect(
   ChainClients,
-  Effect.map(Devnet, ({ client: real }) => {
+  Effect.gen(function*() {
+    const { client: real } = yield* Devnet
+    const faults = yield* NodeFaults
     let missNext = false
+    let sendsWhileLagging = 0
     const client: ChainClient = {
       ...real,
-      broadcast: (raw) => Effect.tap(real.broadcast(raw), () => Effect.sync(() => { missNext = true })),
+      broadcast: (raw) =>
+        Effect.suspend(() => {
+          if (faults.refuseNext) {
+            faults.refuseNext = false
+            return Effect.fail(new TransferRejected({ chain: "BEP20", message: "insufficient funds for gas * price + value" }))
+          }
+          if (faults.lagging && sendsWhileLagging++ > 0) return Effect.fail(new TransferRejected({ chain: "BEP20", message: "nonce too low" }))
+          return Effect.tap(real.broadcast(raw), () => Effect.sync(() => { missNext = faults.missAfterBroadcast }))
+        }),
       transaction: (hash) =>
         Effect.suspend(() => {
+          if (faults.lagging) return Effect.succeed(Option.none())
           if (!missNext) return real.transaction(hash)
           missNext = false
           return Effect.succeed(Option.none())
@@ -72,6 +93,7 @@ const ConfigLive = Layer.succeed(CustodyConfig, {
 const TestLive = TransferSender.Default.pipe(
   Layer.provideMerge(CustodyStore.Default),
   Layer.provideMerge(ClientsLive),
+  Layer.provideMerge(FaultsLive),
   Layer.provideMerge(ConfigLive),
   Layer.provideMerge(DevnetLive),
   Layer.provideMerge(SignerLive),
@@ -80,6 +102,36 @@ const TestLive = TransferSender.Default.pipe(
 
 const customer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX })
 const TOKEN = 10n ** 18n
+const decodeOperations = Schema.decodeUnknown(Schema.Array(OperationRow))
+
+/**
+ * A collection of ten tokens from a fresh address of key account 6 (`index`, funded with BNB and 100
+ * tokens) to the next one: its operation row, the leg the sender is given, and both addresses.
+ */
+const collection = (id: string, index: number, options: { readonly fund: boolean } = { fund: true }) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const devnet = yield* Devnet
+    const from = yield* evmAddressOf(6, index)
+    const to = yield* evmAddressOf(6, index + 1)
+    if (options.fund) {
+      yield* fundNative(devnet.rpcUrl, from, TOKEN)
+      const wallet = createWalletClient({ account: customer, transport: http(devnet.rpcUrl) })
+      yield* Effect.promise(() => wallet.writeContract({ address: devnet.usdt, abi: tokenAbi, functionName: "transfer", args: [from, 100n * TOKEN], chain: devnetChain(devnet.rpcUrl) }))
+    }
+    yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
+               VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'exchange_wallet', '{}', 'whsec_test') ON CONFLICT DO NOTHING`
+    yield* sql`INSERT INTO wallets (id, merchant_id, kind, purpose, network, family, address, derivation_path, key_account, address_index) VALUES
+               (${`wal_${index}`}, 'm1', 'receive', 'deposit', 'BEP20', 'EVM', ${from}, ${`m/44/60/6/0/${index}`}, 6, ${index}),
+               (${`wal_${index + 1}`}, 'm1', 'receive', 'deposit', 'BEP20', 'EVM', ${to}, ${`m/44/60/6/0/${index + 1}`}, 6, ${index + 1})
+               ON CONFLICT DO NOTHING`
+    yield* sql`INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, amount)
+               VALUES (${id}, 'collection', 'SWEEPING', 'm1', 'BEP20', 'USDT', ${`wal_${index}`}, ${from}, ${`wal_${index + 1}`}, ${to}, ${(10n * TOKEN).toString()})`
+    const [operation] = yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = ${id}`.pipe(Effect.flatMap(decodeOperations))
+    if (operation === undefined) return yield* Effect.dieMessage("no operation")
+    const leg = { from: { family: "EVM" as const, account: 6, index }, to, currency: "USDT", amount: 10n * TOKEN, decimals: 18, walletId: `wal_${index}` }
+    return { operation, leg, from, to }
+  })
 
 describe("a transfer in flight is never signed twice", () => {
   layer(TestLive, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
@@ -88,27 +140,11 @@ describe("a transfer in flight is never signed twice", () => {
         const sql = yield* SqlClient.SqlClient
         const devnet = yield* Devnet
         const sender = yield* TransferSender
-        const from = yield* evmAddressOf(6, 0)
-        const to = yield* evmAddressOf(6, 1)
-        yield* fundNative(devnet.rpcUrl, from, TOKEN)
-        const wallet = createWalletClient({ account: customer, transport: http(devnet.rpcUrl) })
-        yield* Effect.promise(() => wallet.writeContract({ address: devnet.usdt, abi: tokenAbi, functionName: "transfer", args: [from, 100n * TOKEN], chain: devnetChain(devnet.rpcUrl) }))
+        const faults = yield* NodeFaults
+        faults.missAfterBroadcast = true
+        const { operation, leg, from, to } = yield* collection("op_1", 0)
 
-        yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
-                   VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'exchange_wallet', '{}', 'whsec_test')`
-        yield* sql`INSERT INTO wallets (id, merchant_id, kind, purpose, network, family, address, derivation_path, key_account, address_index) VALUES
-                   ('wal_from', 'm1', 'receive', 'deposit', 'BEP20', 'EVM', ${from}, 'm/44/60/6/0/0', 6, 0),
-                   ('wal_to', 'm1', 'main', 'main', 'BEP20', 'EVM', ${to}, 'm/44/60/6/0/1', 6, 1)`
-        yield* sql`INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, amount)
-                   VALUES ('op_1', 'collection', 'SWEEPING', 'm1', 'BEP20', 'USDT', 'wal_from', ${from}, 'wal_to', ${to}, ${(10n * TOKEN).toString()})`
-        const [operation] = yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = 'op_1'`.pipe(
-          Effect.flatMap(Schema.decodeUnknown(Schema.Array(OperationRow)))
-        )
-        if (operation === undefined) return yield* Effect.dieMessage("no operation")
-
-        const outcome = yield* sender.send(operation, {
-          from: { family: "EVM", account: 6, index: 0 }, to, currency: "USDT", amount: 10n * TOKEN, decimals: 18, walletId: "wal_from"
-        })
+        const outcome = yield* sender.send(operation, leg).pipe(Effect.ensuring(Effect.sync(() => { faults.missAfterBroadcast = false })))
         // before the fix: the missed lookup read as "dead", a new transaction was signed each time, until
         // the sender held no more (ten transfers of ten tokens: all 100 sent; then "refused before signing")
         expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
@@ -119,6 +155,65 @@ describe("a transfer in flight is never signed twice", () => {
         // on chain: ten tokens moved, once
         expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
         expect(yield* devnet.client.balance(from, "USDT")).toBe(90n * TOKEN)
+      }))
+
+    // the review's double withdrawal: sent to one node, then refused when sent again by a node that lags
+    // behind it. Marked "rejected", the operation failed and a withdrawal's money went back to the
+    // merchant while the first copy, still in a mempool, could land.
+    it.effect("refused when sent again by a lagging node after a node took it: it is waited for, lands, and finishes once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const devnet = yield* Devnet
+        const sender = yield* TransferSender
+        const faults = yield* NodeFaults
+        const { operation, leg, from, to } = yield* collection("op_2", 2)
+        const anvil = createTestClient({ mode: "anvil", transport: http(devnet.rpcUrl) })
+        // the first send stays in anvil's mempool until a block is mined by hand
+        yield* Effect.acquireRelease(
+          Effect.promise(() => anvil.setAutomine(false)),
+          () => Effect.promise(() => anvil.setAutomine(true))
+        )
+        faults.lagging = true
+        const sending = yield* Effect.fork(sender.send(operation, leg))
+        // the refusal of the second send is recorded on the attempt, and the sender goes on waiting
+        for (let i = 0; ; i++) {
+          const [refused] = yield* sql<{ last_error: string | null }>`SELECT last_error FROM custody_transactions WHERE operation_id = 'op_2'`
+          if (refused?.last_error?.includes("nonce too low") === true) break
+          if (i > 200) return yield* Effect.dieMessage("the second send was never refused")
+          yield* Effect.sleep("50 millis")
+        }
+        yield* Effect.sleep("300 millis")
+        expect(Option.isNone(yield* Fiber.poll(sending))).toBe(true)
+        expect((yield* sql<{ status: string }>`SELECT status FROM custody_transactions WHERE operation_id = 'op_2'`).map((r) => r.status)).toEqual(["broadcast"])
+
+        // the copy the first node took is mined; the node catches up
+        faults.lagging = false
+        yield* mineBlocks(devnet.rpcUrl, 1)
+        const outcome = yield* Fiber.join(sending)
+        expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
+        // one attempt, the one first sent (its operation, not the sender, marks it final)
+        const attempts = yield* sql<{ tx_hash: string; status: string }>`SELECT tx_hash, status FROM custody_transactions WHERE operation_id = 'op_2'`
+        expect(attempts.map((a) => a.status)).toEqual(["included"])
+        expect(outcome._tag === "Final" ? outcome.txHash : "").toBe(attempts[0]?.tx_hash)
+        expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+        expect(yield* devnet.client.balance(from, "USDT")).toBe(90n * TOKEN)
+      }).pipe(Effect.ensuring(Effect.flatMap(NodeFaults, (f) => Effect.sync(() => { f.lagging = false }))), Effect.scoped))
+
+    // refused at its first send by the first node asked, a transaction never went out: the operation fails
+    // (its caller gives the money back), and the attempt is never sent again
+    it.effect("refused at its first send: the operation fails and the attempt is rejected", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const sender = yield* TransferSender
+        const faults = yield* NodeFaults
+        const { operation, leg } = yield* collection("op_3", 4)
+        faults.refuseNext = true
+        const refused = yield* sender.send(operation, leg)
+        expect(refused._tag).toBe("Failed")
+        expect(refused._tag === "Failed" ? refused.reason : "").toMatch(/the node refused .*insufficient funds/)
+        const attempts = yield* sql<{ status: string; sent: boolean }>`
+          SELECT status, first_sent_at IS NOT NULL AS sent FROM custody_transactions WHERE operation_id = 'op_3'`
+        expect(attempts).toEqual([{ status: "rejected", sent: true }])
       }))
   })
 })

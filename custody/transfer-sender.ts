@@ -130,6 +130,8 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           return Step.Again()
         }
         if (Option.isSome(found) && attempt.status === "broadcast") return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
+        // from here on a refusal no longer proves the bytes are not out (a lost answer, a crash after the send)
+        if (!attempt.sent) yield* store.markSending(attempt.chain, attempt.tx_hash)
         const sent = yield* client.broadcast(attempt.raw).pipe(
           Effect.as(Option.none<string>()),
           Effect.catchTag("TransferRejected", (rejected) => Effect.succeed(Option.some(rejected.message)))
@@ -139,7 +141,15 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           if (attempt.status === "signed") yield* store.markBroadcast(operation, attempt.tx_hash)
           return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         }
-        // refused: unless it is on chain after all (a lost answer, then "nonce too low"), it never goes out again
+        // Refused again after an earlier send: that send may have been accepted — by another node, or before
+        // a lost answer — and can still land (a lagging node says "blockhash not found", "nonce too low",
+        // "insufficient funds" of a copy already in a mempool). Failing now would hand the money back while
+        // it may leave: it waits until the transaction lands or is proven never to (the check above).
+        if (attempt.sent) {
+          yield* store.markAttempt(attempt.chain, attempt.tx_hash, attempt.status, { error: sent.value })
+          return Step.Wait({ what: `${attempt.tx_hash}: refused when sent again (${sent.value}), but an earlier send may land` })
+        }
+        // refused at its first send: unless it is on chain after all, it never goes out again
         const again = yield* client.transaction(attempt.tx_hash)
         if (Option.isSome(again)) return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         yield* store.markAttempt(attempt.chain, attempt.tx_hash, "rejected", { error: sent.value })

@@ -5,6 +5,7 @@ import { startTronDevnet } from "../devnet/tron/tron-devnet.js"
 import { masterSeedFromMnemonic } from "../keys/master-seed.js"
 import { LocalSignerLive } from "../keys/signer.js"
 import { startNodeProxy } from "../../test/node-proxy.js"
+import { ChainRpcError, TransferRejected } from "./chain-client.js"
 import { endpointLabel, makeFailoverClient } from "./failover-client.js"
 import { makeSolanaClient } from "./solana/solana-client.js"
 import { makeTronClient } from "./tron/tron-client.js"
@@ -86,6 +87,29 @@ describe("several nodes of one chain", () => {
       const failure = yield* Effect.flip(client.head)
       expect(failure.message).toMatch(/no answer within 500ms/)
       expect(Date.now() - started).toBeLessThan(5_000)
+    }).pipe(Effect.scoped, Effect.provide(SignerLive)), { timeout: 30_000 })
+
+  // a refusal after a node that did not answer proves nothing: that node may have taken the bytes in (custody
+  // would otherwise fail a withdrawal, and hand its money back, while the transaction can still land)
+  it.live("signed bytes refused by a node after another did not answer: a failure to answer, not a refusal", () =>
+    Effect.gen(function*() {
+      const devnet = yield* startTronDevnet({ blockTimeMs: 100, solidLag: 3 })
+      const real = yield* makeTronClient({ url: devnet.url, tokens: new Map([["USDT", devnet.tokens.USDT]]), confirmations: 3 })
+      const lost = { ...real, broadcast: () => Effect.fail(new ChainRpcError({ chain: "TRC20", message: "socket hang up" })) }
+      const refusing = { ...real, broadcast: () => Effect.fail(new TransferRejected({ chain: "TRC20", message: "TAPOS_ERROR: tapos check error" })) }
+
+      const both = yield* makeFailoverClient([{ label: "http://lost", client: lost }, { label: "http://refusing", client: refusing }], { baseCooldownMs: 60_000 })
+      const ambiguous = yield* Effect.flip(both.client.broadcast("{}"))
+      expect(ambiguous._tag).toBe("ChainRpcError")
+      expect(ambiguous.message).toMatch(/http:\/\/refusing refused the bytes after http:\/\/lost: socket hang up, which may have accepted them/)
+      // the next call goes to the refusing node first (the other cools down): its refusal is one
+      const refused = yield* Effect.flip(both.client.broadcast("{}"))
+      expect(refused._tag).toBe("TransferRejected")
+
+      // a refusal by the first node asked stays a refusal; other calls than a send are unchanged
+      const alone = yield* makeFailoverClient([{ label: "http://refusing", client: refusing }])
+      expect((yield* Effect.flip(alone.client.broadcast("{}")))._tag).toBe("TransferRejected")
+      expect(yield* both.client.head).toBeGreaterThan(0n)
     }).pipe(Effect.scoped, Effect.provide(SignerLive)), { timeout: 30_000 })
 
   it("labels keep a provider's key out of logs and /health", () => {

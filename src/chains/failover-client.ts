@@ -131,8 +131,12 @@ export const makeFailoverClient = (
         yield* update(i, (s) => ({ ...s, identity: "same" }))
       })
 
-    /** Tries each usable endpoint once, those not cooling down first, in configured order. */
-    const call = <A, E>(operation: (client: ChainClient) => Effect.Effect<A, E | ChainRpcError>): Effect.Effect<A, E | ChainRpcError> =>
+    /**
+     * Tries each usable endpoint once, those not cooling down first, in configured order. `sends`: the call
+     * hands signed bytes over, so a node's refusal after an earlier node failed (it may have accepted them
+     * before its answer was lost) is not a refusal of the bytes: it is returned as a failure to answer.
+     */
+    const call = <A, E>(operation: (client: ChainClient) => Effect.Effect<A, E | ChainRpcError>, sends = false): Effect.Effect<A, E | ChainRpcError> =>
       Effect.gen(function*() {
         const now = Date.now()
         const all = yield* Ref.get(states)
@@ -151,7 +155,12 @@ export const makeFailoverClient = (
             return result.right
           }
           const error = result.left
-          if (!(error instanceof ChainRpcError)) return yield* Effect.fail(error)
+          if (!(error instanceof ChainRpcError)) {
+            if (sends && errors.length > 0) {
+              return yield* new ChainRpcError({ chain, message: `${endpoint.label} refused the bytes after ${errors.join("; ")}, which may have accepted them` })
+            }
+            return yield* Effect.fail(error)
+          }
           yield* failed(i, error)
           errors.push(`${endpoint.label}: ${error.message}`)
         }
@@ -185,7 +194,7 @@ export const makeFailoverClient = (
       finalBalance: (address, currency) => call((c) => c.finalBalance(address, currency)),
       prepare: (request) => call((c) => c.prepare(request)),
       // the same signed bytes to another node: harmless, a node that knows them answers success
-      broadcast: (raw) => call((c) => c.broadcast(raw)),
+      broadcast: (raw) => call((c) => c.broadcast(raw), true),
       canStillLand: (window) => call((c) => c.canStillLand(window)),
       feeEstimate: (request) => call((c) => c.feeEstimate(request)),
       finalNonce: (address) => call((c) => c.finalNonce(address)),
