@@ -231,10 +231,11 @@ describe("checkout orders", () => {
         const { apiKey } = yield* onboardMerchant()
         const created = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "3", chain: "TRC20", currency: "USDT" } })).body)
         const id = String(created.order_id)
-        yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${id}`
-        // the TRON indexer lags: the newest block it has read was made before expire_at
+        // the TRON indexer lags: the newest block it has read was made before expire_at. Stored before the
+        // order's time is moved back: the app's own expiry tick, running meanwhile, must find it too
         yield* sql`INSERT INTO indexed_blocks (chain, number, hash, parent_hash, block_time) VALUES ('TRC20', 900, 'h900', 'h899', now() - interval '5 minutes')`
         yield* sql`INSERT INTO indexer_cursors (chain, block_number, block_hash) VALUES ('TRC20', 900, 'h900')`
+        yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${id}`
         yield* orders.expireDue(100)
         expect(asRecord((yield* client.request("GET", `/v1/orders/${id}`, { apiKey })).body).status).toBe("PENDING")
         // it reads on past expire_at: now the order's time is up
