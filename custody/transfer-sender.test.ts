@@ -108,23 +108,20 @@ const decodeOperations = Schema.decodeUnknown(Schema.Array(OperationRow))
  * A collection of ten tokens from a fresh address of key account 6 (`index`, funded with BNB and 100
  * tokens) to the next one: its operation row, the leg the sender is given, and both addresses.
  */
-const collection = (id: string, index: number, options: { readonly fund: boolean } = { fund: true }) =>
+const collection = (id: string, index: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const devnet = yield* Devnet
     const from = yield* evmAddressOf(6, index)
     const to = yield* evmAddressOf(6, index + 1)
-    if (options.fund) {
-      yield* fundNative(devnet.rpcUrl, from, TOKEN)
-      const wallet = createWalletClient({ account: customer, transport: http(devnet.rpcUrl) })
-      yield* Effect.promise(() => wallet.writeContract({ address: devnet.usdt, abi: tokenAbi, functionName: "transfer", args: [from, 100n * TOKEN], chain: devnetChain(devnet.rpcUrl) }))
-    }
+    yield* fundNative(devnet.rpcUrl, from, TOKEN)
+    const wallet = createWalletClient({ account: customer, transport: http(devnet.rpcUrl) })
+    yield* Effect.promise(() => wallet.writeContract({ address: devnet.usdt, abi: tokenAbi, functionName: "transfer", args: [from, 100n * TOKEN], chain: devnetChain(devnet.rpcUrl) }))
     yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
                VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'exchange_wallet', '{}', 'whsec_test') ON CONFLICT DO NOTHING`
     yield* sql`INSERT INTO wallets (id, merchant_id, kind, purpose, network, family, address, derivation_path, key_account, address_index) VALUES
                (${`wal_${index}`}, 'm1', 'receive', 'deposit', 'BEP20', 'EVM', ${from}, ${`m/44/60/6/0/${index}`}, 6, ${index}),
-               (${`wal_${index + 1}`}, 'm1', 'receive', 'deposit', 'BEP20', 'EVM', ${to}, ${`m/44/60/6/0/${index + 1}`}, 6, ${index + 1})
-               ON CONFLICT DO NOTHING`
+               (${`wal_${index + 1}`}, 'm1', 'receive', 'deposit', 'BEP20', 'EVM', ${to}, ${`m/44/60/6/0/${index + 1}`}, 6, ${index + 1})`
     yield* sql`INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, amount)
                VALUES (${id}, 'collection', 'SWEEPING', 'm1', 'BEP20', 'USDT', ${`wal_${index}`}, ${from}, ${`wal_${index + 1}`}, ${to}, ${(10n * TOKEN).toString()})`
     const [operation] = yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = ${id}`.pipe(Effect.flatMap(decodeOperations))
