@@ -5,6 +5,7 @@ import { createTestClient, createWalletClient, http, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { TestDatabaseLive } from "../test/database.js"
 import { evmAddressOf } from "../test/evm-addresses.js"
+import { until } from "../test/service-process.js"
 import { type ChainClient, TransferRejected } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { makeBep20Client } from "../src/chains/evm/bep20-client.js"
@@ -173,12 +174,12 @@ describe("a transfer in flight is never signed twice", () => {
         faults.lagging = true
         const sending = yield* Effect.fork(sender.send(operation, leg))
         // the refusal of the second send is recorded on the attempt, and the sender goes on waiting
-        for (let i = 0; ; i++) {
-          const [refused] = yield* sql<{ last_error: string | null }>`SELECT last_error FROM custody_transactions WHERE operation_id = 'op_2'`
-          if (refused?.last_error?.includes("nonce too low") === true) break
-          if (i > 200) return yield* Effect.dieMessage("the second send was never refused")
-          yield* Effect.sleep("50 millis")
-        }
+        yield* until(
+          "the second send's refusal",
+          Effect.orDie(sql<{ last_error: string | null }>`SELECT last_error FROM custody_transactions WHERE operation_id = 'op_2'`),
+          ([refused]) => refused?.last_error?.includes("nonce too low") === true,
+          10_000
+        )
         yield* Effect.sleep("300 millis")
         expect(Option.isNone(yield* Fiber.poll(sending))).toBe(true)
         expect((yield* sql<{ status: string }>`SELECT status FROM custody_transactions WHERE operation_id = 'op_2'`).map((r) => r.status)).toEqual(["broadcast"])
