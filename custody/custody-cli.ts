@@ -23,7 +23,7 @@ const main = Effect.gen(function*() {
     if (command === "list") {
       const rows = yield* sql<Record<string, unknown>>`
         SELECT id, type, status, chain, currency, trim_scale(amount)::text AS amount_base_units, wallet_id, from_address, to_address, withdrawal_id,
-               waiting_for, failure_reason, kicks, created_at, updated_at,
+               waiting_for, failure_reason, halted_reason, halted_at, kicks, created_at, updated_at,
                round(extract(epoch FROM clock_timestamp() - created_at))::int AS age_seconds
         FROM custody_operations
         WHERE ${process.argv.includes("--all") ? sql`true` : sql`status NOT IN ('COMPLETED', 'FAILED')`}

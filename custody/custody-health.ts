@@ -6,7 +6,8 @@ import { GasWallets } from "./gas-wallets.js"
 /**
  * What /health and /metrics say about custody: operations by status, the oldest one in flight (and what
  * it waits for), the gas wallets' last readings. An empty gas wallet or an operation in flight longer
- * than FACET_CUSTODY_STUCK_MINUTES (30) makes the service degraded; a low gas wallet is shown, and warned
+ * than FACET_CUSTODY_STUCK_MINUTES (30), or a wallet halted on a transfer whose fate the chain cannot yet
+ * prove, makes the service degraded; a low gas wallet is shown, and warned
  * about in the log, without degrading it.
  */
 export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/CustodyHealth", {
@@ -28,6 +29,7 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
       const transactions: Record<string, number> = {}
       for (const row of stats.transactions) transactions[row.status] = row.n
       const reasons = [
+        ...stats.halted.map((h) => `custody wallet ${h.from_address} (${h.chain}) is halted on operation ${h.id}: ${h.halted_reason}: npm run custody -- show ${h.id}`),
         ...wallets.filter((w) => w.status === "empty").map((w) =>
           `the ${w.chain} gas wallet ${w.address} is empty (${Option.getOrElse(w.balance, () => "?")} ${w.asset}): token sweeps cannot be funded`),
         ...(oldest !== undefined && (oldest.seconds ?? 0) > config.stuckAfterMinutes * 60
@@ -40,6 +42,7 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
           transactions,
           oldest_in_flight_seconds: Math.round(oldest?.seconds ?? 0),
           oldest_in_flight: oldest?.id ?? null,
+          halted: stats.halted.map((h) => ({ operation_id: h.id, chain: h.chain, wallet_address: h.from_address, reason: h.halted_reason, seconds: Math.round(h.seconds) })),
           gas_wallets: wallets.map((w) => ({
             chain: w.chain, address: w.address, asset: w.asset, balance: Option.getOrElse(w.balance, () => "unknown"), gas_status: w.status
           }))
@@ -59,6 +62,9 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
         "# HELP facet_custody_oldest_in_flight_seconds Age of the oldest unfinished custody operation (0 when none).",
         "# TYPE facet_custody_oldest_in_flight_seconds gauge",
         `facet_custody_oldest_in_flight_seconds ${Math.round(stats.oldest?.seconds ?? 0)}`,
+        "# HELP facet_custody_halted_wallets Wallets halted because the chain cannot yet prove what became of a transfer (never signed again meanwhile).",
+        "# TYPE facet_custody_halted_wallets gauge",
+        `facet_custody_halted_wallets ${stats.halted.length}`,
         "# HELP facet_gas_wallet_balance The platform gas wallet's balance, in its native asset (last reading).",
         "# TYPE facet_gas_wallet_balance gauge",
         ...wallets.flatMap((w) => Option.match(w.balance, { onNone: () => [], onSome: (b) => [`facet_gas_wallet_balance{chain="${w.chain}",asset="${w.asset}"} ${b}`] })),

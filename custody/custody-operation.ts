@@ -29,12 +29,14 @@ export const OperationRow = Schema.Struct({
   withdrawal_id: Schema.NullOr(Schema.String),
   waiting_for: Schema.NullOr(Schema.String),
   failure_reason: Schema.NullOr(Schema.String),
+  /** Why its wallet is halted (the chain cannot yet prove what became of a transfer), while it is. */
+  halted_reason: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
 export type OperationRow = typeof OperationRow.Type
 export const OPERATION_COLUMNS =
-  "id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, trim_scale(amount)::text AS amount, parent_id, gas_funding_id, withdrawal_id, waiting_for, failure_reason, created_at, updated_at"
+  "id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, trim_scale(amount)::text AS amount, parent_id, gas_funding_id, withdrawal_id, waiting_for, failure_reason, halted_reason, created_at, updated_at"
 
 /** A row of `custody_transactions`: one signed transaction of an operation. */
 export const AttemptStatus = Schema.Literal("signed", "broadcast", "included", "final", "reverted", "dropped", "rejected")

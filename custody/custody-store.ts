@@ -123,6 +123,25 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       })).pipe(Effect.orDie)
     })
 
+    /** Every transaction custody signed from `address` with `nonce`, of any operation (which one used it). */
+    const attemptsAtNonce = Effect.fn("CustodyStore.attemptsAtNonce")(function*(chain: Chain, address: string, nonce: bigint) {
+      return yield* sql`SELECT ${sql.literal(ATTEMPT_COLUMNS)} FROM custody_transactions
+                        WHERE chain = ${chain} AND lower(from_address) = ${address.toLowerCase()} AND nonce = ${nonce.toString()}
+                        ORDER BY created_at`.pipe(Effect.flatMap(decodeAttempts), Effect.orDie)
+    })
+
+    /** The wallet halts on this operation: nothing is signed until the chain shows what became of its transfer. */
+    const halt = Effect.fn("CustodyStore.halt")(function*(id: string, reason: string) {
+      yield* Effect.orDie(sql`
+        UPDATE custody_operations SET halted_reason = ${reason}, halted_at = coalesce(halted_at, clock_timestamp()),
+               waiting_for = ${reason}, updated_at = clock_timestamp()
+        WHERE id = ${id} AND status NOT IN ('COMPLETED', 'FAILED')`)
+    })
+
+    const clearHalt = Effect.fn("CustodyStore.clearHalt")(function*(id: string) {
+      yield* Effect.orDie(sql`UPDATE custody_operations SET halted_reason = NULL, halted_at = NULL WHERE id = ${id} AND halted_reason IS NOT NULL`)
+    })
+
     /** A node accepted the transaction: the attempt, the operation and (for a withdrawal) the withdrawal say so. */
     const markBroadcast = Effect.fn("CustodyStore.markBroadcast")(function*(operation: OperationRow, txHash: string) {
       yield* sql.withTransaction(Effect.gen(function*() {
@@ -165,9 +184,12 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         WHERE status NOT IN ('COMPLETED', 'FAILED') ORDER BY created_at LIMIT 1`
       const transactions = yield* sql<{ status: string; n: number }>`
         SELECT status, count(*)::int AS n FROM custody_transactions GROUP BY status ORDER BY status`
-      return { byStatus, oldest, transactions }
+      const halted = yield* sql<{ id: string; chain: string; from_address: string; halted_reason: string; seconds: number }>`
+        SELECT id, chain, from_address, halted_reason, extract(epoch FROM clock_timestamp() - halted_at)::float8 AS seconds FROM custody_operations
+        WHERE halted_reason IS NOT NULL AND status NOT IN ('COMPLETED', 'FAILED') ORDER BY halted_at`
+      return { byStatus, oldest, transactions, halted }
     })
 
-    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast, markSending } as const
+    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, attemptsAtNonce, halt, clearHalt, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast, markSending } as const
   })
 }) {}

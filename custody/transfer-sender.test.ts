@@ -5,6 +5,7 @@ import { createTestClient, createWalletClient, http, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { TestDatabaseLive } from "../test/database.js"
 import { evmAddressOf } from "../test/evm-addresses.js"
+import { rpcId, rpcMethod, startNodeProxy } from "../test/node-proxy.js"
 import { until } from "../test/service-process.js"
 import { type ChainClient, TransferRejected } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
@@ -23,34 +24,48 @@ import { TransferSender } from "./transfer-sender.js"
  * transaction would be signed and sent — the same money twice. The lookup is made to miss once, exactly
  * there; the chain (anvil), the signing and the nonces are real.
  */
-class Devnet extends Context.Tag("test/SenderDevnet")<Devnet, { readonly rpcUrl: string; readonly usdt: Address; readonly client: ChainClient }>() {}
+class Devnet extends Context.Tag("test/SenderDevnet")<Devnet, { readonly rpcUrl: string; readonly usdt: Address; readonly client: ChainClient; readonly proxied: ChainClient }>() {}
 
 /**
  * How the node in front of anvil misbehaves, set by each test: the lookup after a broadcast misses once;
  * a lagging node (a second one behind a failover, say) knows no transaction and refuses any send after
  * the first; a node refuses the next send outright.
  */
-class NodeFaults extends Context.Tag("test/NodeFaults")<NodeFaults, { missAfterBroadcast: boolean; lagging: boolean; refuseNext: boolean }>() {}
+class NodeFaults extends Context.Tag("test/NodeFaults")<NodeFaults, { missAfterBroadcast: boolean; lagging: boolean; refuseNext: boolean; pruned: boolean }>() {}
 
 const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
 
+/**
+ * The devnet's client (`client`, for checks) and one through a node proxy (`proxied`, what custody uses)
+ * whose transaction lookups answer "not found" while `pruned` is set: a pruned node, or another node
+ * behind a load-balanced URL that has not seen the block, as real JSON-RPC answers.
+ */
 const DevnetLive = Layer.scoped(
   Devnet,
   Effect.gen(function*() {
+    const faults = yield* NodeFaults
     const devnet = yield* startAnvilDevnet()
+    const tokens = new Map([["USDT", devnet.tokens.USDT]])
+    const proxy = yield* startNodeProxy(devnet.rpcUrl, (call) => {
+      const method = rpcMethod(call.body)
+      return faults.pruned && (method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash")
+        ? { jsonrpc: "2.0", id: rpcId(call.body), result: null }
+        : undefined
+    })
     // confirmations 0: a mined transaction is final at once, so its nonce reads as used right away
-    const client = yield* makeBep20Client({ rpcUrl: devnet.rpcUrl, chainId: devnet.chainId, tokens: new Map([["USDT", devnet.tokens.USDT]]), confirmations: 0 })
-    return { rpcUrl: devnet.rpcUrl, usdt: devnet.tokens.USDT, client }
+    const client = yield* makeBep20Client({ rpcUrl: devnet.rpcUrl, chainId: devnet.chainId, tokens, confirmations: 0 })
+    const proxied = yield* makeBep20Client({ rpcUrl: proxy.url, chainId: devnet.chainId, tokens, confirmations: 0 })
+    return { rpcUrl: devnet.rpcUrl, usdt: devnet.tokens.USDT, client, proxied }
   })
 )
 
-const FaultsLive = Layer.sync(NodeFaults, () => ({ missAfterBroadcast: false, lagging: false, refuseNext: false }))
+const FaultsLive = Layer.sync(NodeFaults, () => ({ missAfterBroadcast: false, lagging: false, refuseNext: false, pruned: false }))
 
 /** The devnet's client behind the faults of NodeFaults. */
 const ClientsLive = Layer.effect(
   ChainClients,
   Effect.gen(function*() {
-    const { client: real } = yield* Devnet
+    const { proxied: real } = yield* Devnet
     const faults = yield* NodeFaults
     let missNext = false
     let sendsWhileLagging = 0
@@ -94,9 +109,9 @@ const ConfigLive = Layer.succeed(CustodyConfig, {
 const TestLive = TransferSender.Default.pipe(
   Layer.provideMerge(CustodyStore.Default),
   Layer.provideMerge(ClientsLive),
-  Layer.provideMerge(FaultsLive),
   Layer.provideMerge(ConfigLive),
   Layer.provideMerge(DevnetLive),
+  Layer.provideMerge(FaultsLive),
   Layer.provideMerge(SignerLive),
   Layer.provideMerge(TestDatabaseLive)
 )
@@ -154,6 +169,42 @@ describe("a transfer in flight is never signed twice", () => {
         expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
         expect(yield* devnet.client.balance(from, "USDT")).toBe(90n * TOKEN)
       }))
+
+    // the review's double transfer: behind one URL, the node asked for the nonce has the block, the one asked
+    // for the receipt does not (pruned, or lagging behind a load balancer). "Nonce used" + "not found" read
+    // as "dead": a second transaction was signed with the next nonce and the payee got 20 tokens for 10.
+    it.effect("a used nonce and lookups that find nothing: the wallet halts, nothing is signed again, and the transfer is booked once a node finds it", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const devnet = yield* Devnet
+        const sender = yield* TransferSender
+        const store = yield* CustodyStore
+        const faults = yield* NodeFaults
+        const { operation, leg, from, to } = yield* collection("op_4", 6)
+        faults.pruned = true
+        const sending = yield* Effect.fork(sender.send(operation, leg))
+        const [halted] = yield* until(
+          "the wallet to halt",
+          Effect.orDie(sql<{ halted_reason: string | null }>`SELECT halted_reason FROM custody_operations WHERE id = 'op_4'`),
+          ([row]) => row?.halted_reason !== null && row?.halted_reason !== undefined,
+          10_000
+        )
+        expect(halted?.halted_reason).toMatch(/nonce 0 .* is used in final state, but no node finds/)
+        expect((yield* store.stats()).halted.map((h) => h.id)).toEqual(["op_4"])
+        // a while halted: still one transaction, mined once, and nothing else signed
+        yield* Effect.sleep("500 millis")
+        expect(Option.isNone(yield* Fiber.poll(sending))).toBe(true)
+        expect((yield* sql<{ nonce: string }>`SELECT nonce::text AS nonce FROM custody_transactions WHERE operation_id = 'op_4'`).map((r) => r.nonce)).toEqual(["0"])
+
+        faults.pruned = false
+        const outcome = yield* Fiber.join(sending)
+        expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
+        const attempts = yield* sql<{ status: string }>`SELECT status FROM custody_transactions WHERE operation_id = 'op_4'`
+        expect(attempts.map((a) => a.status)).toEqual(["included"])
+        expect((yield* sql<{ halted_reason: string | null }>`SELECT halted_reason FROM custody_operations WHERE id = 'op_4'`)[0]?.halted_reason).toBeNull()
+        expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+        expect(yield* devnet.client.balance(from, "USDT")).toBe(90n * TOKEN)
+      }).pipe(Effect.ensuring(Effect.flatMap(NodeFaults, (f) => Effect.sync(() => { f.pruned = false })))))
 
     // the review's double withdrawal: sent to one node, then refused when sent again by a node that lags
     // behind it. Marked "rejected", the operation failed and a withdrawal's money went back to the

@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Either, Option } from "effect"
-import type { ChainClient, ChainRpcError, TransferRequest } from "../src/chains/chain-client.js"
+import type { ChainClient, ChainRpcError, TransactionLookup, TransferRequest } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { KeyRef } from "../src/keys/signer.js"
 import { fromBaseUnits } from "../src/money.js"
 import { newId } from "../src/ids.js"
 import { CustodyConfig } from "./custody-config.js"
-import type { OperationRow } from "./custody-operation.js"
+import type { AttemptRow, OperationRow } from "./custody-operation.js"
 import { CustodyStore } from "./custody-store.js"
 
 /** One outgoing transfer of an operation: who signs, where it goes, and who pays the fee (Solana). */
@@ -29,7 +29,11 @@ export type SendOutcome = Data.TaggedEnum<{
 }>
 export const SendOutcome = Data.taggedEnum<SendOutcome>()
 
-type Step = Data.TaggedEnum<{ Wait: { readonly what: string }; Again: {}; Done: { readonly outcome: SendOutcome } }>
+/** Wait and look again; Halt: wait, and the wallet is halted with an alert until the chain shows more. */
+/** A transaction a lookup found in a block. */
+type Included = Omit<TransactionLookup, "blockNumber"> & { readonly blockNumber: bigint }
+
+type Step = Data.TaggedEnum<{ Wait: { readonly what: string }; Halt: { readonly why: string }; Again: {}; Done: { readonly outcome: SendOutcome } }>
 const Step = Data.taggedEnum<Step>()
 
 /**
@@ -88,6 +92,68 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         withdrawal_id: operation.withdrawal_id
       })} ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
 
+    /** The lookup's block, when it found the transaction in one. */
+    const blockOf = (found: Option.Option<TransactionLookup>): Option.Option<Included> =>
+      Option.flatMap(found, (f) => Option.map(f.blockNumber, (blockNumber) => ({ status: f.status, confirmations: f.confirmations, fee: f.fee, blockNumber })))
+
+    /** The attempt is in block `found.blockNumber`: final or waited for; failed on chain, its fee burned. */
+    const onChain = (client: ChainClient, attempt: AttemptRow, found: Included) =>
+      Effect.gen(function*() {
+        const blockNumber = found.blockNumber
+        const final = blockNumber <= (yield* client.finalized)
+        const fee = Option.getOrUndefined(found.fee)
+        if (found.status === "failed") {
+          if (!final) return Step.Wait({ what: `a failed transaction ${attempt.tx_hash} to become final` })
+          yield* store.markAttempt(attempt.chain, attempt.tx_hash, "reverted", { blockNumber, fee })
+          return Step.Done({ outcome: SendOutcome.Failed({ reason: `transaction ${attempt.tx_hash} failed on chain (its fee was burned; nothing else moved)`, burned: fee ?? 0n }) })
+        }
+        if (attempt.status !== "included" && attempt.status !== "final") yield* store.markAttempt(attempt.chain, attempt.tx_hash, "included", { blockNumber, fee })
+        if (!final) return Step.Wait({ what: `${attempt.tx_hash} in block ${blockNumber} to become final` })
+        return Step.Done({ outcome: SendOutcome.Final({ txHash: attempt.tx_hash, amount: attempt.amount, fee: fee ?? attempt.fee ?? 0n, maxFee: attempt.max_fee, blockNumber, confirmations: found.confirmations }) })
+      })
+
+    /** Proven never to land: the attempt and its row say so, and a new transaction may be signed. */
+    const dropped = (operation: OperationRow, attempt: AttemptRow, proof: string) =>
+      Effect.gen(function*() {
+        yield* store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", { error: `proven never to land: ${proof}` })
+        yield* Effect.orDie(sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`)
+        yield* Effect.logWarning(`custody ${operation.id}: ${attempt.tx_hash} can never land (${proof}); signing a new transaction`)
+        return Step.Again()
+      })
+
+    /**
+     * EVM: the attempt's nonce is used in final state. Only custody signs for the key, so one of the
+     * transactions custody stored with that nonce is in a block: it is found and booked. Found none, the
+     * wallet halts — a "not found" is no proof, and signing again would pay twice.
+     */
+    const nonceUsed = (client: ChainClient, operation: OperationRow, attempt: AttemptRow) =>
+      Effect.gen(function*() {
+        const nonce = attempt.nonce ?? -1n
+        const candidates = yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, nonce)
+        for (const candidate of candidates) {
+          const found = candidate.tx_hash === attempt.tx_hash ? Option.none() : blockOf(yield* client.transaction(candidate.tx_hash))
+          if (Option.isNone(found)) continue
+          if (candidate.operation_id !== operation.id) {
+            return Step.Halt({ why: `nonce ${nonce} of ${attempt.from_address} was used by ${candidate.tx_hash} of operation ${candidate.operation_id}, not by this operation's ${attempt.tx_hash}: an operator must reconcile both` })
+          }
+          // an earlier attempt of this operation, given up on, landed after all: it is the operation's transfer
+          yield* sql.withTransaction(Effect.all([
+            store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", { error: `its nonce ${nonce} was used by ${candidate.tx_hash}` }),
+            sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`,
+            store.markAttempt(candidate.chain, candidate.tx_hash, "included", { blockNumber: found.value.blockNumber }),
+            sql`UPDATE transactions SET status = 'pending', updated_at = clock_timestamp() WHERE chain = ${candidate.chain} AND tx_hash = ${candidate.tx_hash}`
+          ])).pipe(Effect.orDie)
+          yield* Effect.logWarning(`custody ${operation.id}: nonce ${nonce} was used by its earlier attempt ${candidate.tx_hash} (block ${found.value.blockNumber}); that one is booked`)
+          return Step.Again()
+        }
+        // the attempt itself was looked up just before; a node may find it now
+        const again = blockOf(yield* client.transaction(attempt.tx_hash))
+        if (Option.isSome(again)) return yield* onChain(client, attempt, again.value)
+        return Step.Halt({
+          why: `nonce ${nonce} of ${attempt.from_address} is used in final state, but no node finds which of custody's transactions with it (${candidates.map((c) => c.tx_hash).join(", ")}) is in a block; nothing is signed again until one is found`
+        })
+      })
+
     const step = (client: ChainClient, operation: OperationRow, leg: TransferLeg): Effect.Effect<Step, ChainRpcError> =>
       Effect.gen(function*() {
         const live = yield* store.liveAttempt(operation.id)
@@ -107,27 +173,24 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         }
         const attempt = live.value
         const found = yield* client.transaction(attempt.tx_hash)
-        if (Option.isSome(found) && Option.isSome(found.value.blockNumber)) {
-          const blockNumber = found.value.blockNumber.value
-          const final = blockNumber <= (yield* client.finalized)
-          const fee = Option.getOrUndefined(found.value.fee)
-          if (found.value.status === "failed") {
-            if (!final) return Step.Wait({ what: `a failed transaction ${attempt.tx_hash} to become final` })
-            yield* store.markAttempt(attempt.chain, attempt.tx_hash, "reverted", { blockNumber, fee })
-            return Step.Done({ outcome: SendOutcome.Failed({ reason: `transaction ${attempt.tx_hash} failed on chain (its fee was burned; nothing else moved)`, burned: fee ?? 0n }) })
-          }
-          if (attempt.status !== "included" && attempt.status !== "final") yield* store.markAttempt(attempt.chain, attempt.tx_hash, "included", { blockNumber, fee })
-          if (!final) return Step.Wait({ what: `${attempt.tx_hash} in block ${blockNumber} to become final` })
-          return Step.Done({ outcome: SendOutcome.Final({ txHash: attempt.tx_hash, amount: attempt.amount, fee: fee ?? attempt.fee ?? 0n, maxFee: attempt.max_fee, blockNumber, confirmations: found.value.confirmations }) })
-        }
-        // not in a block: still pending in a mempool, or never sent, or gone
-        // (the client asks again for the transaction after its proof, of the same node: chain-client.ts)
-        const window = { txHash: attempt.tx_hash, from: attempt.from_address, nonce: Option.fromNullable(attempt.nonce), validUntil: Option.fromNullable(attempt.valid_until) }
-        if (!(yield* client.canStillLand(window))) {
-          yield* store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", { error: "proven never to land" })
-          yield* Effect.orDie(sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`)
-          yield* Effect.logWarning(`custody ${operation.id}: ${attempt.tx_hash} can never land; signing a new transaction`)
-          return Step.Again()
+        const inBlock = blockOf(found)
+        if (Option.isSome(inBlock)) return yield* onChain(client, attempt, inBlock.value)
+        // not in a block as far as this lookup shows: pending in a mempool, never sent, gone — or the node is
+        // lagging, pruned, or another one behind the same URL. Only final state read in full says it is dead.
+        const evidence = yield* client.landing({
+          txHash: attempt.tx_hash, from: attempt.from_address, nonce: Option.fromNullable(attempt.nonce), validUntil: Option.fromNullable(attempt.valid_until), raw: attempt.raw
+        })
+        switch (evidence._tag) {
+          case "NeverLanded":
+            return yield* dropped(operation, attempt, `every final block of its validity window read (${evidence.blocks}): in none`)
+          case "Landed":
+            return Step.Halt({ why: `${attempt.tx_hash} is in block ${evidence.blockNumber} as read block by block, but the node's lookup does not find it; waiting for a node that does` })
+          case "Unproven":
+            return Step.Halt({ why: `${attempt.tx_hash} expired but whether it landed cannot be proven: ${evidence.reason}; nothing is signed again until it can` })
+          case "NonceUsed":
+            return yield* nonceUsed(client, operation, attempt)
+          case "Open":
+            break
         }
         if (Option.isSome(found) && attempt.status === "broadcast") return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         // from here on a refusal no longer proves the bytes are not out (a lost answer, a crash after the send)
@@ -161,11 +224,24 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         onNone: () => Effect.dieMessage(`no chain client for ${operation.chain}`),
         onSome: Effect.succeed
       })
+      let halted = operation.halted_reason !== null
       for (;;) {
         const next = yield* step(client, operation, leg).pipe(
           // a node that does not answer is waited for, never a reason to sign something new
           Effect.catchTag("ChainRpcError", (error) => Effect.succeed(Step.Wait({ what: `the ${operation.chain} node (${error.message})` })))
         )
+        if (next._tag === "Halt") {
+          if (!halted) yield* Effect.logError(`custody ${operation.id}: wallet ${operation.from_address} halted: ${next.why}`)
+          halted = true
+          yield* store.halt(operation.id, next.why)
+          yield* Effect.sleep(config.pollInterval)
+          continue
+        }
+        if (halted && next._tag !== "Wait") {
+          halted = false
+          yield* store.clearHalt(operation.id)
+          yield* Effect.logInfo(`custody ${operation.id}: wallet ${operation.from_address} no longer halted`)
+        }
         if (next._tag === "Done") return next.outcome
         if (next._tag === "Wait") {
           yield* store.waitingFor(operation.id, next.what)

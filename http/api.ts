@@ -89,6 +89,10 @@ export const HealthReport = Schema.Struct({
     transactions: Schema.Record({ key: Schema.String, value: Schema.Number }),
     oldest_in_flight_seconds: Schema.Number,
     oldest_in_flight: Schema.NullOr(Schema.String),
+    /** Wallets halted on a transfer whose fate the chain cannot yet prove: nothing leaves them meanwhile. */
+    halted: Schema.Array(Schema.Struct({
+      operation_id: Schema.String, chain: Schema.String, wallet_address: Schema.String, reason: Schema.String, seconds: Schema.Number
+    })),
     gas_wallets: Schema.Array(Schema.Struct({
       chain: Schema.String, address: Schema.String, asset: Schema.String, balance: Schema.String, gas_status: Schema.String
     }))

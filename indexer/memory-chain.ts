@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import type { ChainBlock, ChainClient, NormalizedTransfer } from "../src/chains/chain-client.js"
-import { ChainRpcError, TransferRejected } from "../src/chains/chain-client.js"
+import { ChainRpcError, LandingEvidence, TransferRejected } from "../src/chains/chain-client.js"
 import type { Chain } from "../src/domain/chain.js"
 
 /**
@@ -53,7 +53,7 @@ export class MemoryChain {
       finalBalance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
       prepare: () => Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
       broadcast: () => Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
-      canStillLand: () => Effect.succeed(false),
+      landing: () => Effect.succeed(LandingEvidence.Open()),
       feeEstimate: () => Effect.succeed(0n),
       finalNonce: () => Effect.succeed(0n),
       transaction: () => Effect.succeed(Option.none())

@@ -1,4 +1,4 @@
-import { Effect, Option, Schema } from "effect"
+import { Data, Effect, type Option, Schema } from "effect"
 import type { Chain } from "../domain/chain.js"
 import type { KeyRef } from "../keys/signer.js"
 
@@ -75,7 +75,31 @@ export interface LandingWindow {
   readonly from: string
   readonly nonce: Option.Option<bigint>
   readonly validUntil: Option.Option<bigint>
+  /** The signed bytes as stored: TRON's reference block and Solana's recent blockhash are read from them. */
+  readonly raw: string
 }
+
+/**
+ * What the chain shows of a signed transfer that a lookup did not find in a block. A node's "not found"
+ * proves nothing (it may lag, be pruned, or be another node behind the same URL), so "never landed" is
+ * only ever concluded from evidence that covers the whole window in which it could have landed.
+ */
+export type LandingEvidence = Data.TaggedEnum<{
+  /** Its window is still open: it may land (send it again, wait). */
+  Open: {}
+  /**
+   * EVM: a transaction of the sender with this nonce is final. Only custody signs for the key, so it was one
+   * of custody's own with that nonce: which one is for the caller to find among the attempts it stored.
+   */
+  NonceUsed: {}
+  /** Every final block it could have landed in was read, hash-linked from its reference block to past its expiry: it is in none. */
+  NeverLanded: { readonly blocks: number }
+  /** Found in block `blockNumber` while those blocks were read: the node's lookup missed it. */
+  Landed: { readonly blockNumber: bigint }
+  /** Its window is closed, but the blocks that would prove it absent could not all be read (pruned, missing). */
+  Unproven: { readonly reason: string }
+}>
+export const LandingEvidence = Data.taggedEnum<LandingEvidence>()
 
 export class ChainRpcError extends Schema.TaggedError<ChainRpcError>()("ChainRpcError", {
   chain: Schema.String,
@@ -109,11 +133,10 @@ export interface ChainClient {
   /** Sends signed bytes; sending the same bytes again is harmless (a node that knows them is success). */
   readonly broadcast: (raw: string) => Effect.Effect<void, ChainRpcError | TransferRejected>
   /**
-   * Whether a signed transaction that is not on chain can still land, judged against final state: false
-   * only once proven (EVM: its nonce is used; TRON: expired; Solana: past lastValidBlockHeight) and the
-   * transaction, asked for after that, is in no block (`landingVerdict`).
+   * What final state shows of a signed transaction a lookup did not find (LandingEvidence): EVM compares
+   * the sender's final nonce; TRON and Solana read every final block of its validity window.
    */
-  readonly canStillLand: (window: LandingWindow) => Effect.Effect<boolean, ChainRpcError>
+  readonly landing: (window: LandingWindow) => Effect.Effect<LandingEvidence, ChainRpcError>
   /**
    * The native base units this transfer costs whoever pays its fee (a token sweep's gas, an account's
    * creation, a Solana recipient's token-account rent); `sponsored`: a separate fee payer signs too (Solana).
@@ -127,17 +150,3 @@ export interface ChainClient {
 /** Prepare and broadcast in one go, for tools and tests; custody stores the signed bytes in between. */
 export const sendTransfer = (client: ChainClient, request: TransferRequest) =>
   Effect.flatMap(client.prepare(request), (signed) => Effect.as(client.broadcast(signed.raw), signed.txHash))
-
-/**
- * `canStillLand` from a client's window check (nonce unused, not expired). A closed window proves a
- * transfer dead only if the transaction is in no block when asked after the check, of the same node:
- * mined between the sender's lookup and the check, it is the very one that used the nonce (or landed
- * before its expiry), and custody signing another would send the money twice. One only in a mempool
- * behind a closed window never lands.
- */
-export const landingVerdict = (
-  windowOpen: Effect.Effect<boolean, ChainRpcError>,
-  lookup: Effect.Effect<Option.Option<TransactionLookup>, ChainRpcError>
-): Effect.Effect<boolean, ChainRpcError> =>
-  Effect.flatMap(windowOpen, (open) =>
-    open ? Effect.succeed(true) : Effect.map(lookup, (found) => Option.isSome(found) && Option.isSome(found.value.blockNumber)))

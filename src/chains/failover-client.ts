@@ -195,7 +195,7 @@ export const makeFailoverClient = (
       prepare: (request) => call((c) => c.prepare(request)),
       // the same signed bytes to another node: harmless, a node that knows them answers success
       broadcast: (raw) => call((c) => c.broadcast(raw), true),
-      canStillLand: (window) => call((c) => c.canStillLand(window)),
+      landing: (window) => call((c) => c.landing(window)),
       feeEstimate: (request) => call((c) => c.feeEstimate(request)),
       finalNonce: (address) => call((c) => c.finalNonce(address)),
       transaction: (txHash) => call((c) => c.transaction(txHash))

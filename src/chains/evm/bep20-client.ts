@@ -20,7 +20,7 @@ import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
-  landingVerdict,
+  LandingEvidence,
   type LandingWindow,
   type SignedTransfer,
   TransferRejected,
@@ -316,15 +316,13 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         return BigInt(yield* Effect.tryPromise({ try: () => client.getTransactionCount({ address, blockNumber: height }), catch: rpcError("eth_getTransactionCount") }))
       })
 
-    // another transaction with the same nonce is final: this one can never be mined
-    const canStillLand = (window: LandingWindow) =>
-      landingVerdict(
-        Option.match(window.nonce, {
-          onNone: () => Effect.succeed(true),
-          onSome: (nonce) => Effect.map(finalNonce(window.from), (used) => used <= nonce)
-        }),
-        Effect.suspend(() => transaction(window.txHash))
-      )
+    // a transaction of the sender with this nonce is final: it may be this one (a lookup that missed it is no
+    // proof it is not), or another of custody's with the same nonce; which one is for custody to find
+    const landing = (window: LandingWindow) =>
+      Option.match(window.nonce, {
+        onNone: () => Effect.succeed(LandingEvidence.Open()),
+        onSome: (nonce) => Effect.map(finalNonce(window.from), (used) => (used > nonce ? LandingEvidence.NonceUsed() : LandingEvidence.Open()))
+      })
 
     const feeEstimate = (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint }) =>
       Effect.gen(function*() {
@@ -376,5 +374,5 @@ export const makeBep20Client = (settings: Bep20Settings) =>
 
     const finalized = Effect.map(head, (h) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n))
 
-    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, canStillLand, feeEstimate, finalNonce, transaction } satisfies ChainClient
+    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce, transaction } satisfies ChainClient
   })

@@ -143,5 +143,46 @@ describe("Solana client on the litesvm devnet", () => {
         const direct = yield* (yield* makeSolanaClient({ rpcUrl: devnet.url, tokens: new Map() })).blocks(slot - 1n, slot + 1n)
         expect(direct.map((b) => b.number)).toEqual([slot - 1n, slot, slot + 1n])
       })))
+
+    // A node with short ledger retention, or another node behind the same URL, finds no status for a
+    // signature. Before, "past lastValidBlockHeight" and "no status" read as "never landed": custody signed a
+    // second transfer while the first had landed.
+    it.effect("past its last valid height, a transfer's fate is read from the final blocks back to its blockhash, not from a status lookup", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const [a, b] = [yield* addressOf(7), yield* addressOf(8)]
+        yield* rpc(devnet.url, "requestAirdrop", [a, 1_000_000_000])
+        const missing = new Set<number>()
+        const proxy = yield* startNodeProxy(devnet.url, ({ body }) => {
+          const method = rpcMethod(body)
+          if (method === "getSignatureStatuses") return { jsonrpc: "2.0", id: rpcId(body), result: { context: { slot: 0 }, value: [null] } }
+          const [slot] = rpcParams(body)
+          return method === "getBlock" && typeof slot === "number" && missing.has(slot)
+            ? { jsonrpc: "2.0", id: rpcId(body), error: { code: -32007, message: `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot` } }
+            : undefined
+        })
+        const pruned = yield* makeSolanaClient({ rpcUrl: proxy.url, tokens: new Map() })
+        const from = { family: "SOLANA" as const, account: 4, index: 7 }
+        const landed = yield* pruned.prepare({ from, to: b, currency: "SOL", amount: 1_000_000n })
+        yield* pruned.broadcast(landed.raw)
+        const slot = (yield* settle(client, landed.txHash)).blockNumber
+        // signed and never sent: it can never land
+        const lost = yield* pruned.prepare({ from, to: b, currency: "SOL", amount: 2_000_000n })
+        const windowOf = (signed: typeof landed) => ({ txHash: signed.txHash, from: signed.from, nonce: signed.nonce, validUntil: signed.validUntil, raw: signed.raw })
+        expect((yield* pruned.transaction(landed.txHash))._tag).toBe("None")
+        expect((yield* pruned.landing(windowOf(lost)))._tag).toBe("Open")
+
+        // the chain moves past both blockhashes' last valid height, and those blocks become final
+        for (let i = 0; i < 160; i++) devnet.chain.advance(Date.now())
+        expect(yield* pruned.landing(windowOf(landed))).toMatchObject({ _tag: "Landed", blockNumber: Option.getOrThrow(slot) })
+        const never = yield* pruned.landing(windowOf(lost))
+        expect(never._tag).toBe("NeverLanded")
+        expect(never._tag === "NeverLanded" ? never.blocks : 0).toBeGreaterThan(1)
+        // a block of the window the node cannot give: no proof either way
+        missing.add(Number(Option.getOrThrow(slot)) + 2)
+        const unproven = yield* pruned.landing(windowOf(lost))
+        expect(unproven._tag === "Unproven" ? unproven.reason : unproven._tag).toMatch(/cannot be read/)
+        expect(yield* client.balance(b, "SOL")).toBe(1_000_000n)
+      })))
   })
 })

@@ -4,14 +4,14 @@ import {
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync
 } from "@solana/spl-token"
-import { Connection, PublicKey, SystemProgram, Transaction } from "@solana/web3.js"
-import { Effect, Option } from "effect"
+import { Connection, PublicKey, SolanaJSONRPCError, SystemProgram, Transaction } from "@solana/web3.js"
+import { Effect, Option, Schema } from "effect"
 import { type KeyRef, Signer } from "../../keys/signer.js"
 import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
-  landingVerdict,
+  LandingEvidence,
   type LandingWindow,
   type SignedTransfer,
   TransferRejected,
@@ -33,6 +33,9 @@ export interface SolanaSettings {
 const NATIVE = "SOL"
 /** The base fee per signature (no priority fee is paid). */
 const LAMPORTS_PER_SIGNATURE = 5_000
+/** Blocks a blockhash stays usable for (lastValidBlockHeight is its block height plus this). */
+const MAX_BLOCKHASH_AGE_BLOCKS = 150
+const BlockHeight = Schema.Struct({ blockHeight: Schema.NullOr(Schema.Number) })
 /** An SPL token account's size, for its rent. */
 const TOKEN_ACCOUNT_SIZE = 165
 
@@ -201,19 +204,69 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         })
       )
 
-    // the finalized block height past lastValidBlockHeight: the blockhash has expired for good
-    const canStillLand = (window: LandingWindow) =>
-      landingVerdict(
-        Option.match(window.validUntil, {
-          onNone: () => Effect.succeed(true),
-          onSome: (lastValid) =>
-            Effect.map(
-              Effect.tryPromise({ try: () => connection.getBlockHeight("finalized"), catch: rpcError("getBlockHeight") }),
-              (height) => BigInt(height) <= lastValid
-            )
-        }),
-        Effect.suspend(() => transaction(window.txHash))
+    /** A final block's signatures and links, or none where the node does not have it (skipped, pruned, not final). */
+    const finalBlock = (slot: number) =>
+      Effect.tryPromise({ try: () => connection.getBlockSignatures(slot, "finalized"), catch: (cause) => cause }).pipe(
+        Effect.map(Option.some),
+        Effect.catchAll((cause) =>
+          cause instanceof SolanaJSONRPCError && (cause.code === -32004 || cause.code === -32007 || cause.code === -32009) ||
+            (cause instanceof Error && /not found/i.test(cause.message))
+            ? Effect.succeed(Option.none())
+            : Effect.fail(rpcError(`getBlock ${slot}`)(cause)))
       )
+    const heightOf = (slot: number) =>
+      Effect.tryPromise({
+        try: () => connection.getBlock(slot, { commitment: "finalized", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 }),
+        catch: rpcError(`getBlock ${slot}`)
+      }).pipe(
+        Effect.flatMap((block) => Schema.decodeUnknown(BlockHeight)(block)),
+        Effect.mapError((e) => (e._tag === "ChainRpcError" ? e : rpcError(`getBlock ${slot}`)(e)))
+      )
+
+    /**
+     * Past lastValidBlockHeight at the finalized commitment, its blockhash has expired for good; whether it
+     * landed is read from the final blocks themselves, not a signature lookup (a node with short ledger
+     * retention, or another node behind the URL, does not know it): from a final block past that height back,
+     * parent by parent (each one's hash checked against its child's link), to the block of the blockhash it
+     * was signed with — every block it could have landed in.
+     */
+    const landing = (window: LandingWindow) =>
+      Effect.gen(function*() {
+        if (Option.isNone(window.validUntil)) return LandingEvidence.Open()
+        const lastValid = Number(window.validUntil.value)
+        const recent = yield* Effect.try({ try: () => Transaction.from(Buffer.from(window.raw, "base64")).recentBlockhash, catch: rpcError("stored transaction") })
+        let slot: number = yield* Effect.tryPromise({ try: () => connection.getSlot("finalized"), catch: rpcError("getSlot") })
+        const finalHeight = (yield* heightOf(slot)).blockHeight
+        if (finalHeight === null || finalHeight <= lastValid) return LandingEvidence.Open()
+        let height: number = finalHeight
+        // a final block just past lastValidBlockHeight, so the walk back is short even long after the fact:
+        // no block at or after `slot - over` can be lower than the first past it (slots outnumber blocks)
+        for (let tries = 0; tries < 16 && height - lastValid > 16; tries++) {
+          const over: number = height - lastValid - 1
+          const produced: ReadonlyArray<number> = yield* Effect.tryPromise({ try: () => connection.getBlocks(slot - over, slot - 1, "finalized"), catch: rpcError("getBlocks") })
+          const first = produced[0]
+          if (first === undefined) break
+          const earlier: number | null = (yield* heightOf(first)).blockHeight
+          if (earlier === null || earlier <= lastValid) break
+          slot = first
+          height = earlier
+        }
+        const limit = height - lastValid + MAX_BLOCKHASH_AGE_BLOCKS + 150
+        let block = yield* finalBlock(slot)
+        for (let read = 0; ; read++) {
+          if (Option.isNone(block)) return LandingEvidence.Unproven({ reason: `final block ${slot}, within its validity window, cannot be read from the node` })
+          if (block.value.signatures.includes(window.txHash)) return LandingEvidence.Landed({ blockNumber: BigInt(slot) })
+          // nothing before the block of its blockhash can hold it (checked after: the devnet's own block may)
+          if (block.value.blockhash === recent) return LandingEvidence.NeverLanded({ blocks: read + 1 })
+          if (read >= limit) return LandingEvidence.Unproven({ reason: `its blockhash ${recent} is not among the ${read} final blocks before slot ${slot}` })
+          const child = block.value
+          slot = child.parentSlot
+          block = yield* finalBlock(slot)
+          if (Option.isSome(block) && block.value.blockhash !== child.previousBlockhash) {
+            return LandingEvidence.Unproven({ reason: `block ${slot} is not the parent its child names (nodes disagree on final blocks)` })
+          }
+        }
+      })
 
     /**
      * What the transfer costs whoever pays its fee: a signature each for the sender and a separate fee
@@ -253,5 +306,5 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         })
       })
 
-    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, canStillLand, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })

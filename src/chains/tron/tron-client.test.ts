@@ -160,5 +160,45 @@ describe("TRON client on the TRON devnet", () => {
         const [block] = yield* client.blocks(number, number)
         expect(block?.transfers.map((t) => [t.txHash, t.to, t.amount])).toContainEqual([hash, b, 3_000_000n])
       })))
+
+    // A lite node, or another node behind the same URL, knows no transaction by id ({}). Before, "expired" and
+    // "not found" read as "never landed": custody signed a second transfer while the first had landed.
+    it.effect("after its expiry, a transfer's fate is read from every block of its window, not from a lookup by id", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const [a, b] = [yield* addressOf(7), yield* addressOf(8)]
+        yield* call(devnet.url, "/devnet/fund", { address: a, currency: "TRX", amount: "200000000" })
+        yield* call(devnet.url, "/devnet/fund", { address: a, currency: "USDT", amount: "5000000" })
+        const missing = new Set<number>()
+        const proxy = yield* startNodeProxy(devnet.url, ({ path, body }) => {
+          if (path.endsWith("gettransactioninfobyid") || path.endsWith("gettransactionbyid")) return {}
+          const num = typeof body === "object" && body !== null && "num" in body ? body.num : undefined
+          return path.endsWith("getblockbynum") && typeof num === "number" && missing.has(num) ? {} : undefined
+        })
+        const pruned = yield* makeTronClient({ url: proxy.url, tokens: new Map([["USDT", devnet.tokens.USDT]]), confirmations: 3 })
+        const from = { family: "TRON" as const, account: 4, index: 7 }
+        const landed = yield* pruned.prepare({ from, to: b, currency: "USDT", amount: 2_000_000n })
+        yield* pruned.broadcast(landed.raw)
+        const settledLanded = yield* settled(client, landed.txHash)
+        // signed and never sent: it can never land
+        const lost = yield* pruned.prepare({ from, to: b, currency: "USDT", amount: 1_000_000n })
+        const windowOf = (signed: typeof landed) => ({ txHash: signed.txHash, from: signed.from, nonce: signed.nonce, validUntil: signed.validUntil, raw: signed.raw })
+        expect((yield* pruned.transaction(landed.txHash))._tag).toBe("None")
+        expect((yield* pruned.landing(windowOf(lost)))._tag).toBe("Open")
+
+        // the chain moves past both expirations, and the blocks past them become solid
+        for (let i = 0; i < 6; i++) devnet.ledger.produce(Date.now() + 61_000)
+        const found = yield* pruned.landing(windowOf(landed))
+        expect(found).toMatchObject({ _tag: "Landed", blockNumber: Option.getOrThrow(settledLanded.blockNumber) })
+        const never = yield* pruned.landing(windowOf(lost))
+        expect(never._tag).toBe("NeverLanded")
+        expect(never._tag === "NeverLanded" ? never.blocks : 0).toBeGreaterThan(0)
+        // a block of the window the node cannot give: no proof either way
+        missing.add(Number(Option.getOrThrow(settledLanded.blockNumber)))
+        const unproven = yield* pruned.landing(windowOf(lost))
+        expect(unproven._tag).toBe("Unproven")
+        expect(unproven._tag === "Unproven" ? unproven.reason : "").toMatch(/cannot be read/)
+        expect(yield* client.balance(b, "USDT")).toBe(2_000_000n)
+      })))
   })
 })

@@ -6,7 +6,7 @@ import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
-  landingVerdict,
+  LandingEvidence,
   type LandingWindow,
   type SignedTransfer,
   TransferRejected,
@@ -262,16 +262,50 @@ export const makeTronClient = (settings: TronSettings) =>
         return yield* new TransferRejected({ chain: "TRC20", message })
       })
 
-    // past its expiration by the solidified block's time: no node accepts it any more
-    const canStillLand = (window: LandingWindow) =>
-      landingVerdict(
-        Option.match(window.validUntil, {
-          onNone: () => Effect.succeed(true),
-          onSome: (expiration) =>
-            Effect.map(post("walletsolidity/getnowblock", {}, TronBlock), (b) => BigInt(b.block_header.raw_data.timestamp) <= expiration)
-        }),
-        Effect.suspend(() => transaction(window.txHash))
+    /** A block by number, or none where the node does not have it (`{}`: not produced yet, or pruned). */
+    const blockIfAny = (n: bigint): Effect.Effect<Option.Option<TronBlock>, ChainRpcError> =>
+      Effect.tryPromise({ try: () => tronWeb.fullNode.request<unknown>("wallet/getblockbynum", { num: Number(n) }, "post"), catch: rpcError("wallet/getblockbynum") }).pipe(
+        Effect.map((body) => Option.filter(Schema.decodeUnknownOption(TronBlock)(body), (b) => BigInt(b.block_header.raw_data.number) === n))
       )
+
+    /**
+     * Past its expiration by the solidified block's time, a transaction can no longer be included; whether it
+     * was is read from the blocks themselves, not from a lookup by id (a lite node prunes it, a node behind
+     * the same URL may not have it): from its reference block (found by the bytes and hash it carries)
+     * forward, each block's parent hash checked against the one before, to the first block at or past its
+     * expiration — every block it could have landed in.
+     */
+    const landing = (window: LandingWindow) =>
+      Effect.gen(function*() {
+        if (Option.isNone(window.validUntil)) return LandingEvidence.Open()
+        const expiration = window.validUntil.value
+        const solid = yield* post("walletsolidity/getnowblock", {}, TronBlock)
+        const solidNumber = BigInt(solid.block_header.raw_data.number)
+        if (BigInt(solid.block_header.raw_data.timestamp) < expiration) return LandingEvidence.Open()
+        const signed = yield* Schema.decodeUnknown(Schema.parseJson(TronTransaction))(window.raw).pipe(Effect.mapError(rpcError("stored transaction")))
+        const refLow = BigInt(Number.parseInt(signed.raw_data.ref_block_bytes, 16))
+        // the highest block at or below the solidified one with those low 16 bits whose id carries that hash
+        let reference: Option.Option<TronBlock> = Option.none()
+        for (let n = solidNumber - (((solidNumber - refLow) % 65536n) + 65536n) % 65536n, tries = 0; n >= 0n && tries < 4 && Option.isNone(reference); n -= 65536n, tries++) {
+          const block = yield* blockIfAny(n)
+          if (Option.isSome(block) && block.value.blockID.slice(16, 32) === signed.raw_data.ref_block_hash) reference = block
+        }
+        if (Option.isNone(reference)) {
+          return LandingEvidence.Unproven({ reason: `its reference block (…${signed.raw_data.ref_block_bytes}, ${signed.raw_data.ref_block_hash}) cannot be read from the node` })
+        }
+        let previous = reference.value
+        for (let n = BigInt(previous.block_header.raw_data.number) + 1n, read = 1; n <= solidNumber; n++, read++) {
+          const block = yield* blockIfAny(n)
+          if (Option.isNone(block)) return LandingEvidence.Unproven({ reason: `block ${n}, within its validity window, cannot be read from the node` })
+          if (block.value.block_header.raw_data.parentHash !== previous.blockID) {
+            return LandingEvidence.Unproven({ reason: `block ${n} does not follow block ${n - 1n} as read (nodes disagree on final blocks)` })
+          }
+          if (block.value.transactions.some((t) => t.txID === window.txHash)) return LandingEvidence.Landed({ blockNumber: n })
+          if (BigInt(block.value.block_header.raw_data.timestamp) >= expiration) return LandingEvidence.NeverLanded({ blocks: read })
+          previous = block.value
+        }
+        return LandingEvidence.Unproven({ reason: `no block up to the solidified ${solidNumber} is past its expiration as read` })
+      })
 
     const feeEstimate = (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint }) =>
       Effect.gen(function*() {
@@ -307,5 +341,5 @@ export const makeTronClient = (settings: TronSettings) =>
         return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0, fee: Option.none<bigint>() })
       })
 
-    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, canStillLand, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })

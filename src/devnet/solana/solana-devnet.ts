@@ -568,15 +568,17 @@ export const startSolanaDevnet = (options: {
           if (block === undefined || slot > chain.confirmed) throw new RpcFailure(-32004, `Block not available for slot ${slot}`)
           if (commitmentOf(second) === "finalized" && slot > chain.finalized) throw new RpcFailure(-32004, `Block not available for slot ${slot}`)
           const details = typeof second === "object" && second !== null && "transactionDetails" in second ? second.transactionDetails : "full"
-          return {
+          const header = {
             blockhash: block.blockhash,
             previousBlockhash: block.previousBlockhash,
             parentSlot: block.parentSlot,
             blockTime: block.blockTime,
-            blockHeight: block.slot,
-            transactions: block.txs.map((tx) => (details === "accounts" ? renderAccountsOnly(tx) : renderTx(tx))),
-            rewards: []
+            blockHeight: block.slot
           }
+          // like a real node: "signatures" lists the first signature of each transaction, "none" leaves them out
+          if (details === "signatures") return { ...header, signatures: block.txs.map((tx) => tx.signature) }
+          if (details === "none") return header
+          return { ...header, transactions: block.txs.map((tx) => (details === "accounts" ? renderAccountsOnly(tx) : renderTx(tx))), rewards: [] }
         }
         case "getTransaction": {
           const found = chain.signatures.get(String(first))
