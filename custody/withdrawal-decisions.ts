@@ -13,9 +13,11 @@ import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, WithdrawalStore } from "./withdrawal-store.js"
 
 /**
- * Who decides, for the record. A console user is known by id; an operator's `--by` name that is the login
- * of one of the withdrawal merchant's console users acts as that user (role and all); any other operator
- * name is the operator's own approval, of which at most one counts towards a quorum.
+ * Who decides, for the record. A console user is known by id, from their own authenticated console
+ * session only. An operator (the CLI on the service's host) decides as the operator, named by `--by` and
+ * audited as such, never as a console user: at most one operator approval counts towards a quorum, and a
+ * `--by` that is the login of one of the merchant's console users is refused (that person approves in
+ * the console, where their session proves who they are).
  */
 export interface Decider {
   readonly kind: "console_user" | "operator" | "policy" | "service"
@@ -51,14 +53,19 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
 
     /** The console user a decider is, if any, with what the policy needs to know of them. */
     const consoleUser = (decider: Decider, merchantId: string) =>
-      decider.kind !== "console_user" && decider.kind !== "operator"
+      decider.kind !== "console_user"
         ? Effect.succeed(Option.none<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>())
         : Effect.map(
           sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
-            SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE merchant_id = ${merchantId}
-              AND ${decider.kind === "console_user" ? sql`id = ${decider.userId ?? ""}` : sql`login_name = ${decider.by.trim().toLowerCase()}`}`,
+            SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE merchant_id = ${merchantId} AND id = ${decider.userId ?? ""}`,
           (rows) => Option.fromNullable(rows[0])
         )
+
+    /** An operator's name that is one of the merchant's console users' logins (it would read as that person's). */
+    const operatorPosingAsUser = (decider: Decider, merchantId: string) =>
+      decider.kind !== "operator"
+        ? Effect.succeed(false)
+        : Effect.map(sql`SELECT 1 FROM console_users WHERE merchant_id = ${merchantId} AND login_name = ${decider.by.trim().toLowerCase()}`, (rows) => rows.length > 0)
 
     const auditActor = (decider: Decider, user: Option.Option<{ readonly login_name: string }>): AuditActor =>
       Option.isSome(user)
@@ -80,6 +87,11 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
         const withdrawal = row.value
         if (withdrawal.status !== "PENDING") return yield* new ConflictError({ error: `withdrawal ${id} is ${withdrawal.status}: only a PENDING withdrawal can be ${decision.toLowerCase()}` })
         const user = yield* consoleUser(decider, withdrawal.merchant_id)
+        if (yield* operatorPosingAsUser(decider, withdrawal.merchant_id)) {
+          return yield* new ForbiddenError({
+            error: `${decider.by} is a console user of this merchant: the operator CLI decides as the operator, under the operator's own name; ${decider.by} decides in the console`
+          })
+        }
         if (decider.kind === "console_user" && Option.isNone(user)) return yield* new ForbiddenError({ error: "this console user is not one of the merchant's" })
         if (Option.isSome(user)) {
           const who = user.value
@@ -94,13 +106,19 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
             if (who.approver_from !== null && who.approver_from > now) {
               return yield* new ForbiddenError({ error: `${who.login_name}'s approvals count from ${who.approver_from.toISOString()} (a new user waits for the cooling-off)` })
             }
-            if (withdrawal.created_by_user_id === who.id) return yield* new ForbiddenError({ error: `${who.login_name} created withdrawal ${id} in the console: someone else must approve it` })
+            if (withdrawal.created_by_user_id === who.id) {
+              return yield* new ForbiddenError({ error: `${who.login_name} requested withdrawal ${id} (in the console, or with an API key they minted): someone else must approve it` })
+            }
             if (withdrawal.approvals.some((a) => a.approver_kind === "console_user" && a.approved_by === who.login_name)) {
               return yield* new ConflictError({ error: `${who.login_name} has already approved withdrawal ${id}: the same person counts once` })
             }
           } else if (withdrawal.approvals.some((a) => a.approver_kind !== "console_user")) {
             return yield* new ConflictError({ error: `withdrawal ${id} already has an operator or policy approval; at most one counts: the rest of the quorum must come from console users` })
           }
+          // the policy in force now, not the one of its creation: an address removed or a limit tightened since refuses
+          yield* policy.admit(withdrawal.merchant_id, { id, chain: withdrawal.chain, currency: withdrawal.currency, toAddress: withdrawal.to_address, amount: withdrawal.amount }).pipe(
+            Effect.mapError((refused) => new ForbiddenError({ error: `the withdrawal policy in force now refuses approving ${id}: ${refused.error}` }))
+          )
           yield* sql`INSERT INTO withdrawal_approvals ${sql.insert({
             withdrawal_id: id,
             approver_kind: Option.isSome(user) ? "console_user" : decider.kind === "policy" ? "policy" : "operator",

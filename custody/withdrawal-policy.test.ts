@@ -6,14 +6,15 @@ import { Effect, Either, Option, Redacted } from "effect"
 import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
 import { AppConfig } from "../src/config.js"
 import { ConsoleAccounts } from "../src/console/console-accounts.js"
-import { ConsoleUsers } from "../src/console/console-users.js"
 import { ledgerBalances, merchantWithFunds } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
+import { asUser, member } from "../test/console-members.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { ClockControl } from "../test/policy-clock.js"
 import { processWorkDir, runToExit } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { ApiKeys } from "../src/merchants/api-keys.js"
 import { AddressBook } from "./address-book.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
@@ -30,18 +31,6 @@ const withdraw = (apiKey: string, amount: string, to = RECIPIENT) => post(apiKey
 const setPolicy = (merchantId: string, settings: Record<string, string | null>) =>
   Effect.flatMap(WithdrawalPolicy, (p) => p.change(merchantId, Object.entries(settings).map(([setting, value]) => ({ setting, value })), OPERATOR))
 
-/** A console user of the merchant with a role, through the real invite flow; their id. */
-const member = (merchantId: string, login: string, role: string) =>
-  Effect.gen(function*() {
-    const users = yield* ConsoleUsers
-    const sql = yield* SqlClient.SqlClient
-    const invite = yield* users.invite(merchantId, { loginName: login, role }, OPERATOR)
-    yield* users.accept(new URL(invite.url).searchParams.get("token") ?? "", "Correct-Horse-Battery-9", "127.0.0.1", "test")
-    const [user] = yield* sql<{ id: string }>`SELECT id FROM console_users WHERE login_name = ${login}`
-    return user?.id ?? ""
-  })
-
-const asUser = (userId: string, login: string) => ({ kind: "console_user", by: login, userId, from: "127.0.0.1", userAgent: "test" }) as const
 const actions = (merchantId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(sql<{ action: string }>`SELECT action FROM audit_log WHERE merchant_id = ${merchantId} ORDER BY id`, (rows) => rows.map((r) => r.action)))
@@ -157,7 +146,8 @@ describe("withdrawal policy", () => {
         const done = asRecord((yield* eventually(get(apiKey, `/v1/withdrawals/${id}`), (r) => ["COMPLETED", "FAILED"].includes(String(asRecord(r.body).status)), 90_000)).body)
         expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
 
-        // created in the console by carol: carol cannot approve it; an operator approval counts once; alice's name on the CLI acts as alice
+        // created in the console by carol: carol cannot approve it; an operator approval counts once, whatever
+        // name it gives; the CLI never approves as a console user (three --by calls once met a quorum of three)
         const own = yield* withdrawals.create(merchantId, { chain: "TRC20", currency: "USDT", amount: "50", to_address: RECIPIENT }, Option.none(),
           { actor: { kind: "console_user", name: "carol-q", from: "127.0.0.1" }, consoleUserId: carol })
         const initiator = yield* Effect.either(decisions.decide(own.withdrawal_id, "APPROVED", asUser(carol, "carol-q")))
@@ -165,9 +155,11 @@ describe("withdrawal policy", () => {
         expect((yield* decisions.decide(own.withdrawal_id, "APPROVED", { kind: "operator", by: "ops", from: "cli@test" })).approvals).toHaveLength(1)
         const secondOperator = yield* Effect.either(decisions.decide(own.withdrawal_id, "APPROVED", { kind: "operator", by: "ops2", from: "cli@test" }))
         expect(Either.isLeft(secondOperator) && secondOperator.left._tag).toBe("Conflict")
-        const viaCli = yield* decisions.decide(own.withdrawal_id, "APPROVED", { kind: "operator", by: "alice-q", from: "cli@test" })
-        expect(viaCli.status).toBe("APPROVED")
-        expect(viaCli.approvals.map((a) => [a.approved_by, a.approver_kind])).toEqual([["ops", "operator"], ["alice-q", "console_user"]])
+        const posing = yield* Effect.either(decisions.decide(own.withdrawal_id, "APPROVED", { kind: "operator", by: "alice-q", from: "cli@test" }))
+        expect(Either.isLeft(posing) && posing.left._tag === "Forbidden" && posing.left.error).toContain("alice-q is a console user of this merchant: the operator CLI decides as the operator")
+        const viaConsole = yield* decisions.decide(own.withdrawal_id, "APPROVED", asUser(alice, "alice-q"))
+        expect(viaConsole.status).toBe("APPROVED")
+        expect(viaConsole.approvals.map((a) => [a.approved_by, a.approver_kind])).toEqual([["ops", "operator"], ["alice-q", "console_user"]])
 
         // above 500: three; one rejection rejects
         const large = asRecord((yield* withdraw(apiKey, "600")).body)
@@ -177,6 +169,64 @@ describe("withdrawal policy", () => {
         expect(rejected.status).toBe("REJECTED")
         const trail = yield* actions(merchantId)
         expect(trail).toEqual(expect.arrayContaining(["user.invited", "user.joined", "withdrawal.approved", "withdrawal.rejected", "withdrawal.created"]))
+      }))
+
+    // the review's finding: admitted at creation only, a withdrawal pending to an address since removed, or
+    // above a limit since tightened, was approved and sent
+    it.effect("approval re-checks the policy in force: an address removed or a limit tightened since creation refuses it (403, still PENDING, nothing recorded)", () =>
+      Effect.gen(function*() {
+        const book = yield* AddressBook
+        const decisions = yield* WithdrawalDecisions
+        const clock = yield* ClockControl
+        const sql = yield* SqlClient.SqlClient
+        const { apiKey, merchantId } = yield* merchantWithFunds("TRC20", "USDT", "1000")
+        yield* setPolicy(merchantId, { address_book: "on" })
+        const entry = yield* book.add(merchantId, { chain: "TRC20", address: RECIPIENT, label: "treasury" }, OPERATOR)
+        yield* clock.advance("25 hours")
+        const created = asRecord((yield* withdraw(apiKey, "100")).body)
+        expect(created.status).toBe("PENDING")
+        const id = String(created.withdrawal_id)
+        const approve = decisions.decide(id, "APPROVED", { kind: "operator", by: "ops", from: "cli@test" })
+
+        yield* book.remove(merchantId, entry.id, OPERATOR)
+        const removed = yield* Effect.either(approve)
+        expect(Either.isLeft(removed) && removed.left._tag === "Forbidden" && removed.left.error).toContain(`the withdrawal policy in force now refuses approving ${id}: ${RECIPIENT} is not in this merchant's withdrawal address book`)
+
+        yield* book.add(merchantId, { chain: "TRC20", address: RECIPIENT, label: "treasury again" }, OPERATOR)
+        yield* clock.advance("25 hours")
+        yield* setPolicy(merchantId, { "per_tx:TRC20-USDT": "10" })
+        const limited = yield* Effect.either(approve)
+        expect(Either.isLeft(limited) && limited.left._tag === "Forbidden" && limited.left.error).toContain("passes the per-withdrawal limit of 10 USDT on TRC20")
+        expect(asRecord((yield* get(apiKey, `/v1/withdrawals/${id}`)).body)).toMatchObject({ status: "PENDING", approvals: [] })
+        expect(yield* sql`SELECT 1 FROM withdrawal_approvals WHERE withdrawal_id = ${id}`).toHaveLength(0)
+        expect(yield* sql`SELECT 1 FROM custody_operations WHERE withdrawal_id = ${id}`).toHaveLength(0)
+
+        // loosened again (after its cooling-off): approved
+        yield* setPolicy(merchantId, { "per_tx:TRC20-USDT": "off" })
+        yield* clock.advance("25 hours")
+        expect((yield* approve).status).toBe("APPROVED")
+        expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toMatchObject({ available: "900", locked: "100" })
+      }))
+
+    // the review's finding: an admin minted a key (no password asked), created a withdrawal through the API
+    // and approved it alone; the "someone else approves" rule held only for withdrawals made in the console
+    it.effect("a key minted by a console user requests as that user: its withdrawals need someone else's approval", () =>
+      Effect.gen(function*() {
+        const keys = yield* ApiKeys
+        const decisions = yield* WithdrawalDecisions
+        const clock = yield* ClockControl
+        const { merchantId } = yield* merchantWithFunds("TRC20", "USDT", "1000")
+        const carol = yield* member(merchantId, "carol-k", "admin")
+        const alice = yield* member(merchantId, "alice-k", "approver")
+        yield* clock.advance("25 hours")
+        const minted = yield* keys.issue(merchantId, ["read", "withdrawals"], "payouts", { kind: "console_user", name: "carol-k", from: "127.0.0.1" }, carol)
+        const created = asRecord((yield* withdraw(Redacted.value(minted.key), "10")).body)
+        expect(created.status).toBe("PENDING")
+        const id = String(created.withdrawal_id)
+        const alone = yield* Effect.either(decisions.decide(id, "APPROVED", asUser(carol, "carol-k")))
+        expect(Either.isLeft(alone) && alone.left._tag === "Forbidden" && alone.left.error).toContain("carol-k requested withdrawal")
+        expect(Either.isLeft(alone) && alone.left._tag === "Forbidden" && alone.left.error).toContain("someone else must approve it")
+        expect((yield* decisions.decide(id, "APPROVED", asUser(alice, "alice-k"))).status).toBe("APPROVED")
       }))
 
     it.effect("loosening waits for the cooling-off (pending, cancellable), tightening is at once and reaches pending withdrawals", () =>

@@ -333,9 +333,11 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
      * A new withdrawal against the policy, inside the transaction that locks its funds (after the merchant's
      * balance row is locked, so concurrent creations count each other): the address book, the limit per
      * withdrawal and per rolling 24 h. Returns the approvals it needs and the time it was admitted at (the
-     * window counts by it); a refusal is 403 and rolls back.
+     * window counts by it); a refusal is 403 and rolls back. Run again at each approval, for the pending
+     * withdrawal `w.id` (left out of the 24 h total it is checked against): the policy in force when it is
+     * approved rules, not the one of its creation — an address removed since, a limit tightened since, refuse.
      */
-    const admit = Effect.fn("WithdrawalPolicy.admit")(function*(merchantId: string, w: { readonly chain: Chain; readonly currency: string; readonly toAddress: string; readonly amount: string }) {
+    const admit = Effect.fn("WithdrawalPolicy.admit")(function*(merchantId: string, w: { readonly id?: string; readonly chain: Chain; readonly currency: string; readonly toAddress: string; readonly amount: string }) {
       const now = yield* clock.now
       const policy = yield* load(merchantId, now)
       const asset = `${w.chain}-${w.currency}`
@@ -361,7 +363,8 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
         const [used] = yield* Effect.orDie(sql<{ total: string }>`
           SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
           WHERE merchant_id = ${merchantId} AND chain = ${w.chain} AND currency = ${w.currency}
-            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED') AND admitted_at > ${new Date(now.getTime() - 86_400_000)}`)
+            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED') AND admitted_at > ${new Date(now.getTime() - 86_400_000)}
+            AND id <> ${w.id ?? ""}`)
         const total = new MoneyDecimal(used?.total ?? "0")
         if (total.plus(amount).greaterThan(perDay)) {
           const left = MoneyDecimal.max(perDay.minus(total), 0)

@@ -22,7 +22,8 @@ const option = (args: ReadonlyArray<string>, name: string) => {
 
 /**
  * `npm run withdrawals`: the operator's view of withdrawals and the human decision on them. Every decision
- * is recorded with who made it (`--by`: a console user's login acts as that user) and from where (this host).
+ * is recorded as the operator's (`--by` names the operator; a console user's login is refused: console
+ * users decide in the console) and from where (this host). At most one operator approval counts per quorum.
  * An approved withdrawal is handed to the main wallet's actor by the running service within seconds.
  */
 const main = Effect.gen(function*() {
@@ -61,7 +62,7 @@ const main = Effect.gen(function*() {
     if (id === undefined || by === undefined || by.startsWith("--")) return yield* new OperatorError({ message: USAGE })
     if (command === "reject" && reason === undefined) return yield* new OperatorError({ message: "a rejection needs --reason" })
     const decision = command === "approve" ? "APPROVED" : command === "reject" ? "REJECTED" : "CANCELLED"
-    // a --by that is the login of one of the merchant's console users acts as that user (role, quorum and all)
+    // always the operator's own decision: never recorded as a console user's
     const withdrawal = yield* decisions.decide(id, decision, { kind: "operator", by, from: `cli@${os.hostname()}`, reason }).pipe(
       Effect.catchTags({
         NotFound: (e) => new OperatorError({ message: e.error }),

@@ -69,11 +69,14 @@ ${portfolio.assets.flatMap((a) => a.networks.map((n) => `<tr><td>${escape(a.curr
 </tbody></table>
 <p class="hint">Total value ${escape(portfolio.totals.value_usdt)} USDT (${escape(portfolio.price_source)}), ${portfolio.totals.unpriced_asset_count} unpriced.</p>`, session)
 
+/** Password (and the TOTP code once enrolled) asked again before a change that matters. */
+export const confirmFields = (session: { readonly totp: boolean }) => `<label>Your password <input type="password" name="password" autocomplete="current-password" required></label>
+${session.totp ? `<label>Authenticator code <input name="code" inputmode="numeric" autocomplete="one-time-code" required></label>` : ""}`
+
 const decisionForms = (w: Withdrawal, csrf: string, totp: boolean) => `
 <form method="post" action="/console/withdrawals/${escape(w.withdrawal_id)}/approve" class="approve">
 <input type="hidden" name="csrf" value="${escape(csrf)}">
-<label>Your password <input type="password" name="password" autocomplete="current-password" required></label>
-${totp ? `<label>Authenticator code <input name="code" inputmode="numeric" autocomplete="one-time-code" required></label>` : ""}
+${confirmFields({ totp })}
 <button type="submit">Approve</button></form>
 <form method="post" action="/console/withdrawals/${escape(w.withdrawal_id)}/reject" class="reject">
 <input type="hidden" name="csrf" value="${escape(csrf)}">
@@ -160,7 +163,7 @@ ${keys.map((k) => `<tr><td><code>${escape(k.key_prefix)}…</code></td><td>${esc
 <label>Label <input name="label" required></label>
 <fieldset><legend>Scopes (give a key only what it needs; a key without <em>wallet</em> cannot sweep)</legend>
 ${SCOPES.map((scope) => `<label class="check"><input type="checkbox" name="scope" value="${scope}"${scope === "wallet" || scope === "withdrawals" ? "" : " checked"}> ${scope}</label>`).join("")}
-</fieldset><button type="submit">Create key</button></form>
+</fieldset>${confirmFields(session)}<button type="submit">Create key</button></form>
 <h2>Webhook secret</h2>
 <form method="post" action="/console/webhook-secret" class="rotate">${hidden(session.csrfToken)}
 <p class="hint">A new secret signs every delivery from now on; update your receiver first.</p><button type="submit">Rotate the webhook secret</button></form>`, session)
@@ -212,7 +215,7 @@ ${session.totp
   : offer === undefined ? "" : `<p>Add a second factor: scan this with an authenticator app (or type the key), then enter the code it shows.</p>
 <div class="qr">${offer.qrSvg}</div><p>Key: <code id="totp-secret">${escape(offer.secret)}</code></p>
 <form method="post" action="/console/security/totp" class="totp">${hidden(session.csrfToken)}<input type="hidden" name="secret" value="${escape(offer.secret)}">
-<label>Code <input name="code" inputmode="numeric" autocomplete="one-time-code" required></label><button type="submit">Turn on</button></form>`}`, session)
+<label>Code <input name="code" inputmode="numeric" autocomplete="one-time-code" required></label>${confirmFields({ totp: false })}<button type="submit">Turn on</button></form>`}`, session)
 
 export const CONSOLE_CSS = `
 *{box-sizing:border-box}

@@ -14,7 +14,8 @@ import { ConsoleUsers } from "../../src/console/console-users.js"
 import { CreateWithdrawalRequest } from "../../src/domain/withdrawal.js"
 import { PolicyClock } from "../../src/policy-clock.js"
 import { AppConfig } from "../../src/config.js"
-import { ConsoleAccounts, ConsoleRefusal, type ConsoleSession } from "../../src/console/console-accounts.js"
+import { ConsoleAccounts, type ConsoleSession } from "../../src/console/console-accounts.js"
+import { ConsoleRefusal } from "../../src/console/console-refusal.js"
 import { newTotpSecret, totpUri } from "../../src/console/totp.js"
 import QRCode from "qrcode"
 import { AssetCatalog } from "../../src/assets/asset-catalog.js"
@@ -96,6 +97,11 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         kind: "console_user", name: session.loginName, from: Option.getOrElse(request.remoteAddress, () => "unknown"), userAgent: request.headers["user-agent"] ?? ""
       }))
 
+    /** The password (and TOTP code) asked again on this form, counted against this request's address. */
+    const reconfirm = (session: ConsoleSession, field: (name: string) => string, done?: string) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        accounts.confirmPassword(session.userId, field("password"), field("code"), Option.getOrElse(request.remoteAddress, () => "unknown"), done))
+
     const withCookie = (response: HttpServerResponse.HttpServerResponse, value: string, maxAgeSeconds: number) =>
       HttpServerResponse.unsafeSetCookie(response, COOKIE, value, { httpOnly: true, sameSite: "strict", secure, path: "/console", maxAge: `${maxAgeSeconds} seconds` })
 
@@ -132,7 +138,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         Effect.gen(function*() {
           const { id } = yield* HttpRouter.schemaPathParams(IdPath).pipe(Effect.orDie)
           const actor = yield* actorOf(session)
-          if (decision === "APPROVED") yield* accounts.confirmPassword(session.userId, field("password"), field("code"))
+          if (decision === "APPROVED") yield* reconfirm(session, field)
           if (decision === "REJECTED" && field("reason").trim() === "") {
             return yield* withdrawalsView(session, "A rejection needs a reason.", 400)
           }
@@ -256,7 +262,10 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         const scopes = UrlParams.getAll(params, "scope").filter((scope) => ALL_SCOPES.some((known) => known === scope))
         if (scopes.length === 0) return yield* keysView(session, undefined, "Choose at least one scope.", 400)
         const label = field("label").trim() === "" ? "console" : field("label").trim().slice(0, 80)
-        const issued = yield* keys.issue(session.merchantId, scopes, label, yield* actorOf(session))
+        // a key acts for the merchant without a password: minting one asks for it, and the key remembers its minter
+        const confirmed = yield* Effect.either(reconfirm(session, field, "created"))
+        if (confirmed._tag === "Left") return yield* keysView(session, undefined, confirmed.left.message, confirmed.left.status)
+        const issued = yield* keys.issue(session.merchantId, scopes, label, yield* actorOf(session), session.userId)
         yield* Effect.logInfo(`console: ${session.loginName} created API key ${issued.id} (${scopes.join(", ")})`)
         return yield* keysView(session, { what: `Your new API key "${label}" (${scopes.join(", ")})`, value: Redacted.value(issued.key) })
       })))
@@ -314,7 +323,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
       })
     yield* router.get("/console/security", signedIn((session) => securityView(session)))
     yield* router.post("/console/security/totp", signedForm((session, field) =>
-      Effect.flatMap(actorOf(session), (actor) => accounts.enrollTotp(session, field("secret"), field("code"), actor.from ?? "")).pipe(
+      Effect.flatMap(actorOf(session), (actor) => accounts.enrollTotp(session, field("secret"), field("code"), field("password"), actor.from ?? "unknown")).pipe(
         Effect.flatMap(() => Effect.logInfo(`console: ${session.loginName} turned on TOTP`)),
         Effect.as(html(securityPage({ ...session, totp: true }, undefined, "The second factor is on."))),
         Effect.catchTag("ConsoleRefusal", (refusal) => securityView(session, refusal.message, refusal.status))
@@ -335,7 +344,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
     yield* router.get("/console/address-book", signedIn((session) => addressBookView(session)))
     yield* router.post("/console/address-book", signedForm((session, field) =>
       allowed(session, "manage", Effect.gen(function*() {
-        yield* accounts.confirmPassword(session.userId, field("password"), field("code"), "added")
+        yield* reconfirm(session, field, "added")
         const entry = yield* addressBook.add(session.merchantId, { chain: field("chain"), address: field("address"), label: field("label") }, yield* actorOf(session))
         return yield* addressBookView(session, `${entry.address} is added; usable from ${entry.usable_from}.`)
       }).pipe(Effect.catchTags({
@@ -346,7 +355,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
     yield* router.post("/console/address-book/:id/remove", signedForm((session, field) =>
       allowed(session, "manage", Effect.gen(function*() {
         const { id } = yield* HttpRouter.schemaPathParams(IdPath).pipe(Effect.orDie)
-        yield* accounts.confirmPassword(session.userId, field("password"), field("code"), "removed")
+        yield* reconfirm(session, field, "removed")
         yield* addressBook.remove(session.merchantId, id, yield* actorOf(session))
         return yield* addressBookView(session, "The entry is removed: no withdrawal can go there now.")
       }).pipe(Effect.catchTags({
@@ -366,7 +375,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
     yield* router.get("/console/policy", signedIn((session) => policyView(session)))
     yield* router.post("/console/policy", signedForm((session, field) =>
       allowed(session, "manage", Effect.gen(function*() {
-        yield* accounts.confirmPassword(session.userId, field("password"), field("code"), "changed")
+        yield* reconfirm(session, field, "changed")
         const asset = field("asset")
         const requests = [
           ...["address_book", "cooling_off", "quorum"].map((setting) => ({ setting, value: field(setting).trim() })),

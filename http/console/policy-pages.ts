@@ -5,13 +5,9 @@ import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { can } from "../../src/console/console-roles.js"
 import type { ConsoleInvite, ConsoleUser } from "../../src/console/console-users.js"
 import type { WithdrawalAddress } from "../../src/domain/withdrawal-address.js"
-import { escape, hidden, newAccountForm, notice, page } from "./console-pages.js"
+import { confirmFields, escape, hidden, newAccountForm, notice, page } from "./console-pages.js"
 
 /** The console's pages for the withdrawal policy, the address book, the people and the audit log. */
-
-/** Password (and the TOTP code once enrolled) asked again before a change that matters. */
-const confirmFields = (session: ConsoleSession) => `<label>Your password <input type="password" name="password" autocomplete="current-password" required></label>
-${session.totp ? `<label>Authenticator code <input name="code" inputmode="numeric" autocomplete="one-time-code" required></label>` : ""}`
 
 const when = (date: Date) => escape(date.toISOString().replace(".000Z", "Z"))
 

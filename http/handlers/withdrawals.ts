@@ -19,7 +19,10 @@ export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals",
         Effect.gen(function*() {
           const principal = yield* requireScope("withdrawals", "a withdrawal")
           const key = Option.fromNullable(headers["x-service-idempotency-key"])
-          const withdrawal = yield* withdrawals.create(principal.merchantId, payload, key, { actor: { kind: "api_key", name: principal.apiKeyId } })
+          const withdrawal = yield* withdrawals.create(principal.merchantId, payload, key, {
+            // a key minted in the console requests as its minter: that person cannot approve it too
+            actor: { kind: "api_key", name: principal.apiKeyId }, consoleUserId: principal.mintedByUserId ?? undefined
+          })
           return yield* HttpServerResponse.schemaJson(Withdrawal)(withdrawal, { status: 201 }).pipe(Effect.orDie)
         }))
       .handle("get", ({ path }) => Effect.flatMap(CurrentMerchant, (p) => withdrawals.get(p.merchantId, path.withdrawal_id)))

@@ -16,6 +16,7 @@ export const SERVICE_ACTOR: AuditActor = { kind: "service", name: "facet" }
 export const AuditAction = Schema.Literal(
   "console.login",
   "console.login_failed",
+  "console.reconfirm_failed",
   "api_key.created",
   "api_key.revoked",
   "webhook_secret.rotated",

@@ -1,17 +1,13 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AuditLog } from "../audit/audit-log.js"
 import { SecretBox } from "../keys/secret-box.js"
 import { newId } from "../ids.js"
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js"
-import { verifyTotp } from "./totp.js"
-
-/** A console request refused, with the page status it gets and a sentence for the human. */
-export class ConsoleRefusal extends Schema.TaggedError<ConsoleRefusal>()("ConsoleRefusal", {
-  status: Schema.Number,
-  message: Schema.String
-}) {}
+import { ConsoleRefusal } from "./console-refusal.js"
+import { SignInThrottle } from "./sign-in-throttle.js"
+import { totpStep } from "./totp.js"
 
 export interface ConsoleSession {
   readonly userId: string
@@ -29,9 +25,6 @@ const token = () => randomBytes(32).toString("base64url")
 /** Session lifetimes: idle and absolute (a session never outlives 12 hours, however busy). */
 const IDLE_MINUTES = 30
 const ABSOLUTE_HOURS = 12
-/** Failed logins tolerated in 15 minutes, per login name and per client address. */
-const MAX_FAILURES_PER_NAME = 5
-const MAX_FAILURES_PER_ADDRESS = 20
 
 export const LOGIN_NAME = /^[a-z0-9][a-z0-9._-]{2,63}$/
 
@@ -46,6 +39,20 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
     const audit = yield* AuditLog
     // TOTP seeds are stored sealed (a database dump shows none)
     const box = yield* SecretBox
+    const throttle = yield* SignInThrottle
+
+    /**
+     * A TOTP code for the user: right for a time step later than the last one accepted, which it then
+     * becomes (in one statement, so two requests with the same code cannot both pass).
+     */
+    const acceptTotp = (userId: string, sealedSecret: string, code: string) =>
+      Effect.gen(function*() {
+        const step = totpStep(box.open(sealedSecret), code)
+        if (step === undefined) return false
+        const taken = yield* Effect.orDie(sql`
+          UPDATE console_users SET totp_last_step = ${step} WHERE id = ${userId} AND (totp_last_step IS NULL OR totp_last_step < ${step}) RETURNING id`)
+        return taken.length > 0
+      })
 
     const handoff = (consoleToken: string, lock: boolean) =>
       Effect.map(
@@ -104,27 +111,19 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       })).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
-    const recentFailures = (loginName: string, address: string) =>
-      Effect.map(
-        sql<{ by_name: number; by_address: number }>`
-          SELECT (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - interval '15 minutes') AS by_name,
-                 (SELECT count(*)::int FROM console_login_failures WHERE address = ${address} AND at > now() - interval '15 minutes') AS by_address`,
-        (rows) => rows[0] ?? { by_name: 0, by_address: 0 }
-      )
-
-    /** Password login; after too many failures for the name or the address, refused for a while. */
+    /**
+     * Password login, throttled per address and per account (SignInThrottle: a stranger's failures slow an
+     * account down, never lock its owner out); a TOTP code is accepted once.
+     */
     const login = Effect.fn("ConsoleAccounts.login")(function*(loginName: string, password: string, address: string, code: string, userAgent: string) {
       const name = loginName.trim().toLowerCase()
-      const failures = yield* Effect.orDie(recentFailures(name, address))
-      if (failures.by_name >= MAX_FAILURES_PER_NAME || failures.by_address >= MAX_FAILURES_PER_ADDRESS) {
-        return yield* new ConsoleRefusal({ status: 429, message: "Too many failed logins. Wait 15 minutes and try again." })
-      }
+      yield* throttle.gate(name, address)
       const [user] = yield* Effect.orDie(sql<{ id: string; merchant_id: string; password_hash: string; totp_secret: string | null }>`
         SELECT id, merchant_id, password_hash, totp_secret FROM console_users WHERE login_name = ${name} AND removed_at IS NULL`)
       const actor = { kind: "console_user", name, from: address, userAgent } as const
       const failed = (why: string) =>
         Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO console_login_failures (login_name, address) VALUES (${name}, ${address})`
+          yield* throttle.failed(name, address, "login")
           yield* audit.record(user?.merchant_id ?? null, actor, "console.login_failed", user?.id ?? "", why)
         })))
       // a missing account costs the same as a wrong password, and looks the same
@@ -133,9 +132,9 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
         yield* failed(user === undefined ? "no such login" : "wrong password")
         return yield* new ConsoleRefusal({ status: 401, message: "Wrong login name or password." })
       }
-      if (user.totp_secret !== null && !verifyTotp(box.open(user.totp_secret), code)) {
-        yield* failed("wrong or missing authenticator code")
-        return yield* new ConsoleRefusal({ status: 401, message: "The 6-digit code from your authenticator app is missing or wrong." })
+      if (user.totp_secret !== null && !(yield* acceptTotp(user.id, user.totp_secret, code))) {
+        yield* failed("wrong, missing or already used authenticator code")
+        return yield* new ConsoleRefusal({ status: 401, message: "The 6-digit code from your authenticator app is missing, wrong or already used: wait for the next one." })
       }
       return yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
         yield* audit.record(user.merchant_id, actor, "console.login", user.id)
@@ -162,30 +161,50 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       yield* Effect.orDie(sql`UPDATE console_sessions SET ended_at = now() WHERE id_hash = ${sha256(cookie)}`)
     })
 
-    /** The password (and the TOTP code, once enrolled) asked again before an approval or a change to the address book or policy. */
-    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function*(userId: string, password: string, code: string, done = "approved") {
-      const [user] = yield* Effect.orDie(sql<{ password_hash: string; totp_secret: string | null }>`SELECT password_hash, totp_secret FROM console_users WHERE id = ${userId}`)
-      const ok = user !== undefined && (yield* verifyPassword(password, user.password_hash))
-      if (!ok) return yield* new ConsoleRefusal({ status: 403, message: `The password is not right: nothing was ${done}.` })
-      if (user.totp_secret !== null && !verifyTotp(box.open(user.totp_secret), code)) {
-        return yield* new ConsoleRefusal({ status: 403, message: `The 6-digit code is missing or wrong: nothing was ${done}.` })
+    /**
+     * The password (and the TOTP code, once enrolled) asked again before an approval, a change to the
+     * address book or the policy, a new API key: failures count with failed logins and are throttled the same
+     * way (a session proves who asks, not that they know the password).
+     */
+    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function*(userId: string, password: string, code: string, address: string, done = "approved") {
+      const [user] = yield* Effect.orDie(sql<{ merchant_id: string; login_name: string; password_hash: string; totp_secret: string | null }>`
+        SELECT merchant_id, login_name, password_hash, totp_secret FROM console_users WHERE id = ${userId}`)
+      if (user === undefined) return yield* new ConsoleRefusal({ status: 403, message: `This account is gone: nothing was ${done}.` })
+      yield* throttle.gate(user.login_name, address)
+      const failed = (why: string) =>
+        Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+          yield* throttle.failed(user.login_name, address, "reconfirm")
+          yield* audit.record(user.merchant_id, { kind: "console_user", name: user.login_name, from: address }, "console.reconfirm_failed", userId, why)
+        })))
+      if (!(yield* verifyPassword(password, user.password_hash))) {
+        yield* failed("wrong password")
+        return yield* new ConsoleRefusal({ status: 403, message: `The password is not right: nothing was ${done}.` })
+      }
+      if (user.totp_secret !== null && !(yield* acceptTotp(userId, user.totp_secret, code))) {
+        yield* failed("wrong, missing or already used authenticator code")
+        return yield* new ConsoleRefusal({ status: 403, message: `The 6-digit code is missing, wrong or already used (wait for the next one): nothing was ${done}.` })
       }
     })
 
     /**
-     * TOTP enrollment: the secret offered on the page is stored only once a code made from it is right
-     * (so a mistyped setup never locks the owner out).
+     * TOTP enrollment, with the password asked again: the secret offered on the page is stored only once a
+     * code made from it is right (so a mistyped setup never locks the owner out), and that code's step is
+     * the last one accepted.
      */
-    const enrollTotp = Effect.fn("ConsoleAccounts.enrollTotp")(function*(session: ConsoleSession, secret: string, code: string, from: string) {
-      if (!/^[A-Z2-7]{32}$/.test(secret) || !verifyTotp(secret, code)) {
+    const enrollTotp = Effect.fn("ConsoleAccounts.enrollTotp")(function*(session: ConsoleSession, secret: string, code: string, password: string, from: string) {
+      yield* confirmPassword(session.userId, password, "", from, "changed")
+      const step = /^[A-Z2-7]{32}$/.test(secret) ? totpStep(secret, code) : undefined
+      if (step === undefined) {
         return yield* new ConsoleRefusal({ status: 400, message: "That code does not match: scan the QR code again and enter the current code." })
       }
       yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-        const enrolled = yield* sql`UPDATE console_users SET totp_secret = ${box.seal(secret)}, updated_at = now() WHERE id = ${session.userId} AND totp_secret IS NULL RETURNING id`
+        const enrolled = yield* sql`UPDATE console_users SET totp_secret = ${box.seal(secret)}, totp_last_step = ${step}, updated_at = now()
+                                    WHERE id = ${session.userId} AND totp_secret IS NULL RETURNING id`
         if (enrolled.length > 0) yield* audit.record(session.merchantId, { kind: "console_user", name: session.loginName, from }, "totp.enabled", session.userId)
       })))
     })
 
     return { setupOffer, setup, login, session, logout, confirmPassword, enrollTotp, openSession } as const
-  })
+  }),
+  dependencies: [SignInThrottle.Default]
 }) {}

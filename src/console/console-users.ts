@@ -6,7 +6,8 @@ import { AuditLog, type AuditActor } from "../audit/audit-log.js"
 import { AppConfig } from "../config.js"
 import { newId } from "../ids.js"
 import { PolicyClock } from "../policy-clock.js"
-import { ConsoleAccounts, ConsoleRefusal, LOGIN_NAME } from "./console-accounts.js"
+import { ConsoleAccounts, LOGIN_NAME } from "./console-accounts.js"
+import { ConsoleRefusal } from "./console-refusal.js"
 import { hashPassword, passwordProblem } from "./passwords.js"
 
 /** The roles an invite can give; there is one owner, bound through the onboarding's setup link. */

@@ -23,10 +23,14 @@ const codeAt = (secret: string, counter: number) => {
 
 export const totpCode = (secret: string, at = Date.now()) => codeAt(secret, Math.floor(at / 1000 / STEP_SECONDS))
 
-export const verifyTotp = (secret: string, code: string, at = Date.now()) => {
+/**
+ * The time step a code was made for (one step of drift either way), or undefined when it matches none. The
+ * caller accepts it only past the last step accepted for the account, so a code is never used twice.
+ */
+export const totpStep = (secret: string, code: string, at = Date.now()): number | undefined => {
   const given = Buffer.from(code.replace(/\s+/g, ""))
   const counter = Math.floor(at / 1000 / STEP_SECONDS)
-  return [counter - 1, counter, counter + 1].some((c) => {
+  return [counter - 1, counter, counter + 1].find((c) => {
     const expected = Buffer.from(codeAt(secret, c))
     return expected.length === given.length && timingSafeEqual(expected, given)
   })

@@ -9,7 +9,8 @@ import type { Principal } from "./principal.js"
 const KeyRow = Schema.Struct({
   id: Schema.String,
   merchant_id: Schema.String,
-  scopes: Schema.Array(Schema.String)
+  scopes: Schema.Array(Schema.String),
+  created_by_user_id: Schema.NullOr(Schema.String)
 })
 
 /**
@@ -26,20 +27,23 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
       Request: Schema.String,
       Result: KeyRow,
       execute: (keyHash) =>
-        sql`SELECT k.id, k.merchant_id, k.scopes
+        sql`SELECT k.id, k.merchant_id, k.scopes, k.created_by_user_id
             FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
             WHERE k.key_hash = ${keyHash} AND k.status = 'active' AND m.status = 'active'`
     })
 
-    /** Inserts a new key; the caller shows the returned plain key once and forgets it. */
-    const issue = Effect.fn("ApiKeys.issue")(function*(merchantId: string, scopes: ReadonlyArray<string>, label: string, actor: AuditActor) {
+    /**
+     * Inserts a new key; the caller shows the returned plain key once and forgets it. A key minted by a
+     * console user remembers them: what it requests is theirs (they may not approve its withdrawals).
+     */
+    const issue = Effect.fn("ApiKeys.issue")(function*(merchantId: string, scopes: ReadonlyArray<string>, label: string, actor: AuditActor, mintedByUserId?: string) {
       const key = newApiKey()
       const id = newId("key")
       yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
         yield* sql`
-          INSERT INTO api_keys (id, merchant_id, key_hash, key_prefix, scopes, label)
+          INSERT INTO api_keys (id, merchant_id, key_hash, key_prefix, scopes, label, created_by_user_id)
           VALUES (${id}, ${merchantId}, ${hashSecret(key)}, ${displayPrefix(key)},
-                  string_to_array(${scopes.join(",")}, ','), ${label})`
+                  string_to_array(${scopes.join(",")}, ','), ${label}, ${mintedByUserId ?? null})`
         yield* audit.record(merchantId, actor, "api_key.created", id, `"${label}" ${displayPrefix(key)}… scopes ${scopes.join(", ")}`)
       })))
       return { id, key }
@@ -51,7 +55,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
       // last use is for operators; a minute's resolution keeps it from being a write per request
       yield* Effect.orDie(sql`UPDATE api_keys SET last_used_at = now()
         WHERE id = ${row.value.id} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`)
-      return Option.some<Principal>({ merchantId: row.value.merchant_id, apiKeyId: row.value.id, scopes: row.value.scopes })
+      return Option.some<Principal>({ merchantId: row.value.merchant_id, apiKeyId: row.value.id, scopes: row.value.scopes, mintedByUserId: row.value.created_by_user_id })
     })
 
     /** A merchant's keys as its owner sees them: prefix, scopes, label, status, last use (never the key). */

@@ -10,6 +10,8 @@ export interface Principal {
   readonly merchantId: string
   readonly apiKeyId: string
   readonly scopes: ReadonlyArray<string>
+  /** The console user who minted the key (null: the onboarding key, or one the operator made). */
+  readonly mintedByUserId: string | null
 }
 
 export class CurrentMerchant extends Context.Tag("facet/CurrentMerchant")<CurrentMerchant, Principal>() {}

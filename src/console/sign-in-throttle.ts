@@ -1,0 +1,50 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { ConsoleRefusal } from "./console-refusal.js"
+
+/** Failures tolerated in the window from one address (any account), and for one account from one address. */
+const MAX_PER_ADDRESS = 20
+const MAX_PER_ACCOUNT_AND_ADDRESS = 5
+/** Past this many failures for an account from anywhere, each attempt waits 2^(n - this) s since the last, at most `MAX_BACKOFF_SECONDS`. */
+const BACKOFF_AFTER = 5
+const MAX_BACKOFF_SECONDS = 60
+const WINDOW = "15 minutes"
+
+/**
+ * Failed password logins and password re-confirmations, counted together (migration 0025), and the
+ * throttle they feed. An address that fails too often is refused for the window, for any account; an
+ * account failed too often from one address is refused from that address. Failures for an account from
+ * many addresses (a spread-out guess) only slow it down — each attempt waits a backoff capped at a minute —
+ * so no stranger can lock a named approver out of logging in or approving from where they work.
+ */
+export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/SignInThrottle", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Refuses (429, saying how long to wait) an attempt the counts forbid now; nothing is counted. */
+    const gate = Effect.fn("SignInThrottle.gate")(function*(loginName: string, address: string) {
+      const [counts] = yield* Effect.orDie(sql<{ by_address: number; by_pair: number; by_name: number; since_last: number | null }>`
+        SELECT (SELECT count(*)::int FROM console_login_failures WHERE address = ${address} AND at > now() - ${WINDOW}::interval) AS by_address,
+               (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND address = ${address} AND at > now() - ${WINDOW}::interval) AS by_pair,
+               (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - ${WINDOW}::interval) AS by_name,
+               (SELECT extract(epoch FROM clock_timestamp() - max(at))::float8 FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - ${WINDOW}::interval) AS since_last`)
+      if (counts === undefined) return
+      if (counts.by_address >= MAX_PER_ADDRESS || counts.by_pair >= MAX_PER_ACCOUNT_AND_ADDRESS) {
+        return yield* new ConsoleRefusal({ status: 429, message: "Too many failed attempts from here. Wait 15 minutes and try again." })
+      }
+      if (counts.by_name >= BACKOFF_AFTER && counts.since_last !== null) {
+        const wait = Math.min(MAX_BACKOFF_SECONDS, 2 ** (counts.by_name - BACKOFF_AFTER))
+        if (counts.since_last < wait) {
+          return yield* new ConsoleRefusal({ status: 429, message: `Too many failed attempts for this account. Wait ${Math.ceil(wait - counts.since_last)} seconds and try again.` })
+        }
+      }
+    })
+
+    /** One failure, in the caller's transaction when it has one. */
+    const failed = Effect.fn("SignInThrottle.failed")(function*(loginName: string, address: string, kind: "login" | "reconfirm") {
+      yield* Effect.orDie(sql`INSERT INTO console_login_failures (login_name, address, kind) VALUES (${loginName}, ${address}, ${kind})`)
+    })
+
+    return { gate, failed } as const
+  })
+}) {}
