@@ -1,7 +1,8 @@
 import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
-import { DecimalString } from "../src/money.js"
+import type { FeeCap } from "../src/chains/chain-client.js"
+import { DecimalString, MoneyDecimal } from "../src/money.js"
 
 /** Gas-wallet thresholds in the native asset's units: below `low` a warning, below `empty` nothing can be funded. */
 export interface GasThresholds {
@@ -32,6 +33,14 @@ export interface CustodyConfigShape {
   readonly crashPoint: Option.Option<string>
   /** An operation unfinished for longer than this makes /health degraded. */
   readonly stuckAfterMinutes: number
+  /**
+   * What one transfer may cost, in native base units (FACET_MAX_NETWORK_FEE_<CHAIN>, in the native asset),
+   * and the highest unit price paid whatever the quote (FACET_MAX_GAS_PRICE_<CHAIN>: gwei on BEP20, sun
+   * per energy unit on TRON, lamports per signature on Solana). A native withdrawal's cap is its quote.
+   */
+  readonly feeCaps: Readonly<Record<"TRC20" | "BEP20" | "SOLANA", FeeCap>>
+  /** How long a transfer waits for the network's price to fall under its cap before it fails. */
+  readonly feeWait: Duration.Duration
 }
 
 export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
@@ -39,6 +48,9 @@ export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyCon
 const optionalDecimal = (name: string) =>
   Config.option(Config.string(name).pipe(Config.validate({ message: `${name} must be a decimal such as 0.5`, validation: Schema.is(DecimalString) })))
 const decimal = (name: string, fallback: string) => Config.map(optionalDecimal(name), Option.getOrElse(() => fallback))
+
+/** A configured cap in base units; digits past the unit are dropped (a cap never rounds up). */
+const flooredUnits = (value: string, decimals: number) => BigInt(new MoneyDecimal(value).times(new MoneyDecimal(10).pow(decimals)).floor().toFixed(0))
 
 const DEVNET_PRICES: ReadonlyArray<readonly [string, string]> = [["USDT", "1"], ["TRX", "0.25"], ["BNB", "600"], ["SOL", "150"]]
 const ASSETS = ["TRC20-USDT", "TRC20-TRX", "BEP20-USDT", "BEP20-BNB", "BEP20-VELNX", "SOLANA-SOL", "SOLANA-USDT"]
@@ -61,7 +73,15 @@ export const CustodyConfigLive = Layer.effect(
       solanaEmpty: decimal("FACET_GAS_EMPTY_SOLANA", "0.01"),
       crashPoint: Config.option(Config.string("FACET_FAULT_CRASH_POINT")),
       autoSweepMs: Config.integer("FACET_AUTO_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
-      stuckMinutes: Config.number("FACET_CUSTODY_STUCK_MINUTES").pipe(Config.withDefault(30))
+      stuckMinutes: Config.number("FACET_CUSTODY_STUCK_MINUTES").pipe(Config.withDefault(30)),
+      feeWaitMinutes: Config.number("FACET_FEE_WAIT_MINUTES").pipe(Config.withDefault(60)),
+      bep20MaxFee: decimal("FACET_MAX_NETWORK_FEE_BEP20", "0.002"),
+      bep20MaxPrice: decimal("FACET_MAX_GAS_PRICE_BEP20", "10"),
+      trc20MaxFee: decimal("FACET_MAX_NETWORK_FEE_TRC20", "50"),
+      // sun per energy unit: mainnet has charged 100 since proposal #104; the devnet charges the older 420
+      trc20MaxPrice: decimal("FACET_MAX_GAS_PRICE_TRC20", devnet ? "420" : "210"),
+      solanaMaxFee: decimal("FACET_MAX_NETWORK_FEE_SOLANA", "0.01"),
+      solanaMaxPrice: decimal("FACET_MAX_GAS_PRICE_SOLANA", "5000")
     })
     // FACET_PRICE_<CURRENCY> (USDT per unit) overrides or adds prices; mainnet has none by default but USDT
     const prices = new Map<string, string>(devnet ? DEVNET_PRICES : [["USDT", "1"]])
@@ -89,7 +109,13 @@ export const CustodyConfigLive = Layer.effect(
       autoSweep,
       autoSweepInterval: Duration.millis(raw.autoSweepMs),
       crashPoint: raw.crashPoint,
-      stuckAfterMinutes: raw.stuckMinutes
+      stuckAfterMinutes: raw.stuckMinutes,
+      feeCaps: {
+        BEP20: { maxFee: flooredUnits(raw.bep20MaxFee, 18), maxGasPrice: flooredUnits(raw.bep20MaxPrice, 9) },
+        TRC20: { maxFee: flooredUnits(raw.trc20MaxFee, 6), maxGasPrice: flooredUnits(raw.trc20MaxPrice, 0) },
+        SOLANA: { maxFee: flooredUnits(raw.solanaMaxFee, 9), maxGasPrice: flooredUnits(raw.solanaMaxPrice, 0) }
+      },
+      feeWait: Duration.minutes(raw.feeWaitMinutes)
     }
   })
 )

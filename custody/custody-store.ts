@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import type { SignedTransfer } from "../src/chains/chain-client.js"
 import type { Chain } from "../src/domain/chain.js"
 import { ATTEMPT_COLUMNS, AttemptRow, type AttemptStatus, OPERATION_COLUMNS, OperationRow, type OperationStatus } from "./custody-operation.js"
@@ -114,6 +114,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
           max_fee: signed.maxFee.toString(),
           status: "signed"
         })}`
+        yield* sql`UPDATE custody_operations SET fee_capped_since = NULL WHERE id = ${operation.id} AND fee_capped_since IS NOT NULL`
         if (Option.isSome(signed.nonce)) {
           const next = (signed.nonce.value + 1n).toString()
           yield* sql`
@@ -136,6 +137,14 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         UPDATE custody_operations SET halted_reason = ${reason}, halted_at = coalesce(halted_at, clock_timestamp()),
                waiting_for = ${reason}, updated_at = clock_timestamp()
         WHERE id = ${id} AND status NOT IN ('COMPLETED', 'FAILED')`)
+    })
+
+    /** The node's price is above the operation's fee cap: since when that has been so, as a duration. */
+    const feeCapped = Effect.fn("CustodyStore.feeCapped")(function*(id: string) {
+      const [row] = yield* Effect.orDie(sql<{ waited_ms: number }>`
+        UPDATE custody_operations SET fee_capped_since = coalesce(fee_capped_since, clock_timestamp())
+        WHERE id = ${id} RETURNING (extract(epoch FROM clock_timestamp() - fee_capped_since) * 1000)::float8 AS waited_ms`)
+      return Duration.millis(row?.waited_ms ?? 0)
     })
 
     const clearHalt = Effect.fn("CustodyStore.clearHalt")(function*(id: string) {
@@ -190,6 +199,6 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       return { byStatus, oldest, transactions, halted }
     })
 
-    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, attemptsAtNonce, halt, clearHalt, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast, markSending } as const
+    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, attemptsAtNonce, halt, clearHalt, feeCapped, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast, markSending } as const
   })
 }) {}

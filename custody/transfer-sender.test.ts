@@ -29,9 +29,9 @@ class Devnet extends Context.Tag("test/SenderDevnet")<Devnet, { readonly rpcUrl:
 /**
  * How the node in front of anvil misbehaves, set by each test: the lookup after a broadcast misses once;
  * a lagging node (a second one behind a failover, say) knows no transaction and refuses any send after
- * the first; a node refuses the next send outright.
+ * the first; a node refuses the next send outright; a node's gas price (a spike, or a lie).
  */
-class NodeFaults extends Context.Tag("test/NodeFaults")<NodeFaults, { missAfterBroadcast: boolean; lagging: boolean; refuseNext: boolean; pruned: boolean }>() {}
+class NodeFaults extends Context.Tag("test/NodeFaults")<NodeFaults, { missAfterBroadcast: boolean; lagging: boolean; refuseNext: boolean; pruned: boolean; gasPrice: bigint | undefined }>() {}
 
 const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
 
@@ -48,6 +48,7 @@ const DevnetLive = Layer.scoped(
     const tokens = new Map([["USDT", devnet.tokens.USDT]])
     const proxy = yield* startNodeProxy(devnet.rpcUrl, (call) => {
       const method = rpcMethod(call.body)
+      if (method === "eth_gasPrice" && faults.gasPrice !== undefined) return { jsonrpc: "2.0", id: rpcId(call.body), result: `0x${faults.gasPrice.toString(16)}` }
       return faults.pruned && (method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash")
         ? { jsonrpc: "2.0", id: rpcId(call.body), result: null }
         : undefined
@@ -59,7 +60,7 @@ const DevnetLive = Layer.scoped(
   })
 )
 
-const FaultsLive = Layer.sync(NodeFaults, () => ({ missAfterBroadcast: false, lagging: false, refuseNext: false, pruned: false }))
+const FaultsLive = Layer.sync(NodeFaults, () => ({ missAfterBroadcast: false, lagging: false, refuseNext: false, pruned: false, gasPrice: undefined }))
 
 /** The devnet's client behind the faults of NodeFaults. */
 const ClientsLive = Layer.effect(
@@ -103,7 +104,13 @@ const ConfigLive = Layer.succeed(CustodyConfig, {
   autoSweep: new Map(),
   autoSweepInterval: Duration.minutes(1),
   crashPoint: Option.none(),
-  stuckAfterMinutes: 30
+  stuckAfterMinutes: 30,
+  feeCaps: {
+    TRC20: { maxFee: 50_000_000n, maxGasPrice: 420n },
+    BEP20: { maxFee: 2n * 10n ** 15n, maxGasPrice: 10n ** 10n },
+    SOLANA: { maxFee: 10_000_000n, maxGasPrice: 5_000n }
+  },
+  feeWait: Duration.seconds(2)
 })
 
 const TestLive = TransferSender.Default.pipe(
@@ -205,6 +212,41 @@ describe("a transfer in flight is never signed twice", () => {
         expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
         expect(yield* devnet.client.balance(from, "USDT")).toBe(90n * TOKEN)
       }).pipe(Effect.ensuring(Effect.flatMap(NodeFaults, (f) => Effect.sync(() => { f.pruned = false })))))
+
+    // a node's gas price is an answer, not an order: a spike (or a lying node) above the cap signs nothing;
+    // the transfer waits for it to fall, and fails after FACET_FEE_WAIT_MINUTES (2 s here) if it does not
+    it.effect("a gas price above the chain's cap signs nothing: waited out when it falls, failed when it stays (nothing signed, nothing sent)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const devnet = yield* Devnet
+        const sender = yield* TransferSender
+        const faults = yield* NodeFaults
+        const { operation, leg, to } = yield* collection("op_5", 8)
+        faults.gasPrice = 500n * 10n ** 9n // 500 gwei, the cap is 10
+        const sending = yield* Effect.fork(sender.send(operation, leg))
+        yield* until(
+          "the fee wait",
+          Effect.orDie(sql<{ waiting_for: string | null; fee_capped_since: Date | null }>`SELECT waiting_for, fee_capped_since FROM custody_operations WHERE id = 'op_5'`),
+          ([row]) => row?.fee_capped_since !== null && row?.fee_capped_since !== undefined,
+          10_000
+        )
+        expect((yield* sql`SELECT waiting_for FROM custody_operations WHERE id = 'op_5'`)[0]?.waiting_for).toMatch(/the network fee to fall under its cap/)
+        expect(yield* sql`SELECT 1 FROM custody_transactions WHERE operation_id = 'op_5'`).toHaveLength(0)
+        faults.gasPrice = undefined
+        const outcome = yield* Fiber.join(sending)
+        expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
+        expect(outcome._tag === "Final" ? outcome.maxFee : 0n).toBeLessThanOrEqual(2n * 10n ** 15n)
+        expect((yield* sql<{ fee_capped_since: Date | null }>`SELECT fee_capped_since FROM custody_operations WHERE id = 'op_5'`)[0]?.fee_capped_since).toBeNull()
+        expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+
+        // a leg capped below any fee (a native withdrawal's quote): it never signs, and fails after the wait
+        const capped = yield* collection("op_6", 10)
+        const failed = yield* sender.send(capped.operation, { ...capped.leg, maxFee: 1n })
+        expect(failed._tag).toBe("Failed")
+        expect(failed._tag === "Failed" ? failed.reason : "").toMatch(/the network fee stayed above its cap for 2s: BEP20: the transfer would cost up to \d+ .* above its cap of 1 /)
+        expect(yield* sql`SELECT 1 FROM custody_transactions WHERE operation_id = 'op_6'`).toHaveLength(0)
+        expect(yield* devnet.client.balance(capped.to, "USDT")).toBe(0n)
+      }).pipe(Effect.ensuring(Effect.flatMap(NodeFaults, (f) => Effect.sync(() => { f.gasPrice = undefined })))))
 
     // the review's double withdrawal: sent to one node, then refused when sent again by a node that lags
     // behind it. Marked "rejected", the operation failed and a withdrawal's money went back to the

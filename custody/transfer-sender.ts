@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Either, Option } from "effect"
-import type { ChainClient, ChainRpcError, TransactionLookup, TransferRequest } from "../src/chains/chain-client.js"
+import { Data, Duration, Effect, Either, Option } from "effect"
+import type { ChainClient, ChainRpcError, FeeAboveCap, TransactionLookup, TransferRequest } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { KeyRef } from "../src/keys/signer.js"
 import { fromBaseUnits } from "../src/money.js"
@@ -19,6 +19,8 @@ export interface TransferLeg {
   readonly feePayer?: KeyRef
   /** The receive wallet the `transactions` row belongs to (the swept one, or the one gas goes to). */
   readonly walletId: string
+  /** The most its fee may be, in native base units (a native withdrawal: its quote); the chain's cap otherwise. */
+  readonly maxFee?: bigint
 }
 
 export type SendOutcome = Data.TaggedEnum<{
@@ -68,7 +70,8 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           currency: leg.currency,
           amount: leg.amount,
           ...(nonce === undefined ? {} : { nonce }),
-          ...(leg.feePayer === undefined ? {} : { feePayer: leg.feePayer })
+          ...(leg.feePayer === undefined ? {} : { feePayer: leg.feePayer }),
+          ...(client.chain === "POLYGON" ? {} : { feeCap: { ...config.feeCaps[client.chain], ...(leg.maxFee === undefined ? {} : { maxFee: leg.maxFee }) } })
         }
         return yield* client.prepare(request)
       })
@@ -91,6 +94,19 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         operation_id: operation.id,
         withdrawal_id: operation.withdrawal_id
       })} ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
+
+    /**
+     * The node's price is above the transfer's cap: nothing is signed; it waits for the price to fall, and
+     * fails after FACET_FEE_WAIT_MINUTES of waiting (counted from the first refusal, across restarts).
+     */
+    const feeAboveCap = (operation: OperationRow, above: FeeAboveCap) =>
+      Effect.gen(function*() {
+        const waited = yield* store.feeCapped(operation.id)
+        if (Duration.greaterThanOrEqualTo(waited, config.feeWait)) {
+          return Step.Done({ outcome: SendOutcome.Failed({ reason: `the network fee stayed above its cap for ${Duration.format(config.feeWait)}: ${above.message}`, burned: 0n }) })
+        }
+        return Step.Wait({ what: `the network fee to fall under its cap (${above.message})` })
+      })
 
     /** The lookup's block, when it found the transaction in one. */
     const blockOf = (found: Option.Option<TransactionLookup>): Option.Option<Included> =>
@@ -160,9 +176,12 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         if (Option.isNone(live)) {
           const signed = yield* sign(client, operation, leg).pipe(
             Effect.map(Either.right),
-            Effect.catchTag("TransferRejected", (rejected) => Effect.succeed(Either.left(rejected.message)))
+            Effect.catchTags({
+              TransferRejected: (rejected) => Effect.succeed(Either.left(Step.Done({ outcome: SendOutcome.Failed({ reason: `refused before signing: ${rejected.message}`, burned: 0n }) }))),
+              FeeAboveCap: (above) => Effect.map(feeAboveCap(operation, above), Either.left)
+            })
           )
-          if (Either.isLeft(signed)) return Step.Done({ outcome: SendOutcome.Failed({ reason: `refused before signing: ${signed.left}`, burned: 0n }) })
+          if (Either.isLeft(signed)) return signed.left
           yield* sql.withTransaction(Effect.zipRight(
             store.recordSigned(operation, signed.right, leg),
             recordRow(operation, leg, signed.right.txHash)

@@ -1,5 +1,8 @@
 import "../test/fast-devnets.js"
 
+// a transfer waits 3 s for a network fee above its cap to fall before it fails (60 minutes in production)
+process.env.FACET_FEE_WAIT_MINUTES = "0.05"
+
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
@@ -15,6 +18,7 @@ import { fundNative } from "../src/devnet/evm/anvil-devnet.js"
 import { isHexAddress } from "../src/keys/address-encoding.js"
 import { MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
+import { Accounts, Ledger } from "../src/ledger/ledger.js"
 import { readDevnetFile } from "../test/service-process.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 
@@ -125,6 +129,36 @@ describe("withdrawals on the devnets", () => {
         expect(paid.lessThanOrEqualTo("0.5")).toBe(true)
         expect(paid.greaterThan(new MoneyDecimal("0.5").minus(String(done.network_fee)))).toBe(true)
         expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+      }))
+
+    // the review's finding: signed at whatever the node said, up to 72 h after the quote, a native withdrawal
+    // approved after a fee rise burned more than it locked and posted `locked: -0.03214986`
+    it.effect("BEP20 BNB: a native withdrawal whose network fee now costs more than its quote is never signed; after the wait it FAILS and unlocks; locked can never go negative", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const decisions = yield* WithdrawalDecisions
+        const ledger = yield* Ledger
+        const { apiKey, merchantId } = yield* merchantWithFunds("BEP20", "BNB", "1")
+        const before = yield* ledgerBalances(merchantId, "BEP20", "BNB")
+        const created = asRecord((yield* post(apiKey, "/v1/withdrawals", { chain: "BEP20", currency: "BNB", amount: "0.3", to_address: RECIPIENT.BEP20 })).body)
+        const id = String(created.withdrawal_id)
+        // the quote of a far cheaper hour: the fee now is thousands of times it
+        yield* sql`UPDATE withdrawals SET network_fee = 0.00000001 WHERE id = ${id}`
+        yield* decisions.decide(id, "APPROVED", { kind: "operator", by: "owner@test", from: "test" })
+        const done = yield* untilWithdrawal(apiKey, id, ["COMPLETED", "FAILED"])
+        expect(done.status, JSON.stringify(done)).toBe("FAILED")
+        expect(String(done.failure_reason)).toMatch(/the network fee stayed above its cap for 3s: BEP20: the transfer would cost up to \d+ at \d+ per unit, above its cap of 10000000000 at/)
+        expect(done.tx_hash).toBeNull()
+        expect(yield* sql`SELECT 1 FROM custody_transactions t JOIN withdrawals w ON w.operation_id = t.operation_id WHERE w.id = ${id}`).toHaveLength(0)
+        expect(yield* ledgerBalances(merchantId, "BEP20", "BNB")).toEqual(before)
+
+        // and whatever the code: the database refuses a transfer that would take locked below zero
+        const overdraw = yield* Effect.either(sql.withTransaction(ledger.post([{
+          debit: Accounts.locked(merchantId), credit: Accounts.chain, chain: "BEP20", currency: "BNB", amount: 1n, kind: "withdrawal", reference: id
+        }])))
+        const refusal = overdraw._tag === "Left" ? overdraw.left.cause : "posted"
+        expect(refusal instanceof Error ? refusal.message : String(refusal)).toMatch(/ledger_balances_merchant_not_negative: locked:.* would be -1/)
+        expect(yield* ledgerBalances(merchantId, "BEP20", "BNB")).toEqual(before)
       }))
 
     for (const [chain, currency, deposit, amount] of [["BEP20", "USDT", "500", "120"], ["TRC20", "TRX", "300", "50"], ["SOLANA", "USDT", "400", "150"]] as const) {

@@ -49,6 +49,18 @@ export interface TransferRequest {
   readonly nonce?: bigint
   /** Solana: the key that pays the fee and any account rent (the platform gas wallet); the sender otherwise. */
   readonly feePayer?: KeyRef
+  /** Nothing is signed above these (FeeAboveCap): a node's price is an answer, not an order to pay it. */
+  readonly feeCap?: FeeCap
+}
+
+/**
+ * The most a transfer may cost, in the native asset's base units: its maximum fee (gas limit × price,
+ * fee_limit + bandwidth, signatures + rent) and the unit price (wei per gas, sun per energy unit, lamports
+ * per signature).
+ */
+export interface FeeCap {
+  readonly maxFee: bigint
+  readonly maxGasPrice: bigint
 }
 
 /**
@@ -111,6 +123,24 @@ export class TransferRejected extends Schema.TaggedError<TransferRejected>()("Tr
   message: Schema.String
 }) {}
 
+/** The node's price would make the transfer cost more than its cap allows: nothing was signed. */
+export class FeeAboveCap extends Schema.TaggedError<FeeAboveCap>()("FeeAboveCap", {
+  chain: Schema.String,
+  maxFee: Schema.BigInt,
+  gasPrice: Schema.BigInt,
+  cap: Schema.Struct({ maxFee: Schema.BigInt, maxGasPrice: Schema.BigInt })
+}) {
+  override get message() {
+    return `${this.chain}: the transfer would cost up to ${this.maxFee} at ${this.gasPrice} per unit, above its cap of ${this.cap.maxFee} at ${this.cap.maxGasPrice} per unit`
+  }
+}
+
+/** The cap a signed transfer's fee and price must stay within (none: no cap). */
+export const checkFeeCap = (chain: string, cap: FeeCap | undefined, maxFee: bigint, gasPrice: bigint): Effect.Effect<void, FeeAboveCap> =>
+  cap === undefined || (maxFee <= cap.maxFee && gasPrice <= cap.maxGasPrice)
+    ? Effect.void
+    : Effect.fail(new FeeAboveCap({ chain, maxFee, gasPrice, cap }))
+
 export interface ChainClient {
   readonly chain: Chain
   /** The hash of the chain's first block: which chain (network, or devnet instance) the node serves. */
@@ -129,7 +159,7 @@ export interface ChainClient {
   /** The balance in the chain's final state, with the height it is final at (what reconciliation compares). */
   readonly finalBalance: (address: string, currency: string) => Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError>
   /** Builds and signs (through the Signer) without sending: refused here when it would fail on chain. */
-  readonly prepare: (request: TransferRequest) => Effect.Effect<SignedTransfer, ChainRpcError | TransferRejected>
+  readonly prepare: (request: TransferRequest) => Effect.Effect<SignedTransfer, ChainRpcError | TransferRejected | FeeAboveCap>
   /** Sends signed bytes; sending the same bytes again is harmless (a node that knows them is success). */
   readonly broadcast: (raw: string) => Effect.Effect<void, ChainRpcError | TransferRejected>
   /**

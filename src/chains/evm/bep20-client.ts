@@ -20,6 +20,7 @@ import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
+  checkFeeCap,
   LandingEvidence,
   type LandingWindow,
   type SignedTransfer,
@@ -279,6 +280,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           try: () => client.estimateGas({ account: from, gasPrice: price, ...call }),
           catch: (cause) => new TransferRejected({ chain: "BEP20", message: rpcError("eth_estimateGas")(cause).message })
         })
+        yield* checkFeeCap("BEP20", request.feeCap, gas * price, price)
         const unsigned: TransactionSerializableLegacy = { type: "legacy", chainId: settings.chainId, nonce: Number(nonce), gasPrice: price, gas, ...call }
         const digest = keccak256(serializeTransaction(unsigned))
         const signature = yield* signer.signDigest(request.from, hexToBytes(digest))

@@ -11,6 +11,7 @@ import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
+  checkFeeCap,
   LandingEvidence,
   type LandingWindow,
   type SignedTransfer,
@@ -170,8 +171,9 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
             createTransferCheckedInstruction(source, mint, destination, from, request.amount, token.decimals)
           )
         }
-        const message = tx.serializeMessage()
         const signers = payer.equals(from) ? [[request.from, from] as const] : [[payerRef, payer] as const, [request.from, from] as const]
+        yield* checkFeeCap("SOLANA", request.feeCap, BigInt(LAMPORTS_PER_SIGNATURE * signers.length) + rent, BigInt(LAMPORTS_PER_SIGNATURE))
+        const message = tx.serializeMessage()
         for (const [ref, key] of signers) tx.addSignature(key, Buffer.from(yield* signer.signMessage(ref, message)))
         const signature = tx.signature
         if (signature === null) return yield* Effect.die(new Error("the transaction has no fee-payer signature"))

@@ -6,6 +6,7 @@ import {
   type ChainBlock,
   type ChainClient,
   ChainRpcError,
+  checkFeeCap,
   LandingEvidence,
   type LandingWindow,
   type SignedTransfer,
@@ -211,6 +212,7 @@ export const makeTronClient = (settings: TronSettings) =>
         if (from === undefined || key === undefined) return yield* Effect.die(new Error("the signer derived no address"))
         const blockHeader = yield* referenceBlock
         const cost = yield* costOf(from, to, request.currency, request.amount)
+        yield* checkFeeCap("TRC20", request.feeCap, cost.burn, (yield* chainPrices).energy)
         let unsigned: TronTransaction
         if (request.currency === NATIVE) {
           // tronweb's sendTrx takes sun as a JS number: refuse what a number cannot hold exactly
