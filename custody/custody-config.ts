@@ -41,6 +41,8 @@ export interface CustodyConfigShape {
   readonly feeCaps: Readonly<Record<"TRC20" | "BEP20" | "SOLANA", FeeCap>>
   /** How long a transfer waits for the network's price to fall under its cap before it fails. */
   readonly feeWait: Duration.Duration
+  /** An EVM transfer not mined this long after it was sent is replaced at its nonce with a higher gas price (within its cap). */
+  readonly feeBumpAfter: Duration.Duration
 }
 
 export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
@@ -75,6 +77,7 @@ export const CustodyConfigLive = Layer.effect(
       autoSweepMs: Config.integer("FACET_AUTO_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
       stuckMinutes: Config.number("FACET_CUSTODY_STUCK_MINUTES").pipe(Config.withDefault(30)),
       feeWaitMinutes: Config.number("FACET_FEE_WAIT_MINUTES").pipe(Config.withDefault(60)),
+      feeBumpSeconds: Config.number("FACET_FEE_BUMP_AFTER_SECONDS").pipe(Config.withDefault(90)),
       bep20MaxFee: decimal("FACET_MAX_NETWORK_FEE_BEP20", "0.002"),
       bep20MaxPrice: decimal("FACET_MAX_GAS_PRICE_BEP20", "10"),
       trc20MaxFee: decimal("FACET_MAX_NETWORK_FEE_TRC20", "50"),
@@ -115,7 +118,8 @@ export const CustodyConfigLive = Layer.effect(
         TRC20: { maxFee: flooredUnits(raw.trc20MaxFee, 6), maxGasPrice: flooredUnits(raw.trc20MaxPrice, 0) },
         SOLANA: { maxFee: flooredUnits(raw.solanaMaxFee, 9), maxGasPrice: flooredUnits(raw.solanaMaxPrice, 0) }
       },
-      feeWait: Duration.minutes(raw.feeWaitMinutes)
+      feeWait: Duration.minutes(raw.feeWaitMinutes),
+      feeBumpAfter: Duration.seconds(raw.feeBumpSeconds)
     }
   })
 )

@@ -39,7 +39,8 @@ export const OPERATION_COLUMNS =
   "id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, trim_scale(amount)::text AS amount, parent_id, gas_funding_id, withdrawal_id, waiting_for, failure_reason, halted_reason, created_at, updated_at"
 
 /** A row of `custody_transactions`: one signed transaction of an operation. */
-export const AttemptStatus = Schema.Literal("signed", "broadcast", "included", "final", "reverted", "dropped", "rejected")
+/** `replaced`: an EVM attempt outbid by a replacement at its nonce; it can still land until the nonce is used. */
+export const AttemptStatus = Schema.Literal("signed", "broadcast", "included", "final", "reverted", "dropped", "rejected", "replaced")
 export type AttemptStatus = typeof AttemptStatus.Type
 export const AttemptRow = Schema.Struct({
   chain: Chain,
@@ -56,11 +57,16 @@ export const AttemptRow = Schema.Struct({
   block_number: Schema.NullOr(Schema.BigInt),
   fee: Schema.NullOr(Schema.BigInt),
   /** Handed to a node at least once (it may have accepted it, whatever it answered). */
-  sent: Schema.Boolean
+  sent: Schema.Boolean,
+  /** How long ago it was first handed to a node (ms), if it was. */
+  sent_ms_ago: Schema.NullOr(Schema.Number),
+  /** The unit price it was signed at (attempts stored before migration 0026: unknown). */
+  gas_price: Schema.NullOr(Schema.BigInt)
 })
 export type AttemptRow = typeof AttemptRow.Type
 export const ATTEMPT_COLUMNS =
-  "chain, tx_hash, operation_id, attempt, from_address, trim_scale(amount)::text AS amount, raw, nonce::text AS nonce, valid_until::text AS valid_until, trim_scale(max_fee)::text AS max_fee, status, block_number::text AS block_number, trim_scale(fee)::text AS fee, first_sent_at IS NOT NULL AS sent"
+  "chain, tx_hash, operation_id, attempt, from_address, trim_scale(amount)::text AS amount, raw, nonce::text AS nonce, valid_until::text AS valid_until, trim_scale(max_fee)::text AS max_fee, status, block_number::text AS block_number, trim_scale(fee)::text AS fee, first_sent_at IS NOT NULL AS sent, " +
+  "(extract(epoch FROM clock_timestamp() - first_sent_at) * 1000)::float8 AS sent_ms_ago, trim_scale(gas_price)::text AS gas_price"
 
 /** POST /v1/wallet-assets/{asset_key}/sweep: no other field (400). */
 export const SweepRequest = Schema.Struct({

@@ -112,6 +112,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
           nonce: Option.getOrNull(Option.map(signed.nonce, String)),
           valid_until: Option.getOrNull(Option.map(signed.validUntil, String)),
           max_fee: signed.maxFee.toString(),
+          gas_price: signed.gasPrice.toString(),
           status: "signed"
         })}`
         yield* sql`UPDATE custody_operations SET fee_capped_since = NULL WHERE id = ${operation.id} AND fee_capped_since IS NOT NULL`
@@ -120,6 +121,50 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
           yield* sql`
             INSERT INTO evm_nonces (chain, address, next_nonce) VALUES (${operation.chain}, ${signed.from.toLowerCase()}, ${next})
             ON CONFLICT (chain, address) DO UPDATE SET next_nonce = greatest(evm_nonces.next_nonce, excluded.next_nonce)`
+        }
+      })).pipe(Effect.orDie)
+    })
+
+    /** Whether custody ever stored a transaction with this hash (a new signature must not reuse one). */
+    const hashTaken = Effect.fn("CustodyStore.hashTaken")(function*(chain: Chain, txHash: string) {
+      const rows = yield* Effect.orDie(sql`SELECT 1 FROM custody_transactions WHERE chain = ${chain} AND tx_hash = ${txHash}`)
+      return rows.length > 0
+    })
+
+    /**
+     * Refused at its first send by the first node asked: it never goes out. An EVM nonce it reserved is
+     * given back when nothing was reserved after it, so the address's next transfer is not signed above a
+     * gap that no node mines.
+     */
+    const reject = Effect.fn("CustodyStore.reject")(function*(attempt: AttemptRow, error: string) {
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* markAttempt(attempt.chain, attempt.tx_hash, "rejected", { error })
+        if (attempt.nonce !== null) {
+          yield* sql`UPDATE evm_nonces SET next_nonce = ${attempt.nonce.toString()}
+                     WHERE chain = ${attempt.chain} AND address = ${attempt.from_address.toLowerCase()} AND next_nonce = ${(attempt.nonce + 1n).toString()}`
+        }
+      })).pipe(Effect.orDie)
+    })
+
+    /** A replacement was refused at its first send: the attempt it would have replaced is the live one again. */
+    const restoreReplaced = Effect.fn("CustodyStore.restoreReplaced")(function*(refused: AttemptRow, error: string) {
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* markAttempt(refused.chain, refused.tx_hash, "rejected", { error })
+        yield* sql`UPDATE custody_transactions SET status = 'broadcast', updated_at = clock_timestamp()
+                   WHERE operation_id = ${refused.operation_id} AND attempt = (
+                     SELECT max(attempt) FROM custody_transactions WHERE operation_id = ${refused.operation_id} AND status = 'replaced' AND nonce = ${refused.nonce?.toString() ?? null})`
+      })).pipe(Effect.orDie)
+    })
+
+    /** The attempt that landed used the nonce: the ones it replaced (or that replaced it) never will. */
+    const dropReplaced = Effect.fn("CustodyStore.dropReplaced")(function*(landed: AttemptRow) {
+      yield* sql.withTransaction(Effect.gen(function*() {
+        const gone = yield* sql<{ tx_hash: string }>`
+          UPDATE custody_transactions SET status = 'dropped', last_error = ${`its nonce was used by ${landed.tx_hash}`}, updated_at = clock_timestamp()
+          WHERE operation_id = ${landed.operation_id} AND status = 'replaced' AND tx_hash <> ${landed.tx_hash} RETURNING tx_hash`
+        if (gone.length > 0) {
+          yield* sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp()
+                     WHERE chain = ${landed.chain} AND tx_hash IN ${sql.in(gone.map((g) => g.tx_hash))} AND status = 'pending'`
         }
       })).pipe(Effect.orDie)
     })
@@ -199,6 +244,6 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       return { byStatus, oldest, transactions, halted }
     })
 
-    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, attemptsAtNonce, halt, clearHalt, feeCapped, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast, markSending } as const
+    return { stats, operation, lockOperation, open, setStatus, waitingFor, fail, attempts, attemptsAtNonce, hashTaken, reject, restoreReplaced, dropReplaced, halt, clearHalt, feeCapped, liveAttempt, nextNonce, recordSigned, markAttempt, markBroadcast, markSending } as const
   })
 }) {}

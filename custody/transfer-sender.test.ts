@@ -1,11 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
-import { createTestClient, createWalletClient, http, type Address } from "viem"
+import { createTestClient, createWalletClient, http, isHex, keccak256, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { TestDatabaseLive } from "../test/database.js"
 import { evmAddressOf } from "../test/evm-addresses.js"
-import { rpcId, rpcMethod, startNodeProxy } from "../test/node-proxy.js"
+import { rpcId, rpcMethod, rpcParams, startNodeProxy } from "../test/node-proxy.js"
 import { until } from "../test/service-process.js"
 import { type ChainClient, TransferRejected } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
@@ -31,7 +31,17 @@ class Devnet extends Context.Tag("test/SenderDevnet")<Devnet, { readonly rpcUrl:
  * a lagging node (a second one behind a failover, say) knows no transaction and refuses any send after
  * the first; a node refuses the next send outright; a node's gas price (a spike, or a lie).
  */
-class NodeFaults extends Context.Tag("test/NodeFaults")<NodeFaults, { missAfterBroadcast: boolean; lagging: boolean; refuseNext: boolean; pruned: boolean; gasPrice: bigint | undefined }>() {}
+class NodeFaults extends Context.Tag("test/NodeFaults")<NodeFaults, {
+  missAfterBroadcast: boolean
+  lagging: boolean
+  refuseNext: boolean
+  pruned: boolean
+  gasPrice: bigint | undefined
+  /** Sends are answered with their hash and never reach the chain (a node that takes bytes and loses them). */
+  swallowSends: boolean
+  /** FACET_FEE_BUMP_AFTER_SECONDS for the sender: a minute unless a test wants replacements. */
+  feeBumpAfter: Duration.Duration
+}>() {}
 
 const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
 
@@ -49,6 +59,8 @@ const DevnetLive = Layer.scoped(
     const proxy = yield* startNodeProxy(devnet.rpcUrl, (call) => {
       const method = rpcMethod(call.body)
       if (method === "eth_gasPrice" && faults.gasPrice !== undefined) return { jsonrpc: "2.0", id: rpcId(call.body), result: `0x${faults.gasPrice.toString(16)}` }
+      const [raw] = rpcParams(call.body)
+      if (method === "eth_sendRawTransaction" && faults.swallowSends && typeof raw === "string" && isHex(raw)) return { jsonrpc: "2.0", id: rpcId(call.body), result: keccak256(raw) }
       return faults.pruned && (method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash")
         ? { jsonrpc: "2.0", id: rpcId(call.body), result: null }
         : undefined
@@ -60,7 +72,9 @@ const DevnetLive = Layer.scoped(
   })
 )
 
-const FaultsLive = Layer.sync(NodeFaults, () => ({ missAfterBroadcast: false, lagging: false, refuseNext: false, pruned: false, gasPrice: undefined }))
+const FaultsLive = Layer.sync(NodeFaults, () => ({
+  missAfterBroadcast: false, lagging: false, refuseNext: false, pruned: false, gasPrice: undefined, swallowSends: false, feeBumpAfter: Duration.minutes(1)
+}))
 
 /** The devnet's client behind the faults of NodeFaults. */
 const ClientsLive = Layer.effect(
@@ -93,7 +107,7 @@ const ClientsLive = Layer.effect(
   })
 )
 
-const ConfigLive = Layer.succeed(CustodyConfig, {
+const ConfigLive = Layer.effect(CustodyConfig, Effect.map(NodeFaults, (faults) => ({
   pollInterval: Duration.millis(50),
   gasMarginPercent: 30,
   maxGasSharePercent: 5,
@@ -110,14 +124,16 @@ const ConfigLive = Layer.succeed(CustodyConfig, {
     BEP20: { maxFee: 2n * 10n ** 15n, maxGasPrice: 10n ** 10n },
     SOLANA: { maxFee: 10_000_000n, maxGasPrice: 5_000n }
   },
-  feeWait: Duration.seconds(2)
-})
+  feeWait: Duration.seconds(2),
+  get feeBumpAfter() {
+    return faults.feeBumpAfter
+  }
+})))
 
 const TestLive = TransferSender.Default.pipe(
   Layer.provideMerge(CustodyStore.Default),
   Layer.provideMerge(ClientsLive),
-  Layer.provideMerge(ConfigLive),
-  Layer.provideMerge(DevnetLive),
+  Layer.provideMerge(Layer.merge(ConfigLive, DevnetLive)),
   Layer.provideMerge(FaultsLive),
   Layer.provideMerge(SignerLive),
   Layer.provideMerge(TestDatabaseLive)
@@ -126,6 +142,11 @@ const TestLive = TransferSender.Default.pipe(
 const customer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX })
 const TOKEN = 10n ** 18n
 const decodeOperations = Schema.decodeUnknown(Schema.Array(OperationRow))
+
+/** An operation's attempts in order, as stored. */
+const attemptsOf = (sql: SqlClient.SqlClient, operationId: string) =>
+  Effect.orDie(sql<{ tx_hash: string; status: string; nonce: string | null; gas_price: string | null }>`
+    SELECT tx_hash, status, nonce::text AS nonce, gas_price::text AS gas_price FROM custody_transactions WHERE operation_id = ${operationId} ORDER BY attempt`)
 
 /**
  * A collection of ten tokens from a fresh address of key account 6 (`index`, funded with BNB and 100
@@ -247,6 +268,95 @@ describe("a transfer in flight is never signed twice", () => {
         expect(yield* sql`SELECT 1 FROM custody_transactions WHERE operation_id = 'op_6'`).toHaveLength(0)
         expect(yield* devnet.client.balance(capped.to, "USDT")).toBe(0n)
       }).pipe(Effect.ensuring(Effect.flatMap(NodeFaults, (f) => Effect.sync(() => { f.gasPrice = undefined })))))
+
+    // A transfer priced under what blocks now ask waits in mempools for ever (and, before, a refused first
+    // send left a nonce gap no node mines): it is replaced at its nonce with a higher gas price, within the cap.
+    it.effect("stuck underpriced: replaced at the same nonce with a higher gas price; the replacement lands, the first is dropped, the money moved once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const devnet = yield* Devnet
+        const sender = yield* TransferSender
+        const faults = yield* NodeFaults
+        const { operation, leg, from, to } = yield* collection("op_7", 12)
+        const anvil = createTestClient({ mode: "anvil", transport: http(devnet.rpcUrl) })
+        yield* Effect.acquireRelease(Effect.promise(() => anvil.setAutomine(false)), () => Effect.promise(() => anvil.setAutomine(true)))
+        yield* Effect.promise(() => anvil.setNextBlockBaseFeePerGas({ baseFeePerGas: 10n ** 8n }))
+        yield* mineBlocks(devnet.rpcUrl, 1)
+        faults.feeBumpAfter = Duration.seconds(1)
+        faults.gasPrice = 10n ** 9n // the node quotes 1 gwei; the next blocks ask for 5 (the node drops it from its pool)
+        const sending = yield* Effect.fork(sender.send(operation, leg))
+        const [first] = yield* until("the first send", attemptsOf(sql, "op_7"), (rows) => rows[0]?.status === "broadcast", 10_000)
+        faults.gasPrice = undefined
+        yield* Effect.promise(() => anvil.setNextBlockBaseFeePerGas({ baseFeePerGas: 5n * 10n ** 9n }))
+        yield* mineBlocks(devnet.rpcUrl, 1)
+        yield* until("a replacement sent", attemptsOf(sql, "op_7"), (rows) => rows.length >= 2 && rows[0]?.status === "replaced" && rows.at(-1)?.status === "broadcast", 10_000)
+        yield* mineBlocks(devnet.rpcUrl, 1)
+        const outcome = yield* Fiber.join(sending)
+        expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
+        const attempts = yield* attemptsOf(sql, "op_7")
+        // one nonce, one landed attempt (the one booked), every other dropped
+        expect(new Set(attempts.map((a) => a.nonce))).toEqual(new Set([first?.nonce]))
+        expect(attempts.filter((a) => a.status === "included").map((a) => a.tx_hash)).toEqual([outcome._tag === "Final" ? outcome.txHash : ""])
+        expect(attempts.filter((a) => a.status !== "included").map((a) => a.status)).toEqual(attempts.slice(0, -1).map(() => "dropped"))
+        expect(BigInt(attempts.at(-1)?.gas_price ?? "0")).toBeGreaterThan(BigInt(first?.gas_price ?? "0"))
+        expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+        expect(yield* devnet.client.balance(from, "USDT")).toBe(90n * TOKEN)
+        // the merchant-visible rows: the landed one pending until its operation completes, the others failed
+        const rows = yield* sql<{ status: string }>`SELECT status FROM transactions WHERE operation_id = 'op_7' ORDER BY created_at`
+        expect(rows.map((r) => r.status).sort()).toEqual([...attempts.slice(0, -1).map(() => "failed"), "pending"].sort())
+      }).pipe(Effect.ensuring(Effect.flatMap(NodeFaults, (f) => Effect.sync(() => { f.gasPrice = undefined; f.feeBumpAfter = Duration.minutes(1) }))), Effect.scoped))
+
+    it.effect("replaced, and then the first one lands after all (its replacement lost by the node): the first is found by its nonce and booked", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const devnet = yield* Devnet
+        const sender = yield* TransferSender
+        const faults = yield* NodeFaults
+        const { operation, leg, to } = yield* collection("op_8", 14)
+        const anvil = createTestClient({ mode: "anvil", transport: http(devnet.rpcUrl) })
+        yield* Effect.acquireRelease(Effect.promise(() => anvil.setAutomine(false)), () => Effect.promise(() => anvil.setAutomine(true)))
+        faults.feeBumpAfter = Duration.seconds(1)
+        // the first waits in the node's pool (nothing is mined); its replacement is taken by a node that loses it
+        const sending = yield* Effect.fork(sender.send(operation, leg))
+        const [first] = yield* until("the first send", attemptsOf(sql, "op_8"), (rows) => rows[0]?.status === "broadcast", 10_000)
+        faults.swallowSends = true
+        yield* until("a replacement sent", attemptsOf(sql, "op_8"), (rows) => rows.length >= 2 && rows.at(-1)?.status === "broadcast", 10_000)
+        // the first, still in the pool, is mined
+        yield* mineBlocks(devnet.rpcUrl, 1)
+        const outcome = yield* Fiber.join(sending)
+        expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
+        expect(outcome._tag === "Final" ? outcome.txHash : "").toBe(first?.tx_hash)
+        const attempts = yield* attemptsOf(sql, "op_8")
+        expect(attempts.map((a) => a.status)).toEqual(["included", ...attempts.slice(1).map(() => "dropped")])
+        expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+      }).pipe(Effect.ensuring(Effect.flatMap(NodeFaults, (f) => Effect.sync(() => { f.swallowSends = false; f.feeBumpAfter = Duration.minutes(1) }))), Effect.scoped))
+
+    // before: the refused attempt kept nonce N; every later transfer from the address was signed at N + 1,
+    // which no node mines, and waited for ever with its funds locked
+    it.effect("refused at its first send: its nonce is given back, and the address's next transfer uses it and lands", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const sender = yield* TransferSender
+        const faults = yield* NodeFaults
+        const devnet = yield* Devnet
+        const { operation, leg, to } = yield* collection("op_9", 16)
+        faults.refuseNext = true
+        expect((yield* sender.send(operation, leg))._tag).toBe("Failed")
+        yield* sql`UPDATE custody_operations SET status = 'FAILED' WHERE id = 'op_9'`
+        yield* sql`INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, amount)
+                   VALUES ('op_9b', 'collection', 'SWEEPING', 'm1', 'BEP20', 'USDT', ${operation.wallet_id}, ${operation.from_address}, ${operation.to_wallet_id}, ${to}, ${(10n * TOKEN).toString()})`
+        const [next] = yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = 'op_9b'`.pipe(Effect.flatMap(decodeOperations))
+        if (next === undefined) return yield* Effect.dieMessage("no operation")
+        const outcome = yield* sender.send(next, leg)
+        expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
+        const [refused] = yield* attemptsOf(sql, "op_9")
+        const [landed] = yield* attemptsOf(sql, "op_9b")
+        expect([refused?.status, landed?.status]).toEqual(["rejected", "included"])
+        expect(landed?.nonce).toBe(refused?.nonce)
+        // the same transfer at the same nonce and price would be the same bytes: signed one wei dearer, a new hash
+        expect(landed?.tx_hash).not.toBe(refused?.tx_hash)
+        expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+      }))
 
     // the review's double withdrawal: sent to one node, then refused when sent again by a node that lags
     // behind it. Marked "rejected", the operation failed and a withdrawal's money went back to the

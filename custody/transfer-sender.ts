@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Duration, Effect, Either, Option } from "effect"
-import type { ChainClient, ChainRpcError, FeeAboveCap, TransactionLookup, TransferRequest } from "../src/chains/chain-client.js"
+import type { ChainClient, ChainRpcError, FeeAboveCap, SignedTransfer, TransactionLookup, TransferRequest } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { KeyRef } from "../src/keys/signer.js"
 import { fromBaseUnits } from "../src/money.js"
@@ -58,22 +58,35 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         ? Effect.zipRight(Effect.logWarning(`FACET_FAULT_CRASH_POINT: killing the process ${point} of ${operation.id}`), Effect.sync(() => process.kill(process.pid, "SIGKILL")))
         : Effect.void
 
-    const sign = (client: ChainClient, operation: OperationRow, leg: TransferLeg) =>
+    /**
+     * Builds and signs the leg's transfer (stored by the caller before it is sent). EVM: at the address's
+     * next nonce, or, `replacing` an attempt stuck in mempools, at its nonce and a fifth above its gas price.
+     * A signature custody stored before (the same bytes as an attempt refused earlier: same nonce, price and
+     * call) is made again one wei dearer, so that a hash always names one attempt; elsewhere (TRON, Solana)
+     * none is returned, and the next reference block or blockhash makes it new.
+     */
+    const sign = (client: ChainClient, operation: OperationRow, leg: TransferLeg, replacing?: AttemptRow) =>
       Effect.gen(function*() {
         const fromAddress = operation.from_address
-        const nonce = client.chain === "BEP20"
+        const nonce = replacing?.nonce ?? (client.chain === "BEP20"
           ? yield* Effect.flatMap(client.finalNonce(fromAddress), (final) => store.nextNonce(client.chain, fromAddress, final))
-          : undefined
+          : undefined)
+        const outbid = replacing?.gas_price === null || replacing?.gas_price === undefined ? undefined : replacing.gas_price + (replacing.gas_price + 4n) / 5n
         const request: TransferRequest = {
           from: leg.from,
           to: leg.to,
           currency: leg.currency,
           amount: leg.amount,
-          ...(nonce === undefined ? {} : { nonce }),
+          ...(nonce === undefined || nonce === null ? {} : { nonce }),
+          ...(outbid === undefined ? {} : { gasPriceAtLeast: outbid }),
           ...(leg.feePayer === undefined ? {} : { feePayer: leg.feePayer }),
           ...(client.chain === "POLYGON" ? {} : { feeCap: { ...config.feeCaps[client.chain], ...(leg.maxFee === undefined ? {} : { maxFee: leg.maxFee }) } })
         }
-        return yield* client.prepare(request)
+        const signed = yield* client.prepare(request)
+        if (!(yield* store.hashTaken(client.chain, signed.txHash))) return Option.some(signed)
+        if (client.chain !== "BEP20") return Option.none<SignedTransfer>()
+        const dearer = yield* client.prepare({ ...request, gasPriceAtLeast: signed.gasPrice + 1n })
+        return (yield* store.hashTaken(client.chain, dearer.txHash)) ? Option.none<SignedTransfer>() : Option.some(dearer)
       })
 
     /** The merchant-visible row of a custody transaction, written with the signed bytes. */
@@ -108,6 +121,31 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         return Step.Wait({ what: `the network fee to fall under its cap (${above.message})` })
       })
 
+    /**
+     * EVM: an attempt sent FACET_FEE_BUMP_AFTER_SECONDS ago and still not mined (underpriced) is replaced at
+     * its nonce with a higher gas price, within the leg's fee cap. Both are kept: the first becomes
+     * `replaced` and may still land until the nonce is used; whichever lands is booked (`nonceUsed`). Left,
+     * saying why, when no replacement can be signed now (above the cap, refused): the first is waited for.
+     */
+    const replace = (client: ChainClient, operation: OperationRow, leg: TransferLeg, stuck: AttemptRow) =>
+      Effect.gen(function*() {
+        const signed = yield* sign(client, operation, leg, stuck).pipe(
+          Effect.map(Either.right),
+          Effect.catchTags({ TransferRejected: (e) => Effect.succeed(Either.left(e.message)), FeeAboveCap: (e) => Effect.succeed(Either.left(e.message)) })
+        )
+        if (Either.isLeft(signed) || Option.isNone(signed.right)) {
+          return Either.left(`${stuck.tx_hash}, not mined ${Math.round((stuck.sent_ms_ago ?? 0) / 1000)} s after it was sent, to be mined (no replacement now: ${Either.isLeft(signed) ? signed.left : "its signature matched one stored before"})`)
+        }
+        const replacement = signed.right.value
+        yield* sql.withTransaction(Effect.all([
+          store.markAttempt(stuck.chain, stuck.tx_hash, "replaced", { error: `replaced by ${replacement.txHash} at a higher gas price` }),
+          store.recordSigned(operation, replacement, leg),
+          recordRow(operation, leg, replacement.txHash)
+        ])).pipe(Effect.orDie)
+        yield* Effect.logWarning(`custody ${operation.id}: ${stuck.tx_hash} (nonce ${stuck.nonce}, ${stuck.gas_price} wei/gas) not mined after ${Math.round((stuck.sent_ms_ago ?? 0) / 1000)} s; replaced by ${replacement.txHash} at ${replacement.gasPrice} wei/gas`)
+        return Either.right(Step.Again())
+      })
+
     /** The lookup's block, when it found the transaction in one. */
     const blockOf = (found: Option.Option<TransactionLookup>): Option.Option<Included> =>
       Option.flatMap(found, (f) => Option.map(f.blockNumber, (blockNumber) => ({ status: f.status, confirmations: f.confirmations, fee: f.fee, blockNumber })))
@@ -118,6 +156,8 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         const blockNumber = found.blockNumber
         const final = blockNumber <= (yield* client.finalized)
         const fee = Option.getOrUndefined(found.fee)
+        // final, it used its nonce: attempts it replaced (or that replaced it) never land
+        if (final) yield* store.dropReplaced(attempt)
         if (found.status === "failed") {
           if (!final) return Step.Wait({ what: `a failed transaction ${attempt.tx_hash} to become final` })
           yield* store.markAttempt(attempt.chain, attempt.tx_hash, "reverted", { blockNumber, fee })
@@ -182,11 +222,13 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
             })
           )
           if (Either.isLeft(signed)) return signed.left
+          if (Option.isNone(signed.right)) return Step.Wait({ what: "a new reference block (the signature matched one stored before)" })
+          const fresh = signed.right.value
           yield* sql.withTransaction(Effect.zipRight(
-            store.recordSigned(operation, signed.right, leg),
-            recordRow(operation, leg, signed.right.txHash)
+            store.recordSigned(operation, fresh, leg),
+            recordRow(operation, leg, fresh.txHash)
           )).pipe(Effect.orDie)
-          yield* Effect.logInfo(`custody ${operation.id}: signed ${operation.chain} ${signed.right.txHash}, stored before broadcast`)
+          yield* Effect.logInfo(`custody ${operation.id}: signed ${operation.chain} ${fresh.txHash}, stored before broadcast`)
           yield* crashPoint(operation, "after-sign")
           return Step.Again()
         }
@@ -211,6 +253,11 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           case "Open":
             break
         }
+        if (client.chain === "BEP20" && attempt.status === "broadcast" && attempt.nonce !== null && attempt.sent_ms_ago !== null && attempt.sent_ms_ago >= Duration.toMillis(config.feeBumpAfter)) {
+          const replaced = yield* replace(client, operation, leg, attempt)
+          if (Either.isRight(replaced)) return replaced.right
+          if (Option.isSome(found)) return Step.Wait({ what: replaced.left })
+        }
         if (Option.isSome(found) && attempt.status === "broadcast") return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         // from here on a refusal no longer proves the bytes are not out (a lost answer, a crash after the send)
         if (!attempt.sent) yield* store.markSending(attempt.chain, attempt.tx_hash)
@@ -234,7 +281,14 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         // refused at its first send: unless it is on chain after all, it never goes out again
         const again = yield* client.transaction(attempt.tx_hash)
         if (Option.isSome(again)) return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
-        yield* store.markAttempt(attempt.chain, attempt.tx_hash, "rejected", { error: sent.value })
+        // a replacement refused ("replacement transaction underpriced"): the attempt it outbid may still land
+        const outbid = attempt.nonce === null ? [] : (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce))
+          .filter((a) => a.operation_id === operation.id && a.status === "replaced")
+        if (outbid.length > 0) {
+          yield* store.restoreReplaced(attempt, sent.value)
+          return Step.Wait({ what: `the replacement ${attempt.tx_hash} was refused (${sent.value}); ${outbid.map((a) => a.tx_hash).join(", ")} may still land` })
+        }
+        yield* store.reject(attempt, sent.value)
         return Step.Done({ outcome: SendOutcome.Failed({ reason: `the node refused ${attempt.tx_hash}: ${sent.value}`, burned: 0n }) })
       })
 

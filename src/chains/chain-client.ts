@@ -51,6 +51,8 @@ export interface TransferRequest {
   readonly feePayer?: KeyRef
   /** Nothing is signed above these (FeeAboveCap): a node's price is an answer, not an order to pay it. */
   readonly feeCap?: FeeCap
+  /** EVM: sign at this gas price at least (a replacement must outbid the transaction it replaces). */
+  readonly gasPriceAtLeast?: bigint
 }
 
 /**
@@ -79,6 +81,8 @@ export interface SignedTransfer {
   readonly validUntil: Option.Option<bigint>
   /** The most it can burn, in the native asset's base units (gas limit × price, fee_limit + bandwidth, fees). */
   readonly maxFee: bigint
+  /** The unit price it was signed at: wei per gas, sun per energy unit, lamports per signature. */
+  readonly gasPrice: bigint
 }
 
 /** The facts that decide whether a signed transfer that is not on chain may still land. */

@@ -269,12 +269,13 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         const from = key?.address
         if (from === undefined || !isHexAddress(from)) return yield* Effect.die(new Error("the signer derived no address"))
         const call = yield* callOf(request.to, request.currency, request.amount)
-        const [nonce, price] = yield* Effect.all([
+        const [nonce, quoted] = yield* Effect.all([
           request.nonce === undefined
             ? Effect.tryPromise({ try: () => client.getTransactionCount({ address: from, blockTag: "pending" }), catch: rpcError("eth_getTransactionCount") }).pipe(Effect.map(BigInt))
             : Effect.succeed(request.nonce),
           gasPrice
         ])
+        const price = request.gasPriceAtLeast !== undefined && request.gasPriceAtLeast > quoted ? request.gasPriceAtLeast : quoted
         // a transfer that would revert (no balance, no gas) is refused here, before anything is signed
         const gas = yield* Effect.tryPromise({
           try: () => client.estimateGas({ account: from, gasPrice: price, ...call }),
@@ -290,7 +291,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           // legacy form: v = 27 + recovery id; viem turns it into EIP-155's chainId * 2 + 35 + recovery id
           v: 27n + BigInt(signature[64] ?? 0)
         })
-        return { txHash: keccak256(signed), raw: signed, from, feePayer: from, nonce: Option.some(nonce), validUntil: Option.none(), maxFee: gas * price } satisfies SignedTransfer
+        return { txHash: keccak256(signed), raw: signed, from, feePayer: from, nonce: Option.some(nonce), validUntil: Option.none(), maxFee: gas * price, gasPrice: price } satisfies SignedTransfer
       })
 
     const broadcast = (raw: string): Effect.Effect<void, ChainRpcError | TransferRejected> =>

@@ -184,7 +184,8 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           feePayer: payer.toBase58(),
           nonce: Option.none(),
           validUntil: Option.some(BigInt(latest.lastValidBlockHeight)),
-          maxFee: BigInt(LAMPORTS_PER_SIGNATURE * signers.length) + rent
+          maxFee: BigInt(LAMPORTS_PER_SIGNATURE * signers.length) + rent,
+          gasPrice: BigInt(LAMPORTS_PER_SIGNATURE)
         } satisfies SignedTransfer
       })
 

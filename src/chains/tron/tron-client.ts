@@ -212,7 +212,8 @@ export const makeTronClient = (settings: TronSettings) =>
         if (from === undefined || key === undefined) return yield* Effect.die(new Error("the signer derived no address"))
         const blockHeader = yield* referenceBlock
         const cost = yield* costOf(from, to, request.currency, request.amount)
-        yield* checkFeeCap("TRC20", request.feeCap, cost.burn, (yield* chainPrices).energy)
+        const energyPrice = (yield* chainPrices).energy
+        yield* checkFeeCap("TRC20", request.feeCap, cost.burn, energyPrice)
         let unsigned: TronTransaction
         if (request.currency === NATIVE) {
           // tronweb's sendTrx takes sun as a JS number: refuse what a number cannot hold exactly
@@ -245,7 +246,8 @@ export const makeTronClient = (settings: TronSettings) =>
           feePayer: key.address,
           nonce: Option.none(),
           validUntil: Option.some(BigInt(unsigned.raw_data.expiration)),
-          maxFee: cost.burn
+          maxFee: cost.burn,
+          gasPrice: energyPrice
         } satisfies SignedTransfer
       })
 
