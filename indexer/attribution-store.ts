@@ -162,6 +162,22 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         return { changed: next.status !== order.status, status: next.status }
       })
 
+    /**
+     * A payment's event key; a reorg can reverse and restore the same payment more than once, and each time
+     * is a delivery of its own: the n-th `payment.reversed` / `payment.restored` (n ≥ 2) ends in `#n`
+     * (DECISIONS.md), counted from the ones already in the outbox, in the same transaction.
+     */
+    const nthKey = (t: TxRow, bodyEvent: string) =>
+      Effect.gen(function*() {
+        const key = depositKey(t, bodyEvent)
+        if (bodyEvent !== "payment.reversed" && bodyEvent !== "payment.restored") return key
+        const [earlier] = yield* Effect.orDie(sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM webhook_events
+          WHERE merchant_id = ${t.merchant_id} AND (idempotency_key = ${key} OR idempotency_key LIKE ${`${key}#%`})`)
+        const n = (earlier?.n ?? 0) + 1
+        return n === 1 ? key : `${key}#${n}`
+      })
+
     const orderEvent = (t: TxRow, bodyEvent: string, hooks: Map<string, string | null>, now: string) =>
       Effect.gen(function*() {
         if (t.order_id === null) return
@@ -170,7 +186,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         yield* outbox.enqueue({
           merchantId: t.merchant_id,
           event: "order.updated",
-          idempotencyKey: fallback ? `${order.order_id}:${bodyEvent}:${order.status}` : depositKey(t, bodyEvent),
+          idempotencyKey: fallback ? `${order.order_id}:${bodyEvent}:${order.status}` : yield* nthKey(t, bodyEvent),
           orderId: order.order_id,
           destination: order.notify_url ?? hooks.get(t.merchant_id) ?? null,
           body: { event: bodyEvent, order, ...(fallback ? {} : { payment: paymentOf(t) }), created_at: now }
@@ -261,8 +277,13 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         if (pending === undefined || pending.n === 0) return 0
         const forOrders = yield* sql`
           WITH u AS (
-            UPDATE transactions SET status = 'confirmed', confirmed_at = clock_timestamp(), updated_at = clock_timestamp(),
-                   confirmations = (${head.toString()}::bigint - block_number + 1)::int
+            UPDATE transactions t SET status = 'confirmed', confirmed_at = clock_timestamp(), updated_at = clock_timestamp(),
+                   confirmations = (${head.toString()}::bigint - block_number + 1)::int,
+                   -- a shared receive wallet paid in an asset whose deposit address was made after the payment
+                   -- was seen: the address it is now is the one announced
+                   deposit_address_id = coalesce(t.deposit_address_id, (
+                     SELECT d.id FROM deposit_addresses d
+                     WHERE t.order_id IS NULL AND d.wallet_id = t.wallet_id AND d.chain = t.chain AND d.currency = t.currency))
             WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}::bigint
             RETURNING *),
           c AS MATERIALIZED (

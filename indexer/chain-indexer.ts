@@ -149,6 +149,17 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         return yield* finalityHalt(`no stored block below ${cursor.number} is on the node's chain`)
       })
 
+    /**
+     * Whether the node's block at `number` (at or below its final height) is the one we indexed there: pending
+     * deposits are confirmed, and blocks written final, only on the chain the node calls final — not on one
+     * that a lagging node, or another node behind the same URL, served us.
+     */
+    const finalIsOurs = (number: bigint, hash: string, finalized: bigint) =>
+      Effect.flatMap(client.blockHash(number), (theirs) =>
+        Option.contains(theirs, hash)
+          ? Effect.succeed(true)
+          : Effect.as(Effect.logWarning(`${chain}: the node's block ${number} (final height ${finalized}) is ${Option.getOrElse(theirs, () => "missing")}, not the ${hash} we indexed: nothing there is confirmed until they agree`), false))
+
     const index = Effect.gen(function*() {
       let cursor = yield* loadCursor
       const writer = yield* makeCatchUpWriter(chain, holder, options.writers ?? DEFAULT_CATCH_UP_WRITERS, cursor)
@@ -170,9 +181,14 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         ahead = []
         return Fiber.interruptAll(fibers)
       })
-      const readTip = Effect.all([client.head, client.finalized], { concurrency: 2 })
+      // the head and the final height from one node: one node's head beside another's final height would
+      // make blocks final that the node we read never called final
+      const readTip = Effect.flatMap(client.tip, ({ head, finalized }): Effect.Effect<readonly [bigint, bigint], ChainRpcError> =>
+        finalized > head
+          ? Effect.fail(new ChainRpcError({ chain, message: `the node says block ${finalized} is final above its head ${head}` }))
+          : Effect.succeed([head, finalized] as const))
       // catching up, the head and final height are asked while a batch is written: no batch waits for them
-      let tipAhead: Option.Option<Fiber.RuntimeFiber<[bigint, bigint], ChainRpcError>> = Option.none()
+      let tipAhead: Option.Option<Fiber.RuntimeFiber<readonly [bigint, bigint], ChainRpcError>> = Option.none()
       for (;;) {
         const [head, finalized] = Option.isSome(tipAhead) ? yield* Fiber.join(tipAhead.value) : yield* readTip
         tipAhead = Option.none()
@@ -181,7 +197,10 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         yield* watch.refresh
         if (cursor.number >= head) {
           yield* writer.drain
-          yield* store.confirm(chain, finalized, head, holder)
+          const upTo = finalized < cursor.number ? finalized : cursor.number
+          const [ours] = yield* sql<{ number: string; hash: string }>`
+            SELECT number::text AS number, hash FROM indexed_blocks WHERE chain = ${chain} AND number <= ${upTo.toString()} ORDER BY number DESC LIMIT 1`
+          if (ours === undefined || (yield* finalIsOurs(BigInt(ours.number), ours.hash, finalized))) yield* store.confirm(chain, upTo, head, holder)
           yield* report({ state: "following", head: head.toString(), cursor: cursor.number.toString(), lagBlocks: 0, lagSeconds: 0, watchedAddresses: watch.size })
           yield* Effect.sleep(options.pollInterval)
           continue
@@ -223,9 +242,13 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
             block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
             hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
           }))
+          // blocks at or below the final height are written final only if the node's final chain has the
+          // batch's block there (the node that answered the height may not be the one that served the batch)
+          const finalInBatch = writes.filter((w) => w.block.number <= finalized).at(-1)?.block
+          const batchFinal = finalInBatch === undefined || (yield* finalIsOurs(finalInBatch.number, finalInBatch.hash, finalized)) ? finalized : cursor.number
           // catching up, this waits only when the writes already in flight are as many as allowed
           const writeStarted = Date.now()
-          yield* writer.write(writes, finalized)
+          yield* writer.write(writes, batchFinal)
           windowWriteMs += Date.now() - writeStarted
           cursor = tip
           windowBlocks += valid

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Option, Ref } from "effect"
-import { ChainRpcError, type NormalizedTransfer } from "../src/chains/chain-client.js"
+import { type ChainClient, ChainRpcError, type NormalizedTransfer } from "../src/chains/chain-client.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { merchantWithDepositAddresses } from "../test/merchants.js"
@@ -115,6 +115,58 @@ describe("indexer recovery", () => {
         expect((yield* Ref.get(yield* IndexerStatus)).get("TRC20")?.state).not.toBe("halted")
         yield* Fiber.interrupt(a)
         yield* Fiber.interrupt(b)
+        yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
+        yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
+      }))
+
+    // (before the next test: it leaves a deposit final at block 5, which a rollback to 3 here would reach)
+    // One URL, two nodes behind it: one still on a branch the chain left, one ahead. Before, the head came
+    // from one and the final height from the other, and a deposit on the branch was confirmed — credited
+    // and announced — then reversed below the final height (a halt). Now the head and final height come from
+    // one node, and the block at the final height must be the one indexed before anything is final.
+    it.effect("behind a load balancer, a branch's deposit is never confirmed by another node's final height; it is reversed when the nodes agree", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { addresses, merchantId } = yield* depositAddresses(1)
+        const address = addresses[0] ?? ""
+        const ahead = new MemoryChain("TRC20", 2)
+        for (let i = 0; i < 3; i++) ahead.append(() => [])
+        ahead.append(usdt(address, 5_000_000n, 9))
+        // the lagging node keeps block 4 with the deposit; the chain replaces it and grows to 10 (final 8)
+        const lagging = new MemoryChain("TRC20", 2)
+        lagging.blocks.splice(0, lagging.blocks.length, ...ahead.blocks)
+        ahead.reorg(1)
+        for (let i = 0; i < 6; i++) ahead.append(() => [])
+        const [slow, fast] = [lagging.client(), ahead.client()]
+        let mode: "lagging" | "round-robin" | "ahead" = "lagging"
+        let calls = 0
+        const pick = () => (mode === "lagging" ? slow : mode === "ahead" ? fast : calls++ % 2 === 0 ? slow : fast)
+        const balanced: ChainClient = {
+          ...fast,
+          head: Effect.suspend(() => pick().head),
+          finalized: Effect.suspend(() => pick().finalized),
+          tip: Effect.suspend(() => pick().tip),
+          blocks: (from, to) => Effect.suspend(() => pick().blocks(from, to)),
+          blockHash: (number) => Effect.suspend(() => pick().blockHash(number))
+        }
+        const fiber = yield* Effect.fork(runChainIndexer(balanced, options))
+        yield* eventually(counts(merchantId), (c) => c?.txs === "1", 10_000)
+        mode = "round-robin"
+        for (let i = 0; i < 20; i++) {
+          yield* Effect.sleep("100 millis")
+          const now = yield* counts(merchantId)
+          expect([now?.confirmed, now?.events]).toEqual(["0", "0"])
+        }
+        mode = "ahead"
+        yield* eventually(
+          sql<{ status: string }>`SELECT status FROM transactions WHERE merchant_id = ${merchantId}`,
+          (rows) => rows.length === 1 && rows[0]?.status === "reversed",
+          10_000
+        )
+        expect(yield* counts(merchantId)).toMatchObject({ confirmed: "0", events: "0", entries: "0" })
+        expect((yield* Ref.get(yield* IndexerStatus)).get("TRC20")?.state).not.toBe("halted")
+        yield* Fiber.interrupt(fiber)
+        yield* sql`DELETE FROM indexer_leases WHERE chain = 'TRC20'`
         yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
         yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
       }))

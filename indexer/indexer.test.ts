@@ -231,5 +231,55 @@ describe("indexers on the devnets", () => {
         const [final] = yield* sql<{ uncollected: string }>`SELECT uncollected::text AS uncollected FROM merchant_balances WHERE merchant_id = ${merchantId}`
         expect(final?.uncollected).toBe("6")
       }))
+
+    // the same payment reorganised out and back twice within the confirmation depth: before, the second
+    // reversal and restoration reused the first ones' keys and were never delivered
+    it.effect("a payment reversed and restored twice announces each time: the n-th key ends in #n, the body's event stays plain", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const file = yield* devnet
+        const { apiKey } = yield* onboardMerchant()
+        const placed = yield* createOrder(apiKey, { amount: "7" })
+        const tx = yield* pay("TRC20-USDT", String(placed.pay_address), "7")
+        const id = String(placed.order_id)
+        yield* untilStatus(apiKey, id, "CONFIRMING")
+        const keysOf = Effect.map(events(id), (rows) => rows.map((e) => e.idempotency_key.slice(e.idempotency_key.lastIndexOf(":") + 1)))
+        for (const n of [1, 2]) {
+          // the block that holds it, replaced by one that holds it again
+          const [row] = yield* sql<{ block_number: string }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${tx} AND status <> 'reversed'`
+          const head = Number(asRecord(yield* Effect.promise(async () => (await fetch(`${file.tron.url}/devnet/info`, { method: "POST", body: "{}" })).json())).head)
+          yield* Effect.promise(() => fetch(`${file.tron.url}/devnet/reorg`, { method: "POST", body: JSON.stringify({ depth: head - Number(row?.block_number ?? head) + 1, keep_transactions: true }) }))
+          const suffix = n === 1 ? "" : `#${n}`
+          yield* eventually(keysOf, (keys) => keys.includes(`payment.reversed${suffix}`) && keys.includes(`payment.restored${suffix}`), 20_000)
+        }
+        const all = yield* events(id)
+        const reorgEvents = all.filter((e) => /payment\.(reversed|restored)/.test(e.idempotency_key))
+        expect(reorgEvents.map((e) => e.idempotency_key.slice(e.idempotency_key.lastIndexOf(":") + 1))).toEqual(["payment.reversed", "payment.restored", "payment.reversed#2", "payment.restored#2"])
+        expect(reorgEvents.map((e) => asRecord(JSON.parse(e.body)).event)).toEqual(["payment.reversed", "payment.restored", "payment.reversed", "payment.restored"])
+        expect(reorgEvents.every((e) => e.idempotency_key.startsWith(`deposit:TRC20:USDT:${tx}:`))).toBe(true)
+        yield* untilStatus(apiKey, id, "PAID", 30_000)
+      }))
+
+    // before: paid in TRX to a user's shared address before that user had a TRX deposit address, the
+    // deposit was credited at confirmation but never announced (no deposit address on the row)
+    it.effect("a shared address paid in an asset whose deposit address is made while the payment is pending: announced at confirmation with that address", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const client = yield* TestClient
+        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const address = (currency: string) =>
+          Effect.map(client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: "shared-user", chain: "TRC20", currency } }), (r) => asRecord(r.body))
+        const usdt = yield* address("USDT")
+        const tx = yield* pay("TRC20-TRX", String(usdt.address), "3")
+        yield* eventually(sql<{ status: string }>`SELECT status FROM transactions WHERE tx_hash = ${tx}`, (rows) => rows[0]?.status === "pending", 10_000)
+        const trx = yield* address("TRX")
+        expect(trx.address).toBe(usdt.address)
+        const [event] = yield* eventually(
+          sql<{ body: string }>`SELECT body FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.deposit.confirmed'`,
+          (rows) => rows.length === 1,
+          20_000
+        )
+        expect(asRecord(JSON.parse(event?.body ?? "{}"))).toMatchObject({ deposit_address_id: trx.id, external_user_id: "shared-user", currency: "TRX", amount: "3", tx_hash: tx })
+      }))
   })
 })

@@ -25,6 +25,10 @@ export class MemoryChain {
     return BigInt(this.blocks.length - 1)
   }
 
+  get finalHeight(): bigint {
+    return this.head > BigInt(this.finalityDepth) ? this.head - BigInt(this.finalityDepth) : 0n
+  }
+
   /** Appends a block whose transfers are made by `make` (given the new block's number and hash). */
   append(make: (number: bigint, hash: string, parentHash: string) => ReadonlyArray<NormalizedTransfer>) {
     const parent = this.blocks[this.blocks.length - 1]
@@ -47,7 +51,9 @@ export class MemoryChain {
       skipsNumbers: false,
       genesis: Effect.sync(() => this.blocks[0]?.hash ?? ""),
       head: Effect.sync(() => this.head),
-      finalized: Effect.sync(() => (this.head > BigInt(this.finalityDepth) ? this.head - BigInt(this.finalityDepth) : 0n)),
+      finalized: Effect.sync(() => this.finalHeight),
+      tip: Effect.sync(() => ({ head: this.head, finalized: this.finalHeight })),
+      blockHash: (number) => Effect.sync(() => Option.fromNullable(this.blocks[Number(number)]?.hash)),
       blocks: (from, to) => Effect.sync(() => this.blocks.slice(Number(from), Number(to) + 1)),
       balance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
       finalBalance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),

@@ -153,6 +153,13 @@ export interface ChainClient {
   /** The highest block that can no longer be reorganised (by the configured depth or the chain's own finality). */
   readonly finalized: Effect.Effect<bigint, ChainRpcError>
   /**
+   * The head and the final height together, from one node (behind several, never one node's head with
+   * another's final height): what the indexer goes by.
+   */
+  readonly tip: Effect.Effect<{ readonly head: bigint; readonly finalized: bigint }, ChainRpcError>
+  /** The hash of the node's block at `number`; none where it has none (not yet, skipped, pruned). */
+  readonly blockHash: (number: bigint) => Effect.Effect<Option.Option<string>, ChainRpcError>
+  /**
    * The blocks `from`–`to` in order: every one of them, or, where the chain skips numbers (Solana slots),
    * every one produced, the client having checked that the others were skipped rather than missing.
    */

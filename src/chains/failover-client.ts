@@ -189,6 +189,8 @@ export const makeFailoverClient = (
       genesis: call((c) => c.genesis),
       head: call((c) => c.head),
       finalized: call((c) => c.finalized),
+      tip: call((c) => c.tip),
+      blockHash: (number) => call((c) => c.blockHash(number)),
       blocks: (from, to) => call((c) => c.blocks(from, to)),
       balance: (address, currency) => call((c) => c.balance(address, currency)),
       finalBalance: (address, currency) => call((c) => c.finalBalance(address, currency)),

@@ -1,6 +1,7 @@
 import { Effect, Option, Schema } from "effect"
 import {
   type Address,
+  BlockNotFoundError,
   createPublicClient,
   encodeFunctionData,
   type Hex,
@@ -375,7 +376,18 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         return Option.map(pending, () => ({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0, fee: Option.none<bigint>() }))
       })
 
-    const finalized = Effect.map(head, (h) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n))
+    const finalAt = (h: bigint) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n)
+    const finalized = Effect.map(head, finalAt)
+    // one answer: the final height is counted from the same head
+    const tip = Effect.map(head, (h) => ({ head: h, finalized: finalAt(h) }))
+    const blockHash = (number: bigint) =>
+      Effect.tryPromise({
+        try: () => client.getBlock({ blockNumber: number }).then((b) => Option.fromNullable(b.hash), (error: unknown) => {
+          if (error instanceof BlockNotFoundError) return Option.none<string>()
+          throw error
+        }),
+        catch: rpcError(`eth_getBlockByNumber ${number}`)
+      })
 
-    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce, transaction } satisfies ChainClient
+    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce, transaction } satisfies ChainClient
   })

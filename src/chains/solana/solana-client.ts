@@ -4,7 +4,7 @@ import {
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync
 } from "@solana/spl-token"
-import { Connection, PublicKey, SolanaJSONRPCError, SystemProgram, Transaction } from "@solana/web3.js"
+import { type BlockSignatures, Connection, PublicKey, SolanaJSONRPCError, SystemProgram, Transaction } from "@solana/web3.js"
 import { Effect, Option, Schema } from "effect"
 import { type KeyRef, Signer } from "../../keys/signer.js"
 import {
@@ -207,16 +207,28 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         })
       )
 
+    /** An answer that the node has no such block: skipped, pruned (-32007, -32009), not yet (-32004), or none. */
+    const noSuchBlock = (cause: unknown) =>
+      cause instanceof SolanaJSONRPCError && (cause.code === -32004 || cause.code === -32007 || cause.code === -32009) ||
+      (cause instanceof Error && /not found/i.test(cause.message))
+
     /** A final block's signatures and links, or none where the node does not have it (skipped, pruned, not final). */
     const finalBlock = (slot: number) =>
       Effect.tryPromise({ try: () => connection.getBlockSignatures(slot, "finalized"), catch: (cause) => cause }).pipe(
-        Effect.map(Option.some),
-        Effect.catchAll((cause) =>
-          cause instanceof SolanaJSONRPCError && (cause.code === -32004 || cause.code === -32007 || cause.code === -32009) ||
-            (cause instanceof Error && /not found/i.test(cause.message))
-            ? Effect.succeed(Option.none())
-            : Effect.fail(rpcError(`getBlock ${slot}`)(cause)))
+        Effect.map((block) => Option.some(block)),
+        Effect.catchAll((cause) => (noSuchBlock(cause) ? Effect.succeed(Option.none<BlockSignatures>()) : Effect.fail(rpcError(`getBlock ${slot}`)(cause))))
       )
+
+    /** The hash of the block in `slot` (confirmed), without its transactions; none for a skipped or missing slot. */
+    const blockHash = (slot: bigint) =>
+      Effect.tryPromise({
+        try: () => connection.getBlock(Number(slot), { commitment: "confirmed", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 }),
+        catch: (cause) => cause
+      }).pipe(
+        Effect.map((block) => Option.map(Option.fromNullable(block), (b) => b.blockhash)),
+        Effect.catchAll((cause) => (noSuchBlock(cause) ? Effect.succeed(Option.none<string>()) : Effect.fail(rpcError(`getBlock ${slot}`)(cause))))
+      )
+
     const heightOf = (slot: number) =>
       Effect.tryPromise({
         try: () => connection.getBlock(slot, { commitment: "finalized", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 }),
@@ -309,5 +321,7 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         })
       })
 
-    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    const tip = Effect.map(Effect.all([head, finalized], { concurrency: 2 }), ([h, f]) => ({ head: h, finalized: f }))
+
+    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, tip, blockHash, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })

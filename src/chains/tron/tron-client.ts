@@ -345,5 +345,9 @@ export const makeTronClient = (settings: TronSettings) =>
         return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0, fee: Option.none<bigint>() })
       })
 
-    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    // two calls (the full node's head, the solidity node's): the indexer checks the final block's hash too
+    const tip = Effect.map(Effect.all([head, finalized], { concurrency: 2 }), ([h, f]) => ({ head: h, finalized: f }))
+    const blockHash = (number: bigint) => Effect.map(blockIfAny(number), Option.map((b) => b.blockID))
+
+    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })
