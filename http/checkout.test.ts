@@ -117,7 +117,7 @@ describe("hosted checkout page in a real browser", () => {
 
         // 5 of 20 paid on TRON, then the order's time is up: PARTIALLY_PAID with 15 still due
         yield* pay("TRC20-USDT", String(tron?.pay_address), "5")
-        yield* eventually(client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }), (r) => asRecord(r.body).paid_amount === "5", 30_000)
+        yield* eventually(client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }), (r) => asRecord(r.body).paid_amount === "5.000000", 30_000)
         // before its time is up the page already says what is still due
         yield* Effect.promise(() => page.locator("#detail", { hasText: "15 USDT still due" }).waitFor({ timeout: 30_000 }))
         yield* sql`UPDATE orders SET expire_at = now() - interval '1 second' WHERE id = ${String(order.order_id)}`

@@ -5,7 +5,7 @@ import type { Chain } from "../src/domain/chain.js"
 import { type DelimitedType, delimitedColumn } from "../src/database/delimited-column.js"
 import { newIds } from "../src/ids.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
-import { settle } from "../src/orders/order-settlement.js"
+import { paidValue, settle } from "../src/orders/order-settlement.js"
 import { Orders } from "../src/orders/orders.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import type { Attributed } from "./attribution.js"
@@ -64,7 +64,10 @@ const OrderRow = Schema.Struct({
   status: Schema.Literal("PENDING", "CONFIRMING", "PAID", "EXPIRED", "PARTIALLY_PAID"),
   late_payment: Schema.Boolean,
   expire_at: Schema.DateFromSelf,
-  expired: Schema.Boolean
+  expired: Schema.Boolean,
+  amount: Schema.String,
+  /** The order currency's amount precision (its asset policy on the order's chain). */
+  digits: Schema.NullOr(Schema.Number)
 })
 const decodeOrderRows = Schema.decodeUnknown(Schema.Array(OrderRow))
 const PaymentRow = Schema.Struct({
@@ -138,7 +141,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const settleOrder = (orderId: string) =>
       Effect.gen(function*() {
         const [order] = yield* sql`
-          SELECT status, late_payment, expire_at, order_time_is_up(id, expire_at) AS expired FROM orders WHERE id = ${orderId} FOR UPDATE`.pipe(
+          SELECT o.status, o.late_payment, o.expire_at, order_time_is_up(o.id, o.expire_at) AS expired, o.amount::text AS amount,
+                 (SELECT p.amount_precision FROM wallet_asset_policies p WHERE p.chain = o.chain AND p.currency = o.currency) AS digits
+          FROM orders o WHERE o.id = ${orderId} FOR UPDATE OF o`.pipe(
           Effect.flatMap(decodeOrderRows)
         )
         if (order === undefined) return { changed: false, status: "" }
@@ -156,8 +161,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           assets,
           payments.map((p) => ({ chain: p.chain, currency: p.currency, amount: p.amount, status: p.status, blockTime: p.block_time }))
         )
+        const settled = payments.map((p) => ({ chain: p.chain, currency: p.currency, amount: p.amount, status: p.status, blockTime: p.block_time }))
+        // recomputed from the payments each time, never accumulated from rounded per-payment values
+        const paid = paidValue(order.amount, assets, settled, order.digits ?? 18)
         yield* sql`UPDATE orders SET status = ${next.status}, tx_hash = ${last?.tx_hash ?? null}, late_payment = ${next.latePayment},
-                     updated_at = clock_timestamp()
+                     paid_amount = ${paid}::numeric, updated_at = clock_timestamp()
                    WHERE id = ${orderId}`
         return { changed: next.status !== order.status, status: next.status }
       })
@@ -300,9 +308,6 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       Effect.gen(function*() {
         const counted = confirmed.filter((t) => t.order_id !== null && t.counted && t.order_value !== null)
         if (counted.length === 0) return
-        for (const t of counted) {
-          yield* sql`UPDATE orders SET paid_amount = paid_amount + ${t.order_value} WHERE id = ${t.order_id}`
-        }
         const hooks = yield* merchantHooks(counted.map((t) => t.merchant_id))
         for (const orderId of new Set(counted.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
         for (const t of counted) yield* orderEvent(t, "payment.confirmed", hooks, now)
@@ -551,10 +556,6 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           c AS MATERIALIZED (SELECT r.* FROM r),
           ${ledgerParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
           SELECT ${sql.literal(TX_COLUMNS)} FROM c`.pipe(Effect.flatMap(decodeTxRows))
-        const wasConfirmed = reversed.filter((t) => t.confirmed_at !== null)
-        for (const t of wasConfirmed.filter((r) => r.counted && r.order_id !== null && r.order_value !== null)) {
-          yield* sql`UPDATE orders SET paid_amount = paid_amount - ${t.order_value} WHERE id = ${t.order_id}`
-        }
         const forOrders = reversed.filter((t) => t.order_id !== null && t.counted)
         const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
         for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)

@@ -44,7 +44,7 @@ describe("indexers on the devnets", () => {
         const tx = yield* pay("TRC20-USDT", String(created.pay_address), "12.5")
         yield* untilStatus(apiKey, id, "CONFIRMING")
         const paid = yield* untilStatus(apiKey, id, "PAID")
-        expect(paid).toMatchObject({ status: "PAID", paid_amount: "12.5", tx_hash: tx, late_payment: false })
+        expect(paid).toMatchObject({ status: "PAID", paid_amount: "12.500000", tx_hash: tx, late_payment: false })
         const keys = (yield* events(id)).map((e) => e.idempotency_key)
         expect(keys).toEqual([
           `deposit:TRC20:USDT:${tx}:${String(created.pay_address)}:0:payment.detected`,
@@ -74,16 +74,16 @@ describe("indexers on the devnets", () => {
         // partial then the rest
         const partial = yield* createOrder(apiKey, { amount: "10", chain: "BEP20" })
         yield* pay("BEP20-USDT", String(partial.pay_address), "4")
-        const half = yield* eventually(order(apiKey, String(partial.order_id)), (o) => o.paid_amount === "4" && o.status === "PENDING", 20_000)
+        const half = yield* eventually(order(apiKey, String(partial.order_id)), (o) => o.paid_amount === "4.000000" && o.status === "PENDING", 20_000)
         expect(half.status).toBe("PENDING")
         yield* pay("BEP20-USDT", String(partial.pay_address), "6")
-        expect((yield* untilStatus(apiKey, String(partial.order_id), "PAID")).paid_amount).toBe("10")
+        expect((yield* untilStatus(apiKey, String(partial.order_id), "PAID")).paid_amount).toBe("10.000000")
 
         // twice: an overpayment is PAID with the whole amount recorded
         const twice = yield* createOrder(apiKey, { amount: "2", chain: "BEP20" })
         yield* pay("BEP20-USDT", String(twice.pay_address), "2")
         yield* pay("BEP20-USDT", String(twice.pay_address), "2")
-        const over = yield* eventually(order(apiKey, String(twice.order_id)), (o) => o.paid_amount === "4", 20_000)
+        const over = yield* eventually(order(apiKey, String(twice.order_id)), (o) => o.paid_amount === "4.000000", 20_000)
         expect(over.status).toBe("PAID")
 
         // late: paid after it expired, still credited and PAID with late_payment
@@ -225,7 +225,7 @@ describe("indexers on the devnets", () => {
         const [row2] = yield* sql<{ block_number: string }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${tx2}`
         yield* reorg(Number(yield* head) - Number(row2?.block_number ?? 0) + 1, true)
         const paid = yield* untilStatus(apiKey, String(kept.order_id), "PAID", 30_000)
-        expect(paid.paid_amount).toBe("6")
+        expect(paid.paid_amount).toBe("6.000000")
         const rows = yield* sql<{ status: string }>`SELECT status FROM transactions WHERE tx_hash = ${tx2}`
         expect(rows.map((r) => r.status)).toEqual(["confirmed"])
         const [final] = yield* sql<{ uncollected: string }>`SELECT uncollected::text AS uncollected FROM merchant_balances WHERE merchant_id = ${merchantId}`

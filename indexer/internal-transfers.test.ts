@@ -95,7 +95,7 @@ describe("BNB sent by a contract (internal transfers)", () => {
         const payTo = String(order.pay_address)
         yield* call("forward", [isHexAddress(payTo) ? payTo : alice], 25n * 10n ** 16n)
         const paid = yield* eventually(client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }), (r) => asRecord(r.body).status === "PAID", 60_000)
-        expect(asRecord(paid.body).paid_amount).toBe("0.25")
+        expect(asRecord(paid.body).paid_amount).toBe("0.25000000")
 
         // a reorg that drops the block reverses its internal legs as it does logs
         const dropped = yield* call("split", [alice, carol], 4n * 10n ** 17n)

@@ -65,7 +65,7 @@ describe("TRX sent by a contract (TRON internal transactions)", () => {
         const order = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "2", chain: "TRC20", currency: "TRX", out_trade_no: "via-contract" } })).body)
         yield* payThroughTronForwarder(devnet, "forward", [String(order.pay_address)], 2n * TRX)
         const paid = yield* eventually(client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }), (r) => asRecord(r.body).status === "PAID", 60_000)
-        expect(asRecord(paid.body).paid_amount).toBe("2")
+        expect(asRecord(paid.body).paid_amount).toBe("2.000000")
 
         // a reorg that drops the block of a split reverses both legs
         const dropped = yield* payThroughTronForwarder(devnet, "split", [alice, carol], 4n * TRX)

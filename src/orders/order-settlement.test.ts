@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { covers, type OrderPayment, settle } from "./order-settlement.js"
+import { covers, type OrderPayment, paidValue, settle } from "./order-settlement.js"
 
 const expireAt = new Date("2026-11-22T12:00:00Z")
 const before = { status: "PENDING" as const, latePayment: false, expireAt, expired: false }
@@ -13,6 +13,16 @@ describe("order settlement in the assets' own units", () => {
   it("three payments of a third make a whole: 1 USDT asked as 3 TRX, paid 1 + 1 + 1 TRX, is PAID", () => {
     expect(settle(before, [trx], [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "1", -1)])).toEqual({ status: "PAID", latePayment: false })
     expect(settle(before, [trx], [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "0.999999", -1)]).status).toBe("PENDING")
+  })
+
+  // before: each payment's value was rounded at 18 digits and added, and the order showed 0.999999999999999999
+  it("paid_amount: at the order currency's precision, exact for an exact payment, never above what was paid", () => {
+    const thirds = [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "1", -1)]
+    expect(paidValue("1", [trx], thirds, 6)).toBe("1.000000")
+    expect(paidValue("1", [trx], thirds.slice(0, 1), 6)).toBe("0.333333")
+    expect(paidValue("1", [trx], [...thirds, pay("TRX", "1", 0, "pending")], 6)).toBe("1.000000")
+    expect(paidValue("1", [trx, usdt], [pay("TRX", "1.5", -2), pay("USDT", "0.5", -1)], 6)).toBe("1.000000")
+    expect(paidValue("12.5", [usdt], [], 6)).toBe("0")
   })
 
   it("fractions of several accepted assets add up exactly", () => {

@@ -79,3 +79,20 @@ export const settle = (before: OrderBefore, assets: ReadonlyArray<AcceptedAsset>
     : completing?.blockTime !== null && completing?.blockTime !== undefined && completing.blockTime > before.expireAt
   return { status, latePayment }
 }
+
+/**
+ * What the confirmed payments are worth in the order's currency: Σ paid_i × amount / asked_i over its
+ * accepted assets, summed exactly (one division, at the end) and shown at the order currency's precision,
+ * rounded down — an exact payment shows exactly the amount (three payments of a third: 1.000000), and
+ * nothing shows more than was paid. Nothing confirmed: "0".
+ */
+export const paidValue = (orderAmount: string, assets: ReadonlyArray<AcceptedAsset>, payments: ReadonlyArray<OrderPayment>, digits: number): string => {
+  const asked = assets.map((a) => new Exact(a.asked))
+  if (asked.some((a) => a.lte(0))) return "0"
+  const paidOf = (asset: AcceptedAsset) =>
+    payments.filter((p) => p.status === "confirmed" && p.chain === asset.chain && p.currency === asset.currency).reduce((s, p) => s.plus(p.amount), new Exact(0))
+  const all = asked.reduce((p, a) => p.times(a), new Exact(1))
+  const numerator = assets.reduce((s, asset, i) => s.plus(paidOf(asset).times(asked.reduce((p, a, j) => (i === j ? p : p.times(a)), new Exact(1)))), new Exact(0))
+  if (numerator.isZero()) return "0"
+  return numerator.times(orderAmount).div(all).toFixed(digits, Decimal.ROUND_DOWN)
+}
