@@ -1,3 +1,4 @@
+import { UntracedBlocks } from "./untraced-blocks.js"
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Data, DateTime, Effect, Option, Schema } from "effect"
@@ -25,6 +26,8 @@ export interface BlockRecord {
   readonly hash: string
   readonly parentHash: string
   readonly timestamp: number
+  /** Why its contract calls could not be traced (their BNB is not in its transfers); recorded with it. */
+  readonly untraced?: string | undefined
 }
 
 const TxRow = Schema.Struct({
@@ -95,10 +98,12 @@ const depositKey = (t: TxRow, bodyEvent: string) =>
  * ledger entries and balances on confirmation, and webhook events in the outbox. Rollback for reorgs.
  */
 export class AttributionStore extends Effect.Service<AttributionStore>()("facet/AttributionStore", {
+  dependencies: [UntracedBlocks.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const orders = yield* Orders
     const outbox = yield* WebhookOutbox
+    const untraced = yield* UntracedBlocks
 
     // the fence (chain-indexer.ts): only the holder the chain's row names writes; FOR SHARE keeps a
     // takeover waiting until this transaction ends, and a transaction begun after it finds another name
@@ -505,7 +510,12 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             yield* onDetected(forOrders, now)
           }
           yield* settleConfirmedOrders(forOrders.filter((t) => t.status === "confirmed"), now)
-          if (mode === "rescan") return { detected, confirmed: final }
+          // what a block's traces could not show is recorded with it (a rescan that traced it clears it)
+          yield* untraced.record(blocks.map((b) => b.block))
+          if (mode === "rescan") {
+            yield* untraced.traced(blocks.map((b) => b.block))
+            return { detected, confirmed: final }
+          }
           const confirmed = final + (options.confirmPending === false ? 0 : yield* confirmUpTo(chain, finalized, last.block.number, now))
           // the cursor and the block window's end, one statement
           const cursor = cursorTo === "last"
@@ -563,6 +573,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         // body; `order.expired` stays the expiry's own event, sent once
         for (const t of forOrders) yield* orderEvent(t, "payment.reversed", hooks, now)
         yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number > ${ancestor.number.toString()}`
+        yield* untraced.dropAbove(chain, ancestor.number)
         yield* sql`UPDATE indexer_cursors SET block_number = ${ancestor.number.toString()}, block_hash = ${ancestor.hash}, updated_at = now()
                    WHERE chain = ${chain}`
         return reversed.length

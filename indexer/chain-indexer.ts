@@ -239,7 +239,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         }
         if (valid > 0) {
           const writes = current.slice(0, valid).map((block) => ({
-            block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
+            block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp, untraced: block.untraced },
             hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
           }))
           // blocks at or below the final height are written final only if the node's final chain has the

@@ -4,9 +4,10 @@ import { ChainClients } from "../src/chains/chain-clients.js"
 import { makeClusterLive } from "../src/cluster.js"
 import { IndexersLive } from "./indexers.js"
 import { blockArgument, chainArgument, OperatorError, operatorConfig, operatorLive } from "./operator-runtime.js"
-import { rescan } from "./rescan.js"
+import { rescan, rescanUntraced } from "./rescan.js"
+import { UntracedBlocks } from "./untraced-blocks.js"
 
-const USAGE = "usage: npm run indexer -- --chain TRC20|BEP20|SOLANA [--rescan-from N [--to M]]"
+const USAGE = "usage: npm run indexer -- --chain TRC20|BEP20|SOLANA [--rescan-from N [--to M] | --rescan-untraced]"
 
 /**
  * `npm run indexer -- --chain BEP20`: one chain's indexer in a process of its own, against the same
@@ -20,6 +21,8 @@ const USAGE = "usage: npm run indexer -- --chain TRC20|BEP20|SOLANA [--rescan-fr
  *
  * `--rescan-from N [--to M]`: re-reads final blocks N–M (M: as far as both finality and the indexer
  * have come) and adds what was missed, credited and announced; what is recorded already stays as it is.
+ * `--rescan-untraced`: the same for every block recorded as untraced (its contract calls could not be
+ * traced), run against a node that can trace them (e.g. FACET_BEP20_RPC_URL=<archive node>).
  */
 const main = Effect.gen(function*() {
   const args = process.argv.slice(2)
@@ -28,6 +31,16 @@ const main = Effect.gen(function*() {
   const config = yield* operatorConfig([chain])
   const from = blockArgument(args, "--rescan-from")
   if (args.includes("--rescan-from") && from === undefined) return yield* new OperatorError({ message: USAGE })
+  if (args.includes("--rescan-untraced")) {
+    const done = yield* Effect.gen(function*() {
+      const client = (yield* ChainClients).get(chain)
+      if (Option.isNone(client)) return yield* new OperatorError({ message: `no client for ${chain}` })
+      return yield* rescanUntraced(client.value, config.indexer.batchSize)
+    }).pipe(Effect.provide(UntracedBlocks.Default), Effect.provide(operatorLive(config)))
+    console.log(JSON.stringify(done))
+    if (done.stillUntraced > 0) process.exitCode = 1
+    return
+  }
   if (from !== undefined) {
     const done = yield* Effect.gen(function*() {
       const client = (yield* ChainClients).get(chain)

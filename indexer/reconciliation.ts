@@ -4,6 +4,7 @@ import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
+import { UntracedBlocks } from "./untraced-blocks.js"
 
 /** A receive address whose balance on chain is not what the ledger explains. */
 export const Difference = Schema.Struct({
@@ -15,7 +16,9 @@ export const Difference = Schema.Struct({
   difference: Schema.String,
   /** The blocks to look at (rescan): from where indexing started to the final height read. */
   from_block: Schema.String,
-  to_block: Schema.String
+  to_block: Schema.String,
+  /** BEP20: blocks in that range whose contract calls could not be traced: BNB they sent may be what is missing. */
+  untraced_blocks: Schema.optional(Schema.Number)
 })
 export type Difference = typeof Difference.Type
 
@@ -38,9 +41,11 @@ const LatestRun = Schema.Struct({ chain: Schema.String, finished_at: Schema.Date
  * skipped: the indexer has not read that far yet.
  */
 export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reconciliation", {
+  dependencies: [UntracedBlocks.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clients = yield* ChainClients
+    const untraced = yield* UntracedBlocks
     // addresses per page of a run: their balances read from the node, then one statement for the ledger's side
     const pageSize = yield* Config.integer("FACET_RECONCILE_PAGE").pipe(Config.withDefault(500))
 
@@ -143,13 +148,17 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
           })
         })
       }
-      const differences = results.flatMap((r) => ("difference" in r && r.difference !== undefined ? [r.difference] : []))
+      const found = results.flatMap((r) => ("difference" in r && r.difference !== undefined ? [r.difference] : []))
+      // what the untraced blocks of the range may hide is named with the difference
+      const differences = yield* Effect.forEach(found, (d) =>
+        Effect.map(untraced.countIn(chain, BigInt(d.from_block), BigInt(d.to_block)), (n) => (n === 0 ? d : { ...d, untraced_blocks: n })))
       const skipped = results.filter((r) => r.skipped).length
       const height = results.reduce<bigint | undefined>((h, r) => (h === undefined || r.height > h ? r.height : h), undefined)
       for (const d of differences) {
         yield* Effect.logError(
           `${chain} RECONCILIATION DIFFERENCE at ${d.address}: ${d.currency} on chain ${d.on_chain}, ledger explains ${d.explained} ` +
-            `(${d.difference}); look at blocks ${d.from_block}–${d.to_block} (npm run indexer -- --chain ${chain} --rescan-from ${d.from_block} --to ${d.to_block})`
+            `(${d.difference}); look at blocks ${d.from_block}–${d.to_block} (npm run indexer -- --chain ${chain} --rescan-from ${d.from_block} --to ${d.to_block})` +
+            (d.untraced_blocks === undefined ? "" : `; ${d.untraced_blocks} block(s) there could not be traced and may hide it (npm run indexer -- --chain ${chain} --rescan-untraced, against a node that can trace them)`)
         )
       }
       yield* sql`INSERT INTO reconciliation_runs (chain, started_at, height, checked, skipped, differences)
@@ -177,7 +186,7 @@ export const reconciliationProblems = (runs: ReadonlyArray<LatestRun>): Readonly
     const [first] = run.differences
     return first === undefined
       ? []
-      : [`${run.chain} reconciliation: ${run.differences.length} balance(s) the ledger does not explain (first: ${first.address} ${first.currency} on chain ${first.on_chain}, ledger ${first.explained}; blocks ${first.from_block}–${first.to_block})`]
+      : [`${run.chain} reconciliation: ${run.differences.length} balance(s) the ledger does not explain (first: ${first.address} ${first.currency} on chain ${first.on_chain}, ledger ${first.explained}; blocks ${first.from_block}–${first.to_block}${first.untraced_blocks === undefined ? "" : `, of which ${first.untraced_blocks} could not be traced`})`]
   })
 
 /** Prometheus gauges of the latest reconciliation per chain. */

@@ -4,6 +4,7 @@ import type { ChainClient } from "../src/chains/chain-client.js"
 import { attributeTransfers } from "./attribution.js"
 import { AttributionStore } from "./attribution-store.js"
 import { checkCovers } from "./chain-indexer.js"
+import { UntracedBlocks } from "./untraced-blocks.js"
 import { WatchList } from "./watch-list.js"
 
 export class RescanRefused extends Schema.TaggedError<RescanRefused>()("RescanRefused", { message: Schema.String }) {}
@@ -35,11 +36,38 @@ export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: b
     const blocks = yield* client.blocks(start, end)
     yield* checkCovers(client, blocks, start, end)
     const writes = blocks.map((block) => ({
-      block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
+      block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp, untraced: block.untraced },
       hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
     }))
     added += (yield* store.writeBlocks(writes, finalized, "rescan", { mode: "rescan" })).detected
     yield* Effect.logInfo(`${chain} rescan: blocks ${start}–${end} of ${from}–${last}, ${added} transfers added so far`)
   }
   return { chain, from, to: last, added }
+})
+
+/**
+ * Re-reads every block recorded as untraced (untraced-blocks.ts) that is final and behind the cursor, in
+ * runs of consecutive blocks — meant against a node that can trace them (an archive node given as the
+ * chain's URL for this command): BNB their contracts sent is credited now, and each block traced in full
+ * is cleared. Blocks still untraced stay recorded.
+ */
+export const rescanUntraced = Effect.fn("rescanUntraced")(function*(client: ChainClient, batchSize: number) {
+  const sql = yield* SqlClient.SqlClient
+  const untraced = yield* UntracedBlocks
+  const chain = client.chain
+  const finalized = yield* client.finalized
+  const [cursor] = yield* sql<{ block: string }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${chain}`
+  const indexed = cursor === undefined ? -1n : BigInt(cursor.block)
+  const limit = finalized < indexed ? finalized : indexed
+  const open = (yield* untraced.open(chain)).filter((n) => n <= limit)
+  const runs: Array<[bigint, bigint]> = []
+  for (const n of open) {
+    const run = runs[runs.length - 1]
+    if (run !== undefined && run[1] + 1n === n) run[1] = n
+    else runs.push([n, n])
+  }
+  let added = 0
+  for (const [from, to] of runs) added += (yield* rescan(client, from, to, batchSize)).added
+  const left = yield* untraced.open(chain)
+  return { chain, blocks: open.length, added, stillUntraced: left.length }
 })

@@ -23,6 +23,7 @@ import { AttributionStore } from "../indexer/attribution-store.js"
 import { IndexerStatus } from "../indexer/indexer-status.js"
 import { IndexersLive } from "../indexer/indexers.js"
 import { Reconciliation, ReconciliationLive } from "../indexer/reconciliation.js"
+import { UntracedBlocks } from "../indexer/untraced-blocks.js"
 import { AssetCatalog } from "./assets/asset-catalog.js"
 import { Transactions } from "./transactions/transactions.js"
 import { ChainSettingsLive } from "./assets/chain-settings.js"
@@ -85,7 +86,7 @@ export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>, c
   )),
   Layer.provideMerge(Layer.mergeAll(
     AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive,
-    CustodyStore.Default, Ledger.Default, CustodyConfigLive, ClusterLive
+    CustodyStore.Default, Ledger.Default, CustodyConfigLive, ClusterLive, UntracedBlocks.Default
   )),
   Layer.provideMerge(Layer.merge(AuditLog.Default, clock)),
   Layer.provideMerge(network),

@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Ref } from "effect"
 import { IndexerStatus, indexerProblems, indexersNotStarted, prometheusMetrics } from "../../indexer/indexer-status.js"
 import { Reconciliation, reconciliationMetrics, reconciliationProblems } from "../../indexer/reconciliation.js"
+import { UntracedBlocks, untracedMetrics, untracedReasons } from "../../indexer/untraced-blocks.js"
 import { AppConfig } from "../../src/config.js"
 import { Readiness } from "../../src/readiness.js"
 import { CustodyHealth } from "../../custody/custody-health.js"
@@ -25,6 +26,8 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
     const custodyReport = custody.report.pipe(Effect.orElseSucceed(() => undefined))
     // a database that does not answer is the readiness check's to report
     const latestRuns = reconciliation.latest.pipe(Effect.orElseSucceed(() => []))
+    const untraced = yield* UntracedBlocks
+    const untracedNow = untraced.summary().pipe(Effect.orElseSucceed(() => []))
     const chainNodes = Effect.map((yield* ChainClients).nodes, (chains) =>
       chains.length === 0
         ? {}
@@ -51,7 +54,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
           const checks = { ...report.checks, ...traceCheck }
           const custodyNow = yield* custodyReport
           const reasons = ready
-            ? [...indexerProblems(current, Date.now(), unreachableAfterMs), ...reconciliationProblems(yield* latestRuns), ...(custodyNow?.reasons ?? [])]
+            ? [...indexerProblems(current, Date.now(), unreachableAfterMs), ...untracedReasons(yield* untracedNow), ...reconciliationProblems(yield* latestRuns), ...(custodyNow?.reasons ?? [])]
             : starting
           const detail = { ...(yield* chainNodes), ...(custodyNow === undefined ? {} : { custody: custodyNow.custody }) }
           if (ready && reasons.length === 0) return { status: "ok" as const, checks, indexers, reasons, ...detail }
@@ -64,6 +67,6 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
       .handle("metrics", () =>
         Effect.gen(function*() {
           const indexers = prometheusMetrics([...(yield* Ref.get(statuses)).values()], Date.now())
-          return indexers + reconciliationMetrics(yield* latestRuns) + (yield* custody.metrics.pipe(Effect.orElseSucceed(() => ""))) + processMetrics()
+          return indexers + untracedMetrics(yield* untracedNow) + reconciliationMetrics(yield* latestRuns) + (yield* custody.metrics.pipe(Effect.orElseSucceed(() => ""))) + processMetrics()
         }))
   }))

@@ -28,6 +28,11 @@ export interface ChainBlock {
   readonly parentHash: string
   readonly timestamp: number
   readonly transfers: ReadonlyArray<NormalizedTransfer>
+  /**
+   * Why the node could not trace the block's contract calls (its state is pruned): what contracts sent in
+   * it is missing from `transfers`; its logs and top-level transfers are there. Absent: nothing missing.
+   */
+  readonly untraced?: string
 }
 
 export type TransactionStatus = "pending" | "success" | "failed"

@@ -1,4 +1,4 @@
-import { Effect, Option, Schema } from "effect"
+import { Data, Effect, Option, Schedule, Schema } from "effect"
 import {
   type Address,
   BlockNotFoundError,
@@ -95,6 +95,18 @@ const rpcError = (what: string) => (cause: unknown) =>
 
 const isTxHash = (value: string): value is Hex => /^0x[0-9a-fA-F]{64}$/.test(value)
 
+/**
+ * A node saying the state needed to trace a block is gone (pruned: a full node keeps it for its newest ~128
+ * blocks): anvil and reth "Resource not found", geth "required historical state unavailable" / "missing
+ * trie node", Erigon "state … pruned". Not a failure to answer, which may pass.
+ */
+const stateGone = (message: string) => /resource not found|missing trie node|historical state|pruned/i.test(message)
+
+/** A block traced only in part (or not at all) because its state is gone; carried through the retries. */
+class StateGone extends Data.TaggedError("StateGone")<{
+  readonly partial: { readonly frames: ReadonlyArray<{ readonly txHash: string; readonly result: CallFrame }>; readonly untraced: string | undefined }
+}> {}
+
 /** A provider refusing a too-large log query (wording differs by provider). */
 const isRangeRefusal = (cause: unknown) =>
   cause instanceof Error && /range|too many|limit|exceed|10000|response size/i.test(cause.message)
@@ -154,12 +166,12 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         )
 
     /** The call trees of a block's transactions, in block order, by the configured tracer. */
-    const traceBlock = (body: { readonly number: bigint | null; readonly transactions: ReadonlyArray<{ readonly hash: string }> }) =>
+    const traceOnce = (body: { readonly number: bigint | null; readonly transactions: ReadonlyArray<{ readonly hash: string }> }) =>
       Effect.gen(function*() {
         const number = toHex(body.number ?? 0n)
         if (traces === "parity") {
           const raw = yield* Effect.tryPromise({ try: () => tracer.request({ method: "trace_block", params: [number] }), catch: rpcError(`trace_block ${body.number}`) })
-          return parityToFrames(yield* Schema.decodeUnknown(ParityBlock)(raw).pipe(Effect.mapError(rpcError("trace_block"))))
+          return { frames: parityToFrames(yield* Schema.decodeUnknown(ParityBlock)(raw).pipe(Effect.mapError(rpcError("trace_block")))), untraced: undefined }
         }
         const raw = yield* Effect.tryPromise({
           try: () => tracer.request({ method: "debug_traceBlockByNumber", params: [number, { tracer: "callTracer" }] }),
@@ -169,18 +181,37 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         if (results.length !== body.transactions.length) {
           return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: ${results.length} traces for ${body.transactions.length} transactions; read it again` })
         }
-        // a transaction the node could not trace hides what its contracts sent: the block is not read past
-        // (another node may trace it; this one is asked again later)
+        // a transaction the node could not trace hides what its contracts sent. Its state pruned (a full
+        // node traces only its newest blocks): the block is read without it, and says so (`untraced`);
+        // any other failure: the block is not read past (another node may trace it; this one is asked again)
         const frames: Array<{ readonly txHash: string; readonly result: CallFrame }> = []
+        const gone: Array<string> = []
         for (const [i, r] of results.entries()) {
           const txHash = r.txHash ?? body.transactions[i]?.hash ?? ""
           if ("error" in r) {
-            return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: the node could not trace transaction ${txHash} (${r.error}); the BNB its contracts sent cannot be seen, so the block is not read past` })
+            if (!stateGone(r.error)) {
+              return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: the node could not trace transaction ${txHash} (${r.error}); the BNB its contracts sent cannot be seen, so the block is not read past` })
+            }
+            gone.push(`${txHash} (${r.error})`)
+            continue
           }
           frames.push({ txHash, result: r.result })
         }
-        return frames
+        return { frames, untraced: gone.length === 0 ? undefined : `${gone.length} of ${results.length} transactions could not be traced: ${gone.slice(0, 3).join(", ")}${gone.length > 3 ? ", …" : ""}` }
       })
+
+    /**
+     * The traces of a block; asked up to three times when the node answers that its state is gone (one URL
+     * may have an archive node behind it too), then read without them (`untraced`), never retried for ever.
+     */
+    const traceBlock = (body: { readonly number: bigint | null; readonly transactions: ReadonlyArray<{ readonly hash: string }> }) =>
+      traceOnce(body).pipe(
+        Effect.flatMap((traced) => (traced.untraced === undefined ? Effect.succeed(traced) : Effect.fail(new StateGone({ partial: traced })))),
+        Effect.catchTag("ChainRpcError", (error): Effect.Effect<never, ChainRpcError | StateGone> =>
+          stateGone(error.message) ? Effect.fail(new StateGone({ partial: { frames: [], untraced: `the node could not trace the block: ${error.message}` } })) : Effect.fail(error)),
+        Effect.retry({ while: (e) => e._tag === "StateGone", times: 2, schedule: Schedule.spaced("200 millis") }),
+        Effect.catchTag("StateGone", (gone) => Effect.succeed(gone.partial))
+      )
 
     const fetchBlock = (number: bigint) =>
       Effect.tryPromise({ try: () => client.getBlock({ blockNumber: number, includeTransactions: true }), catch: rpcError(`eth_getBlockByNumber ${number}`) })
@@ -218,7 +249,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: tx.hash }), catch: rpcError("eth_getTransactionReceipt") }), { concurrency })
         const succeeded = new Set<string>(receipts.filter((r) => r.status === "success").map((r) => r.transactionHash))
         const tokenTransfers = decodeTransferLogs(logs, (c) => currencyOf.get(c), (hash) => hashes.get(hash) ?? "")
-        const callTrees = traces === "off" ? bodies.map(() => []) : yield* Effect.forEach(bodies, traceBlock, { concurrency: 8 })
+        const traced = traces === "off" ? bodies.map(() => ({ frames: [], untraced: undefined })) : yield* Effect.forEach(bodies, traceBlock, { concurrency: 8 })
         return bodies.map((body, position) => {
           const raw = {
             number: body.number ?? 0n,
@@ -227,9 +258,10 @@ export const makeBep20Client = (settings: Bep20Settings) =>
             timestamp: body.timestamp,
             transactions: body.transactions.map((t) => ({ hash: t.hash, from: t.from, to: t.to, value: t.value }))
           }
-          const native = [...decodeNativeTransfers(raw, NATIVE, (hash) => succeeded.has(hash)), ...decodeInternalTransfers(raw, NATIVE, callTrees[position] ?? [])]
+          const trees = traced[position]
+          const native = [...decodeNativeTransfers(raw, NATIVE, (hash) => succeeded.has(hash)), ...decodeInternalTransfers(raw, NATIVE, trees?.frames ?? [])]
           const tokens = tokenTransfers.filter((t) => t.blockHash === raw.hash)
-          return { ...blockHeader(raw), transfers: [...native, ...tokens] }
+          return { ...blockHeader(raw), transfers: [...native, ...tokens], ...(trees?.untraced === undefined ? {} : { untraced: trees.untraced }) }
         })
       })
 
