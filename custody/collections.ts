@@ -117,14 +117,19 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       return shown
     })
 
-    /** POST /v1/wallet-assets/{asset_key}/sweep */
-    const request = Effect.fn("Collections.request")(function*(
+    /**
+     * POST /v1/wallet-assets/{asset_key}/sweep; and, `byCustody`, custody consolidating a native coin (TRX,
+     * BNB) by itself — the API refuses to sweep those (collection is off for them), but a merchant must be
+     * able to withdraw what its users deposited, and withdrawals leave from the main wallet.
+     */
+    const start = (
       merchantId: string,
       assetKey: string,
-      body: { readonly from_wallet_id: string; readonly amount?: string | undefined }
-    ) {
+      body: { readonly from_wallet_id: string; readonly amount?: string | undefined },
+      byCustody: boolean
+    ) => Effect.gen(function*() {
       const policy = yield* policyOf(merchantId, assetKey)
-      const refusal = collectionRefusal(policy)
+      const refusal = byCustody && isNative(policy) && policy.actions.withdraw ? undefined : collectionRefusal(policy)
       if (refusal !== undefined) return yield* new BadRequestError({ error: refusal })
       const wallet = yield* Effect.orDie(wallets.byId(body.from_wallet_id))
       if (wallet === undefined || wallet.merchantId !== merchantId || wallet.kind !== "receive" || wallet.network !== policy.chain) {
@@ -191,11 +196,46 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           error: `wallet ${wallet.id} already has a sweep in flight: ${busy?.id ?? "another operation"} (${busy?.status ?? "in progress"}); GET its state and try again once it is finished`
         })
       }
-      yield* Effect.logInfo(`custody ${id}: sweep of ${fromBaseUnits(amount, policy.decimals)} ${assetKey} from ${wallet.address} to ${main.address} requested`)
+      yield* Effect.logInfo(`custody ${id}: ${byCustody ? "consolidation" : "sweep"} of ${fromBaseUnits(amount, policy.decimals)} ${assetKey} from ${wallet.address} to ${main.address} requested`)
       yield* handOver(id, wallet.id)
       const stored = yield* store.operation(id)
       if (Option.isNone(stored)) return yield* Effect.dieMessage(`custody operation ${id} vanished after it was stored`)
       return yield* view(stored.value)
+    })
+
+    const request = Effect.fn("Collections.request")(function*(
+      merchantId: string,
+      assetKey: string,
+      body: { readonly from_wallet_id: string; readonly amount?: string | undefined }
+    ) {
+      return yield* start(merchantId, assetKey, body, false)
+    })
+
+    /**
+     * Native coins (TRX, BNB) deposited to receive wallets, consolidated into the main wallet by custody
+     * itself from FACET_CONSOLIDATE_MIN_<CHAIN> (1 TRX, 0.001 BNB) and once the network fee is a small enough
+     * share of them (FACET_SWEEP_MAX_GAS_SHARE_PERCENT): the merchant pays that fee out of the coins, as for a
+     * native withdrawal. Returns how many were started.
+     */
+    const consolidateNatives = Effect.fn("Collections.consolidateNatives")(function*() {
+      const due = yield* Effect.orDie(sql<{ merchant_id: string; wallet_id: string; chain: string; currency: string }>`
+        SELECT lb.merchant_id, lb.wallet_id, lb.chain, lb.currency FROM ledger_balances lb
+        JOIN wallets w ON w.id = lb.wallet_id AND w.kind = 'receive'
+        JOIN wallet_asset_policies a ON a.chain = lb.chain AND a.currency = lb.currency AND a.is_native AND NOT a.can_collect
+        WHERE lb.kind = 'uncollected' AND lb.chain IN ('TRC20', 'BEP20')
+          -- the dust a consolidation keeps back for its fee and does not burn waits for more to come
+          AND lb.credits_posted - lb.debits_posted >= CASE lb.chain WHEN 'TRC20' THEN ${config.consolidateMin.TRC20.toString()}::numeric
+                                                                    ELSE ${config.consolidateMin.BEP20.toString()}::numeric END
+          AND NOT EXISTS (SELECT 1 FROM custody_operations o WHERE o.wallet_id = lb.wallet_id AND o.type = 'collection'
+                            AND o.status NOT IN ('COMPLETED', 'FAILED'))
+        LIMIT 100`)
+      let started = 0
+      for (const wallet of due) {
+        const outcome = yield* Effect.either(start(wallet.merchant_id, `${wallet.chain}-${wallet.currency}`, { from_wallet_id: wallet.wallet_id }, true))
+        if (outcome._tag === "Right") started += 1
+        else yield* Effect.logDebug(`consolidation of ${wallet.wallet_id} (${wallet.chain}-${wallet.currency}) not started: ${outcome.left.error}`)
+      }
+      return started
     })
 
     /** GET /v1/wallet-assets/{asset_key}/sweeps/{operation_id} */
@@ -422,6 +462,6 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       return started
     })
 
-    return { request, get, drive, resume, view, autoSweep, ensureGas, networkFee, finish, failed, paysOwnFee, isNative, withMargin } as const
+    return { request, consolidateNatives, get, drive, resume, view, autoSweep, ensureGas, networkFee, finish, failed, paysOwnFee, isNative, withMargin } as const
   })
 }) {}

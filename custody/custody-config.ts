@@ -43,6 +43,8 @@ export interface CustodyConfigShape {
   readonly feeWait: Duration.Duration
   /** An EVM transfer not mined this long after it was sent is replaced at its nonce with a higher gas price (within its cap). */
   readonly feeBumpAfter: Duration.Duration
+  /** Native coins at a receive wallet below this (base units) wait for more before custody consolidates them. */
+  readonly consolidateMin: Readonly<Record<"TRC20" | "BEP20", bigint>>
 }
 
 export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
@@ -78,6 +80,8 @@ export const CustodyConfigLive = Layer.effect(
       stuckMinutes: Config.number("FACET_CUSTODY_STUCK_MINUTES").pipe(Config.withDefault(30)),
       feeWaitMinutes: Config.number("FACET_FEE_WAIT_MINUTES").pipe(Config.withDefault(60)),
       feeBumpSeconds: Config.number("FACET_FEE_BUMP_AFTER_SECONDS").pipe(Config.withDefault(90)),
+      consolidateMinTrc20: decimal("FACET_CONSOLIDATE_MIN_TRC20", "1"),
+      consolidateMinBep20: decimal("FACET_CONSOLIDATE_MIN_BEP20", "0.001"),
       bep20MaxFee: decimal("FACET_MAX_NETWORK_FEE_BEP20", "0.002"),
       bep20MaxPrice: decimal("FACET_MAX_GAS_PRICE_BEP20", "10"),
       trc20MaxFee: decimal("FACET_MAX_NETWORK_FEE_TRC20", "50"),
@@ -119,7 +123,8 @@ export const CustodyConfigLive = Layer.effect(
         SOLANA: { maxFee: flooredUnits(raw.solanaMaxFee, 9), maxGasPrice: flooredUnits(raw.solanaMaxPrice, 0) }
       },
       feeWait: Duration.minutes(raw.feeWaitMinutes),
-      feeBumpAfter: Duration.seconds(raw.feeBumpSeconds)
+      feeBumpAfter: Duration.seconds(raw.feeBumpSeconds),
+      consolidateMin: { TRC20: flooredUnits(raw.consolidateMinTrc20, 6), BEP20: flooredUnits(raw.consolidateMinBep20, 18) }
     }
   })
 )

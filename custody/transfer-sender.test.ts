@@ -127,7 +127,8 @@ const ConfigLive = Layer.effect(CustodyConfig, Effect.map(NodeFaults, (faults) =
   feeWait: Duration.seconds(2),
   get feeBumpAfter() {
     return faults.feeBumpAfter
-  }
+  },
+  consolidateMin: { TRC20: 1_000_000n, BEP20: 10n ** 15n }
 })))
 
 const TestLive = TransferSender.Default.pipe(

@@ -6,7 +6,7 @@ import type { Chain } from "../src/domain/chain.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
 import { UntracedBlocks } from "./untraced-blocks.js"
 
-/** A receive address whose balance on chain is not what the ledger explains. */
+/** An address the service controls (a receive or main wallet) whose balance on chain is not what the ledger explains. */
 export const Difference = Schema.Struct({
   address: Schema.String,
   currency: Schema.String,
@@ -33,7 +33,7 @@ export interface ChainReconciliation {
 const LatestRun = Schema.Struct({ chain: Schema.String, finished_at: Schema.DateFromSelf, differences: Schema.parseJson(Schema.Array(Difference)) })
 
 /**
- * The backstop behind the indexers: for every receive address of a chain and every asset of that
+ * The backstop behind the indexers: for every receive and main address of a chain and every asset of that
  * chain, the balance in the chain's final state against what the ledger explains there (deposits
  * recorded up to that height, and what custody itself moved in and out: its transfers and the fees the
  * address paid). Tokens and native balances must match exactly. A difference is logged, stored as the
@@ -114,7 +114,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
       for (;;) {
         const wallets = yield* sql<{ seq: string; address: string }>`
           SELECT w.seq::text AS seq, w.address FROM wallets w
-          WHERE w.network = ${chain} AND w.kind = 'receive' AND w.seq > ${afterSeq}::bigint ORDER BY w.seq LIMIT ${pageSize}`
+          WHERE w.network = ${chain} AND w.kind IN ('receive', 'main') AND w.seq > ${afterSeq}::bigint ORDER BY w.seq LIMIT ${pageSize}`
         const lastWallet = wallets[wallets.length - 1]
         if (lastWallet === undefined) break
         afterSeq = lastWallet.seq

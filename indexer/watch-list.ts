@@ -12,6 +12,14 @@ const Purpose = Schema.Literal("order", "deposit")
 const ORDER = Buffer.from("order")
 const DEPOSIT = Buffer.from("deposit")
 
+/**
+ * The addresses watched: receive wallets (deposit addresses, order addresses) and the merchants' main
+ * wallets, so coins sent to a main address from outside are credited as deposits there (never lost);
+ * custody's own transfers into them are told apart by their hashes, as everywhere.
+ */
+const WATCHED_KINDS_TEXT = "w.kind IN ('receive', 'main')"
+const WATCHED_PURPOSE_TEXT = "CASE WHEN w.purpose = 'main' THEN 'deposit' ELSE w.purpose END"
+
 const WalletRow = Schema.Struct({
   seq: Schema.NumberFromString,
   id: Schema.String,
@@ -86,8 +94,8 @@ export class WatchList {
     }
     for (;;) {
       const rows = yield* sql`
-        SELECT w.seq::text AS seq, w.id, w.merchant_id, w.purpose, w.address FROM wallets w
-        WHERE w.network = ${this.chain} AND w.kind = 'receive' AND w.seq > ${this.lastSeq} AND w.seq <= ${settled}
+        SELECT w.seq::text AS seq, w.id, w.merchant_id, ${sql.literal(WATCHED_PURPOSE_TEXT)} AS purpose, w.address FROM wallets w
+        WHERE w.network = ${this.chain} AND ${sql.literal(WATCHED_KINDS_TEXT)} AND w.seq > ${this.lastSeq} AND w.seq <= ${settled}
         ORDER BY w.seq LIMIT ${this.pageSize}`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(WalletRow))))
       for (const row of rows) this.add(row.address, { walletId: row.id, merchantId: row.merchant_id, purpose: row.purpose })
       const last = rows[rows.length - 1]
@@ -110,7 +118,7 @@ export class WatchList {
       const sql = yield* SqlClient.SqlClient
       // sized once: growing ten million entries step by step copies and re-indexes them many times over
       const [count] = yield* sql<{ n: string }>`
-        SELECT count(*)::text AS n FROM wallets WHERE network = ${chain} AND kind = 'receive' AND seq > ${from} AND seq <= ${to}`
+        SELECT count(*)::text AS n FROM wallets w WHERE w.network = ${chain} AND ${sql.literal(WATCHED_KINDS_TEXT)} AND w.seq > ${from} AND w.seq <= ${to}`
       table.reserve(Number(count?.n ?? "0"))
       // the merchant's string is made once per run of rows of one merchant, not once per row
       let merchant = ""
@@ -135,8 +143,8 @@ export class WatchList {
         }
       })
       yield* copyOut(
-        `SELECT address, id, merchant_id, purpose FROM wallets
-         WHERE network = '${chain}' AND kind = 'receive' AND seq > ${from} AND seq <= ${to}`,
+        `SELECT w.address, w.id, w.merchant_id, ${WATCHED_PURPOSE_TEXT} AS purpose FROM wallets w
+         WHERE w.network = '${chain}' AND ${WATCHED_KINDS_TEXT} AND w.seq > ${from} AND w.seq <= ${to}`,
         (chunk) => rows.push(chunk)
       )
       rows.end()

@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { Collections } from "../custody/collections.js"
 import { CustodyConfigLive } from "../custody/custody-config.js"
 import { AutoSweepLive, CustodyResumeLive, CustodyWalletLive, WithdrawalExpiryLive } from "../custody/custody-engine.js"
+import { NativeConsolidationLive } from "../custody/native-consolidation.js"
 import { Withdrawals } from "../custody/withdrawals.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalStore } from "../custody/withdrawal-store.js"
@@ -75,7 +76,7 @@ export const NetworkLive = Layer.unwrapEffect(
  */
 export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>, clock: Layer.Layer<PolicyClock> = PolicyClock.System) => Layer.mergeAll(
   OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive, AutoSweepLive, WithdrawalExpiryLive,
-  PolicySettleLive
+  PolicySettleLive, NativeConsolidationLive
 ).pipe(
   Layer.provideMerge(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default))),
   Layer.provideMerge(Layer.mergeAll(WithdrawalDecisions.Default, AddressBook.Default, ConsoleUsers.Default)),
