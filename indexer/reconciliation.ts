@@ -85,9 +85,11 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
             SELECT p.i, sum(c.fee) AS amount FROM p
               JOIN wallet_asset_policies a ON a.chain = ${chain} AND a.currency = p.currency AND a.is_native
               JOIN custody c ON c.block_number <= p.height AND c.fee_payer_norm = p.norm GROUP BY p.i)
+          -- in base units, then scaled by an exact 1e-decimals: a division rounds at ~16 digits, and an 18-decimal
+          -- balance with fee dust (a main wallet's BNB) read as a difference of a few wei (the money-out campaign)
           SELECT p.i, trim_scale(
-                   coalesce(d.amount, 0)
-                   + (coalesce(mi.amount, 0) - coalesce(mo.amount, 0) - coalesce(f.amount, 0)) / (10::numeric ^ p.decimals)
+                   (coalesce(d.amount, 0) * ('1e' || p.decimals)::numeric
+                    + coalesce(mi.amount, 0) - coalesce(mo.amount, 0) - coalesce(f.amount, 0)) * ('1e-' || p.decimals)::numeric
                  )::text AS explained
           FROM p LEFT JOIN deposits d ON d.i = p.i LEFT JOIN moved_in mi ON mi.i = p.i
                  LEFT JOIN moved_out mo ON mo.i = p.i LEFT JOIN fees f ON f.i = p.i

@@ -1,0 +1,28 @@
+import "../fast-devnets.js"
+// a fee above its quote is waited out briefly, a stuck send replaced soon (60 min and 90 s in production)
+process.env.FACET_FEE_WAIT_MINUTES = "0.1"
+process.env.FACET_FEE_BUMP_AFTER_SECONDS = "3"
+// a node that holds a request forever is given up on quickly
+process.env.FACET_NODE_TIMEOUT_MS = "3000"
+
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestAppLive } from "../http-harness.js"
+import { campaignSettings } from "./campaign-settings.js"
+import { HostileNetworkLive, moneyOutScenario } from "./money-out.js"
+import { resultsTable, shareResult } from "./scenario-result.js"
+
+/** The money-out campaign (`npm run faults`: long mode; inside `npm test`: the quick, seeded form). */
+const settings = campaignSettings()
+
+describe(`money-out campaign (${settings.mode}, seed ${settings.seed}; replay with FACET_FAULTS_SEED=${settings.seed})`, () => {
+  layer(TestAppLive({}, { chains: "devnet", network: HostileNetworkLive(settings.seed) }), { excludeTestServices: true, timeout: "600 seconds" })((it) => {
+    it.effect("withdrawals behind load-balanced lagging, pruned and re-send-refusing nodes, a gas jump, a tightened limit and racing approvers: one transfer each, payees paid exactly, ledger = chain, locked = open, policy and quorum held", () =>
+      Effect.gen(function*() {
+        const result = yield* moneyOutScenario({ withdrawals: settings.mode === "quick" ? 8 : 40 })
+        shareResult(result)
+        console.log(resultsTable([result], `Money-out campaign, ${settings.mode} mode, seed ${settings.seed}`))
+        expect(result.violations).toEqual([])
+      }), { timeout: 1_200_000 })
+  })
+})
