@@ -61,12 +61,15 @@ export const AttemptRow = Schema.Struct({
   /** How long ago it was first handed to a node (ms), if it was. */
   sent_ms_ago: Schema.NullOr(Schema.Number),
   /** The unit price it was signed at (attempts stored before migration 0026: unknown). */
-  gas_price: Schema.NullOr(Schema.BigInt)
+  gas_price: Schema.NullOr(Schema.BigInt),
+  /** How long ago it was signed and stored (ms). */
+  created_ms_ago: Schema.Number
 })
 export type AttemptRow = typeof AttemptRow.Type
 export const ATTEMPT_COLUMNS =
   "chain, tx_hash, operation_id, attempt, from_address, trim_scale(amount)::text AS amount, raw, nonce::text AS nonce, valid_until::text AS valid_until, trim_scale(max_fee)::text AS max_fee, status, block_number::text AS block_number, trim_scale(fee)::text AS fee, first_sent_at IS NOT NULL AS sent, " +
-  "(extract(epoch FROM clock_timestamp() - first_sent_at) * 1000)::float8 AS sent_ms_ago, trim_scale(gas_price)::text AS gas_price"
+  "(extract(epoch FROM clock_timestamp() - first_sent_at) * 1000)::float8 AS sent_ms_ago, trim_scale(gas_price)::text AS gas_price, " +
+  "(extract(epoch FROM clock_timestamp() - created_at) * 1000)::float8 AS created_ms_ago"
 
 /** POST /v1/wallet-assets/{asset_key}/sweep: no other field (400). */
 export const SweepRequest = Schema.Struct({

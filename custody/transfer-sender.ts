@@ -253,7 +253,12 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           case "Open":
             break
         }
-        if (client.chain === "BEP20" && attempt.status === "broadcast" && attempt.nonce !== null && attempt.sent_ms_ago !== null && attempt.sent_ms_ago >= Duration.toMillis(config.feeBumpAfter)) {
+        const bumpAfter = Duration.toMillis(config.feeBumpAfter)
+        if (
+          client.chain === "BEP20" && attempt.status === "broadcast" && attempt.nonce !== null && attempt.sent_ms_ago !== null && attempt.sent_ms_ago >= bumpAfter &&
+          // one replacement per FACET_FEE_BUMP_AFTER_SECONDS at most, refused ones included (no row per poll)
+          (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce)).every((a) => a.operation_id !== operation.id || a.created_ms_ago >= bumpAfter)
+        ) {
           const replaced = yield* replace(client, operation, leg, attempt)
           if (Either.isRight(replaced)) return replaced.right
           if (Option.isSome(found)) return Step.Wait({ what: replaced.left })

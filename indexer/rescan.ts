@@ -15,14 +15,22 @@ export class RescanRefused extends Schema.TaggedError<RescanRefused>()("RescanRe
  * so a rescan can only add, never credit twice. New rows are final at once: credited, announced, and
  * their orders settled. The indexer's cursor is not touched.
  */
+/** How far a rescan may read: the node's final height, the indexer's cursor, and the lower of the two. */
+const reach = (client: ChainClient) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const finalized = yield* client.finalized
+    const [cursor] = yield* sql<{ block: string }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${client.chain}`
+    const indexed = cursor === undefined ? -1n : BigInt(cursor.block)
+    return { finalized, indexed, limit: finalized < indexed ? finalized : indexed }
+  })
+
 export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: bigint, to: bigint | undefined, batchSize: number) {
   const sql = yield* SqlClient.SqlClient
   const store = yield* AttributionStore
   const chain = client.chain
-  const finalized = yield* client.finalized
-  const [cursor] = yield* sql<{ block: string }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${chain}`
-  const indexed = cursor === undefined ? -1n : BigInt(cursor.block)
-  const last = to ?? (finalized < indexed ? finalized : indexed)
+  const { finalized, indexed, limit } = yield* reach(client)
+  const last = to ?? limit
   if (from > last) return yield* new RescanRefused({ message: `nothing to rescan: block ${from} is after ${last}` })
   if (last > finalized) return yield* new RescanRefused({ message: `${chain}: only final blocks can be rescanned; block ${last} is above the final height ${finalized}` })
   if (last > indexed) return yield* new RescanRefused({ message: `${chain}: the indexer has not read block ${last} yet (it is at ${indexed}); it will read it itself` })
@@ -52,13 +60,9 @@ export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: b
  * is cleared. Blocks still untraced stay recorded.
  */
 export const rescanUntraced = Effect.fn("rescanUntraced")(function*(client: ChainClient, batchSize: number) {
-  const sql = yield* SqlClient.SqlClient
   const untraced = yield* UntracedBlocks
   const chain = client.chain
-  const finalized = yield* client.finalized
-  const [cursor] = yield* sql<{ block: string }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${chain}`
-  const indexed = cursor === undefined ? -1n : BigInt(cursor.block)
-  const limit = finalized < indexed ? finalized : indexed
+  const { limit } = yield* reach(client)
   const open = (yield* untraced.open(chain)).filter((n) => n <= limit)
   const runs: Array<[bigint, bigint]> = []
   for (const n of open) {
