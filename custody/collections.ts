@@ -228,6 +228,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
                                                                     ELSE ${config.consolidateMin.BEP20.toString()}::numeric END
           AND NOT EXISTS (SELECT 1 FROM custody_operations o WHERE o.wallet_id = lb.wallet_id AND o.type = 'collection'
                             AND o.status NOT IN ('COMPLETED', 'FAILED'))
+        -- the largest first: many small balances the gas share refuses must not starve the rest
+        ORDER BY lb.credits_posted - lb.debits_posted DESC
         LIMIT 100`)
       let started = 0
       for (const wallet of due) {

@@ -255,7 +255,8 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         }
         const bumpAfter = Duration.toMillis(config.feeBumpAfter)
         if (
-          client.chain === "BEP20" && attempt.status === "broadcast" && attempt.nonce !== null && attempt.sent_ms_ago !== null && attempt.sent_ms_ago >= bumpAfter &&
+          // sent (a first send whose answer was lost leaves it `signed`, but out): stuck all the same
+          client.chain === "BEP20" && attempt.sent && attempt.nonce !== null && attempt.sent_ms_ago !== null && attempt.sent_ms_ago >= bumpAfter &&
           // one replacement per FACET_FEE_BUMP_AFTER_SECONDS at most, refused ones included (no row per poll)
           (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce)).every((a) => a.operation_id !== operation.id || a.created_ms_ago >= bumpAfter)
         ) {

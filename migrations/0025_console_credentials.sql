@@ -14,3 +14,7 @@ ALTER TABLE console_users ADD COLUMN totp_last_step bigint;
 -- source address together.
 ALTER TABLE console_login_failures ADD COLUMN kind text NOT NULL DEFAULT 'login' CHECK (kind IN ('login', 'reconfirm'));
 CREATE INDEX console_login_failures_name_address_idx ON console_login_failures (login_name, address, at);
+
+-- Where each console user has logged in from (the throttle waives an account's backoff there: a stranger's
+-- failures elsewhere never keep its owner out).
+CREATE INDEX audit_log_logins_idx ON audit_log (actor, from_address) WHERE action = 'console.login';

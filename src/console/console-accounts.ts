@@ -170,7 +170,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       const [user] = yield* Effect.orDie(sql<{ merchant_id: string; login_name: string; password_hash: string; totp_secret: string | null }>`
         SELECT merchant_id, login_name, password_hash, totp_secret FROM console_users WHERE id = ${userId}`)
       if (user === undefined) return yield* new ConsoleRefusal({ status: 403, message: `This account is gone: nothing was ${done}.` })
-      yield* throttle.gate(user.login_name, address)
+      yield* throttle.gate(user.login_name, address, true)
       const failed = (why: string) =>
         Effect.orDie(sql.withTransaction(Effect.gen(function*() {
           yield* throttle.failed(user.login_name, address, "reconfirm")

@@ -14,15 +14,19 @@ const WINDOW = "15 minutes"
  * Failed password logins and password re-confirmations, counted together (migration 0025), and the
  * throttle they feed. An address that fails too often is refused for the window, for any account; an
  * account failed too often from one address is refused from that address. Failures for an account from
- * many addresses (a spread-out guess) only slow it down — each attempt waits a backoff capped at a minute —
- * so no stranger can lock a named approver out of logging in or approving from where they work.
+ * many addresses (a spread-out guess) slow logins to it down — each attempt waits a backoff capped at a
+ * minute — except from an address its owner has logged in from before, and never a re-confirmation inside
+ * the owner's own session: no stranger can lock a named approver out of logging in or approving.
  */
 export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/SignInThrottle", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Refuses (429, saying how long to wait) an attempt the counts forbid now; nothing is counted. */
-    const gate = Effect.fn("SignInThrottle.gate")(function*(loginName: string, address: string) {
+    /**
+     * Refuses (429, saying how long to wait) an attempt the counts forbid now; nothing is counted.
+     * `session`: a re-confirmation by a signed-in user (the account-wide backoff does not apply).
+     */
+    const gate = Effect.fn("SignInThrottle.gate")(function*(loginName: string, address: string, session = false) {
       const [counts] = yield* Effect.orDie(sql<{ by_address: number; by_pair: number; by_name: number; since_last: number | null }>`
         SELECT (SELECT count(*)::int FROM console_login_failures WHERE address = ${address} AND at > now() - ${WINDOW}::interval) AS by_address,
                (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND address = ${address} AND at > now() - ${WINDOW}::interval) AS by_pair,
@@ -32,13 +36,20 @@ export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/Sign
       if (counts.by_address >= MAX_PER_ADDRESS || counts.by_pair >= MAX_PER_ACCOUNT_AND_ADDRESS) {
         return yield* new ConsoleRefusal({ status: 429, message: "Too many failed attempts from here. Wait 15 minutes and try again." })
       }
-      if (counts.by_name >= BACKOFF_AFTER && counts.since_last !== null) {
+      if (!session && counts.by_name >= BACKOFF_AFTER && counts.since_last !== null && !(yield* knownAddress(loginName, address))) {
         const wait = Math.min(MAX_BACKOFF_SECONDS, 2 ** (counts.by_name - BACKOFF_AFTER))
         if (counts.since_last < wait) {
           return yield* new ConsoleRefusal({ status: 429, message: `Too many failed attempts for this account. Wait ${Math.ceil(wait - counts.since_last)} seconds and try again.` })
         }
       }
     })
+
+    /** The account's owner has logged in from this address before. */
+    const knownAddress = (loginName: string, address: string) =>
+      Effect.map(
+        Effect.orDie(sql`SELECT 1 FROM audit_log WHERE action = 'console.login' AND actor = ${loginName} AND from_address = ${address} LIMIT 1`),
+        (rows) => rows.length > 0
+      )
 
     /** One failure, in the caller's transaction when it has one. */
     const failed = Effect.fn("SignInThrottle.failed")(function*(loginName: string, address: string, kind: "login" | "reconfirm") {

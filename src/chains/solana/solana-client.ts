@@ -219,10 +219,14 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         Effect.catchAll((cause) => (noSuchBlock(cause) ? Effect.succeed(Option.none<BlockSignatures>()) : Effect.fail(rpcError(`getBlock ${slot}`)(cause))))
       )
 
-    /** The hash of the block in `slot` (confirmed), without its transactions; none for a skipped or missing slot. */
+    /**
+     * The hash of the block in `slot` at the finalized commitment (what the indexer compares at the final
+     * height: a node on another branch has no such finalized block), without its transactions; none for a
+     * skipped, missing or not yet finalized slot.
+     */
     const blockHash = (slot: bigint) =>
       Effect.tryPromise({
-        try: () => connection.getBlock(Number(slot), { commitment: "confirmed", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 }),
+        try: () => connection.getBlock(Number(slot), { commitment: "finalized", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 }),
         catch: (cause) => cause
       }).pipe(
         Effect.map((block) => Option.map(Option.fromNullable(block), (b) => b.blockhash)),

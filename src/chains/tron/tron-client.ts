@@ -267,8 +267,12 @@ export const makeTronClient = (settings: TronSettings) =>
       })
 
     /** A block by number, or none where the node does not have it (`{}`: not produced yet, or pruned). */
-    const blockIfAny = (n: bigint): Effect.Effect<Option.Option<TronBlock>, ChainRpcError> =>
-      Effect.tryPromise({ try: () => tronWeb.fullNode.request<unknown>("wallet/getblockbynum", { num: Number(n) }, "post"), catch: rpcError("wallet/getblockbynum") }).pipe(
+    /**
+     * A solidified block by number (`walletsolidity`: a node answers `{}` above its own solidified height),
+     * or none where the node does not have it: what is proven from it holds on every honest node.
+     */
+    const solidBlock = (n: bigint): Effect.Effect<Option.Option<TronBlock>, ChainRpcError> =>
+      Effect.tryPromise({ try: () => tronWeb.fullNode.request<unknown>("walletsolidity/getblockbynum", { num: Number(n) }, "post"), catch: rpcError("walletsolidity/getblockbynum") }).pipe(
         Effect.map((body) => Option.filter(Schema.decodeUnknownOption(TronBlock)(body), (b) => BigInt(b.block_header.raw_data.number) === n))
       )
 
@@ -277,7 +281,7 @@ export const makeTronClient = (settings: TronSettings) =>
      * was is read from the blocks themselves, not from a lookup by id (a lite node prunes it, a node behind
      * the same URL may not have it): from its reference block (found by the bytes and hash it carries)
      * forward, each block's parent hash checked against the one before, to the first block at or past its
-     * expiration — every block it could have landed in.
+     * expiration — every block it could have landed in, each read as solidified (no node's unfinished branch).
      */
     const landing = (window: LandingWindow) =>
       Effect.gen(function*() {
@@ -291,7 +295,7 @@ export const makeTronClient = (settings: TronSettings) =>
         // the highest block at or below the solidified one with those low 16 bits whose id carries that hash
         let reference: Option.Option<TronBlock> = Option.none()
         for (let n = solidNumber - (((solidNumber - refLow) % 65536n) + 65536n) % 65536n, tries = 0; n >= 0n && tries < 4 && Option.isNone(reference); n -= 65536n, tries++) {
-          const block = yield* blockIfAny(n)
+          const block = yield* solidBlock(n)
           if (Option.isSome(block) && block.value.blockID.slice(16, 32) === signed.raw_data.ref_block_hash) reference = block
         }
         if (Option.isNone(reference)) {
@@ -299,7 +303,7 @@ export const makeTronClient = (settings: TronSettings) =>
         }
         let previous = reference.value
         for (let n = BigInt(previous.block_header.raw_data.number) + 1n, read = 1; n <= solidNumber; n++, read++) {
-          const block = yield* blockIfAny(n)
+          const block = yield* solidBlock(n)
           if (Option.isNone(block)) return LandingEvidence.Unproven({ reason: `block ${n}, within its validity window, cannot be read from the node` })
           if (block.value.block_header.raw_data.parentHash !== previous.blockID) {
             return LandingEvidence.Unproven({ reason: `block ${n} does not follow block ${n - 1n} as read (nodes disagree on final blocks)` })
@@ -345,9 +349,10 @@ export const makeTronClient = (settings: TronSettings) =>
         return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0, fee: Option.none<bigint>() })
       })
 
-    // two calls (the full node's head, the solidity node's): the indexer checks the final block's hash too
+    // two calls (the full node's head, the solidity node's): the indexer checks the final block's hash too,
+    // read as solidified (a node on another branch has no such solid block)
     const tip = Effect.map(Effect.all([head, finalized], { concurrency: 2 }), ([h, f]) => ({ head: h, finalized: f }))
-    const blockHash = (number: bigint) => Effect.map(blockIfAny(number), Option.map((b) => b.blockID))
+    const blockHash = (number: bigint) => Effect.map(solidBlock(number), Option.map((b) => b.blockID))
 
     return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })
