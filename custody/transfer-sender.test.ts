@@ -39,6 +39,8 @@ class NodeFaults extends Context.Tag("test/NodeFaults")<NodeFaults, {
   gasPrice: bigint | undefined
   /** Sends are answered with their hash and never reach the chain (a node that takes bytes and loses them). */
   swallowSends: boolean
+  /** Receipts say "failed in block 1" (a node on another branch, or a lying one). */
+  fakeFailedReceipts: boolean
   /** FACET_FEE_BUMP_AFTER_SECONDS for the sender: a minute unless a test wants replacements. */
   feeBumpAfter: Duration.Duration
 }>() {}
@@ -60,6 +62,15 @@ const DevnetLive = Layer.scoped(
       const method = rpcMethod(call.body)
       if (method === "eth_gasPrice" && faults.gasPrice !== undefined) return { jsonrpc: "2.0", id: rpcId(call.body), result: `0x${faults.gasPrice.toString(16)}` }
       const [raw] = rpcParams(call.body)
+      if (method === "eth_getTransactionReceipt" && faults.fakeFailedReceipts && typeof raw === "string") {
+        return {
+          jsonrpc: "2.0", id: rpcId(call.body), result: {
+            transactionHash: raw, blockHash: `0x${"ab".repeat(32)}`, blockNumber: "0x1", transactionIndex: "0x0", type: "0x0", status: "0x0",
+            from: `0x${"11".repeat(20)}`, to: `0x${"22".repeat(20)}`, contractAddress: null, cumulativeGasUsed: "0x5208", gasUsed: "0x5208",
+            effectiveGasPrice: "0x3b9aca00", logs: [], logsBloom: `0x${"00".repeat(256)}`
+          }
+        }
+      }
       if (method === "eth_sendRawTransaction" && faults.swallowSends && typeof raw === "string" && isHex(raw)) return { jsonrpc: "2.0", id: rpcId(call.body), result: keccak256(raw) }
       return faults.pruned && (method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash")
         ? { jsonrpc: "2.0", id: rpcId(call.body), result: null }
@@ -73,7 +84,8 @@ const DevnetLive = Layer.scoped(
 )
 
 const FaultsLive = Layer.sync(NodeFaults, () => ({
-  missAfterBroadcast: false, lagging: false, refuseNext: false, pruned: false, gasPrice: undefined, swallowSends: false, feeBumpAfter: Duration.minutes(1)
+  missAfterBroadcast: false, lagging: false, refuseNext: false, pruned: false, gasPrice: undefined, swallowSends: false, fakeFailedReceipts: false,
+  feeBumpAfter: Duration.minutes(1)
 }))
 
 /** The devnet's client behind the faults of NodeFaults. */
@@ -358,6 +370,33 @@ describe("a transfer in flight is never signed twice", () => {
         expect(landed?.tx_hash).not.toBe(refused?.tx_hash)
         expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
       }))
+
+    // a node on another branch (or a lying one) says the transfer failed in a final block: before, the
+    // operation failed and a withdrawal's money went back while the bytes, still in a mempool, could land
+    it.effect("a receipt saying 'failed in a final block' that the final block does not hold: waited out, the transfer lands and is booked once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const devnet = yield* Devnet
+        const sender = yield* TransferSender
+        const faults = yield* NodeFaults
+        const { operation, leg, to } = yield* collection("op_10", 18)
+        const anvil = createTestClient({ mode: "anvil", transport: http(devnet.rpcUrl) })
+        yield* Effect.acquireRelease(Effect.promise(() => anvil.setAutomine(false)), () => Effect.promise(() => anvil.setAutomine(true)))
+        faults.fakeFailedReceipts = true
+        const sending = yield* Effect.fork(sender.send(operation, leg))
+        yield* until("the lie to be weighed", Effect.orDie(sql<{ waiting_for: string | null }>`SELECT waiting_for FROM custody_operations WHERE id = 'op_10'`),
+          ([row]) => row?.waiting_for?.includes("the final block 1 as read does not hold it") === true, 10_000)
+        expect(Option.isNone(yield* Fiber.poll(sending))).toBe(true)
+        // nothing failed, nothing given back, nothing signed again
+        expect((yield* attemptsOf(sql, "op_10")).map((a) => a.status)).not.toContain("reverted")
+        expect(yield* attemptsOf(sql, "op_10")).toHaveLength(1)
+        faults.fakeFailedReceipts = false
+        yield* until("the send", attemptsOf(sql, "op_10"), (rows) => rows[0]?.status === "broadcast", 10_000)
+        yield* mineBlocks(devnet.rpcUrl, 1)
+        const outcome = yield* Fiber.join(sending)
+        expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
+        expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+      }).pipe(Effect.ensuring(Effect.flatMap(NodeFaults, (f) => Effect.sync(() => { f.fakeFailedReceipts = false }))), Effect.scoped))
 
     // the review's double withdrawal: sent to one node, then refused when sent again by a node that lags
     // behind it. Marked "rejected", the operation failed and a withdrawal's money went back to the

@@ -156,6 +156,11 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         const blockNumber = found.blockNumber
         const final = blockNumber <= (yield* client.finalized)
         const fee = Option.getOrUndefined(found.fee)
+        // "in block n" may be a node on another branch speaking: booked (or failed, its money given back)
+        // only once the final block n, read as final, holds it
+        if (final && !(yield* client.finalInclusion(attempt.tx_hash, blockNumber))) {
+          return Step.Wait({ what: `${attempt.tx_hash} is in block ${blockNumber} as looked up, but the final block ${blockNumber} as read does not hold it (a node on another branch, or one behind)` })
+        }
         // final, it used its nonce: attempts it replaced (or that replaced it) never land
         if (final) yield* store.dropReplaced(attempt)
         if (found.status === "failed") {

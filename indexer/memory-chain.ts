@@ -62,7 +62,8 @@ export class MemoryChain {
       landing: () => Effect.succeed(LandingEvidence.Open()),
       feeEstimate: () => Effect.succeed(0n),
       finalNonce: () => Effect.succeed(0n),
-      transaction: () => Effect.succeed(Option.none())
+      transaction: () => Effect.succeed(Option.none()),
+      finalInclusion: () => Effect.succeed(false)
     }
   }
 }

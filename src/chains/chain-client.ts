@@ -191,6 +191,12 @@ export interface ChainClient {
   /** EVM: the number of transactions the address has sent, in final state (what custody's nonces start from). */
   readonly finalNonce: (address: string) => Effect.Effect<bigint, ChainRpcError>
   readonly transaction: (txHash: string) => Effect.Effect<Option.Option<TransactionLookup>, ChainRpcError>
+  /**
+   * Whether the final block at `blockNumber` holds the transaction, read as final (TRON solidified, Solana
+   * finalized): a lookup's "in block n" may come from a node on another branch, and custody books (or
+   * gives money back for a failed one) only on this.
+   */
+  readonly finalInclusion: (txHash: string, blockNumber: bigint) => Effect.Effect<boolean, ChainRpcError>
 }
 
 /** Prepare and broadcast in one go, for tools and tests; custody stores the signed bytes in between. */

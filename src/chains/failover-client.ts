@@ -200,7 +200,8 @@ export const makeFailoverClient = (
       landing: (window) => call((c) => c.landing(window)),
       feeEstimate: (request) => call((c) => c.feeEstimate(request)),
       finalNonce: (address) => call((c) => c.finalNonce(address)),
-      transaction: (txHash) => call((c) => c.transaction(txHash))
+      transaction: (txHash) => call((c) => c.transaction(txHash)),
+      finalInclusion: (txHash, blockNumber) => call((c) => c.finalInclusion(txHash, blockNumber))
     }
     return { client, health }
   })

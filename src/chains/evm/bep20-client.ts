@@ -421,5 +421,14 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         catch: rpcError(`eth_getBlockByNumber ${number}`)
       })
 
-    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce, transaction } satisfies ChainClient
+    const finalInclusion = (txHash: string, blockNumber: bigint) =>
+      Effect.tryPromise({
+        try: () => client.getBlock({ blockNumber }).then((b) => b.transactions.some((h) => h.toLowerCase() === txHash.toLowerCase()), (error: unknown) => {
+          if (error instanceof BlockNotFoundError) return false
+          throw error
+        }),
+        catch: rpcError(`eth_getBlockByNumber ${blockNumber}`)
+      })
+
+    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce, transaction } satisfies ChainClient
   })

@@ -327,5 +327,8 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
 
     const tip = Effect.map(Effect.all([head, finalized], { concurrency: 2 }), ([h, f]) => ({ head: h, finalized: f }))
 
-    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, tip, blockHash, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    const finalInclusion = (signature: string, slot: bigint) =>
+      Effect.map(finalBlock(Number(slot)), Option.exists((b) => b.signatures.includes(signature)))
+
+    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })

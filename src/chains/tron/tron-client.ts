@@ -354,5 +354,8 @@ export const makeTronClient = (settings: TronSettings) =>
     const tip = Effect.map(Effect.all([head, finalized], { concurrency: 2 }), ([h, f]) => ({ head: h, finalized: f }))
     const blockHash = (number: bigint) => Effect.map(solidBlock(number), Option.map((b) => b.blockID))
 
-    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    const finalInclusion = (txHash: string, blockNumber: bigint) =>
+      Effect.map(solidBlock(blockNumber), Option.exists((b) => b.transactions.some((t) => t.txID === txHash)))
+
+    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })
