@@ -56,7 +56,7 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
         "# HELP facet_custody_operations Custody operations by type and status.",
         "# TYPE facet_custody_operations gauge",
         ...stats.byStatus.map((r) => `facet_custody_operations{type="${r.type}",status="${r.status}"} ${r.n}`),
-        "# HELP facet_custody_transactions Transactions custody signed, by state (signed, broadcast, included, final, reverted, dropped, rejected).",
+        "# HELP facet_custody_transactions Transactions custody signed, by state (signed, broadcast, included, final, reverted, dropped, rejected, replaced).",
         "# TYPE facet_custody_transactions gauge",
         ...stats.transactions.map((r) => `facet_custody_transactions{status="${r.status}"} ${r.n}`),
         "# HELP facet_custody_oldest_in_flight_seconds Age of the oldest unfinished custody operation (0 when none).",
