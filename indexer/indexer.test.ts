@@ -245,11 +245,16 @@ describe("indexers on the devnets", () => {
         yield* untilStatus(apiKey, id, "CONFIRMING")
         const keysOf = Effect.map(events(id), (rows) => rows.map((e) => e.idempotency_key.slice(e.idempotency_key.lastIndexOf(":") + 1)))
         for (const n of [1, 2]) {
-          // the block that holds it, replaced by one that holds it again
-          const [row] = yield* sql<{ block_number: string }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${tx} AND status <> 'reversed'`
-          const head = Number(asRecord(yield* Effect.promise(async () => (await fetch(`${file.tron.url}/devnet/info`, { method: "POST", body: "{}" })).json())).head)
-          yield* Effect.promise(() => fetch(`${file.tron.url}/devnet/reorg`, { method: "POST", body: JSON.stringify({ depth: head - Number(row?.block_number ?? head) + 1, keep_transactions: true }) }))
           const suffix = n === 1 ? "" : `#${n}`
+          // the block that holds it, replaced by one that holds it again; asked again if the devnet made a
+          // block between reading its head and the reorg (the reorg then missed the payment's block)
+          for (let attempt = 0; attempt < 5; attempt++) {
+            const [row] = yield* sql<{ block_number: string }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${tx} AND status <> 'reversed'`
+            const head = Number(asRecord(yield* Effect.promise(async () => (await fetch(`${file.tron.url}/devnet/info`, { method: "POST", body: "{}" })).json())).head)
+            yield* Effect.promise(() => fetch(`${file.tron.url}/devnet/reorg`, { method: "POST", body: JSON.stringify({ depth: head - Number(row?.block_number ?? head) + 1, keep_transactions: true }) }))
+            const seen = yield* eventually(keysOf, (keys) => keys.includes(`payment.reversed${suffix}`), 3_000)
+            if (seen.includes(`payment.reversed${suffix}`)) break
+          }
           yield* eventually(keysOf, (keys) => keys.includes(`payment.reversed${suffix}`) && keys.includes(`payment.restored${suffix}`), 20_000)
         }
         const all = yield* events(id)
