@@ -248,7 +248,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         })
         switch (evidence._tag) {
           case "NeverLanded":
-            return yield* dropped(operation, attempt, `every final block of its validity window read (${evidence.blocks}): in none`)
+            return yield* dropped(operation, attempt, evidence.proof)
           case "Landed":
             return Step.Halt({ why: `${attempt.tx_hash} is in block ${evidence.blockNumber} as read block by block, but the node's lookup does not find it; waiting for a node that does` })
           case "Unproven":

@@ -113,8 +113,12 @@ export type LandingEvidence = Data.TaggedEnum<{
    * of custody's own with that nonce: which one is for the caller to find among the attempts it stored.
    */
   NonceUsed: {}
-  /** Every final block it could have landed in was read, hash-linked from its reference block to past its expiry: it is in none. */
-  NeverLanded: { readonly blocks: number }
+  /**
+   * Final state proves it can never land: every final block it could have landed in was read, hash-linked
+   * from its reference block to past its expiry, and it is in none (`blocks` read); or its reference block is
+   * not on the final chain (`blocks` 0), so no node of that chain can include it. `proof` says which.
+   */
+  NeverLanded: { readonly blocks: number; readonly proof: string }
   /** Found in block `blockNumber` while those blocks were read: the node's lookup missed it. */
   Landed: { readonly blockNumber: bigint }
   /** Its window is closed, but the blocks that would prove it absent could not all be read (pruned, missing). */

@@ -276,7 +276,7 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           if (Option.isNone(block)) return LandingEvidence.Unproven({ reason: `final block ${slot}, within its validity window, cannot be read from the node` })
           if (block.value.signatures.includes(window.txHash)) return LandingEvidence.Landed({ blockNumber: BigInt(slot) })
           // nothing before the block of its blockhash can hold it (checked after: the devnet's own block may)
-          if (block.value.blockhash === recent) return LandingEvidence.NeverLanded({ blocks: read + 1 })
+          if (block.value.blockhash === recent) return LandingEvidence.NeverLanded({ blocks: read + 1, proof: `every final block of its validity window read (${read + 1}): in none` })
           if (read >= limit) return LandingEvidence.Unproven({ reason: `its blockhash ${recent} is not among the ${read} final blocks before slot ${slot}` })
           const child = block.value
           slot = child.parentSlot

@@ -1,11 +1,12 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { TronWeb } from "tronweb"
 import { startTronDevnet, type TronDevnet } from "../../devnet/tron/tron-devnet.js"
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
 import { type ChainClient, sendTransfer } from "../chain-client.js"
 import { makeTronClient } from "./tron-client.js"
+import { TronTransaction } from "./tron-decoding.js"
 import { startNodeProxy } from "../../../test/node-proxy.js"
 
 class Devnet extends Context.Tag("test/TronDevnet")<Devnet, { readonly devnet: TronDevnet; readonly client: ChainClient }>() {}
@@ -177,6 +178,15 @@ describe("TRON client on the TRON devnet", () => {
         })
         const pruned = yield* makeTronClient({ url: proxy.url, tokens: new Map([["USDT", devnet.tokens.USDT]]), confirmations: 3 })
         const from = { family: "TRON" as const, account: 4, index: 7 }
+        // signed against a block the chain then leaves (its reference block orphaned): it can never land. The
+        // funding is blocks deeper first (the reorg drops the reference block and what came after it)
+        yield* Effect.sleep("600 millis")
+        const orphan = yield* pruned.prepare({ from, to: b, currency: "USDT", amount: 500_000n })
+        const refHash = Schema.decodeUnknownSync(Schema.parseJson(TronTransaction))(orphan.raw).raw_data.ref_block_hash
+        yield* Effect.sync(() => {
+          const ref = devnet.ledger.blocks.find((block) => block.blockID.slice(16, 32) === refHash)
+          if (ref !== undefined) devnet.ledger.reorg(devnet.ledger.head.number - ref.number + 1, false, Date.now())
+        })
         const landed = yield* pruned.prepare({ from, to: b, currency: "USDT", amount: 2_000_000n })
         yield* pruned.broadcast(landed.raw)
         const settledLanded = yield* settled(client, landed.txHash)
@@ -193,6 +203,7 @@ describe("TRON client on the TRON devnet", () => {
         const never = yield* pruned.landing(windowOf(lost))
         expect(never._tag).toBe("NeverLanded")
         expect(never._tag === "NeverLanded" ? never.blocks : 0).toBeGreaterThan(0)
+        expect(yield* pruned.landing(windowOf(orphan))).toMatchObject({ _tag: "NeverLanded", blocks: 0, proof: expect.stringContaining("is not on the solidified chain") })
         // a block of the window the node cannot give: no proof either way
         missing.add(Number(Option.getOrThrow(settledLanded.blockNumber)))
         const unproven = yield* pruned.landing(windowOf(lost))

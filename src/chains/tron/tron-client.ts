@@ -29,6 +29,8 @@ export interface TronSettings {
 }
 
 const NATIVE = "TRX"
+/** How far the reference block's time may be from the signing time (it is the head block when signed). */
+const REFERENCE_CLOCK_SLACK_MS = 10 * 60_000
 const BlockNumber = Schema.Struct({ block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.optionalWith(Schema.Number, { default: () => 0 }) }) }) })
 const Account = Schema.Struct({ address: Schema.optional(Schema.String), balance: Schema.optional(Schema.Number) })
 const ConstantResult = Schema.Struct({ constant_result: Schema.optional(Schema.Array(Schema.String)), energy_used: Schema.optional(Schema.Number) })
@@ -296,7 +298,17 @@ export const makeTronClient = (settings: TronSettings) =>
         let reference: Option.Option<TronBlock> = Option.none()
         for (let n = solidNumber - (((solidNumber - refLow) % 65536n) + 65536n) % 65536n, tries = 0; n >= 0n && tries < 4 && Option.isNone(reference); n -= 65536n, tries++) {
           const block = yield* solidBlock(n)
-          if (Option.isSome(block) && block.value.blockID.slice(16, 32) === signed.raw_data.ref_block_hash) reference = block
+          if (Option.isNone(block)) continue
+          if (block.value.blockID.slice(16, 32) === signed.raw_data.ref_block_hash) {
+            reference = block
+            continue
+          }
+          // the solidified block made when it was signed (within minutes: the reference is the head then) is
+          // another: its reference block was left by the chain, and no node of the solid chain includes it
+          const signedAt = signed.raw_data.timestamp
+          if (signedAt !== undefined && Math.abs(block.value.block_header.raw_data.timestamp - signedAt) < REFERENCE_CLOCK_SLACK_MS) {
+            return LandingEvidence.NeverLanded({ blocks: 0, proof: `its reference block ${n} (${signed.raw_data.ref_block_hash}) is not on the solidified chain, which has ${block.value.blockID} there` })
+          }
         }
         if (Option.isNone(reference)) {
           return LandingEvidence.Unproven({ reason: `its reference block (…${signed.raw_data.ref_block_bytes}, ${signed.raw_data.ref_block_hash}) cannot be read from the node` })
@@ -309,7 +321,9 @@ export const makeTronClient = (settings: TronSettings) =>
             return LandingEvidence.Unproven({ reason: `block ${n} does not follow block ${n - 1n} as read (nodes disagree on final blocks)` })
           }
           if (block.value.transactions.some((t) => t.txID === window.txHash)) return LandingEvidence.Landed({ blockNumber: n })
-          if (BigInt(block.value.block_header.raw_data.timestamp) >= expiration) return LandingEvidence.NeverLanded({ blocks: read })
+          if (BigInt(block.value.block_header.raw_data.timestamp) >= expiration) {
+            return LandingEvidence.NeverLanded({ blocks: read, proof: `every solidified block of its validity window read (${read}): in none` })
+          }
           previous = block.value
         }
         return LandingEvidence.Unproven({ reason: `no block up to the solidified ${solidNumber} is past its expiration as read` })
