@@ -34,6 +34,8 @@ export interface SolanaSettings {
 const NATIVE = "SOL"
 /** The base fee per signature (no priority fee is paid). */
 const LAMPORTS_PER_SIGNATURE = 5_000
+/** The most slots `getBlocks` lists in one call (a wider range is refused). */
+const MAX_GET_BLOCKS_RANGE = 500_000
 /** Blocks a blockhash stays usable for (lastValidBlockHeight is its block height plus this). */
 const MAX_BLOCKHASH_AGE_BLOCKS = 150
 const BlockHeight = Schema.Struct({ blockHeight: Schema.NullOr(Schema.Number) })
@@ -262,7 +264,11 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         // no block at or after `slot - over` can be lower than the first past it (slots outnumber blocks)
         for (let tries = 0; tries < 16 && height - lastValid > 16; tries++) {
           const over: number = height - lastValid - 1
-          const produced: ReadonlyArray<number> = yield* Effect.tryPromise({ try: () => connection.getBlocks(slot - over, slot - 1, "finalized"), catch: rpcError("getBlocks") })
+          // nodes list at most 500,000 slots at once: the first produced slot is in the range's start anyway
+          const produced: ReadonlyArray<number> = yield* Effect.tryPromise({
+            try: () => connection.getBlocks(slot - over, Math.min(slot - 1, slot - over + MAX_GET_BLOCKS_RANGE - 1), "finalized"),
+            catch: rpcError("getBlocks")
+          })
           const first = produced[0]
           if (first === undefined) break
           const earlier: number | null = (yield* heightOf(first)).blockHeight
