@@ -81,7 +81,8 @@ const journaledLedger = (file: string, tokens: ReadonlyMap<string, string>, soli
 /**
  * A TRON node's HTTP API for the devnet: the subset the client uses (`/wallet/*`, `/walletsolidity/*`),
  * over the TronLedger's rules, producing a block every `blockTimeMs` with solidity `solidLag` blocks
- * behind. `/devnet/fund`, `/devnet/reorg` and `/devnet/blacklist` (a sender the token refuses) are the devnet's own controls.
+ * behind. `/devnet/fund`, `/devnet/reorg` (`depth`, or `from` a block number) and `/devnet/blacklist` (a sender the token
+ * refuses) are the devnet's own controls.
  */
 export const startTronDevnet = (options: {
   readonly blockTimeMs?: number
@@ -178,7 +179,9 @@ export const startTronDevnet = (options: {
           return { result: true }
         }
         case "/devnet/reorg":
-          ledger.reorg(Number(body.depth ?? 1), body.keep_transactions === true, Date.now())
+          // `from`: replace every block from that number on (the depth counted here, against the head as it
+          // is now: a block made between a caller reading the head and asking would shorten its depth)
+          ledger.reorg(typeof body.from === "number" ? ledger.head.number - body.from + 1 : Number(body.depth ?? 1), body.keep_transactions === true, Date.now())
           return { result: true, head: ledger.head.number }
         case "/devnet/info":
           return { head: ledger.head.number, solid: ledger.solid.number, tokens: { USDT: toBase58(usdt) }, forwarder: toBase58(FORWARDER_CONTRACT) }
