@@ -23,7 +23,7 @@ const readQr = (png: Buffer) => {
   return jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data
 }
 
-/** With FACET_SCREENSHOTS_DIR set (e.g. `docs`), the pages are saved there for the README. */
+/** With FACET_SCREENSHOTS_DIR set (e.g. `docs`), the pages are saved there for docs/console-and-checkout.md. */
 const screenshot = (page: Page, name: string) => {
   const dir = process.env.FACET_SCREENSHOTS_DIR
   return dir === undefined ? Effect.void : Effect.promise(() => page.screenshot({ path: path.join(dir, name), fullPage: true }))

@@ -15,7 +15,7 @@ import { ClockControl } from "../test/policy-clock.js"
 
 const PASSWORD = "Correct-Horse-Battery-9"
 
-/** With FACET_SCREENSHOTS_DIR set (e.g. `docs`), the pages are saved there for the README. */
+/** With FACET_SCREENSHOTS_DIR set (e.g. `docs`), the pages are saved there for docs/console-and-checkout.md. */
 const screenshot = (page: Page, name: string) => {
   const dir = process.env.FACET_SCREENSHOTS_DIR
   return dir === undefined ? Effect.void : Effect.promise(() => page.screenshot({ path: path.join(dir, name), fullPage: true }))

@@ -21,7 +21,7 @@ export type ScenarioResult = typeof ScenarioResult.Type
 export const readSharedResult = (file: string): ScenarioResult =>
   Schema.decodeUnknownSync(Schema.parseJson(ScenarioResult))(fs.readFileSync(file, "utf8"))
 
-/** The campaign's table, as Markdown (the README shows the long mode's). */
+/** The campaign's table, as Markdown (docs/reliability.md shows the long mode's). */
 export const resultsTable = (results: ReadonlyArray<ScenarioResult>, header: string): string => {
   const rows = results.map((r) =>
     `| ${r.scenario} | ${r.faults}${r.faultDetail === "" ? "" : ` (${r.faultDetail})`} | ${r.restarts} | ${r.requestsFuzzed} | ${r.payments} | ${r.violations.length} |`)
