@@ -22,10 +22,12 @@ export const rpcId = (body: unknown): unknown => (typeof body === "object" && bo
 /**
  * A node in front of a real one, for fault tests: every call is forwarded to `target` unless `fault`
  * answers it itself (what a lagging or broken backend would say). JSON-RPC batches are split, so one
- * call of a batch can be faulted. Closed with its scope.
+ * call of a batch can be faulted. `target` may be asked anew for each call (a node whose address is
+ * known only once a service has started it); when it names none, the call fails as an unreachable node
+ * does. Closed with its scope.
  */
 export const startNodeProxy = (
-  target: string,
+  target: string | (() => string | undefined),
   fault: (call: ProxiedCall) => unknown,
   /** Changes what the real node answered (a node that leaves things out). */
   rewrite: (call: ProxiedCall, answer: unknown) => unknown = (_, answer) => answer
@@ -33,7 +35,9 @@ export const startNodeProxy = (
   Effect.acquireRelease(
     Effect.async<{ readonly url: string; readonly server: http.Server }>((resume) => {
       const forward = async (path: string, body: unknown) => {
-        const response = await fetch(`${target}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+        const base = typeof target === "string" ? target : target()
+        if (base === undefined) throw new Error("no node behind this address yet")
+        const response = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
         const parsed: unknown = await response.json()
         return parsed
       }

@@ -5,7 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { freePort } from "../src/database/embedded-postgres.js"
 import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
-import { isAlive, waitForExit } from "../src/processes/child-process.js"
+import { isAlive, readCmdline, waitForExit } from "../src/processes/child-process.js"
 import { eventually } from "./webhook-receiver.js"
 
 export interface ServiceProcess {
@@ -122,4 +122,20 @@ export const api = (service: ServiceProcess, method: string, url: string, option
     })
     const body: unknown = await response.json().catch(() => undefined)
     return { status: response.status, body }
+  })
+
+/** Every process whose command line names `dir` (the embedded PostgreSQL, anvil): what a run left running. */
+const processesUnder = (dir: string): ReadonlyArray<{ readonly pid: number; readonly cmdline: string }> =>
+  fs.readdirSync("/proc").flatMap((entry) => {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid) || pid === process.pid || !isAlive(pid)) return []
+    const cmdline = readCmdline(pid)
+    return cmdline.includes(dir) ? [{ pid, cmdline: cmdline.slice(0, 160) }] : []
+  })
+
+/** Waits (up to 10 s) until nothing runs under `dir`; what still does. */
+export const waitUntilNoneUnder = (dir: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 100 && processesUnder(dir).length > 0; i++) yield* Effect.sleep("100 millis")
+    return processesUnder(dir)
   })

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Config, Context, Effect, Layer, Schema } from "effect"
+import { Config, Context, Effect, Layer, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type Address, createPublicClient, http } from "viem"
@@ -66,6 +66,10 @@ const DevnetManifest = Schema.Struct({
   })
 })
 
+/** A URL the service reaches a devnet through instead of its own (FACET_DEVNET_VIA_<CHAIN>). */
+const devnetVia = (name: string) =>
+  Config.option(Config.string(name).pipe(Config.validate({ message: `${name} must be a URL`, validation: (url) => URL.canParse(url) })))
+
 const RESET_HINT = "run `npm run devnet:reset` for a clean slate (it asks first)"
 
 /**
@@ -124,6 +128,13 @@ export const DevnetsLive = Layer.scopedContext(
       tronBlockMs: Config.integer("FACET_DEVNET_TRON_BLOCK_MS").pipe(Config.withDefault(1000)),
       solanaSlotMs: Config.integer("FACET_DEVNET_SOLANA_SLOT_MS").pipe(Config.withDefault(400)),
       solanaFinalityLag: Config.integer("FACET_DEVNET_SOLANA_FINALITY_SLOTS").pipe(Config.withDefault(8))
+    })
+    // the service may reach a devnet through another URL (a proxy in front of it: a fault campaign's
+    // load-balanced hostile nodes); devnet.json keeps the devnets' own URLs, for `npm run pay`
+    const via = yield* Config.all({
+      bep20: devnetVia("FACET_DEVNET_VIA_BEP20"),
+      tron: devnetVia("FACET_DEVNET_VIA_TRC20"),
+      solana: devnetVia("FACET_DEVNET_VIA_SOLANA")
     })
     const plan = yield* planDevnets(config.dataDir)
     const paths = devnetStatePaths(config.dataDir)
@@ -194,9 +205,18 @@ export const DevnetsLive = Layer.scopedContext(
     )
     yield* Effect.logInfo(`devnets ${plan.resume ? "resumed" : "made"} (kept in ${paths.dir}); endpoints in ${devnetFilePath(config.dataDir)}`)
     const endpoints = {
-      bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT], ["VELNX", anvil.tokens.VELNX]]), confirmations: confirmations.bep20, traces: "callTracer" as const },
-      tron: { url: tron.url, tokens: new Map([["USDT", tron.tokens.USDT]]), confirmations: confirmations.tron },
-      solana: { rpcUrl: solana.url, tokens: new Map([["USDT", { mint: solana.usdtMint, decimals: 6 }]]) }
+      bep20: {
+        rpcUrl: Option.getOrElse(via.bep20, () => anvil.rpcUrl),
+        chainId: anvil.chainId,
+        tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT], ["VELNX", anvil.tokens.VELNX]]),
+        confirmations: confirmations.bep20,
+        traces: "callTracer" as const
+      },
+      tron: { url: Option.getOrElse(via.tron, () => tron.url), tokens: new Map([["USDT", tron.tokens.USDT]]), confirmations: confirmations.tron },
+      solana: { rpcUrl: Option.getOrElse(via.solana, () => solana.url), tokens: new Map([["USDT", { mint: solana.usdtMint, decimals: 6 }]]) }
+    }
+    for (const [chain, url] of [["BEP20", via.bep20], ["TRC20", via.tron], ["SOLANA", via.solana]] as const) {
+      if (Option.isSome(url)) yield* Effect.logWarning(`the service reaches the ${chain} devnet through ${url.value} (FACET_DEVNET_VIA_${chain}), not directly`)
     }
     return Context.make(ChainEndpoints, endpoints).pipe(
       Context.add(Devnets, { bep20RpcUrl: anvil.rpcUrl, tronUrl: tron.url, solanaRpcUrl: solana.url })

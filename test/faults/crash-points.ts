@@ -1,7 +1,6 @@
 import { Reactivity } from "@effect/experimental"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
-import * as fs from "node:fs"
 import type { ChainClient } from "../../src/chains/chain-client.js"
 import { makeBep20Client } from "../../src/chains/evm/bep20-client.js"
 import { makeSolanaClient } from "../../src/chains/solana/solana-client.js"
@@ -12,9 +11,8 @@ import type { DevnetFile } from "../../src/devnet/devnets.js"
 import { evmAddress, isHexAddress, tronAddress } from "../../src/keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../src/keys/master-seed.js"
 import { LocalSignerLive } from "../../src/keys/signer.js"
-import { isAlive, readCmdline } from "../../src/processes/child-process.js"
 import { asRecord } from "../json.js"
-import { api, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService } from "../service-process.js"
+import { api, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService, waitUntilNoneUnder } from "../service-process.js"
 import { startReceiver } from "../webhook-receiver.js"
 import { checkInvariants, type ExpectedDeposit, type Violation } from "./invariants.js"
 import type { ScenarioResult } from "./scenario-result.js"
@@ -36,21 +34,6 @@ interface WithdrawalAttempt {
   readonly body: { readonly chain: string; readonly currency: string; readonly amount: string; readonly to_address: string; readonly out_withdrawal_no: string }
   id: string | undefined
 }
-
-/** Every process whose command line names `dir` (the embedded PostgreSQL, anvil): what a run left running. */
-const processesUnder = (dir: string): ReadonlyArray<{ readonly pid: number; readonly cmdline: string }> =>
-  fs.readdirSync("/proc").flatMap((entry) => {
-    const pid = Number(entry)
-    if (!Number.isInteger(pid) || pid === process.pid || !isAlive(pid)) return []
-    const cmdline = readCmdline(pid)
-    return cmdline.includes(dir) ? [{ pid, cmdline: cmdline.slice(0, 160) }] : []
-  })
-
-const waitUntilNoneUnder = (dir: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 100 && processesUnder(dir).length > 0; i++) yield* Effect.sleep("100 millis")
-    return processesUnder(dir)
-  })
 
 /**
  * Crash points: the whole service (`npm start` on its embedded PostgreSQL and devnets) is SIGKILLed at

@@ -62,7 +62,7 @@ const resendRefusal = (dialect: Dialect, body: unknown): unknown =>
     ? { jsonrpc: "2.0", id: rpcId(body), error: { code: -32000, message: "nonce too low" } }
     : { jsonrpc: "2.0", id: rpcId(body), error: { code: -32002, message: "Transaction simulation failed: Blockhash not found" } }
 
-export const startHostileBalancer = (target: string, dialect: Dialect, random: Random) =>
+export const startHostileBalancer = (target: string | (() => string | undefined), dialect: Dialect, random: Random) =>
   Effect.gen(function*() {
     let hostile = false
     let gasFactor = 1n

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Keypair } from "@solana/web3.js"
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts"
 import { randomBytes } from "node:crypto"
 import { WithdrawalDecisions } from "../../custody/withdrawal-decisions.js"
@@ -10,7 +10,7 @@ import { ChainEndpoints } from "../../src/chains/chain-endpoints.js"
 import type { Chain } from "../../src/domain/chain.js"
 import { Devnets, DevnetsLive } from "../../src/devnet/devnets.js"
 import { tronAddress } from "../../src/keys/address-encoding.js"
-import { MoneyDecimal, toBaseUnits } from "../../src/money.js"
+import { MoneyDecimal } from "../../src/money.js"
 import { asUser, member } from "../console-members.js"
 import { clientOf, fundedAddress, sweep, untilFinished } from "../custody-flows.js"
 import { TestClient } from "../http-harness.js"
@@ -18,6 +18,7 @@ import { asRecord } from "../json.js"
 import { onboardMerchant } from "../merchants.js"
 import { ClockControl } from "../policy-clock.js"
 import { type HostileBalancer, startHostileBalancer, VIEWS } from "./hostile-balancer.js"
+import { moneyOutViolations, type Placed } from "./money-out-invariants.js"
 import type { ScenarioResult } from "./scenario-result.js"
 import { seededRandom } from "./seeded-random.js"
 
@@ -44,7 +45,7 @@ export const HostileNetworkLive = (seed: number) => {
   })).pipe(Layer.provide(DevnetsLive))
 }
 
-const ASSETS = [
+export const ASSETS = [
   { chain: "TRC20", currency: "USDT", fund: "600", amount: "5", large: "40" },
   { chain: "BEP20", currency: "USDT", fund: "600", amount: "5", large: "40" },
   { chain: "BEP20", currency: "BNB", fund: "2", amount: "0.05", large: "0.4" },
@@ -52,17 +53,9 @@ const ASSETS = [
 ] as const
 
 /** A fresh address nobody controls here, per chain: what it holds at the end is what was sent to it. */
-const recipient = (chain: Chain) =>
+export const recipient = (chain: Chain) =>
   chain === "BEP20" ? privateKeyToAddress(generatePrivateKey()) : chain === "TRC20" ? tronAddress(randomBytes(20)) : Keypair.generate().publicKey.toBase58()
 
-interface Placed {
-  readonly id: string
-  readonly chain: Chain
-  readonly currency: string
-  readonly to: string
-  /** Placed above the per-withdrawal limit set while it was pending: its approval must be refused. */
-  readonly forbidden: boolean
-}
 
 /**
  * Money out behind hostile providers: withdrawals on the three devnets, each chain's node one
@@ -138,67 +131,25 @@ export const moneyOutScenario = (options: { readonly withdrawals: number }) =>
     for (const w of placed) yield* Effect.either(decisions.decide(w.id, "CANCELLED", { kind: "operator", by: "campaign-ops", from: "cli@test", reason: "campaign end" }))
 
     // the invariants
-    const violations: Array<{ invariant: string; detail: string }> = []
-    const stuck = yield* sql<{ id: string; status: string }>`SELECT id, status FROM withdrawals WHERE merchant_id = ${merchantId} AND status IN ('APPROVED', 'BROADCAST')`
-    for (const s of stuck) violations.push({ invariant: "every approved withdrawal ends once the nodes heal", detail: `${s.id} is still ${s.status}` })
-    const doubled = yield* sql<{ operation_id: string; n: number }>`
-      SELECT operation_id, count(*)::int AS n FROM custody_transactions WHERE status IN ('included', 'final') GROUP BY operation_id HAVING count(*) > 1`
-    for (const d of doubled) violations.push({ invariant: "at most one landed transfer per operation", detail: `${d.operation_id}: ${d.n}` })
-    const rows = yield* sql<{ id: string; status: string; net_amount: string; required_approvals: number; decimals: number }>`
-      SELECT w.id, w.status, trim_scale(w.net_amount)::text AS net_amount, w.required_approvals, a.decimals
-      FROM withdrawals w JOIN wallet_asset_policies a ON a.chain = w.chain AND a.currency = w.currency WHERE w.merchant_id = ${merchantId}`
-    for (const w of placed) {
-      const row = rows.find((r) => r.id === w.id)
-      if (row === undefined) continue
-      const chain = yield* clientOf(w.chain)
-      const held = yield* Effect.either(chain.balance(w.to, w.currency))
-      const expected = row.status === "COMPLETED" ? toBaseUnits(row.net_amount, row.decimals) : 0n
-      if (Either.isRight(held) && held.right !== expected) {
-        violations.push({ invariant: "every payee holds exactly what its COMPLETED withdrawal sent", detail: `${w.id} (${row.status}) to ${w.to}: ${held.right} on chain, ${expected} expected` })
-      }
-      if (w.forbidden && row.status === "COMPLETED") {
-        violations.push({ invariant: "no withdrawal completes that the policy in force at its approval forbade", detail: `${w.id} was above the tightened limit` })
-      }
-    }
-    const quorums = yield* sql<{ id: string; status: string; people: number; users: number; others: number }>`
-      SELECT w.id, w.status, count(a.*)::int AS people, count(DISTINCT a.user_id)::int AS users, (count(*) FILTER (WHERE a.user_id IS NULL))::int AS others
-      FROM withdrawals w LEFT JOIN withdrawal_approvals a ON a.withdrawal_id = w.id
-      WHERE w.merchant_id = ${merchantId} AND w.decided_by IS NOT NULL AND w.status NOT IN ('REJECTED', 'CANCELLED') GROUP BY w.id, w.status`
-    for (const q of quorums) {
-      if (q.users + Math.min(q.others, 1) < 2 || q.others > 1) {
-        violations.push({ invariant: "no quorum met by fewer distinct people than it asks", detail: `${q.id} (${q.status}): ${q.users} console users, ${q.others} others` })
-      }
-    }
-    const locks = yield* sql<{ chain: string; currency: string; locked: string; open: string }>`
-      SELECT b.chain, b.currency, trim_scale(b.locked)::text AS locked,
-             trim_scale(coalesce((SELECT sum(amount) FROM withdrawals w WHERE w.merchant_id = b.merchant_id AND w.chain = b.chain AND w.currency = b.currency
-                                  AND w.status IN ('PENDING', 'APPROVED', 'BROADCAST')), 0))::text AS open
-      FROM merchant_balances b WHERE b.merchant_id = ${merchantId}`
-    for (const l of locks) {
-      if (!new MoneyDecimal(l.locked).eq(l.open) || new MoneyDecimal(l.locked).isNegative()) {
-        violations.push({ invariant: "locked equals the open withdrawals and is never negative", detail: `${l.chain}-${l.currency}: locked ${l.locked}, open ${l.open}` })
-      }
-    }
     const reconciliation = yield* Reconciliation
-    for (const chain of ["TRC20", "BEP20", "SOLANA"] as const) {
-      const report = yield* reconciliation.reconcileChain(chain)
-      for (const d of report.differences) {
-        violations.push({ invariant: "ledger equals chain for every address custody touched", detail: `${chain} ${d.address} ${d.currency}: chain ${d.on_chain}, ledger ${d.explained}` })
-      }
-    }
+    const checked = yield* moneyOutViolations({
+      merchantId,
+      placed,
+      held: (chain, address, currency) => Effect.flatMap(clientOf(chain), (c) => Effect.either(c.balance(address, currency))),
+      differences: Effect.map(Effect.forEach(["TRC20", "BEP20", "SOLANA"] as const, reconciliation.reconcileChain), (reports) =>
+        reports.flatMap((report) => report.differences.map((d) => ({ chain: report.chain, ...d }))))
+    })
     const served = new Map<string, number>()
     for (const { balancer } of balancers) for (const [view, n] of balancer.served()) served.set(view, (served.get(view) ?? 0) + n)
     const hostileCalls = VIEWS.filter((v) => v !== "honest").reduce((s, v) => s + (served.get(v) ?? 0), 0)
-    const outcomes = new Map<string, number>()
-    for (const r of rows) outcomes.set(r.status, (outcomes.get(r.status) ?? 0) + 1)
     return {
-      scenario: `money out behind load-balanced bad nodes (${[...outcomes].map(([s, n]) => `${n} ${s}`).join(", ")})`,
+      scenario: `money out behind load-balanced bad nodes (${checked.outcomes})`,
       faults: hostileCalls,
       faultDetail: VIEWS.filter((v) => v !== "honest").map((v) => `${v} ${served.get(v) ?? 0}`).join(", "),
       restarts: 0,
       requestsFuzzed: 0,
       payments: placed.length,
-      violations
+      violations: checked.violations
     } satisfies ScenarioResult
   }).pipe(Effect.ensuring(Effect.sync(() => {
     for (const { balancer } of balancers) {

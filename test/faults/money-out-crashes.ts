@@ -1,0 +1,337 @@
+import { Reactivity } from "@effect/experimental"
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Exit, Layer, Option, Schema, Scope } from "effect"
+import * as fs from "node:fs"
+import type { ChainClient } from "../../src/chains/chain-client.js"
+import { makeBep20Client } from "../../src/chains/evm/bep20-client.js"
+import { makeSolanaClient } from "../../src/chains/solana/solana-client.js"
+import { makeTronClient } from "../../src/chains/tron/tron-client.js"
+import { runningEmbeddedUrl } from "../../src/database/embedded-postgres.js"
+import { payFromCustomer } from "../../src/devnet/devnet-payments.js"
+import { DevnetFile, devnetFilePath } from "../../src/devnet/devnets.js"
+import type { Chain } from "../../src/domain/chain.js"
+import { isHexAddress } from "../../src/keys/address-encoding.js"
+import { masterSeedFromMnemonic } from "../../src/keys/master-seed.js"
+import { LocalSignerLive } from "../../src/keys/signer.js"
+import { MoneyDecimal } from "../../src/money.js"
+import { acceptInvite, approveInConsole, type ConsoleBrowser, Unanswered } from "../console-http.js"
+import { asRecord } from "../json.js"
+import { api, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService, until, waitUntilNoneUnder } from "../service-process.js"
+import { startHostileBalancer, VIEWS } from "./hostile-balancer.js"
+import type { Violation } from "./invariants.js"
+import { ASSETS, recipient } from "./money-out.js"
+import { moneyOutViolations, type Placed } from "./money-out-invariants.js"
+import type { ScenarioResult } from "./scenario-result.js"
+import { seededRandom } from "./seeded-random.js"
+
+const PASSWORD = "Correct-Horse-Battery-9"
+const CHAINS = ["TRC20", "BEP20", "SOLANA"] as const
+
+/** The service's own database while it runs (its embedded PostgreSQL starts again with each start). */
+const withDatabase = <A, E>(dataDir: string, use: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Option.match(runningEmbeddedUrl(dataDir), {
+    onNone: () => Effect.dieMessage("the service's PostgreSQL is not running"),
+    onSome: (url) => use.pipe(Effect.provide(Layer.provide(PgClient.layer({ url, maxConnections: 2 }), Reactivity.layer)), Effect.orDie)
+  })
+
+/**
+ * The devnets' own addresses as the running service last wrote them (each start of the service starts
+ * them on new ports): what the balancers forward to. Read again only when the file changes.
+ */
+const devnetsOf = (dataDir: string) => {
+  let cached: { readonly mtimeMs: number; readonly file: DevnetFile } | undefined
+  const decode = Schema.decodeUnknownOption(Schema.parseJson(DevnetFile))
+  return (): DevnetFile | undefined => {
+    const stat = fs.statSync(devnetFilePath(dataDir), { throwIfNoEntry: false })
+    if (stat === undefined) return undefined
+    if (cached?.mtimeMs !== stat.mtimeMs) {
+      const file = decode(fs.readFileSync(devnetFilePath(dataDir), "utf8"))
+      if (Option.isNone(file)) return undefined
+      cached = { mtimeMs: stat.mtimeMs, file: file.value }
+    }
+    return cached.file
+  }
+}
+
+/** One thing the workload does; it fails `Unanswered` when the service was not there to answer, and is done again. */
+interface Step {
+  readonly label: string
+  readonly run: (service: ServiceProcess) => Effect.Effect<void, Unanswered>
+}
+
+/**
+ * A CLI run to its end: done (exit 0) or refused with a reason (exit 2, an operator error) is an answer;
+ * anything else (its database gone with a killed service) is tried again.
+ */
+const cli = (dataDir: string, script: string, args: ReadonlyArray<string>) =>
+  Effect.flatMap(runToExit(script, args, dataDir), (done) =>
+    done.code === 0 || done.code === 2 ? Effect.succeed({ refused: done.code === 2, output: done.output }) : Effect.fail(new Unanswered({ cause: done.output.slice(-500) })))
+
+/** A CLI run that must succeed once answered. */
+const cliDone = (dataDir: string, script: string, args: ReadonlyArray<string>) =>
+  Effect.flatMap(cli(dataDir, script, args), (done) => done.refused ? Effect.dieMessage(`${script} ${args.join(" ")} refused: ${done.output.slice(-500)}`) : Effect.succeed(done.output))
+
+/** An API call; no answer (the service killed) is `Unanswered`. */
+const call = (service: ServiceProcess, method: string, url: string, options: Parameters<typeof api>[3] = {}) =>
+  api(service, method, url, options).pipe(Effect.sandbox, Effect.mapError((cause) => new Unanswered({ cause })))
+
+/**
+ * Money out behind hostile providers, with the whole service (`npm start`, its embedded PostgreSQL and
+ * devnets) SIGKILLed at seeded random moments and started again each time. Each chain's node is one
+ * load-balanced URL of honest, lagging, pruned and re-send-refusing views (the service reaches the devnets
+ * through them: FACET_DEVNET_VIA_<CHAIN>). While the nodes are hostile, withdrawals are placed, BEP20's gas
+ * price triples, the per-withdrawal limit tightens under some, and three approvers approve each from their
+ * own console sessions (the operator CLI now and then too) under a quorum of two — and the kills come in
+ * the middle of all of it and of the broadcasts that follow. Then the nodes heal and every money-out
+ * invariant is checked against the database and the devnets themselves.
+ */
+export const moneyOutCrashesScenario = (options: { readonly withdrawals: number; readonly crashes: number; readonly seed: number }) =>
+  Effect.gen(function*() {
+    const random = seededRandom(options.seed).fork("money-out-crashes")
+    // the pacing of steps (its draws depend on timing, so apart from the seeded plan)
+    const jitter = seededRandom(options.seed).fork("pacing")
+    const dataDir = `${yield* processWorkDir("facet-faults-money-out-")}/data`
+    const devnets = devnetsOf(dataDir)
+    const balancers = [
+      { chain: "TRC20", balancer: yield* startHostileBalancer(() => devnets()?.tron.url, "TRC20", random.fork("TRC20")) },
+      { chain: "BEP20", balancer: yield* startHostileBalancer(() => devnets()?.bep20.rpcUrl, "BEP20", random.fork("BEP20")) },
+      { chain: "SOLANA", balancer: yield* startHostileBalancer(() => devnets()?.solana.rpcUrl, "SOLANA", random.fork("SOLANA")) }
+    ] as const
+    const hostile = (on: boolean) => {
+      for (const { balancer } of balancers) {
+        balancer.setHostile(on)
+        if (!on) balancer.setGasPriceFactor(1n)
+      }
+    }
+    const env = {
+      FACET_DEVNET_VIA_TRC20: balancers[0].balancer.url,
+      FACET_DEVNET_VIA_BEP20: balancers[1].balancer.url,
+      FACET_DEVNET_VIA_SOLANA: balancers[2].balancer.url,
+      // a fee above its quote is waited out briefly, a stuck send replaced soon (60 min and 90 s in production)
+      FACET_FEE_WAIT_MINUTES: "0.1",
+      FACET_FEE_BUMP_AFTER_SECONDS: "3",
+      FACET_NODE_TIMEOUT_MS: "3000",
+      FACET_CONSOLIDATE_INTERVAL_MS: "1000"
+    }
+    const violations: Array<Violation> = []
+    const placed: Array<Placed> = []
+    const counts = { answersLost: 0, refusedApprovals: 0, operatorApprovals: 0 }
+    const operatorCli = (args: ReadonlyArray<string>) => cli(dataDir, "custody/withdrawals-cli.ts", args)
+    const merchantsCli = (args: ReadonlyArray<string>) => cliDone(dataDir, "src/merchants/merchants-cli.ts", args)
+
+    // setup, on the first start, the nodes honest: a merchant with every asset collected, three approvers
+    const setUp = (service: ServiceProcess) =>
+      Effect.gen(function*() {
+        const applied = yield* api(service, "POST", "/v1/ai/merchant-apply", {
+          json: { project_name: `Money out ${options.seed}`, business_type: "exchange", use_case: "payments", agree_terms: true, contact_email: "ops@money-out.example", webhook_url: "https://merchant.example/hooks", integration_mode: "exchange_wallet" }
+        })
+        if (applied.status !== 201) return yield* Effect.dieMessage(`onboarding refused (${applied.status}): ${JSON.stringify(applied.body)}`)
+        const credentials = asRecord(asRecord(applied.body).env)
+        const apiKey = String(credentials.FACET_API_KEY)
+        const merchantId = String(credentials.FACET_MERCHANT_ID)
+        yield* withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`UPDATE wallet_asset_policies SET status = 'live', can_withdraw = true, can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`))
+        const file = yield* readDevnetFile(dataDir)
+        const receive: Array<{ asset: (typeof ASSETS)[number]; id: string; walletId: string }> = []
+        for (const asset of ASSETS) {
+          const created = asRecord((yield* api(service, "POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: `funding-${asset.chain}-${asset.currency}`, chain: asset.chain, currency: asset.currency } })).body)
+          yield* Effect.orDie(payFromCustomer(file, `${asset.chain}-${asset.currency}`, String(created.address), asset.fund))
+          receive.push({ asset, id: String(created.id), walletId: String(created.wallet_id) })
+        }
+        yield* Effect.forEach(receive, ({ asset, id, walletId }) =>
+          Effect.gen(function*() {
+            const key = `${asset.chain}-${asset.currency}`
+            yield* until(`the ${key} funding to be confirmed`, api(service, "GET", `/v1/deposit-addresses/${id}/transactions`, { apiKey }), (r) => {
+              const items = asRecord(r.body).items
+              return Array.isArray(items) && items.some((t) => asRecord(t).status === "confirmed")
+            })
+            if (asset.currency === "BNB") {
+              // natives are consolidated by custody itself (the sweep endpoint refuses them)
+              yield* until(`${key} to be consolidated`, withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+                sql<{ available: string }>`SELECT available::text FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = ${asset.chain} AND currency = ${asset.currency}`)),
+                (rows) => new MoneyDecimal(rows[0]?.available ?? "0").greaterThan(new MoneyDecimal(asset.fund).mul("0.9")))
+              return
+            }
+            const started = yield* api(service, "POST", `/v1/wallet-assets/${key}/sweep`, { apiKey, json: { from_wallet_id: walletId } })
+            const operation = String(asRecord(started.body).operation_id)
+            const done = yield* until(`the ${key} sweep`, api(service, "GET", `/v1/wallet-assets/${key}/sweeps/${operation}`, { apiKey }), (r) =>
+              ["COMPLETED", "FAILED"].includes(String(asRecord(r.body).status)))
+            if (asRecord(done.body).status !== "COMPLETED") return yield* Effect.dieMessage(`the ${key} sweep did not complete: ${JSON.stringify(done.body)}`)
+          }), { concurrency: "unbounded" })
+        const browsers: Array<ConsoleBrowser> = []
+        for (const login of ["mo-alice", "mo-bob", "mo-carol"]) {
+          const invited = yield* Effect.orDie(merchantsCli(["users", merchantId, "add", login, "--role", "approver", "--by", "campaign"]))
+          const token = /[?&]token=([^\s&]+)/.exec(invited)?.[1]
+          if (token === undefined) return yield* Effect.dieMessage(`no invite link for ${login}: ${invited}`)
+          browsers.push(yield* acceptInvite(service, login, decodeURIComponent(token), PASSWORD).pipe(Effect.orDie))
+        }
+        // they joined before this run: their approval right's cooling-off (tested on its own) is behind them
+        yield* withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`UPDATE console_users SET approver_from = now() - interval '2 days' WHERE merchant_id = ${merchantId}`))
+        yield* Effect.orDie(merchantsCli(["policy", merchantId, "--quorum", "2", "--by", "campaign"]))
+        return { apiKey, merchantId, browsers }
+      })
+
+    // the workload, in phases: place every withdrawal; then the gas jump and the tightened limit; then a
+    // first approval of each (the operator's now and then), then the other approvers' at once
+    const workload = (apiKey: string, merchantId: string, browsers: ReadonlyArray<ConsoleBrowser>) => {
+      const firstApprovals: Array<Step> = []
+      const racingApprovals: Array<Step> = []
+      const inConsole = (browser: ConsoleBrowser, w: Placed): Step => ({
+        label: `${browser.login} approves ${w.id}`,
+        run: (service) => Effect.map(approveInConsole(service, browser, w.id), (answer) => {
+          if (answer.status >= 500) violations.push({ invariant: "no 5xx", detail: `${browser.login} approving ${w.id}: ${answer.status} ${answer.notice}` })
+          if (answer.status === 403 || answer.status === 409) counts.refusedApprovals += 1
+        })
+      })
+      const byOperator = (w: Placed): Step => ({
+        label: `the operator approves ${w.id}`,
+        // a refusal (the quorum already met, the policy forbids it) is an answer too
+        run: () => Effect.map(operatorCli(["approve", w.id, "--by", "campaign-ops"]), (done) => {
+          if (done.refused) counts.refusedApprovals += 1
+          else counts.operatorApprovals += 1
+        })
+      })
+      const placements = Array.from({ length: options.withdrawals }, (_, i): Step => {
+        const asset = random.pick(ASSETS)
+        const forbidden = random.next() < 0.25
+        const operatorFirst = random.next() < 0.3
+        const to = recipient(asset.chain)
+        const key = `money-out-${options.seed}-${i}`
+        let asked = false
+        return {
+          label: `withdrawal ${i}`,
+          run: (service) =>
+            Effect.gen(function*() {
+              if (asked) counts.answersLost += 1
+              asked = true
+              const created = yield* call(service, "POST", "/v1/withdrawals", {
+                apiKey,
+                headers: { "x-service-idempotency-key": key },
+                json: { chain: asset.chain, currency: asset.currency, amount: forbidden ? asset.large : asset.amount, to_address: to, out_withdrawal_no: key }
+              })
+              if (created.status === 503) return yield* new Unanswered({ cause: "503" })
+              if (created.status >= 500) violations.push({ invariant: "no 5xx", detail: `POST /v1/withdrawals ${created.status} ${JSON.stringify(created.body)}` })
+              if (created.status !== 201) return
+              const w: Placed = { id: String(asRecord(created.body).withdrawal_id), chain: asset.chain, currency: asset.currency, to, forbidden }
+              if (placed.some((p) => p.id === w.id)) return
+              placed.push(w)
+              const [first, ...others] = browsers
+              if (operatorFirst || first === undefined) {
+                firstApprovals.push(byOperator(w))
+                racingApprovals.push(...browsers.map((b) => inConsole(b, w)))
+              } else {
+                firstApprovals.push(inConsole(first, w))
+                racingApprovals.push(...others.map((b) => inConsole(b, w)))
+              }
+            })
+        }
+      })
+      const between: ReadonlyArray<Step> = [
+        { label: "BEP20's gas price triples", run: () => Effect.sync(() => balancers[1].balancer.setGasPriceFactor(3n)) },
+        {
+          label: "the per-withdrawal limit tightens",
+          run: () => Effect.asVoid(merchantsCli(["policy", merchantId, ...ASSETS.flatMap((a) => ["--limit", `${a.chain}-${a.currency}=per_tx:${new MoneyDecimal(a.large).div(2).toFixed()}`]), "--by", "campaign"]))
+        }
+      ]
+      return [placements, [...between], firstApprovals, racingApprovals]
+    }
+
+    /** Runs the phases' steps in order (a phase's steps eight at once) until all are done or the service stops answering. */
+    const runPhases = (phases: ReadonlyArray<Array<Step>>, service: ServiceProcess) =>
+      Effect.gen(function*() {
+        for (const phase of phases) {
+          while (phase.length > 0) {
+            const batch = phase.slice(0, 8)
+            // each step a moment apart, so a kill can come between any two
+            const results = yield* Effect.forEach(batch, (step, i) => Effect.either(Effect.zipRight(Effect.sleep(`${i * (50 + jitter.int(150))} millis`), step.run(service))), { concurrency: "unbounded" })
+            batch.forEach((step, i) => {
+              const result = results[i]
+              if (result?._tag === "Right") phase.splice(phase.indexOf(step), 1)
+              else if (result !== undefined) lastRefusal.set(step.label, String(result.left.cause).slice(0, 300))
+            })
+            if (results.some((r) => r._tag === "Left")) {
+              // not answered: the service is gone (the kill comes) or busy; the step is done again
+              yield* Effect.sleep("300 millis")
+            }
+          }
+        }
+      })
+
+    /** Why each step not done yet was not answered, the last time it was tried (said if the run does not converge). */
+    const lastRefusal = new Map<string, string>()
+    let phases: ReadonlyArray<Array<Step>> = []
+    let merchant: { apiKey: string; merchantId: string } | undefined
+    for (let round = 0; round <= options.crashes; round++) {
+      const scope = yield* Scope.make()
+      const service = yield* startService(dataDir, `run-${round}`, env).pipe(Scope.extend(scope))
+      if (merchant === undefined) {
+        const set = yield* setUp(service)
+        merchant = { apiKey: set.apiKey, merchantId: set.merchantId }
+        phases = workload(set.apiKey, set.merchantId, set.browsers)
+      }
+      if (round < options.crashes) {
+        hostile(true)
+        // the workload (or the broadcasts once it is done) runs until the kill comes, at a random moment
+        yield* Effect.race(Effect.zipRight(runPhases(phases, service), Effect.never), Effect.sleep(`${2_000 + random.int(8_000)} millis`))
+        process.kill(service.pid, "SIGKILL")
+        for (const p of yield* waitUntilNoneUnder(dataDir)) violations.push({ invariant: "no process left behind", detail: `after SIGKILL ${round + 1}: pid ${p.pid} ${p.cmdline}` })
+        yield* Scope.close(scope, Exit.void)
+        continue
+      }
+      // the last start: what the kills left undone is done, the nodes heal, every approved withdrawal ends
+      yield* runPhases(phases, service).pipe(Effect.timeoutFail({ duration: "180 seconds", onTimeout: () => new Unanswered({ cause: "the workload did not finish" }) }),
+        Effect.catchAll(() => Effect.dieMessage(`the workload did not finish once the service stayed up: ${phases.flat().map((step) => `${step.label}: ${lastRefusal.get(step.label) ?? "never tried"}`).join("; ")}`)))
+      yield* Effect.sleep("3 seconds")
+      hostile(false)
+      const { merchantId } = merchant
+      // (one still open after that is a violation the invariants name)
+      yield* until("every approved withdrawal to end", withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE merchant_id = ${merchantId} AND status IN ('APPROVED', 'BROADCAST')`)),
+        (rows) => (rows[0]?.n ?? 0) === 0, 180_000).pipe(Effect.catchAllDefect(() => Effect.void))
+
+      // the invariants, read past the balancers: the devnets' own answers
+      const file = yield* readDevnetFile(dataDir)
+      const direct: ReadonlyArray<ChainClient> = yield* Effect.all([
+        makeTronClient({ url: file.tron.url, tokens: new Map([["USDT", file.tron.tokens.USDT]]), confirmations: 3 }),
+        makeBep20Client({ rpcUrl: file.bep20.rpcUrl, chainId: file.bep20.chainId, tokens: new Map(isHexAddress(file.bep20.tokens.USDT) ? [["USDT", file.bep20.tokens.USDT]] : []), confirmations: 2, traces: "off" }),
+        makeSolanaClient({ rpcUrl: file.solana.rpcUrl, tokens: new Map([["USDT", { mint: file.solana.tokens.USDT, decimals: 6 }]]) })
+      ]).pipe(Effect.provide(LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))))
+      const reconciled = yield* runToExit("indexer/reconcile-cli.ts", [], dataDir)
+      const reports = reconciled.output.split("\n").filter((line) => line.startsWith("{")).map((line) => Schema.decodeUnknownSync(Schema.parseJson(ReconcileLine))(line))
+      if (reports.length !== CHAINS.length) violations.push({ invariant: "ledger equals chain for every address custody touched", detail: `npm run reconcile did not report every chain (exit ${reconciled.code}): ${reconciled.output.slice(-500)}` })
+      const checked = yield* withDatabase(dataDir, moneyOutViolations({
+        merchantId,
+        placed,
+        held: (chain: Chain, address, currency) => {
+          const client = direct.find((c) => c.chain === chain)
+          return client === undefined ? Effect.either(Effect.fail(`no ${chain} client`)) : Effect.either(client.balance(address, currency))
+        },
+        differences: Effect.succeed(reports.flatMap((r) => r.differences.map((d) => ({ chain: r.chain, ...d }))))
+      }))
+      violations.push(...checked.violations)
+      yield* Scope.close(scope, Exit.void)
+      for (const p of yield* waitUntilNoneUnder(dataDir)) violations.push({ invariant: "no process left behind", detail: `after the last stop: pid ${p.pid} ${p.cmdline}` })
+      const served = new Map<string, number>()
+      for (const { balancer } of balancers) for (const [view, n] of balancer.served()) served.set(view, (served.get(view) ?? 0) + n)
+      const hostileCalls = VIEWS.filter((v) => v !== "honest").reduce((s, v) => s + (served.get(v) ?? 0), 0)
+      return {
+        scenario: `money out, SIGKILLed behind load-balanced bad nodes (${checked.outcomes})`,
+        faults: hostileCalls + options.crashes,
+        faultDetail: `${options.crashes} SIGKILLs of the whole service; node calls: ${VIEWS.filter((v) => v !== "honest").map((v) => `${v} ${served.get(v) ?? 0}`).join(", ")}; ` +
+          `${counts.answersLost} withdrawal requests asked again after a kill swallowed the answer, ${counts.refusedApprovals} approvals refused (the policy, or already decided), ${counts.operatorApprovals} operator approvals`,
+        restarts: options.crashes,
+        requestsFuzzed: 0,
+        payments: placed.length,
+        violations
+      } satisfies ScenarioResult
+    }
+    return yield* Effect.dieMessage("unreachable")
+  }).pipe(Effect.scoped)
+
+/** One line of `npm run reconcile`'s output. */
+const ReconcileLine = Schema.Struct({
+  chain: Schema.String,
+  differences: Schema.Array(Schema.Struct({ address: Schema.String, currency: Schema.String, on_chain: Schema.String, explained: Schema.String }))
+})
