@@ -1,16 +1,18 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
-import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address } from "viem"
+import { createPublicClient, createTestClient, createWalletClient, encodeFunctionData, http, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, CUSTOMER_INDEX, devnetChain, fundNative, reorgAnvil, startAnvilDevnet, tokenAbi } from "../../devnet/evm/anvil-devnet.js"
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive } from "../../keys/signer.js"
 import { type ChainClient, sendTransfer } from "../chain-client.js"
 import { makeBep20Client } from "./bep20-client.js"
+import { bloomMayContain, TRANSFER_TOPIC } from "./evm-decoding.js"
 import { evmAddressOf } from "../../../test/evm-addresses.js"
-import { rpcId, rpcMethod, startNodeProxy } from "../../../test/node-proxy.js"
+import { asRecord } from "../../../test/json.js"
+import { rpcId, rpcMethod, rpcParams, startNodeProxy } from "../../../test/node-proxy.js"
 
-class Devnet extends Context.Tag("test/Bep20Devnet")<Devnet, { readonly rpcUrl: string; readonly client: ChainClient; readonly usdt: Address }>() {}
+class Devnet extends Context.Tag("test/Bep20Devnet")<Devnet, { readonly rpcUrl: string; readonly client: ChainClient; readonly usdt: Address; readonly velnx: Address }>() {}
 
 const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
 
@@ -24,7 +26,7 @@ const DevnetLive = Layer.scoped(
       tokens: new Map([["USDT", devnet.tokens.USDT], ["VELNX", devnet.tokens.VELNX]]),
       confirmations: 3
     })
-    return { rpcUrl: devnet.rpcUrl, client, usdt: devnet.tokens.USDT }
+    return { rpcUrl: devnet.rpcUrl, client, usdt: devnet.tokens.USDT, velnx: devnet.tokens.VELNX }
   })
 ).pipe(Layer.provideMerge(SignerLive))
 
@@ -94,19 +96,92 @@ describe("BEP20 client on the anvil devnet", () => {
         expect(after?.hash).not.toBe(before?.hash)
       }))
 
-    it.effect("logs from a backend that lacks the block ([] for it) fail the read instead of losing the token deposit", () =>
+    it.effect("a log index behind its node ([] for the block): the block's receipts give its token deposit; a node without the block's receipts fails the read", () =>
       Effect.scoped(Effect.gen(function*() {
-        const { client, rpcUrl, usdt } = yield* Devnet
+        const { rpcUrl, usdt } = yield* Devnet
         const to = yield* evmAddressOf(4, 7)
         const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
         const hash = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 5n * 10n ** 18n], chain: devnetChain(rpcUrl) }))
         const receipt = yield* Effect.promise(() => createPublicClient({ transport: http(rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 50 }))
-        const proxy = yield* startNodeProxy(rpcUrl, ({ body }) => (rpcMethod(body) === "eth_getLogs" ? { jsonrpc: "2.0", id: rpcId(body), result: [] } : undefined))
+        const noLogs = (body: unknown) => (rpcMethod(body) === "eth_getLogs" ? { jsonrpc: "2.0", id: rpcId(body), result: [] } : undefined)
+        const proxy = yield* startNodeProxy(rpcUrl, noLogs)
         const lagging = yield* makeBep20Client({ rpcUrl: proxy.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
-        const failed = yield* Effect.flip(lagging.blocks(receipt.blockNumber, receipt.blockNumber))
-        expect(failed.message).toMatch(/bloom shows token Transfer logs but eth_getLogs gave none/)
-        const [block] = yield* client.blocks(receipt.blockNumber, receipt.blockNumber)
-        expect(block?.transfers.map((t) => [t.txHash, t.amount])).toContainEqual([hash, 5n * 10n ** 18n])
+        const [block] = yield* lagging.blocks(receipt.blockNumber, receipt.blockNumber)
+        expect(block?.transfers.map((t) => [t.txHash, t.to, t.amount])).toEqual([[hash, to, 5n * 10n ** 18n]])
+        // the receipts asked of a node that does not hold the block (null): no proof either way, read again
+        const without = yield* startNodeProxy(rpcUrl, (call) =>
+          noLogs(call.body) ?? (rpcMethod(call.body) === "eth_getBlockReceipts" ? { jsonrpc: "2.0", id: rpcId(call.body), result: null } : undefined))
+        const behind = yield* makeBep20Client({ rpcUrl: without.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
+        const failed = yield* Effect.flip(behind.blocks(receipt.blockNumber, receipt.blockNumber))
+        expect(failed.message).toMatch(/eth_getLogs gave none and its receipts are not all there; read it again/)
+        // a node without eth_getBlockReceipts: each transaction's receipt
+        const old = yield* startNodeProxy(rpcUrl, (call) =>
+          noLogs(call.body) ?? (rpcMethod(call.body) === "eth_getBlockReceipts" ? { jsonrpc: "2.0", id: rpcId(call.body), error: { code: -32601, message: "the method eth_getBlockReceipts does not exist/is not available" } } : undefined))
+        const older = yield* makeBep20Client({ rpcUrl: old.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
+        const [again] = yield* older.blocks(receipt.blockNumber, receipt.blockNumber)
+        expect(again?.transfers.map((t) => [t.txHash, t.amount])).toEqual([[hash, 5n * 10n ** 18n]])
+      })))
+
+    // a bloom cannot say the Transfer topic and a watched token's address came from one log: another token's
+    // Transfer and the watched token's own Approval in one block match it, eth_getLogs rightly answers [],
+    // and the read used to be retried for ever, stopping every deposit after it (#32 item 1)
+    it.effect("a block whose bloom matches a watched token only by chance (its Approval beside another token's Transfer) is read as it is", () =>
+      Effect.gen(function*() {
+        const { rpcUrl, usdt, velnx } = yield* Devnet
+        const to = yield* evmAddressOf(4, 9)
+        const wallet = createWalletClient({ account: customer, transport: http(rpcUrl) })
+        const anvil = createTestClient({ mode: "anvil", transport: http(rpcUrl) })
+        yield* Effect.promise(() => anvil.setAutomine(false))
+        const other = yield* Effect.promise(() => wallet.writeContract({ address: velnx, abi: tokenAbi, functionName: "transfer", args: [to, 10n ** 18n], chain: devnetChain(rpcUrl) }))
+        yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "approve", args: [to, 10n ** 18n], chain: devnetChain(rpcUrl) }))
+        yield* Effect.promise(() => anvil.mine({ blocks: 1 }))
+        yield* Effect.promise(() => anvil.setAutomine(true))
+        const publicClient = createPublicClient({ transport: http(rpcUrl) })
+        const receipt = yield* Effect.promise(() => publicClient.waitForTransactionReceipt({ hash: other, pollingInterval: 50 }))
+        const body = yield* Effect.promise(() => publicClient.getBlock({ blockNumber: receipt.blockNumber }))
+        expect(body.transactions).toHaveLength(2)
+        expect([bloomMayContain(body.logsBloom ?? "0x", TRANSFER_TOPIC), bloomMayContain(body.logsBloom ?? "0x", usdt)]).toEqual([true, true])
+        const usdtOnly = yield* makeBep20Client({ rpcUrl, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
+        const [block] = yield* usdtOnly.blocks(receipt.blockNumber, receipt.blockNumber)
+        expect(block?.number).toBe(receipt.blockNumber)
+        expect(block?.transfers).toEqual([])
+        // and the next block's USDT deposit is read as ever
+        const paid = yield* Effect.promise(() => wallet.writeContract({ address: usdt, abi: tokenAbi, functionName: "transfer", args: [to, 2n * 10n ** 18n], chain: devnetChain(rpcUrl) }))
+        const next = yield* Effect.promise(() => publicClient.waitForTransactionReceipt({ hash: paid, pollingInterval: 50 }))
+        const read = yield* usdtOnly.blocks(receipt.blockNumber, next.blockNumber)
+        expect(read.flatMap((b) => b.transfers).map((t) => [t.txHash, t.amount])).toEqual([[paid, 2n * 10n ** 18n]])
+      }))
+
+    // "limit exceeded", "too many" and 10000 inside a hex number all read as a range refusal: a rate-limited
+    // 50-block read was split down to single blocks, 236 eth_getLogs in 6.5 s (#32 item 6)
+    it.effect("a rate limit on eth_getLogs is not a range refusal: no splitting into more calls; a provider's range refusal still splits", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { client, rpcUrl, usdt } = yield* Devnet
+        const tip = yield* client.head
+        const from = tip > 50n ? tip - 49n : 1n
+        let asked = 0
+        const limited = yield* startNodeProxy(rpcUrl, ({ body }) => {
+          if (rpcMethod(body) !== "eth_getLogs") return undefined
+          asked += 1
+          return { jsonrpc: "2.0", id: rpcId(body), error: { code: -32005, message: "rate limit exceeded: 0x10000 requests in 10s" } }
+        })
+        const throttled = yield* makeBep20Client({ rpcUrl: limited.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
+        const failed = yield* Effect.flip(throttled.blocks(from, tip))
+        expect(failed.message).toContain("eth_getLogs")
+        expect(asked).toBeLessThanOrEqual(4)
+        // BNB Chain's own words for a range too large: split until the ranges pass
+        const ranges: Array<number> = []
+        const picky = yield* startNodeProxy(rpcUrl, ({ body }) => {
+          if (rpcMethod(body) !== "eth_getLogs") return undefined
+          const filter = asRecord(rpcParams(body)[0])
+          const size = Number(BigInt(String(filter.toBlock)) - BigInt(String(filter.fromBlock))) + 1
+          ranges.push(size)
+          return size > 10 ? { jsonrpc: "2.0", id: rpcId(body), error: { code: -32000, message: "exceed maximum block range: 10" } } : undefined
+        })
+        const splitting = yield* makeBep20Client({ rpcUrl: picky.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
+        const read = yield* splitting.blocks(from, tip)
+        expect(read).toHaveLength(Number(tip - from) + 1)
+        expect(ranges.filter((n) => n <= 10).reduce((a, b) => a + b, 0)).toBe(Number(tip - from) + 1)
       })))
 
     // a full node keeps the state to trace only its newest ~128 blocks: asked of an older block, the answer is

@@ -1,12 +1,14 @@
 import { Data, Effect, Option, Schedule, Schema } from "effect"
 import {
   type Address,
+  BaseError,
   BlockNotFoundError,
   createPublicClient,
   encodeFunctionData,
   type Hex,
   hexToBytes,
   http,
+  HttpRequestError,
   keccak256,
   rpcSchema,
   serializeTransaction,
@@ -63,11 +65,27 @@ export interface Bep20Settings {
   readonly concurrency?: number
 }
 
-/** The trace methods, typed for viem (they are not in its default schema). */
-type TraceSchema = [
+/** The trace methods and block receipts, typed for viem (they are not in its default schema). */
+type ExtraSchema = [
   { Method: "debug_traceBlockByNumber"; Parameters: [Hex, { tracer: "callTracer" }]; ReturnType: unknown },
-  { Method: "trace_block"; Parameters: [Hex]; ReturnType: unknown }
+  { Method: "trace_block"; Parameters: [Hex]; ReturnType: unknown },
+  { Method: "eth_getBlockReceipts"; Parameters: [Hex]; ReturnType: unknown }
 ]
+
+/** A receipt's logs, as `eth_getBlockReceipts` and `eth_getTransactionReceipt` give them. */
+const ReceiptLogs = Schema.Struct({
+  transactionHash: Schema.String,
+  blockHash: Schema.String,
+  logs: Schema.Array(Schema.Struct({
+    address: Schema.String,
+    topics: Schema.Array(Schema.String),
+    data: Schema.String,
+    blockNumber: Schema.String,
+    blockHash: Schema.String,
+    transactionHash: Schema.String,
+    logIndex: Schema.String
+  }))
+})
 
 const NATIVE = "BNB"
 /** Gas budgeted for a BEP20 `transfer` when it cannot be estimated (a new holder's costs about 52k). */
@@ -107,9 +125,23 @@ class StateGone extends Data.TaggedError("StateGone")<{
   readonly partial: { readonly frames: ReadonlyArray<{ readonly txHash: string; readonly result: CallFrame }>; readonly untraced: string | undefined }
 }> {}
 
-/** A provider refusing a too-large log query (wording differs by provider). */
-const isRangeRefusal = (cause: unknown) =>
-  cause instanceof Error && /range|too many|limit|exceed|10000|response size/i.test(cause.message)
+/** What the provider itself said of a failed call (viem's own summary, e.g. "Request exceeds defined limit.", left out). */
+const providerWords = (cause: unknown) =>
+  cause instanceof BaseError ? cause.details : cause instanceof Error ? cause.message : String(cause)
+
+/** A provider's rate limit or quota (HTTP 429, or its words): waited out, never answered by splitting the range. */
+export const isRateLimited = (cause: unknown) =>
+  (cause instanceof BaseError && cause.walk((e) => e instanceof HttpRequestError && e.status === 429) !== null) ||
+  /rate.?limit|too many requests|request (count|rate)|exceeded .*(quota|capacity|credits|requests)|throttl/i.test(providerWords(cause))
+
+/**
+ * A provider refusing a log query as too large, in its own words: Infura "query returned more than 10000
+ * results", Alchemy "Log response size exceeded", QuickNode "limited to a 10,000 range", BNB Chain "exceed
+ * maximum block range: 5000", Ankr "block range is too wide", Erigon "requested too many blocks".
+ */
+export const isRangeRefusal = (cause: unknown) =>
+  !isRateLimited(cause) &&
+  /block range|range (is )?too (large|wide|big)|max(imum)? (block )?range|more than [\d,]+ (results|logs|blocks)|response size|too many (results|logs|blocks)|limited to (a )?[\d,]+|range limit/i.test(providerWords(cause))
 
 /**
  * BEP20 over JSON-RPC with viem: token Transfer logs by block range (split when refused, batched
@@ -124,7 +156,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     // viem's (and providers') 10 MB answer limit even with several ranges in flight
     const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: { batchSize: 16 }, retryCount: 3 }), cacheTime: 0 })
     const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }), cacheTime: 0 })
-    const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3 }), cacheTime: 0, rpcSchema: rpcSchema<TraceSchema>() })
+    const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3 }), cacheTime: 0, rpcSchema: rpcSchema<ExtraSchema>() })
     const traces = settings.traces ?? "off"
     const contracts = [...settings.tokens.values()]
     const currencyOf = new Map([...settings.tokens].map(([currency, address]) => [address.toLowerCase(), currency]))
@@ -213,6 +245,35 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         Effect.catchTag("StateGone", (gone) => Effect.succeed(gone.partial))
       )
 
+    /**
+     * The watched tokens' Transfer logs of a block as its receipts hold them, asked of the node that served
+     * its body (by the body's hash: a node without the block cannot answer). The proof for a block whose
+     * bloom matched but for which `eth_getLogs` gave nothing: a bloom cannot say the topic and the token came
+     * from one log (the token's own Approval, another token's Transfer), and a log index behind its node
+     * answers [] for blocks it has not reached; the receipts tell the two apart.
+     */
+    const receiptLogs = (body: { readonly number: bigint | null; readonly hash: Hex | null; readonly transactions: ReadonlyArray<{ readonly hash: Hex }> }) =>
+      Effect.gen(function*() {
+        const hash = body.hash ?? "0x"
+        const asked = yield* Effect.tryPromise({ try: () => tracer.request({ method: "eth_getBlockReceipts", params: [hash] }), catch: (cause) => cause }).pipe(
+          Effect.flatMap((raw) => Schema.decodeUnknown(Schema.NullOr(Schema.Array(ReceiptLogs)))(raw)),
+          Effect.map(Option.some),
+          // a node without eth_getBlockReceipts: each transaction's receipt (viem batches them)
+          Effect.catchIf((cause) => cause instanceof Error && /method not found|not supported|does not exist|not available|-32601/i.test(cause.message), () => Effect.succeedNone),
+          Effect.mapError(rpcError(`eth_getBlockReceipts ${body.number}`))
+        )
+        const receipts = Option.isSome(asked)
+          ? asked.value
+          : yield* Effect.forEach(body.transactions, (tx) =>
+            Effect.tryPromise({ try: () => tracer.request({ method: "eth_getTransactionReceipt", params: [tx.hash] }), catch: rpcError("eth_getTransactionReceipt") }).pipe(
+              Effect.flatMap((raw) => Schema.decodeUnknown(ReceiptLogs)(raw).pipe(Effect.mapError(() => new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: no receipt for ${tx.hash} yet; read it again` }))))
+            ), { concurrency })
+        if (receipts === null || receipts.length !== body.transactions.length || receipts.some((r) => r.blockHash.toLowerCase() !== hash.toLowerCase())) {
+          return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: its bloom shows token Transfer logs, eth_getLogs gave none and its receipts are not all there; read it again` })
+        }
+        return receipts.flatMap((r) => r.logs).filter((l) => l.topics[0]?.toLowerCase() === TRANSFER_TOPIC && currencyOf.has(l.address.toLowerCase()))
+      })
+
     const fetchBlock = (number: bigint) =>
       Effect.tryPromise({ try: () => client.getBlock({ blockNumber: number, includeTransactions: true }), catch: rpcError(`eth_getBlockByNumber ${number}`) })
 
@@ -235,20 +296,18 @@ export const makeBep20Client = (settings: Bep20Settings) =>
             return yield* new ChainRpcError({ chain: "BEP20", message: `block ${log.blockNumber} changed while it was read (reorg); read it again` })
           }
         }
-        // and the logs must be there: a backend that does not have a block yet answers [] for it, so a body
-        // whose bloom says one of our tokens logged a Transfer must have at least one such log
+        // and the logs must be there: a log index behind its node answers [] for a block it has not reached,
+        // so a body whose bloom may hold one of our tokens' Transfers and got no log is settled by its
+        // receipts (a bloom's false positive, or the logs the index left out)
         const logged = new Set(logs.map((l) => l.blockHash))
-        for (const body of bodies) {
-          const mayHaveTransfer = bloomMayContain(body.logsBloom ?? "0x", TRANSFER_TOPIC) && contracts.some((c) => bloomMayContain(body.logsBloom ?? "0x", c))
-          if (mayHaveTransfer && !logged.has(body.hash ?? "")) {
-            return yield* new ChainRpcError({ chain: "BEP20", message: `block ${body.number}: its bloom shows token Transfer logs but eth_getLogs gave none; read it again` })
-          }
-        }
+        const unproven = bodies.filter((body) =>
+          !logged.has(body.hash ?? "") && bloomMayContain(body.logsBloom ?? "0x", TRANSFER_TOPIC) && contracts.some((c) => bloomMayContain(body.logsBloom ?? "0x", c)))
+        const fromReceipts = (yield* Effect.forEach(unproven, receiptLogs, { concurrency: 8 })).flat()
         const valueTxs = bodies.flatMap((b) => b.transactions.filter((t) => t.to !== null && t.value > 0n))
         const receipts = yield* Effect.forEach(valueTxs, (tx) =>
           Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: tx.hash }), catch: rpcError("eth_getTransactionReceipt") }), { concurrency })
         const succeeded = new Set<string>(receipts.filter((r) => r.status === "success").map((r) => r.transactionHash))
-        const tokenTransfers = decodeTransferLogs(logs, (c) => currencyOf.get(c), (hash) => hashes.get(hash) ?? "")
+        const tokenTransfers = decodeTransferLogs([...logs, ...fromReceipts], (c) => currencyOf.get(c), (hash) => hashes.get(hash) ?? "")
         const traced = traces === "off" ? bodies.map(() => ({ frames: [], untraced: undefined })) : yield* Effect.forEach(bodies, traceBlock, { concurrency: 8 })
         return bodies.map((body, position) => {
           const raw = {

@@ -28,6 +28,7 @@ export const tokenAbi = parseAbi([
   "function balanceOf(address) view returns (uint256)",
   "function decimals() view returns (uint8)",
   "function transfer(address to, uint256 value) returns (bool)",
+  "function approve(address spender, uint256 value) returns (bool)",
   "function mint(address to, uint256 value)",
   "function batchTransfer(address[] to, uint256[] values) returns (bool)",
   "event Transfer(address indexed from, address indexed to, uint256 value)"
