@@ -3,9 +3,11 @@ import { Effect, Either, Layer } from "effect"
 import { HttpLive } from "../http/server.js"
 import { CoreLive } from "./app.js"
 import { AppConfig, loadAppConfig } from "./config.js"
+import { stopDeadline } from "./processes/stop-deadline.js"
 
 /** `npm start`: configuration, database (embedded unless DATABASE_URL), migrations, HTTP on PORT. */
 const main = Effect.gen(function*() {
+  yield* stopDeadline.pipe(Effect.catchAll((error) => Effect.zipRight(Effect.logError(`invalid configuration:\n${error}`), Effect.sync(() => process.exit(1)))))
   const config = yield* loadAppConfig
   if (Either.isLeft(config)) {
     yield* Effect.logError(`invalid configuration:\n${config.left}`)

@@ -139,4 +139,22 @@ describe("a second `npm start`", () => {
       expect(next.health.status).toBe("ok")
       expect(Option.some(next.health.reasons)).toEqual(Option.some([]))
     })), { timeout: 240_000 })
+
+  // @effect/cluster retries its shard release for ever while the database is gone: Ctrl-C hung the service
+  // (seen when a failed test removed a running service's directory)
+  it.live("a stop with its database gone still ends within FACET_STOP_SECONDS, its children with it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dataDir = path.join(yield* workDir, "data-stop")
+      const service = yield* startService(dataDir, "stop", { FACET_STOP_SECONDS: "3" })
+      const [postgres, anvil] = childPids(dataDir)
+      // a while running first (the cluster holds its shards), and the stop comes once the shard locks could
+      // not be refreshed: releasing the shards then waits for healthy locks, which never come
+      yield* Effect.sleep("6 seconds")
+      process.kill(postgres ?? 0, "SIGKILL")
+      yield* Effect.sleep("3 seconds")
+      process.kill(service.pid, "SIGINT")
+      expect(yield* waitForExit(service.pid, "20 seconds")).toBe(true)
+      expect(yield* waitForExit(anvil ?? 0, "10 seconds")).toBe(true)
+      expect(service.log()).toMatch(/did not finish within 3 s \(FACET_STOP_SECONDS\)/)
+    })), { timeout: 120_000 })
 })

@@ -1,6 +1,6 @@
 import { Reactivity } from "@effect/experimental"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Exit, Layer, Option, Scope } from "effect"
+import { Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
 import type { ChainClient } from "../../src/chains/chain-client.js"
 import { makeBep20Client } from "../../src/chains/evm/bep20-client.js"
 import { makeSolanaClient } from "../../src/chains/solana/solana-client.js"
@@ -149,7 +149,8 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
       })
 
     for (let round = 0; round <= options.crashes; round++) {
-      const scope = yield* Scope.make()
+      // a round's scope closes with the scenario's if the round fails: its service is stopped either way
+      const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
       const service = yield* startService(dataDir, `run-${round}`).pipe(Scope.extend(scope))
       const file = yield* readDevnetFile(dataDir)
       if (merchant === undefined) merchant = yield* onboard(service)

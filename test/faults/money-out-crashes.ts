@@ -1,7 +1,7 @@
 import { Reactivity } from "@effect/experimental"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Exit, Layer, Option, Schema, Scope } from "effect"
+import { Effect, ExecutionStrategy, Exit, Layer, Option, Schema, Scope } from "effect"
 import * as fs from "node:fs"
 import type { ChainClient } from "../../src/chains/chain-client.js"
 import { makeBep20Client } from "../../src/chains/evm/bep20-client.js"
@@ -264,7 +264,8 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
     let phases: ReadonlyArray<Array<Step>> = []
     let merchant: { apiKey: string; merchantId: string } | undefined
     for (let round = 0; round <= options.crashes; round++) {
-      const scope = yield* Scope.make()
+      // a round's scope closes with the scenario's if the round fails: its service is stopped either way
+      const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
       const service = yield* startService(dataDir, `run-${round}`, env).pipe(Scope.extend(scope))
       if (merchant === undefined) {
         const set = yield* setUp(service)
