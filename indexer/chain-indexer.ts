@@ -72,7 +72,9 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
     // errors in a row: the wait before trying again doubles with each (1 s … 10 s), so a sick node is not hammered
     let errorsInRow = 0
     const report = (patch: Partial<ChainIndexerStatus>) => {
-      status = { ...status, ...patch }
+      // reading on (a batch written, or nothing left to read) ends a run of failures
+      const progressed = patch.state === "catching_up" || patch.state === "following"
+      status = { ...status, ...patch, ...(progressed ? { failing: undefined } : {}) }
       return reportStatus(status)
     }
 
@@ -320,7 +322,10 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
             errorsInRow += 1
             return Effect.zipRight(
               Effect.zipRight(
-                report({ state: "retrying", detail: Cause.pretty(cause).split("\n")[0] ?? "" }),
+                Effect.suspend(() => {
+                  const reason = Cause.pretty(cause).split("\n")[0] ?? ""
+                  return report({ state: "retrying", detail: reason, failing: { since: status.failing?.since ?? Date.now(), reason } })
+                }),
                 Effect.logWarning(`${chain} indexer error (${errorsInRow} in a row); retrying in ${Duration.format(wait)}`, cause)
               ),
               Effect.sleep(wait)

@@ -23,6 +23,16 @@ describe("indexer health", () => {
       .toContain(`facet_indexer_node_unreachable_seconds{chain="BEP20"} 61`)
   })
 
+  // a node that answers its head but cannot give the blocks (its ledger pruned, rate-limited) kept the
+  // chain's deposits stopped while /health said nothing was wrong (#32 item 2)
+  it("an indexer whose every read has failed for longer than the limit degrades the service, even while its node answers its head", () => {
+    const now = 100_000
+    const reason = "ChainRpcError: slots 10–19 cannot be read from this node: its ledger starts at slot 20"
+    expect(indexerProblems([status({ state: "retrying", cursor: "9", nodeAnsweredAt: now - 1_000, failing: { since: now - 30_000, reason } })], now, 60_000)).toEqual([])
+    expect(indexerProblems([status({ state: "starting", cursor: "9", nodeAnsweredAt: now - 1_000, failing: { since: now - 61_000, reason } })], now, 60_000))
+      .toEqual([`BEP20 indexer has not read past block 9 for 61 s: ${reason}`])
+  })
+
   it.effect("a chain another runner indexes is standby, with the stored cursor; ready once some runner stored it; degraded only when nobody moves it; never shown over an indexer running here", () =>
     Effect.gen(function*() {
       const current = Effect.map(Effect.flatMap(IndexerStatus, Ref.get), (m) => m.get("TRC20"))

@@ -15,6 +15,11 @@ export interface ChainIndexerStatus {
   readonly nodeAnsweredAt: number
   /** Whether the indexer has a stored cursor: until then an address paid now might be skipped. */
   readonly cursorStored: boolean
+  /**
+   * Since when (epoch ms) every attempt to read on has failed, and the last failure: a node that answers
+   * its head but cannot give the blocks (pruned, rate-limited) stalls the chain while it still "answers".
+   */
+  readonly failing?: { readonly since: number; readonly reason: string }
 }
 
 /** What each chain's indexer last reported, for /health and /metrics. */
@@ -76,7 +81,8 @@ export const indexersNotStarted = (statuses: ReadonlyArray<ChainIndexerStatus>):
 
 /**
  * Why the indexers make the service degraded: a halted indexer (it waits for an operator), a node that
- * has not answered for longer than `unreachableAfterMs`, or, for a chain another runner indexes, a cursor
+ * has not answered for longer than `unreachableAfterMs`, an indexer whose every read has failed that long
+ * (the node answers, but not with the blocks: pruned, rate-limited), or, for a chain another runner indexes, a cursor
  * nobody has moved for that long (its holder halted or stuck, or no runner can run it): every runner then
  * says so, not only the one holding it.
  */
@@ -90,6 +96,8 @@ export const indexerProblems = (statuses: ReadonlyArray<ChainIndexerStatus>, now
         : []
       : now - s.nodeAnsweredAt > unreachableAfterMs
       ? [`${s.chain} node unreachable for ${unreachableSeconds(s, now)} s${s.detail === "" ? "" : `: ${s.detail}`}`]
+      : s.failing !== undefined && now - s.failing.since > unreachableAfterMs
+      ? [`${s.chain} indexer has not read past block ${s.cursor} for ${Math.floor((now - s.failing.since) / 1000)} s: ${s.failing.reason}`]
       : []
   )
 

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import type { ChainClient } from "../src/chains/chain-client.js"
+import { type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { attributeTransfers } from "./attribution.js"
 import { AttributionStore } from "./attribution-store.js"
 import { checkCovers } from "./chain-indexer.js"
@@ -41,8 +41,11 @@ export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: b
   let added = 0
   for (let start = from; start <= last; start += BigInt(batchSize)) {
     const end = start + BigInt(batchSize) - 1n < last ? start + BigInt(batchSize) - 1n : last
-    const blocks = yield* client.blocks(start, end)
-    yield* checkCovers(client, blocks, start, end)
+    // what it could not read fails the rescan, saying where it stopped: never a success over blocks unread
+    const stopped = (error: ChainRpcError) =>
+      new ChainRpcError({ chain, message: `${chain} rescan of ${from}–${last} stopped at block ${start} (${added} transfers added before it): ${error.message}` })
+    const blocks = yield* client.blocks(start, end).pipe(Effect.mapError(stopped))
+    yield* checkCovers(client, blocks, start, end).pipe(Effect.mapError(stopped))
     const writes = blocks.map((block) => ({
       block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp, untraced: block.untraced },
       hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))

@@ -6,8 +6,10 @@ import { SOLANA_DEVNET_CUSTOMER, type SolanaDevnet, startSolanaDevnet } from "..
 import { masterSeedFromMnemonic } from "../../keys/master-seed.js"
 import { LocalSignerLive, Signer } from "../../keys/signer.js"
 import { type ChainClient, sendTransfer } from "../chain-client.js"
+import { makeFailoverClient } from "../failover-client.js"
 import { makeSolanaClient } from "./solana-client.js"
 import { rpcId, rpcMethod, rpcParams, startNodeProxy } from "../../../test/node-proxy.js"
+import { startPrunedSolanaNode } from "../../../test/pruned-solana-node.js"
 
 class Devnet extends Context.Tag("test/SolanaDevnet")<Devnet, { readonly devnet: SolanaDevnet; readonly client: ChainClient }>() {}
 
@@ -142,6 +144,30 @@ describe("Solana client on the litesvm devnet", () => {
         // the same range through the node itself: every produced slot, in order
         const direct = yield* (yield* makeSolanaClient({ rpcUrl: devnet.url, tokens: new Map() })).blocks(slot - 1n, slot + 1n)
         expect(direct.map((b) => b.number)).toEqual([slot - 1n, slot, slot + 1n])
+      })))
+
+    // A node without long-term storage answers getBlocks from its first available slot, silently leaving
+    // out the slots it no longer holds: taken as skipped, the indexer passed blocks it never read, then halted
+    // on a "fork deeper than the finality window"; failover never asked an archive node (#32 items 2 and 5)
+    it.effect("a node without the old ledger: a read below its first available slot fails naming the slots; a slot left out mid-range breaks the parent links; failover reads them from a node that keeps them", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { devnet } = yield* Devnet
+        const direct = yield* makeSolanaClient({ rpcUrl: devnet.url, tokens: new Map() })
+        const head = BigInt(Number((yield* rpc(devnet.url, "getSlot", [{ commitment: "confirmed" }])).result))
+        const start = head - 5n
+        const pruned = yield* startPrunedSolanaNode(devnet.url, () => Number(start))
+        const client = yield* makeSolanaClient({ rpcUrl: pruned.url, tokens: new Map() })
+        const failed = yield* Effect.flip(client.blocks(start - 10n, head))
+        expect(failed.message).toBe(`slots ${start - 10n}–${start - 1n} cannot be read from this node: its ledger starts at slot ${start} (getFirstAvailableBlock); a node that keeps them (an archive, or one with longer ledger retention) must read them`)
+        // what it holds it reads as ever
+        expect((yield* client.blocks(start, head)).map((b) => b.number)).toEqual((yield* direct.blocks(start, head)).map((b) => b.number))
+        // a slot missing from its list in the middle of the range: the next block's parent is not in the answer
+        const holey = yield* makeSolanaClient({ rpcUrl: (yield* startPrunedSolanaNode(devnet.url, () => Number(start), [Number(start) + 2])).url, tokens: new Map() })
+        const hole = yield* Effect.flip(holey.blocks(start, head))
+        expect(hole.message).toContain(`slots ${start + 2n}–${start + 2n} cannot be read from this node: slot ${start + 3n}'s parent is slot ${start + 2n}, which its answer does not hold`)
+        // given both, the pruned node first: the read fails over to the node that keeps the ledger
+        const both = yield* makeFailoverClient([{ label: "pruned", client }, { label: "archive", client: direct }], { baseCooldownMs: 10 })
+        expect((yield* both.client.blocks(start - 10n, head)).map((b) => b.number)).toEqual((yield* direct.blocks(start - 10n, head)).map((b) => b.number))
       })))
 
     // A node with short ledger retention, or another node behind the same URL, finds no status for a

@@ -36,6 +36,8 @@ const NATIVE = "SOL"
 const LAMPORTS_PER_SIGNATURE = 5_000
 /** The most slots `getBlocks` lists in one call (a wider range is refused). */
 const MAX_GET_BLOCKS_RANGE = 500_000
+/** How far above a node's known first available slot a range may start without asking it again (about an hour of slots). */
+const LEDGER_START_MARGIN = 10_000n
 /** Blocks a blockhash stays usable for (lastValidBlockHeight is its block height plus this). */
 const MAX_BLOCKHASH_AGE_BLOCKS = 150
 const BlockHeight = Schema.Struct({ blockHeight: Schema.NullOr(Schema.Number) })
@@ -70,7 +72,8 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
     const finalized = Effect.tryPromise({ try: () => connection.getSlot("finalized"), catch: rpcError("getSlot") }).pipe(Effect.map(BigInt))
     const genesis = Effect.tryPromise({ try: () => connection.getGenesisHash(), catch: rpcError("getGenesisHash") })
 
-    const fetchBlock = (slot: bigint): Effect.Effect<ChainBlock, ChainRpcError> =>
+    /** A block and the slot of its parent (the slots between them were skipped). */
+    const fetchBlock = (slot: bigint): Effect.Effect<{ readonly block: ChainBlock; readonly parentSlot: bigint }, ChainRpcError> =>
       Effect.tryPromise({
         try: () => connection.getParsedBlock(Number(slot), {
           maxSupportedTransactionVersion: 0,
@@ -99,20 +102,58 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
             }
             return decodeSolanaTransaction(tx, header, (mint) => currencyOfMint.get(mint))
           })
-          return { ...header, timestamp: block.blockTime ?? 0, transfers }
+          return { block: { ...header, timestamp: block.blockTime ?? 0, transfers }, parentSlot: BigInt(block.parentSlot) }
         }),
         Effect.mapError(rpcError(`getBlock ${slot}`))
       )
 
     /**
-     * The produced slots of the range come from `getBlocks`; each of them must then be readable. A slot
-     * the node cannot give (-32007 after a snapshot jump, -32009 missing in long-term storage) fails the
-     * batch instead of passing for a skipped one.
+     * The first slot this node still holds (`getFirstAvailableBlock`): a node without long-term storage
+     * lists from there and silently leaves out the slots before it. Asked again when a minute old or when
+     * the range starts near it (it only rises, as the node frees its oldest slots).
+     */
+    let ledgerStart: { readonly slot: bigint; readonly at: number } | undefined
+    const firstAvailable = (from: bigint) =>
+      ledgerStart !== undefined && Date.now() - ledgerStart.at < 60_000 && from >= ledgerStart.slot + LEDGER_START_MARGIN
+        ? Effect.succeed(ledgerStart.slot)
+        : Effect.tryPromise({ try: () => connection.getFirstAvailableBlock(), catch: rpcError("getFirstAvailableBlock") }).pipe(
+          Effect.map(BigInt),
+          Effect.tap((slot) => Effect.sync(() => { ledgerStart = { slot, at: Date.now() } })))
+
+    /** The read's failure when the node does not hold the whole range: which slots, and what to do. */
+    const notHeld = (from: bigint, to: bigint, why: string) =>
+      new ChainRpcError({ chain: "SOLANA", message: `slots ${from}–${to} cannot be read from this node: ${why}; a node that keeps them (an archive, or one with longer ledger retention) must read them` })
+
+    /**
+     * The produced slots of the range come from `getBlocks`; each of them must then be readable, and the
+     * answer must prove it left nothing out: each block's parent is the block before it in the answer, the
+     * first block's parent lies before the range, and a range with nothing listed at its start starts at or
+     * after the node's first available slot. A node without the old ledger lists only what it holds, and its
+     * silence read as skipped slots made the indexer pass blocks it never read. A slot the node cannot give
+     * (-32007 after a snapshot jump, -32009 missing in long-term storage) fails the batch the same way.
      */
     const blocks = (from: bigint, to: bigint) =>
-      Effect.tryPromise({ try: () => connection.getBlocks(Number(from), Number(to), "confirmed"), catch: rpcError("getBlocks") }).pipe(
-        Effect.flatMap((slots) => Effect.forEach(slots.filter((s) => s >= Number(from) && s <= Number(to)), (s) => fetchBlock(BigInt(s)), { concurrency: 8 }))
-      )
+      Effect.gen(function*() {
+        const listed = yield* Effect.tryPromise({ try: () => connection.getBlocks(Number(from), Number(to), "confirmed"), catch: rpcError("getBlocks") })
+        const read = yield* Effect.forEach(listed.filter((s) => s >= Number(from) && s <= Number(to)), (s) => fetchBlock(BigInt(s)), { concurrency: 8 })
+        const first = read[0]
+        if (first === undefined || first.block.number > from) {
+          const start = yield* firstAvailable(from)
+          if (from < start) return yield* notHeld(from, start - 1n < to ? start - 1n : to, `its ledger starts at slot ${start} (getFirstAvailableBlock)`)
+        }
+        for (const [i, { block, parentSlot }] of read.entries()) {
+          const previous = read[i - 1]?.block
+          if (previous !== undefined && parentSlot === previous.number && block.parentHash !== previous.hash) {
+            return yield* new ChainRpcError({ chain: "SOLANA", message: `slot ${block.number} does not extend slot ${previous.number} as read (a fork while the range was read); read it again` })
+          }
+          // a block naming itself as its parent has none (the genesis block): nothing before it to leave out
+          const linked = previous === undefined ? parentSlot < from || parentSlot === block.number : parentSlot === previous.number
+          if (!linked) {
+            return yield* notHeld(previous === undefined ? from : previous.number + 1n, block.number - 1n, `slot ${block.number}'s parent is slot ${parentSlot}, which its answer does not hold`)
+          }
+        }
+        return read.map((r) => r.block)
+      })
 
     /** At a commitment, with the slot the node answered at (the token account's, when there is one). */
     const balanceAt = (owner: string, currency: string, commitment: "confirmed" | "finalized") =>

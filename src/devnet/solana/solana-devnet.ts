@@ -317,7 +317,8 @@ export class SolanaDevnetChain {
       slot: this.slot,
       blockhash: this.blockhash,
       previousBlockhash: parent?.blockhash ?? this.blockhash,
-      parentSlot: Math.max(0, this.slot - 1),
+      // the first block has no parent: it names itself, as a real chain's genesis block (slot 0) does
+      parentSlot: parent === undefined ? this.slot : this.slot - 1,
       blockTime: Math.floor(now / 1000),
       txs: this.open
     }
@@ -562,6 +563,9 @@ export const startSolanaDevnet = (options: {
           for (let s = Number(first); s <= end; s++) if (chain.blocks.has(s)) slots.push(s)
           return slots
         }
+        case "getFirstAvailableBlock":
+          // the devnet keeps its whole ledger, as a node with full history (whose answer is 0)
+          return 0
         case "getBlock": {
           const slot = Number(first)
           const block = chain.blocks.get(slot)
