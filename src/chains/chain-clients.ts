@@ -31,7 +31,8 @@ export const ChainClientsLive = Layer.effect(
         chainId: endpoints.bep20.chainId,
         tokens: endpoints.bep20.tokens,
         confirmations: endpoints.bep20.confirmations,
-        traces: endpoints.bep20.traces
+        traces: endpoints.bep20.traces,
+        ...(endpoints.bep20.finality === undefined ? {} : { finality: endpoints.bep20.finality })
       }))
     const solana = yield* nodesOf(endpoints.solana.rpcUrl, endpoints.solana.fallbackUrls, (rpcUrl) =>
       makeSolanaClient({ rpcUrl, tokens: endpoints.solana.tokens }))

@@ -16,6 +16,8 @@ export interface ChainEndpointsShape {
     readonly traces: "callTracer" | "parity" | "off"
     /** More nodes of the same chain, used in turn when the one before fails (FACET_BEP20_RPC_URLS). */
     readonly fallbackUrls?: ReadonlyArray<string>
+    /** How finality is read (FACET_BEP20_FINALITY): the node's `finalized` block with the depth as a floor, or the depth alone. */
+    readonly finality?: "finalized" | "depth"
   }
   readonly tron: {
     readonly url: string
@@ -80,6 +82,8 @@ export const MainnetEndpointsLive = Layer.effect(
     const chainId = yield* Config.integer("FACET_BEP20_CHAIN_ID").pipe(Config.withDefault(56))
     // the operator chooses: BSC nodes serve traces only with the debug (geth) or trace (parity) namespace
     const traces = yield* Config.literal("callTracer", "parity", "off")("FACET_BEP20_TRACES").pipe(Config.withDefault("off" as const))
+    // BSC serves fast finality's `finalized` block; the depth stays the floor when it stalls
+    const finality = yield* Config.literal("finalized", "depth")("FACET_BEP20_FINALITY").pipe(Config.withDefault("finalized" as const))
     if (traces === "off") {
       yield* Effect.logWarning("FACET_BEP20_TRACES=off: BNB that contracts send to deposit addresses (internal transfers) is NOT credited; set callTracer or parity if the node serves traces")
     }
@@ -90,7 +94,8 @@ export const MainnetEndpointsLive = Layer.effect(
         chainId,
         tokens: new Map([...Option.toArray(Option.map(usdt, (a) => ["USDT", a] as const)), ...Option.toArray(Option.map(velnx, (a) => ["VELNX", a] as const))]),
         confirmations: confirmations.bep20,
-        traces
+        traces,
+        finality
       },
       tron: { url: urls.tron[0], fallbackUrls: urls.tron.slice(1), tokens: new Map([["USDT", tronUsdt]]), confirmations: confirmations.tron },
       solana: { rpcUrl: urls.solana[0], fallbackUrls: urls.solana.slice(1), tokens: new Map([["USDT", { mint: solUsdt, decimals: 6 }]]) }

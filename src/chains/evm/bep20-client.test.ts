@@ -184,6 +184,32 @@ describe("BEP20 client on the anvil devnet", () => {
         expect(ranges.filter((n) => n <= 10).reduce((a, b) => a + b, 0)).toBe(Number(tip - from) + 1)
       })))
 
+    // a fixed 15-block depth is too shallow when BSC's fast finality stalls (#32 item 8)
+    it.effect("finality: the lower of the node's `finalized` block and the configured depth; the depth alone where the tag is not served", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { client, rpcUrl, usdt } = yield* Devnet
+        const head = yield* client.head
+        let tag: bigint | "refused" = head - 10n
+        const finalizing = yield* startNodeProxy(rpcUrl, ({ body }) => {
+          if (rpcMethod(body) !== "eth_getBlockByNumber" || rpcParams(body)[0] !== "finalized") return undefined
+          return tag === "refused"
+            ? { jsonrpc: "2.0", id: rpcId(body), error: { code: -32000, message: "finalized block not found" } }
+            : { jsonrpc: "2.0", id: rpcId(body), result: { number: `0x${tag.toString(16)}`, hash: `0x${"11".repeat(32)}`, parentHash: `0x${"22".repeat(32)}`, timestamp: "0x1", transactions: [] } }
+        })
+        const fast = yield* makeBep20Client({ rpcUrl: finalizing.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3, finality: "finalized" })
+        expect(yield* fast.tip).toEqual({ head, finalized: head - 10n })
+        expect(yield* fast.finalized).toBe(head - 10n)
+        // the tag ahead of the depth: the depth is the floor
+        tag = head - 1n
+        expect((yield* fast.tip).finalized).toBe(head - 3n)
+        // a node that does not serve the tag: the depth alone
+        tag = "refused"
+        expect((yield* fast.tip).finalized).toBe(head - 3n)
+        const byDepth = yield* makeBep20Client({ rpcUrl: finalizing.url, chainId: ANVIL_CHAIN_ID, tokens: new Map([["USDT", usdt]]), confirmations: 3 })
+        tag = head - 10n
+        expect((yield* byDepth.tip).finalized).toBe(head - 3n)
+      })))
+
     // a full node keeps the state to trace only its newest ~128 blocks: asked of an older block, the answer is
     // the same for ever, and a read that failed on it stopped every deposit after it (#31 item 13)
     it.effect("a node whose state for a block is gone (anvil's 'Resource not found'): the block is read with its logs, marked untraced; any other trace failure fails the read", () =>

@@ -59,6 +59,11 @@ export interface Bep20Settings {
    */
   readonly traces?: "callTracer" | "parity" | "off"
   /**
+   * `finalized`: a block is final at the lower of the node's `finalized` block (BSC's fast finality) and
+   * `confirmations` deep; `depth` (default, and the devnet's: anvil has no fast finality): by depth alone.
+   */
+  readonly finality?: "finalized" | "depth"
+  /**
    * Calls in flight at once for one block range (bodies, receipts; 64 unless set). viem sends the calls
    * made together as one JSON-RPC batch, so a range costs a few round trips, not one per block or receipt.
    */
@@ -162,6 +167,7 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     const currencyOf = new Map([...settings.tokens].map(([currency, address]) => [address.toLowerCase(), currency]))
     const maxRange = settings.maxLogRange ?? 2_000n
     const concurrency = settings.concurrency ?? 64
+    const finality = settings.finality ?? "depth"
 
     const head = Effect.tryPromise({ try: () => client.getBlockNumber({ cacheTime: 0 }), catch: rpcError("eth_blockNumber") })
     const genesis = Effect.tryPromise({ try: () => client.getBlock({ blockNumber: 0n }), catch: rpcError("eth_getBlockByNumber") }).pipe(
@@ -468,9 +474,23 @@ export const makeBep20Client = (settings: Bep20Settings) =>
       })
 
     const finalAt = (h: bigint) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n)
-    const finalized = Effect.map(head, finalAt)
-    // one answer: the final height is counted from the same head
-    const tip = Effect.map(head, (h) => ({ head: h, finalized: finalAt(h) }))
+    /**
+     * BSC's fast finality: the node's `finalized` block. It can stall (BNB's docs: final after about 11–15
+     * validator turns, 8 or 16 blocks each, and later when votes are missing), so a block is final only at
+     * the lower of the tag and the configured depth. A node that does not serve the tag: the depth alone.
+     */
+    const finalizedTag = Effect.tryPromise({ try: () => client.getBlock({ blockTag: "finalized" }), catch: (cause) => cause }).pipe(
+      Effect.map((block) => Option.fromNullable(block.number)),
+      Effect.orElseSucceed(() => Option.none<bigint>())
+    )
+    // one answer: head and tag asked together (viem sends them as one batch, to one node)
+    const tip = finality === "depth"
+      ? Effect.map(head, (h) => ({ head: h, finalized: finalAt(h) }))
+      : Effect.map(Effect.all([head, finalizedTag], { concurrency: 2 }), ([h, tag]) => {
+        const depth = finalAt(h)
+        return { head: h, finalized: Option.isSome(tag) && tag.value < depth ? tag.value : depth }
+      })
+    const finalized = Effect.map(tip, (t) => t.finalized)
     const blockHash = (number: bigint) =>
       Effect.tryPromise({
         try: () => client.getBlock({ blockNumber: number }).then((b) => Option.fromNullable(b.hash), (error: unknown) => {
