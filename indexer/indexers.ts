@@ -2,10 +2,12 @@ import { Sharding } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
+import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { indexerShardGroup, shardLockTime } from "../src/cluster.js"
 import { AppConfig } from "../src/config.js"
 import { runChainIndexer } from "./chain-indexer.js"
 import { refreshStandby, reportStandby, reportStatus, standbyStatus } from "./indexer-status.js"
+import { followingBudget } from "./request-budget.js"
 
 const StoredChain = Schema.Struct({ cursor: Schema.NullOr(Schema.String), idle_ms: Schema.NullOr(Schema.Number), holder: Schema.NullOr(Schema.String) })
 
@@ -37,6 +39,12 @@ export const IndexersLive = Layer.scopedDiscard(
           Config.map(BigInt)
         )
       )
+      // a chain's own poll interval (FACET_INDEXER_POLL_MS_<CHAIN>): a provider's quota is per chain
+      const pollMs = yield* Config.number(`FACET_INDEXER_POLL_MS_${chain}`).pipe(
+        Config.validate({ message: `FACET_INDEXER_POLL_MS_${chain} must be a number greater than 0`, validation: (n) => Number.isFinite(n) && n > 0 }),
+        Config.withDefault(Duration.toMillis(config.indexer.pollInterval))
+      )
+      yield* Effect.logInfo(followingBudget(chain, pollMs, (yield* ChainEndpoints).bep20.traces !== "off").text)
       yield* reportStatus(standbyStatus(chain))
       const stored = sql`
         SELECT c.block_number::text AS cursor, floor(extract(epoch FROM now() - c.updated_at) * 1000)::float8 AS idle_ms,
@@ -58,7 +66,7 @@ export const IndexersLive = Layer.scopedDiscard(
           batchSize: config.indexer.batchSize,
           prefetchBatches: config.indexer.prefetchBatches,
           writers: config.indexer.writers,
-          pollInterval: config.indexer.pollInterval,
+          pollInterval: Duration.millis(pollMs),
           retakeAfter,
           startBlock,
           network: config.network

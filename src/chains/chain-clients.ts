@@ -5,6 +5,7 @@ import type { ChainClient } from "./chain-client.js"
 import { ChainEndpoints } from "./chain-endpoints.js"
 import { type ChainEndpoint, endpointLabel, type EndpointHealth, makeFailoverClient } from "./failover-client.js"
 import { makeBep20Client } from "./evm/bep20-client.js"
+import { headersFor, nodeHeadersConfig, type NodeHeaders } from "./node-headers.js"
 import { makeSolanaClient } from "./solana/solana-client.js"
 import { makeTronClient } from "./tron/tron-client.js"
 
@@ -21,21 +22,23 @@ export const ChainClientsLive = Layer.effect(
   Effect.gen(function*() {
     const endpoints = yield* ChainEndpoints
     // one client per configured node, behind one failover client per chain
-    const nodesOf = <R>(first: string, more: ReadonlyArray<string> | undefined, make: (url: string) => Effect.Effect<ChainClient, never, R>) =>
-      Effect.forEach([first, ...(more ?? [])], (url) => Effect.map(make(url), (client): ChainEndpoint => ({ label: endpointLabel(url), client })))
-    const tron = yield* nodesOf(endpoints.tron.url, endpoints.tron.fallbackUrls, (url) =>
-      makeTronClient({ url, tokens: endpoints.tron.tokens, confirmations: endpoints.tron.confirmations }))
-    const bep20 = yield* nodesOf(endpoints.bep20.rpcUrl, endpoints.bep20.fallbackUrls, (rpcUrl) =>
+    const byHost = yield* nodeHeadersConfig.pipe(Effect.orDie)
+    const nodesOf = <R>(first: string, more: ReadonlyArray<string> | undefined, make: (url: string, headers: NodeHeaders) => Effect.Effect<ChainClient, never, R>) =>
+      Effect.forEach([first, ...(more ?? [])], (url) => Effect.map(make(url, headersFor(byHost, url)), (client): ChainEndpoint => ({ label: endpointLabel(url), client })))
+    const tron = yield* nodesOf(endpoints.tron.url, endpoints.tron.fallbackUrls, (url, headers) =>
+      makeTronClient({ url, tokens: endpoints.tron.tokens, confirmations: endpoints.tron.confirmations, headers }))
+    const bep20 = yield* nodesOf(endpoints.bep20.rpcUrl, endpoints.bep20.fallbackUrls, (rpcUrl, headers) =>
       makeBep20Client({
         rpcUrl,
+        headers,
         chainId: endpoints.bep20.chainId,
         tokens: endpoints.bep20.tokens,
         confirmations: endpoints.bep20.confirmations,
         traces: endpoints.bep20.traces,
         ...(endpoints.bep20.finality === undefined ? {} : { finality: endpoints.bep20.finality })
       }))
-    const solana = yield* nodesOf(endpoints.solana.rpcUrl, endpoints.solana.fallbackUrls, (rpcUrl) =>
-      makeSolanaClient({ rpcUrl, tokens: endpoints.solana.tokens }))
+    const solana = yield* nodesOf(endpoints.solana.rpcUrl, endpoints.solana.fallbackUrls, (rpcUrl, headers) =>
+      makeSolanaClient({ rpcUrl, tokens: endpoints.solana.tokens, headers }))
     const callTimeoutMs = yield* Config.integer("FACET_NODE_TIMEOUT_MS").pipe(Config.withDefault(30_000), Effect.orDie)
     const chains = yield* Effect.forEach([tron, bep20, solana], (nodes) =>
       isNonEmptyReadonlyArray(nodes) ? makeFailoverClient(nodes, { callTimeoutMs }) : Effect.dieMessage("a chain without a node"))

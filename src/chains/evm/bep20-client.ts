@@ -19,6 +19,7 @@ import {
 } from "viem"
 import { isHexAddress } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
+import type { NodeHeaders } from "../node-headers.js"
 import {
   type ChainBlock,
   type ChainClient,
@@ -63,6 +64,8 @@ export interface Bep20Settings {
    * `confirmations` deep; `depth` (default, and the devnet's: anvil has no fast finality): by depth alone.
    */
   readonly finality?: "finalized" | "depth"
+  /** Headers sent with every call (a provider's API key). */
+  readonly headers?: NodeHeaders
   /**
    * Calls in flight at once for one block range (bodies, receipts; 64 unless set). viem sends the calls
    * made together as one JSON-RPC batch, so a range costs a few round trips, not one per block or receipt.
@@ -159,9 +162,10 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     const signer = yield* Signer
     // calls made together go as JSON-RPC batches of at most 16: a batch of full blocks must stay under
     // viem's (and providers') 10 MB answer limit even with several ranges in flight
-    const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: { batchSize: 16 }, retryCount: 3 }), cacheTime: 0 })
-    const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }), cacheTime: 0 })
-    const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3 }), cacheTime: 0, rpcSchema: rpcSchema<ExtraSchema>() })
+    const fetchOptions = settings.headers === undefined ? {} : { fetchOptions: { headers: { ...settings.headers } } }
+    const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: { batchSize: 16 }, retryCount: 3, ...fetchOptions }), cacheTime: 0 })
+    const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0, ...fetchOptions }), cacheTime: 0 })
+    const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3, ...fetchOptions }), cacheTime: 0, rpcSchema: rpcSchema<ExtraSchema>() })
     const traces = settings.traces ?? "off"
     const contracts = [...settings.tokens.values()]
     const currencyOf = new Map([...settings.tokens].map(([currency, address]) => [address.toLowerCase(), currency]))

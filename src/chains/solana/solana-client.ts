@@ -7,6 +7,7 @@ import {
 import { type BlockSignatures, Connection, PublicKey, SolanaJSONRPCError, SystemProgram, Transaction } from "@solana/web3.js"
 import { Effect, Option, Schema } from "effect"
 import { type KeyRef, Signer } from "../../keys/signer.js"
+import type { NodeHeaders } from "../node-headers.js"
 import {
   type ChainBlock,
   type ChainClient,
@@ -29,6 +30,8 @@ export interface SolanaSettings {
   readonly rpcUrl: string
   /** currency → SPL mint */
   readonly tokens: ReadonlyMap<string, SplToken>
+  /** Headers sent with every call (a provider's API key). */
+  readonly headers?: NodeHeaders
 }
 
 const NATIVE = "SOL"
@@ -64,7 +67,11 @@ const publicKey = (value: string) => {
 export const makeSolanaClient = (settings: SolanaSettings) =>
   Effect.gen(function*() {
     const signer = yield* Signer
-    const connection = new Connection(settings.rpcUrl, { commitment: "confirmed", disableRetryOnRateLimit: true })
+    const connection = new Connection(settings.rpcUrl, {
+      commitment: "confirmed",
+      disableRetryOnRateLimit: true,
+      ...(settings.headers === undefined ? {} : { httpHeaders: { ...settings.headers } })
+    })
     const currencyOfMint = new Map([...settings.tokens].map(([currency, token]) => [token.mint, currency]))
 
     // the newest slot with a block to read: processed slots may still change and have none yet

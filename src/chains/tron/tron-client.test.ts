@@ -133,6 +133,31 @@ describe("TRON client on the TRON devnet", () => {
         expect((yield* call(devnet.url, "/wallet/broadcasttransaction", tampered)).result).toBe(false)
       }))
 
+    // getnowblock sends the whole block on every head poll: ~400,000 calls a day of full blocks against
+    // TronGrid's documented 100,000 (#32 item 4)
+    it.effect("the head and the solidified height are read from block headers (getblock, detail false); a node without getblock is asked getnowblock instead", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { devnet } = yield* Devnet
+        const asked: Array<string> = []
+        const recording = yield* startNodeProxy(devnet.url, ({ path }) => {
+          asked.push(path)
+          return undefined
+        })
+        const client = yield* makeTronClient({ url: recording.url, tokens: new Map(), confirmations: 3 })
+        const before = { head: BigInt(devnet.ledger.head.number), solid: BigInt(devnet.ledger.solid.number) }
+        const tip = yield* client.tip
+        const after = { head: BigInt(devnet.ledger.head.number), solid: BigInt(devnet.ledger.solid.number) }
+        expect(tip.head >= before.head && tip.head <= after.head).toBe(true)
+        expect(tip.finalized >= before.solid && tip.finalized <= after.solid).toBe(true)
+        expect(asked.filter((p) => p.includes("getnowblock"))).toEqual([])
+        expect(asked).toEqual(expect.arrayContaining(["/wallet/getblock", "/walletsolidity/getblock"]))
+        // an older node: getblock unknown (answered with nothing usable), getnowblock from then on
+        const older = yield* startNodeProxy(devnet.url, ({ path }) => (path.endsWith("/getblock") ? {} : undefined))
+        const olderClient = yield* makeTronClient({ url: older.url, tokens: new Map(), confirmations: 3 })
+        expect(yield* olderClient.head).toBeGreaterThan(0n)
+        expect(yield* olderClient.head).toBeGreaterThan(0n)
+      })))
+
     it.effect("an injected reorg shows as a changed block hash", () =>
       Effect.gen(function*() {
         const { client, devnet } = yield* Devnet

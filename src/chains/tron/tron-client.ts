@@ -1,6 +1,7 @@
 import { Effect, Option, Schema } from "effect"
 import { TronWeb } from "tronweb"
 import { tronHex41 } from "../../keys/address-encoding.js"
+import type { NodeHeaders } from "../node-headers.js"
 import { Signer } from "../../keys/signer.js"
 import {
   type ChainBlock,
@@ -26,12 +27,16 @@ export interface TronSettings {
   readonly feeLimitSun?: number
   /** Blocks of a range read at once (two calls each: the block and its transaction infos); 8 unless set. */
   readonly concurrency?: number
+  /** Headers sent with every call (a provider's API key: TronGrid's `TRON-PRO-API-KEY`). */
+  readonly headers?: NodeHeaders
 }
 
 const NATIVE = "TRX"
 /** How far the reference block's time may be from the signing time (it is the head block when signed). */
 const REFERENCE_CLOCK_SLACK_MS = 10 * 60_000
 const BlockNumber = Schema.Struct({ block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.optionalWith(Schema.Number, { default: () => 0 }) }) }) })
+/** A `getblock` answer: its header must be there (a node that does not know the API answers otherwise). */
+const BlockHeader = Schema.Struct({ blockID: Schema.String, block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.Number }) }) })
 const Account = Schema.Struct({ address: Schema.optional(Schema.String), balance: Schema.optional(Schema.Number) })
 const ConstantResult = Schema.Struct({ constant_result: Schema.optional(Schema.Array(Schema.String)), energy_used: Schema.optional(Schema.Number) })
 const ChainParameters = Schema.Struct({
@@ -67,7 +72,7 @@ const decodeHexMessage = (message: string | undefined) =>
 export const makeTronClient = (settings: TronSettings) =>
   Effect.gen(function*() {
     const signer = yield* Signer
-    const tronWeb = new TronWeb({ fullHost: settings.url })
+    const tronWeb = new TronWeb({ fullHost: settings.url, ...(settings.headers === undefined ? {} : { headers: { ...settings.headers } }) })
     const post = <A, I>(path: string, payload: Record<string, unknown>, schema: Schema.Schema<A, I>) =>
       Effect.tryPromise({ try: () => tronWeb.fullNode.request<unknown>(path, payload, "post"), catch: rpcError(path) }).pipe(
         Effect.flatMap((body) => Schema.decodeUnknown(schema)(body)),
@@ -90,9 +95,24 @@ export const makeTronClient = (settings: TronSettings) =>
       return h === undefined ? [] : [[h.slice(2), currency] as const]
     }))
 
-    const head = Effect.map(post("wallet/getnowblock", {}, BlockNumber), (b) => BigInt(b.block_header.raw_data.number))
+    /**
+     * The newest (or newest solidified) block's number from its header alone (`getblock` with detail false,
+     * java-tron 4.7.1+): `getnowblock` sends the whole block, hundreds of transactions, on every poll. A node
+     * that answers `getnowblock` where `getblock` failed is asked `getnowblock` from then on.
+     */
+    let headerOnly = true
+    const topOf = (api: "wallet" | "walletsolidity") =>
+      Effect.suspend(() =>
+        headerOnly
+          ? post(`${api}/getblock`, { detail: false }, BlockHeader).pipe(
+            // the node answers getnowblock where getblock failed: it does not know getblock (a failure of
+            // both is the node's, and getblock is asked again next time)
+            Effect.catchAll(() => Effect.tap(post(`${api}/getnowblock`, {}, BlockNumber), () => Effect.sync(() => { headerOnly = false }))))
+          : post(`${api}/getnowblock`, {}, BlockNumber)
+      ).pipe(Effect.map((b) => BigInt(b.block_header.raw_data.number)))
+    const head = topOf("wallet")
     const genesis = Effect.map(post("wallet/getblockbynum", { num: 0 }, TronBlock), (b) => b.blockID)
-    const finalized = Effect.map(post("walletsolidity/getnowblock", {}, BlockNumber), (b) => BigInt(b.block_header.raw_data.number))
+    const finalized = topOf("walletsolidity")
 
     const fetchBlock = (n: bigint): Effect.Effect<ChainBlock, ChainRpcError> =>
       Effect.gen(function*() {

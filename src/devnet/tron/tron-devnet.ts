@@ -107,6 +107,17 @@ export const startTronDevnet = (options: {
           return renderBlock(ledger.head)
         case "/walletsolidity/getnowblock":
           return renderBlock(ledger.solid)
+        case "/wallet/getblock":
+        case "/walletsolidity/getblock": {
+          // java-tron 4.7.1+: a block by number or id, the newest (solidified) when none is named; its header
+          // alone with detail false (what following the head needs, without hundreds of transactions)
+          const named = typeof body.id_or_num === "string" && body.id_or_num !== "" ? body.id_or_num : undefined
+          const top = path.startsWith("/walletsolidity") ? ledger.solid : ledger.head
+          const block = named === undefined ? top : /^\d+$/.test(named) ? ledger.block(Number(named)) : undefined
+          if (block === undefined || block.number > top.number) return {}
+          const rendered = renderBlock(block)
+          return body.detail === true ? rendered : { blockID: rendered.blockID, block_header: rendered.block_header }
+        }
         case "/wallet/getblockbynum":
         case "/walletsolidity/getblockbynum": {
           const block = byNum(body.num)
