@@ -37,6 +37,9 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
             endpoints: c.endpoints.map((e) => ({ endpoint: e.endpoint, state: e.state, consecutive_failures: e.consecutiveFailures, last_error: e.lastError }))
           }))
         })
+    // what the clients learned of their nodes (TRON: whether it records internal transactions)
+    const chainClients = yield* ChainClients
+    const nodeChecks = Effect.map(Effect.forEach(chainClients.all, (c) => c.nodeChecks ?? Effect.succeed<Readonly<Record<string, string>>>({})), (all) => all.reduce<Record<string, string>>((merged, checks) => ({ ...merged, ...checks }), {}))
     const unreachableAfterMs = Duration.toMillis((yield* AppConfig).indexer.nodeUnreachableAfter)
     const indexerHealth = Effect.map(Ref.get(statuses), (m) =>
       [...m.values()].map((s) => ({
@@ -51,7 +54,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
           const current = [...(yield* Ref.get(statuses)).values()]
           const starting = indexersNotStarted(current)
           const ready = report.ready && starting.length === 0
-          const checks = { ...report.checks, ...traceCheck }
+          const checks = { ...report.checks, ...traceCheck, ...(yield* nodeChecks) }
           const custodyNow = yield* custodyReport
           const reasons = ready
             ? [...indexerProblems(current, Date.now(), unreachableAfterMs), ...untracedReasons(yield* untracedNow), ...reconciliationProblems(yield* latestRuns), ...(custodyNow?.reasons ?? [])]

@@ -175,6 +175,11 @@ export interface ChainClient {
   readonly blocks: (from: bigint, to: bigint) => Effect.Effect<ReadonlyArray<ChainBlock>, ChainRpcError>
   /** Whether block numbers may be skipped (Solana slots): gaps in `blocks` are then legitimate. */
   readonly skipsNumbers: boolean
+  /**
+   * What the client has learned of its node from the blocks it read, for /health's checks: a setting of
+   * the node that makes it leave something out (TRON: `trc20_internal_transfers`). Absent: nothing to say.
+   */
+  readonly nodeChecks?: Effect.Effect<Readonly<Record<string, string>>>
   readonly balance: (address: string, currency: string) => Effect.Effect<bigint, ChainRpcError>
   /** The balance in the chain's final state, with the height it is final at (what reconciliation compares). */
   readonly finalBalance: (address: string, currency: string) => Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError>

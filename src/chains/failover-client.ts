@@ -201,7 +201,20 @@ export const makeFailoverClient = (
       feeEstimate: (request) => call((c) => c.feeEstimate(request)),
       finalNonce: (address) => call((c) => c.finalNonce(address)),
       transaction: (txHash) => call((c) => c.transaction(txHash)),
-      finalInclusion: (txHash, blockNumber) => call((c) => c.finalInclusion(txHash, blockNumber))
+      finalInclusion: (txHash, blockNumber) => call((c) => c.finalInclusion(txHash, blockNumber)),
+      // each node's own: with several, each value names its node
+      nodeChecks: Effect.map(
+        Effect.forEach(endpoints, (e) => Effect.map(e.client.nodeChecks ?? Effect.succeed<Readonly<Record<string, string>>>({}), (checks) => ({ label: e.label, checks }))),
+        (nodes) => {
+          const merged: Record<string, string> = {}
+          for (const { label, checks } of nodes) {
+            for (const [key, value] of Object.entries(checks)) {
+              merged[key] = endpoints.length === 1 ? value : `${merged[key] === undefined ? "" : `${merged[key]}; `}${label}: ${value}`
+            }
+          }
+          return merged
+        }
+      )
     }
     return { client, health }
   })

@@ -158,6 +158,39 @@ describe("TRON client on the TRON devnet", () => {
         expect(yield* olderClient.head).toBeGreaterThan(0n)
       })))
 
+    // internal_transactions exist only on nodes run with vm.saveInternalTx = true (java-tron's default is
+    // false); a missing field read as "none" and contract-sent TRX went uncredited without a word (#32 item 7)
+    it.effect("whether the node records internal transactions is learned from the blocks read and said in its checks: proven by one, doubted after many contract calls without any", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { client, devnet } = yield* Devnet
+        const [a, b] = [yield* addressOf(5), yield* addressOf(6)]
+        yield* call(devnet.url, "/devnet/fund", { address: a, currency: "TRX", amount: "200000000" })
+        yield* call(devnet.url, "/devnet/fund", { address: a, currency: "USDT", amount: "50000000" })
+        const start = yield* client.head
+        for (let i = 0; i < 3; i++) {
+          const sent = yield* sendTransfer(client, { from: { family: "TRON", account: 4, index: 5 }, to: b, currency: "USDT", amount: 1_000_000n })
+          expect((yield* settled(client, sent)).status).toBe("success")
+        }
+        const end = yield* client.head
+        const infos = (answer: unknown, edit: (info: Record<string, unknown>, first: boolean) => Record<string, unknown>) =>
+          Array.isArray(answer) ? answer.map((info: unknown, i) => (typeof info === "object" && info !== null ? edit(Object.fromEntries(Object.entries(info)), i === 0) : info)) : answer
+        // a node without vm.saveInternalTx: never an internal transaction
+        const plain = yield* startNodeProxy(devnet.url, () => undefined, ({ path }, answer) =>
+          path.endsWith("gettransactioninfobyblocknum") ? infos(answer, ({ internal_transactions: _none, ...info }) => info) : answer)
+        const doubting = yield* makeTronClient({ url: plain.url, tokens: new Map(), confirmations: 3, internalTransactionsEvidence: 3 })
+        expect(yield* doubting.nodeChecks ?? Effect.succeed({})).toEqual({ trc20_internal_transfers: "not known yet (0 contract calls read, none with internal transactions)" })
+        yield* doubting.blocks(start, end)
+        expect((yield* doubting.nodeChecks ?? Effect.succeed({ trc20_internal_transfers: "" })).trc20_internal_transfers).toMatch(/^not recorded by the node as far as it shows: none in \d+ contract calls read \(java-tron records them only with vm.saveInternalTx = true\)/)
+        // one internal transaction seen (a contract's own call) proves the node records them
+        const recording = yield* startNodeProxy(devnet.url, () => undefined, ({ path }, answer) =>
+          path.endsWith("gettransactioninfobyblocknum")
+            ? infos(answer, (info, first) => (first ? { ...info, internal_transactions: [{ caller_address: "41" + "1".repeat(40), transferTo_address: "41" + "2".repeat(40), callValueInfo: [{}], note: "63616c6c" }] } : info))
+            : answer)
+        const proven = yield* makeTronClient({ url: recording.url, tokens: new Map(), confirmations: 3, internalTransactionsEvidence: 3 })
+        yield* proven.blocks(start, end)
+        expect(yield* proven.nodeChecks ?? Effect.succeed({})).toEqual({ trc20_internal_transfers: "recorded by the node" })
+      })))
+
     it.effect("an injected reorg shows as a changed block hash", () =>
       Effect.gen(function*() {
         const { client, devnet } = yield* Devnet

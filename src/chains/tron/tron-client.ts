@@ -1,7 +1,6 @@
 import { Effect, Option, Schema } from "effect"
 import { TronWeb } from "tronweb"
 import { tronHex41 } from "../../keys/address-encoding.js"
-import type { NodeHeaders } from "../node-headers.js"
 import { Signer } from "../../keys/signer.js"
 import {
   type ChainBlock,
@@ -14,6 +13,8 @@ import {
   TransferRejected,
   type TransferRequest
 } from "../chain-client.js"
+import { endpointLabel } from "../failover-client.js"
+import type { NodeHeaders } from "../node-headers.js"
 import { decodeInternalTrxTransfers, decodeTrc20Transfers, decodeTrxTransfers, TronBlock, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
 
 export interface TronSettings {
@@ -29,6 +30,11 @@ export interface TronSettings {
   readonly concurrency?: number
   /** Headers sent with every call (a provider's API key: TronGrid's `TRON-PRO-API-KEY`). */
   readonly headers?: NodeHeaders
+  /**
+   * Contract calls read without a single internal transaction before the node is taken not to record them
+   * (java-tron's `vm.saveInternalTx` is false by default); 2,000 unless set (mainnet: a few minutes).
+   */
+  readonly internalTransactionsEvidence?: number
 }
 
 const NATIVE = "TRX"
@@ -114,6 +120,36 @@ export const makeTronClient = (settings: TronSettings) =>
     const genesis = Effect.map(post("wallet/getblockbynum", { num: 0 }, TronBlock), (b) => b.blockID)
     const finalized = topOf("walletsolidity")
 
+    /**
+     * Whether the node records `internal_transactions` (TRX sent by contracts): only a node run with
+     * `vm.saveInternalTx = true` does, and a missing field reads as "none". Learned from the blocks read: one
+     * internal transaction seen proves it; many contract calls without any make it a warning (said once in
+     * the log, and in /health's checks), never a silent gap.
+     */
+    const evidenceNeeded = settings.internalTransactionsEvidence ?? 2_000
+    const internal = { contractCalls: 0, seen: false, warned: false }
+    const noteInternalTransactions = (infos: ReadonlyArray<TronTransactionInfo>) => {
+      if (internal.seen) return
+      for (const info of infos) {
+        if ((info.internal_transactions?.length ?? 0) > 0) internal.seen = true
+        else if (info.contract_address !== undefined) internal.contractCalls += 1
+      }
+    }
+    const internalVerdict = () =>
+      internal.seen
+        ? "recorded by the node"
+        : internal.contractCalls >= evidenceNeeded
+        ? `not recorded by the node as far as it shows: none in ${internal.contractCalls} contract calls read (java-tron records them only with vm.saveInternalTx = true); TRX that contracts send to deposit addresses is not credited`
+        : `not known yet (${internal.contractCalls} contract calls read, none with internal transactions)`
+    const nodeChecks = Effect.gen(function*() {
+      const verdict = internalVerdict()
+      if (!internal.seen && internal.contractCalls >= evidenceNeeded && !internal.warned) {
+        internal.warned = true
+        yield* Effect.logWarning(`TRC20 node ${endpointLabel(settings.url)}: internal transactions ${verdict}`)
+      }
+      return { trc20_internal_transfers: verdict }
+    })
+
     const fetchBlock = (n: bigint): Effect.Effect<ChainBlock, ChainRpcError> =>
       Effect.gen(function*() {
         const [block, infos] = yield* Effect.all([
@@ -133,6 +169,7 @@ export const makeTronClient = (settings: TronSettings) =>
         if (missing.length > 0) {
           return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n}: no transaction info for ${missing.length} contract call(s) (${missing[0]?.txID}); read it again` })
         }
+        noteInternalTransactions(infos)
         const transfers = [
           ...decodeTrxTransfers(block.transactions, header),
           ...decodeTrc20Transfers(infos, (c) => currencyOf.get(c), header),
@@ -391,5 +428,5 @@ export const makeTronClient = (settings: TronSettings) =>
     const finalInclusion = (txHash: string, blockNumber: bigint) =>
       Effect.map(solidBlock(blockNumber), Option.exists((b) => b.transactions.some((t) => t.txID === txHash)))
 
-    return { chain: "TRC20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    return { chain: "TRC20", skipsNumbers: false, nodeChecks, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })
