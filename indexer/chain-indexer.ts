@@ -43,6 +43,13 @@ export const checkCovers = (client: ChainClient, answer: ReadonlyArray<ChainBloc
 }
 
 /**
+ * A failed read of the head or of a batch is asked again in place, a few times with growing pauses (0.5 s
+ * to 8 s, ~15 s in all), before the loop restarts from the stored cursor: a node that rate-limits or fails
+ * now and then no longer costs everything fetched ahead.
+ */
+const CALL_RETRY = Schedule.exponential(Duration.millis(500)).pipe(Schedule.intersect(Schedule.recurs(5)))
+
+/**
  * Batches fetched ahead while one is written (FACET_INDEXER_PREFETCH in AppConfig): with a node 30 ms
  * away one batch in flight left the writer waiting; with four, catching up runs near a local node's speed.
  */
@@ -188,7 +195,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       const readTip = Effect.flatMap(client.tip, ({ head, finalized }): Effect.Effect<readonly [bigint, bigint], ChainRpcError> =>
         finalized > head
           ? Effect.fail(new ChainRpcError({ chain, message: `the node says block ${finalized} is final above its head ${head}` }))
-          : Effect.succeed([head, finalized] as const))
+          : Effect.succeed([head, finalized] as const)).pipe(Effect.retry(CALL_RETRY))
       // catching up, the head and final height are asked while a batch is written: no batch waits for them
       let tipAhead: Option.Option<Fiber.RuntimeFiber<readonly [bigint, bigint], ChainRpcError>> = Option.none()
       for (;;) {
@@ -219,7 +226,9 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         for (let added = 0; added < 2 && ahead.length <= prefetchBatches && next <= head; added++) {
           const size = BigInt(starting && added === 0 ? Math.max(1, Math.ceil(options.batchSize / 10)) : options.batchSize)
           const end = next + size - 1n < head ? next + size - 1n : head
-          ahead.push({ from: next, to: end, fiber: yield* Effect.forkScoped(client.blocks(next, end)) })
+          // a batch that fails (a rate limit, a node that cannot give it) is asked again where it stands: the
+          // batches fetched ahead of it are kept, not thrown away with a restart of the loop
+          ahead.push({ from: next, to: end, fiber: yield* Effect.forkScoped(Effect.retry(client.blocks(next, end), CALL_RETRY)) })
           next = end + 1n
         }
         const asked = ahead.shift()

@@ -27,7 +27,9 @@ const recordingNode = Effect.acquireRelease(
           return { jsonrpc: "2.0", id, result: method === "eth_blockNumber" ? "0x5" : 5 }
         }
         // viem sends JSON-RPC batches (arrays)
-        const answer = req.url?.includes("getnowblock") ? { block_header: { raw_data: { number: 5 } } } : Array.isArray(body) ? body.map(one) : one(body)
+        const answer = req.url?.includes("getblock") || req.url?.includes("getnowblock")
+          ? { blockID: "00", block_header: { raw_data: { number: 5 } } }
+          : Array.isArray(body) ? body.map(one) : one(body)
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer))
       })
     })

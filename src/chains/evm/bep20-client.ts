@@ -19,6 +19,7 @@ import {
 } from "viem"
 import { isHexAddress } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
+import { makeBudgetedFetch, type NodeBudget, throttleCheck, UNLIMITED } from "../node-budget.js"
 import type { NodeHeaders } from "../node-headers.js"
 import {
   type ChainBlock,
@@ -66,6 +67,8 @@ export interface Bep20Settings {
   readonly finality?: "finalized" | "depth"
   /** Headers sent with every call (a provider's API key). */
   readonly headers?: NodeHeaders
+  /** Calls a second and at once the node takes (its provider's limits); none unless set. */
+  readonly budget?: NodeBudget
   /**
    * Calls in flight at once for one block range (bodies, receipts; 64 unless set). viem sends the calls
    * made together as one JSON-RPC batch, so a range costs a few round trips, not one per block or receipt.
@@ -162,7 +165,9 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     const signer = yield* Signer
     // calls made together go as JSON-RPC batches of at most 16: a batch of full blocks must stay under
     // viem's (and providers') 10 MB answer limit even with several ranges in flight
-    const fetchOptions = settings.headers === undefined ? {} : { fetchOptions: { headers: { ...settings.headers } } }
+    const budget = settings.budget ?? UNLIMITED
+    const budgeted = makeBudgetedFetch(budget)
+    const fetchOptions = { fetchFn: budgeted.fetch, ...(settings.headers === undefined ? {} : { fetchOptions: { headers: { ...settings.headers } } }) }
     const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: { batchSize: 16 }, retryCount: 3, ...fetchOptions }), cacheTime: 0 })
     const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0, ...fetchOptions }), cacheTime: 0 })
     const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3, ...fetchOptions }), cacheTime: 0, rpcSchema: rpcSchema<ExtraSchema>() })
@@ -513,5 +518,6 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         catch: rpcError(`eth_getBlockByNumber ${blockNumber}`)
       })
 
-    return { chain: "BEP20", skipsNumbers: false, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce, transaction } satisfies ChainClient
+    const nodeChecks = throttleCheck("BEP20", budget, budgeted.state)
+    return { chain: "BEP20", skipsNumbers: false, nodeChecks, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce, transaction } satisfies ChainClient
   })

@@ -7,6 +7,7 @@ import {
 import { type BlockSignatures, Connection, PublicKey, SolanaJSONRPCError, SystemProgram, Transaction } from "@solana/web3.js"
 import { Effect, Option, Schema } from "effect"
 import { type KeyRef, Signer } from "../../keys/signer.js"
+import { makeBudgetedFetch, type NodeBudget, throttleCheck, UNLIMITED } from "../node-budget.js"
 import type { NodeHeaders } from "../node-headers.js"
 import {
   type ChainBlock,
@@ -32,6 +33,8 @@ export interface SolanaSettings {
   readonly tokens: ReadonlyMap<string, SplToken>
   /** Headers sent with every call (a provider's API key). */
   readonly headers?: NodeHeaders
+  /** Calls a second and at once the node takes (its provider's limits); none unless set. */
+  readonly budget?: NodeBudget
 }
 
 const NATIVE = "SOL"
@@ -67,9 +70,13 @@ const publicKey = (value: string) => {
 export const makeSolanaClient = (settings: SolanaSettings) =>
   Effect.gen(function*() {
     const signer = yield* Signer
+    const budget = settings.budget ?? UNLIMITED
+    const budgeted = makeBudgetedFetch(budget)
+    // its own retry on 429 is off: the budget waits out the node's Retry-After, for every call to the node
     const connection = new Connection(settings.rpcUrl, {
       commitment: "confirmed",
       disableRetryOnRateLimit: true,
+      fetch: budgeted.fetch,
       ...(settings.headers === undefined ? {} : { httpHeaders: { ...settings.headers } })
     })
     const currencyOfMint = new Map([...settings.tokens].map(([currency, token]) => [token.mint, currency]))
@@ -384,5 +391,6 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
     const finalInclusion = (signature: string, slot: bigint) =>
       Effect.map(finalBlock(Number(slot)), Option.exists((b) => b.signatures.includes(signature)))
 
-    return { chain: "SOLANA", skipsNumbers: true, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    const nodeChecks = throttleCheck("SOLANA", budget, budgeted.state)
+    return { chain: "SOLANA", skipsNumbers: true, nodeChecks, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
   })

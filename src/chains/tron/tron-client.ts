@@ -14,6 +14,7 @@ import {
   type TransferRequest
 } from "../chain-client.js"
 import { endpointLabel } from "../failover-client.js"
+import { makeBudgetedFetch, type NodeBudget, throttleCheck, UNLIMITED } from "../node-budget.js"
 import type { NodeHeaders } from "../node-headers.js"
 import { decodeInternalTrxTransfers, decodeTrc20Transfers, decodeTrxTransfers, TronBlock, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
 
@@ -30,6 +31,8 @@ export interface TronSettings {
   readonly concurrency?: number
   /** Headers sent with every call (a provider's API key: TronGrid's `TRON-PRO-API-KEY`). */
   readonly headers?: NodeHeaders
+  /** Calls a second and at once the node takes (its provider's limits); none unless set. */
+  readonly budget?: NodeBudget
   /**
    * Contract calls read without a single internal transaction before the node is taken not to record them
    * (java-tron's `vm.saveInternalTx` is false by default); 2,000 unless set (mainnet: a few minutes).
@@ -78,9 +81,28 @@ const decodeHexMessage = (message: string | undefined) =>
 export const makeTronClient = (settings: TronSettings) =>
   Effect.gen(function*() {
     const signer = yield* Signer
-    const tronWeb = new TronWeb({ fullHost: settings.url, ...(settings.headers === undefined ? {} : { headers: { ...settings.headers } }) })
+    // tronweb only builds transactions here (offline, against a reference block); every call to the node
+    // goes through the node's budget
+    const tronWeb = new TronWeb({ fullHost: settings.url })
+    const budget = settings.budget ?? UNLIMITED
+    const budgeted = makeBudgetedFetch(budget)
+    const base = settings.url.replace(/\/+$/, "")
+    const request = (path: string, payload: Record<string, unknown>) =>
+      Effect.tryPromise({
+        try: async () => {
+          const response = await budgeted.fetch(`${base}/${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...settings.headers },
+            body: JSON.stringify(payload)
+          })
+          if (!response.ok) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`)
+          const body: unknown = await response.json()
+          return body
+        },
+        catch: rpcError(path)
+      })
     const post = <A, I>(path: string, payload: Record<string, unknown>, schema: Schema.Schema<A, I>) =>
-      Effect.tryPromise({ try: () => tronWeb.fullNode.request<unknown>(path, payload, "post"), catch: rpcError(path) }).pipe(
+      request(path, payload).pipe(
         Effect.flatMap((body) => Schema.decodeUnknown(schema)(body)),
         Effect.mapError((e) => (e._tag === "ChainRpcError" ? e : rpcError(path)(e)))
       )
@@ -91,7 +113,7 @@ export const makeTronClient = (settings: TronSettings) =>
      */
     const read = <A, I>(path: string, payload: Record<string, unknown>, schema: Schema.Schema<A, I>) => {
       const valid = Schema.is(schema)
-      return Effect.tryPromise({ try: () => tronWeb.fullNode.request<unknown>(path, payload, "post"), catch: rpcError(path) }).pipe(
+      return request(path, payload).pipe(
         Effect.flatMap((body) => (valid(body) ? Effect.succeed(body) : Schema.decodeUnknown(schema)(body))),
         Effect.mapError((e) => (e._tag === "ChainRpcError" ? e : rpcError(path)(e)))
       )
@@ -147,7 +169,7 @@ export const makeTronClient = (settings: TronSettings) =>
         internal.warned = true
         yield* Effect.logWarning(`TRC20 node ${endpointLabel(settings.url)}: internal transactions ${verdict}`)
       }
-      return { trc20_internal_transfers: verdict }
+      return { trc20_internal_transfers: verdict, ...(yield* throttleCheck("TRC20", budget, budgeted.state)) }
     })
 
     const fetchBlock = (n: bigint): Effect.Effect<ChainBlock, ChainRpcError> =>
@@ -331,7 +353,7 @@ export const makeTronClient = (settings: TronSettings) =>
      * or none where the node does not have it: what is proven from it holds on every honest node.
      */
     const solidBlock = (n: bigint): Effect.Effect<Option.Option<TronBlock>, ChainRpcError> =>
-      Effect.tryPromise({ try: () => tronWeb.fullNode.request<unknown>("walletsolidity/getblockbynum", { num: Number(n) }, "post"), catch: rpcError("walletsolidity/getblockbynum") }).pipe(
+      request("walletsolidity/getblockbynum", { num: Number(n) }).pipe(
         Effect.map((body) => Option.filter(Schema.decodeUnknownOption(TronBlock)(body), (b) => BigInt(b.block_header.raw_data.number) === n))
       )
 

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as http from "node:http"
+import { makeBudgetedFetch, retryAfterMs, throttleCheck } from "./node-budget.js"
+
+/** A provider that takes `perSecond` calls in any second and answers the rest 429 with Retry-After. */
+const provider = (perSecond: number, retryAfter: string) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly url: string; readonly served: () => { ok: number; limited: number }; readonly server: http.Server }>((resume) => {
+      const started: Array<number> = []
+      const counts = { ok: 0, limited: 0 }
+      const server = http.createServer((_req, res) => {
+        const now = Date.now()
+        while (started.length > 0 && (started[0] ?? now) <= now - 1000) started.shift()
+        if (started.length >= perSecond) {
+          counts.limited += 1
+          res.writeHead(429, { "retry-after": retryAfter, "content-type": "text/plain" }).end("rate limit exceeded")
+          return
+        }
+        started.push(now)
+        counts.ok += 1
+        res.writeHead(200, { "content-type": "application/json" }).end("{}")
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        resume(Effect.succeed({ url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`, served: () => ({ ...counts }), server }))
+      })
+    }),
+    ({ server }) => Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+  )
+
+describe("a node's request budget", () => {
+  // every call at once, the 429s not waited out: a rate-limited provider froze catch-up (#32 item 3)
+  it.scoped("kept to, a provider that allows it never says 'too many'; ignored, its 429s are waited out as it asks and then handed back, and said in the checks", () =>
+    Effect.gen(function*() {
+      const strict = yield* provider(5, "1")
+      const kept = makeBudgetedFetch({ requestsPerSecond: 4, inFlight: 2 })
+      const answers = yield* Effect.promise(() => Promise.all(Array.from({ length: 12 }, () => kept.fetch(strict.url).then((r) => r.status))))
+      expect(answers.every((s) => s === 200)).toBe(true)
+      expect(strict.served()).toEqual({ ok: 12, limited: 0 })
+      expect(yield* throttleCheck("TRC20", { requestsPerSecond: 4, inFlight: 2 }, kept.state)).toEqual({})
+
+      const other = yield* provider(5, "1")
+      const unbudgeted = makeBudgetedFetch({ requestsPerSecond: 0, inFlight: 64 })
+      const rushed = yield* Effect.promise(() => Promise.all(Array.from({ length: 12 }, () => unbudgeted.fetch(other.url).then((r) => r.status))))
+      // the ones refused were asked again after the second the node asked for: all got through
+      expect(rushed.filter((s) => s === 200).length).toBe(12)
+      expect(other.served().limited).toBeGreaterThan(0)
+      const check = yield* throttleCheck("TRC20", { requestsPerSecond: 0, inFlight: 64 }, unbudgeted.state)
+      expect(check.trc20_node_rate_limit).toMatch(/^the node answered "too many requests" \d+ times \(last: HTTP 429 \(Retry-After 1\)\); budget no rate set, 64 at once \(FACET_NODE_RPS_TRC20, FACET_NODE_IN_FLIGHT_TRC20\)/)
+    }), { timeout: 30_000 })
+
+  it("reads Retry-After in seconds or as a date, capped at 30 s; without it, backs off", () => {
+    const now = Date.parse("2026-11-26T07:00:00Z")
+    expect(retryAfterMs("2", 0, now)).toBe(2_000)
+    expect(retryAfterMs("Thu, 26 Nov 2026 07:00:05 GMT", 0, now)).toBe(5_000)
+    expect(retryAfterMs("600", 0, now)).toBe(30_000)
+    expect([retryAfterMs(null, 0, now), retryAfterMs(null, 3, now), retryAfterMs(null, 9, now)]).toEqual([500, 4_000, 30_000])
+  })
+})
