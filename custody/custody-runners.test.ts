@@ -1,5 +1,7 @@
+import { Reactivity } from "@effect/experimental"
+import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { freePort, runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
 import { payFromCustomer } from "../src/devnet/devnet-payments.js"
@@ -37,6 +39,8 @@ describe("wallet actors on two runners sharing the database", () => {
         FACET_INDEXER_CHAINS: "none",
         FACET_BEP20_RPC_URL: devnet.bep20.rpcUrl,
         FACET_BEP20_CHAIN_ID: String(devnet.bep20.chainId),
+        // anvil has no fast finality (its "finalized" block trails far behind): finality by depth, as A has
+        FACET_BEP20_FINALITY: "depth",
         FACET_TOKEN_BEP20_USDT: devnet.bep20.tokens.USDT ?? "",
         FACET_TRON_API_URL: devnet.tron.url,
         FACET_TOKEN_TRC20_USDT: devnet.tron.tokens.USDT ?? "",
@@ -47,6 +51,16 @@ describe("wallet actors on two runners sharing the database", () => {
         json: { project_name: `Runners ${Date.now()}`, business_type: "exchange", use_case: "deposits", agree_terms: true, integration_mode: "exchange_wallet" }
       })
       const apiKey = String(asRecord(asRecord(apply.body).env).FACET_API_KEY)
+      // B holds its share of the wallet actors' shards before any sweep (on a busy machine it took them late,
+      // every actor ran on A, and B never signed)
+      const bShards = Effect.gen(function*() {
+        const pg = yield* PgClient.PgClient
+        // on PostgreSQL a shard lock is an advisory lock held by its runner's lock connection: B's is the
+        // smaller holder (A also holds the indexers' shards)
+        const holders = yield* pg<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted GROUP BY pid ORDER BY n`
+        return holders.length >= 2 ? holders[0]?.n ?? 0 : 0
+      }).pipe(Effect.provide(Layer.provide(PgClient.layer({ url: databaseUrl, maxConnections: 1 }), Reactivity.layer)), Effect.orDie)
+      yield* until("runner B to hold wallet shards", bShards, (n) => n >= 120, 60_000)
       // eight funded wallets: the cluster spreads their actors over both runners' shards
       const wallets = yield* Effect.forEach(Array.from({ length: 8 }, (_, i) => i), (i) =>
         Effect.map(api(a, "POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: `user-${i}`, chain: "BEP20", currency: "USDT" } }), (r) => asRecord(r.body)))
