@@ -139,7 +139,7 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
           yield* Effect.orDie(payFromCustomer(file, `${asset.chain}-${asset.currency}`, String(created.address), asset.fund))
           receive.push({ asset, id: String(created.id), walletId: String(created.wallet_id) })
         }
-        yield* Effect.forEach(receive, ({ asset, id, walletId }) =>
+        const funded = Effect.forEach(receive, ({ asset, id, walletId }) =>
           Effect.gen(function*() {
             const key = `${asset.chain}-${asset.currency}`
             yield* until(`the ${key} funding to be confirmed`, api(service, "GET", `/v1/deposit-addresses/${id}/transactions`, { apiKey }), (r) => {
@@ -159,17 +159,22 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
               ["COMPLETED", "FAILED"].includes(String(asRecord(r.body).status)))
             if (asRecord(done.body).status !== "COMPLETED") return yield* Effect.dieMessage(`the ${key} sweep did not complete: ${JSON.stringify(done.body)}`)
           }), { concurrency: "unbounded" })
-        const browsers: Array<ConsoleBrowser> = []
-        for (const login of ["mo-alice", "mo-bob", "mo-carol"]) {
-          const invited = yield* Effect.orDie(merchantsCli(["users", merchantId, "add", login, "--role", "approver", "--by", "campaign"]))
-          const token = /[?&]token=([^\s&]+)/.exec(invited)?.[1]
-          if (token === undefined) return yield* Effect.dieMessage(`no invite link for ${login}: ${invited}`)
-          browsers.push(yield* acceptInvite(service, login, decodeURIComponent(token), PASSWORD).pipe(Effect.orDie))
-        }
-        // they joined before this run: their approval right's cooling-off (tested on its own) is behind them
-        yield* withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql`UPDATE console_users SET approver_from = now() - interval '2 days' WHERE merchant_id = ${merchantId}`))
-        yield* Effect.orDie(merchantsCli(["policy", merchantId, "--quorum", "2", "--by", "campaign"]))
+        // the approvers, invited while the funding confirms
+        const approvers = Effect.gen(function*() {
+          const browsers = yield* Effect.forEach(["mo-alice", "mo-bob", "mo-carol"], (login) =>
+            Effect.gen(function*() {
+              const invited = yield* Effect.orDie(merchantsCli(["users", merchantId, "add", login, "--role", "approver", "--by", "campaign"]))
+              const token = /[?&]token=([^\s&]+)/.exec(invited)?.[1]
+              if (token === undefined) return yield* Effect.dieMessage(`no invite link for ${login}: ${invited}`)
+              return yield* acceptInvite(service, login, decodeURIComponent(token), PASSWORD).pipe(Effect.orDie)
+            }), { concurrency: "unbounded" })
+          // they joined before this run: their approval right's cooling-off (tested on its own) is behind them
+          yield* withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql`UPDATE console_users SET approver_from = now() - interval '2 days' WHERE merchant_id = ${merchantId}`))
+          yield* Effect.orDie(merchantsCli(["policy", merchantId, "--quorum", "2", "--by", "campaign"]))
+          return browsers
+        })
+        const [, browsers] = yield* Effect.all([funded, approvers], { concurrency: 2 })
         return { apiKey, merchantId, browsers }
       })
 

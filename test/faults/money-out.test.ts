@@ -34,7 +34,7 @@ describe.skipIf(settings.mode === "quick")(`money-out campaign (${settings.mode}
 describe(`money-out campaign (${settings.mode}, seed ${settings.seed}): the whole service as a process`, () => {
   it.live("the same, the whole service SIGKILLed at random moments amid placements, approvals from console sessions and broadcasts, started again each time: the same invariants, nothing left running", () =>
     Effect.gen(function*() {
-      const result = yield* moneyOutCrashesScenario(settings.mode === "quick" ? { withdrawals: 6, crashes: 1, seed: settings.seed } : { withdrawals: 30, crashes: 6, seed: settings.seed })
+      const result = yield* moneyOutCrashesScenario(settings.mode === "quick" ? { withdrawals: 5, crashes: 1, seed: settings.seed } : { withdrawals: 30, crashes: 6, seed: settings.seed })
       shareResult(result)
       console.log(resultsTable([result], `Money-out campaign with SIGKILLs, ${settings.mode} mode, seed ${settings.seed}`))
       expect(result.violations).toEqual([])

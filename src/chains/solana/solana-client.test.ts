@@ -153,7 +153,10 @@ describe("Solana client on the litesvm devnet", () => {
       Effect.scoped(Effect.gen(function*() {
         const { devnet } = yield* Devnet
         const direct = yield* makeSolanaClient({ rpcUrl: devnet.url, tokens: new Map() })
-        const head = BigInt(Number((yield* rpc(devnet.url, "getSlot", [{ commitment: "confirmed" }])).result))
+        const slot = Effect.map(rpc(devnet.url, "getSlot", [{ commitment: "confirmed" }]), (r) => BigInt(Number(r.result)))
+        // a chain long enough that slots before the pruned node's first exist
+        let head = yield* slot
+        while (head < 20n) head = yield* Effect.zipRight(Effect.sleep("100 millis"), slot)
         const start = head - 5n
         const pruned = yield* startPrunedSolanaNode(devnet.url, () => Number(start))
         const client = yield* makeSolanaClient({ rpcUrl: pruned.url, tokens: new Map() })
