@@ -39,6 +39,9 @@ export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: b
   const watch = new WatchList(chain)
   yield* watch.refresh
   let added = 0
+  // the last block read: the next one read must extend it (a node that left blocks out between two
+  // batches, or answered them from two branches, cannot pass)
+  let previous: { readonly number: bigint; readonly hash: string } | undefined
   for (let start = from; start <= last; start += BigInt(batchSize)) {
     const end = start + BigInt(batchSize) - 1n < last ? start + BigInt(batchSize) - 1n : last
     // what it could not read fails the rescan, saying where it stopped: never a success over blocks unread
@@ -46,12 +49,29 @@ export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: b
       new ChainRpcError({ chain, message: `${chain} rescan of ${from}–${last} stopped at block ${start} (${added} transfers added before it): ${error.message}` })
     const blocks = yield* client.blocks(start, end).pipe(Effect.mapError(stopped))
     yield* checkCovers(client, blocks, start, end).pipe(Effect.mapError(stopped))
+    const first = blocks[0]
+    if (previous !== undefined && first !== undefined && first.parentHash !== previous.hash) {
+      return yield* stopped(new ChainRpcError({ chain, message: `block ${first.number} does not extend block ${previous.number} read before it: blocks between them were left out, or read from another branch` }))
+    }
+    previous = blocks.at(-1) ?? previous
     const writes = blocks.map((block) => ({
       block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp, untraced: block.untraced },
       hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
     }))
     added += (yield* store.writeBlocks(writes, finalized, "rescan", { mode: "rescan" })).detected
     yield* Effect.logInfo(`${chain} rescan: blocks ${start}–${end} of ${from}–${last}, ${added} transfers added so far`)
+  }
+  // where numbers are skipped, the range's last slots were "skipped" on the node's word: the first block
+  // after the range must name the last one read as its parent
+  if (client.skipsNumbers && previous !== undefined && last < finalized) {
+    const end = last + 64n < finalized ? last + 64n : finalized
+    const [after] = yield* client.blocks(last + 1n, end)
+    if (after === undefined || after.parentHash !== previous.hash) {
+      return yield* new ChainRpcError({
+        chain,
+        message: `${chain} rescan of ${from}–${last}: the slots after block ${previous.number} cannot be proven skipped (${after === undefined ? `no block read in ${last + 1n}–${end}` : `block ${after.number} does not extend it`}); ${added} transfers added`
+      })
+    }
   }
   return { chain, from, to: last, added }
 })

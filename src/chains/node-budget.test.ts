@@ -53,6 +53,37 @@ describe("a node's request budget", () => {
       expect(check.trc20_node_rate_limit).toMatch(/^the node answered "too many requests" \d+ times \(last: HTTP 429 \(Retry-After 1\)\); budget no rate set, 64 at once \(FACET_NODE_RPS_TRC20, FACET_NODE_IN_FLIGHT_TRC20\)/)
     }), { timeout: 30_000 })
 
+  // a 429 to a broadcast may come from a proxy that passed it on: a re-send answered "nonce too low" read as a
+  // refusal of the first, and custody unlocked a payout that landed (review of #32 item 3)
+  it.scoped("a send is never asked twice: its 429 is handed back at once (and recorded)", () =>
+    Effect.gen(function*() {
+      const banned = yield* provider(0, "5")
+      const budgeted = makeBudgetedFetch({ requestsPerSecond: 0, inFlight: 4 })
+      const status = yield* Effect.promise(() => budgeted.send(banned.url, { method: "POST", body: "{}" }).then((r) => r.status))
+      expect(status).toBe(429)
+      expect(banned.served()).toEqual({ ok: 0, limited: 1 })
+      expect((yield* budgeted.state).limited).toBe(1)
+    }))
+
+  it.scoped("a JSON-RPC batch counts each call against the rate; a call whose caller gives up leaves the line", () =>
+    Effect.gen(function*() {
+      const node = yield* provider(100, "1")
+      const budgeted = makeBudgetedFetch({ requestsPerSecond: 10, inFlight: 1 })
+      const started = Date.now()
+      const batch = JSON.stringify(Array.from({ length: 5 }, (_, id) => ({ jsonrpc: "2.0", id, method: "eth_blockNumber" })))
+      yield* Effect.promise(() => budgeted.fetch(node.url, { method: "POST", body: batch }))
+      yield* Effect.promise(() => budgeted.fetch(node.url, { method: "POST", body: "{}" }))
+      // the single call waited for the five before it (0.5 s at 10 a second)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(400)
+      // one in flight: a second caller waits for the permit, and leaves when its signal aborts
+      const controller = new AbortController()
+      const slow = budgeted.fetch(node.url, { method: "POST", body: "{}" })
+      const waiting = budgeted.fetch(node.url, { method: "POST", body: "{}", signal: controller.signal }).then(() => "answered", () => "left")
+      controller.abort()
+      expect(yield* Effect.promise(() => waiting)).toBe("left")
+      expect((yield* Effect.promise(() => slow)).status).toBe(200)
+    }))
+
   it("reads Retry-After in seconds or as a date, capped at 30 s; without it, backs off", () => {
     const now = Date.parse("2026-11-26T07:00:00Z")
     expect(retryAfterMs("2", 0, now)).toBe(2_000)

@@ -36,8 +36,6 @@ const MAX_WAIT_MS = 30_000
 /** 429s in a row before the call fails (and the failover client tries the next node). */
 const MAX_LIMITED_TRIES = 4
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
 /** How long a 429 (or 503) asks to wait: Retry-After in seconds or as a date; else a backoff by the tries so far. */
 export const retryAfterMs = (header: string | null, tries: number, now: number): number => {
   const backoff = Math.min(MAX_WAIT_MS, 500 * 2 ** tries)
@@ -48,65 +46,132 @@ export const retryAfterMs = (header: string | null, tries: number, now: number):
   return Number.isNaN(at) ? backoff : Math.min(MAX_WAIT_MS, Math.max(0, at - now))
 }
 
+/** Calls a request carries: a JSON-RPC batch (viem sends up to 16 at once) is billed per call by providers. */
+const callsIn = (init: Parameters<typeof fetch>[1]): number => {
+  const body = init?.body
+  if (typeof body !== "string" || !body.startsWith("[")) return 1
+  try {
+    const parsed: unknown = JSON.parse(body)
+    return Array.isArray(parsed) ? Math.max(1, parsed.length) : 1
+  } catch {
+    return 1
+  }
+}
+
+/** Rejects when the caller gave up (its signal aborted): a call waiting for its turn leaves the line. */
+const abortable = (signal: AbortSignal | null | undefined, wait: (settle: () => void) => () => void) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted === true) return reject(signal.reason)
+    const onAbort = () => {
+      cancel()
+      reject(signal?.reason)
+    }
+    const cancel = wait(() => {
+      signal?.removeEventListener("abort", onAbort)
+      resolve()
+    })
+    signal?.addEventListener("abort", onAbort, { once: true })
+  })
+
 /**
  * A `fetch` for one node's client (viem, @solana/web3.js, the TRON client) that keeps to its budget: at most
- * `inFlight` calls at once, at most `requestsPerSecond` started a second (spaced evenly, no burst), and a 429 answered by waiting what the node asked (Retry-After) before asking again — every call to
- * the node waits then, as a provider's ban is the node's, not the call's. After a few 429s in a row the answer
- * is handed back (the read fails; the failover client asks the next node). A 429 means the node did not take
- * the request, so asking again is safe for a broadcast too (the same signed bytes).
+ * `inFlight` calls at once; at most `requestsPerSecond` calls started a second, spaced evenly with no burst
+ * (a JSON-RPC batch counts each call it carries); a call whose caller gives up (its signal) leaves the line.
+ *
+ * `fetch` also waits out a 429 as the node asks (Retry-After; every call to the node waits then, as a
+ * provider's ban is the node's) and asks again, handing the answer back after a few in a row (the failover
+ * client then asks the next node). `send` never asks twice: a 429 to a broadcast may come from a proxy
+ * that passed the transaction on, and custody must see the failure itself (a second send answered "nonce
+ * too low" would read as a refusal of the first) — it only waits its turn and records the 429.
  */
 export const makeBudgetedFetch = (budget: NodeBudget, base: typeof fetch = fetch) => {
-  // no burst: calls are spaced 1/rate apart, so no second (however a provider counts it) sees more than the rate
   let tokens = 1
   let refilledAt = Date.now()
   let running = 0
   const queue: Array<() => void> = []
   const throttle = { limited: 0, waitingUntil: 0, lastLimit: "" }
 
-  const acquire = async () => {
-    if (running >= budget.inFlight) await new Promise<void>((resolve) => queue.push(resolve))
-    running += 1
-    for (;;) {
-      const now = Date.now()
-      if (throttle.waitingUntil > now) {
-        await sleep(throttle.waitingUntil - now)
-        continue
-      }
-      if (budget.requestsPerSecond <= 0) return
-      tokens = Math.min(1, tokens + ((now - refilledAt) / 1000) * budget.requestsPerSecond)
-      refilledAt = now
-      if (tokens >= 1) {
-        tokens -= 1
-        return
-      }
-      await sleep(Math.ceil(((1 - tokens) / budget.requestsPerSecond) * 1000))
+  const slot = (signal: AbortSignal | null | undefined) => {
+    if (running < budget.inFlight) {
+      running += 1
+      return Promise.resolve()
     }
+    // the permit is handed over by `release` (running stays counted): nobody slips in between
+    return abortable(signal, (settle) => {
+      queue.push(settle)
+      return () => {
+        const at = queue.indexOf(settle)
+        if (at >= 0) queue.splice(at, 1)
+      }
+    })
   }
   const release = () => {
-    running -= 1
-    queue.shift()?.()
+    const next = queue.shift()
+    if (next === undefined) running -= 1
+    else next()
+  }
+  const pause = (ms: number, signal: AbortSignal | null | undefined) =>
+    abortable(signal, (settle) => {
+      const timer = setTimeout(settle, ms)
+      return () => clearTimeout(timer)
+    })
+  /** A permit and the calls' share of the rate; the permit is the caller's to release. */
+  const acquire = async (cost: number, signal: AbortSignal | null | undefined) => {
+    await slot(signal)
+    try {
+      for (;;) {
+        const now = Date.now()
+        if (throttle.waitingUntil > now) {
+          await pause(throttle.waitingUntil - now, signal)
+          continue
+        }
+        if (budget.requestsPerSecond <= 0) return
+        tokens = Math.min(1, tokens + ((now - refilledAt) / 1000) * budget.requestsPerSecond)
+        refilledAt = now
+        if (tokens >= 1) {
+          // a batch may take the bucket below zero: the calls after it wait for what it used
+          tokens -= cost
+          return
+        }
+        await pause(Math.ceil(((1 - tokens) / budget.requestsPerSecond) * 1000), signal)
+      }
+    } catch (aborted) {
+      release()
+      throw aborted
+    }
+  }
+  const noteLimit = (response: Response, tries: number) => {
+    const retryAfter = response.headers.get("retry-after")
+    throttle.limited += 1
+    throttle.lastLimit = `HTTP 429${retryAfter === null ? "" : ` (Retry-After ${retryAfter})`}`
+    throttle.waitingUntil = Math.max(throttle.waitingUntil, Date.now() + retryAfterMs(retryAfter, tries, Date.now()))
+  }
+  const once = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+    await acquire(callsIn(init), init?.signal)
+    try {
+      return await base(input, init)
+    } finally {
+      release()
+    }
   }
 
   const budgeted = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> => {
     for (let tries = 0; ; tries++) {
-      await acquire()
-      let response: Response
-      try {
-        response = await base(input, init)
-      } finally {
-        release()
-      }
-      if (response.status !== 429 || tries + 1 >= MAX_LIMITED_TRIES) return response
-      const wait = retryAfterMs(response.headers.get("retry-after"), tries, Date.now())
-      throttle.limited += 1
-      throttle.lastLimit = `HTTP 429${response.headers.get("retry-after") === null ? "" : ` (Retry-After ${response.headers.get("retry-after")})`}`
-      throttle.waitingUntil = Math.max(throttle.waitingUntil, Date.now() + wait)
+      const response = await once(input, init)
+      if (response.status !== 429) return response
+      noteLimit(response, tries)
+      if (tries + 1 >= MAX_LIMITED_TRIES) return response
       // the body is not read: a 429's body is the provider's explanation, and the call is asked again
       await response.body?.cancel().catch(() => undefined)
     }
   }
+  const send = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> => {
+    const response = await once(input, init)
+    if (response.status === 429) noteLimit(response, 0)
+    return response
+  }
   const state = Effect.sync((): NodeThrottle => ({ ...throttle }))
-  return { fetch: budgeted, state }
+  return { fetch: budgeted, send, state }
 }
 
 /** The budget's line in /health's checks once the node has said "too many": how often, and how long it still asks to wait. */

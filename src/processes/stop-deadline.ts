@@ -10,7 +10,8 @@ import { Config, Duration, Effect } from "effect"
 export const stopDeadline = Effect.gen(function*() {
   const seconds = yield* Config.number("FACET_STOP_SECONDS").pipe(
     Config.withDefault(30),
-    Config.validate({ message: "FACET_STOP_SECONDS must be a number greater than 0", validation: (n) => Number.isFinite(n) && n > 0 })
+    // setTimeout holds at most ~24.8 days; an hour is more than any stop should take
+    Config.validate({ message: "FACET_STOP_SECONDS must be a number of seconds between 0 and 3600", validation: (n) => Number.isFinite(n) && n > 0 && n <= 3600 })
   )
   const deadline = Duration.seconds(seconds)
   const arm = (signal: NodeJS.Signals) => () => {

@@ -167,10 +167,11 @@ export const makeBep20Client = (settings: Bep20Settings) =>
     // viem's (and providers') 10 MB answer limit even with several ranges in flight
     const budget = settings.budget ?? UNLIMITED
     const budgeted = makeBudgetedFetch(budget)
-    const fetchOptions = { fetchFn: budgeted.fetch, ...(settings.headers === undefined ? {} : { fetchOptions: { headers: { ...settings.headers } } }) }
-    const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: { batchSize: 16 }, retryCount: 3, ...fetchOptions }), cacheTime: 0 })
-    const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0, ...fetchOptions }), cacheTime: 0 })
-    const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3, ...fetchOptions }), cacheTime: 0, rpcSchema: rpcSchema<ExtraSchema>() })
+    const headers = settings.headers === undefined ? {} : { fetchOptions: { headers: { ...settings.headers } } }
+    const client = createPublicClient({ transport: http(settings.rpcUrl, { batch: { batchSize: 16 }, retryCount: 3, fetchFn: budgeted.fetch, ...headers }), cacheTime: 0 })
+    // a send goes once, 429 or not (budgeted.send): a re-send answered "nonce too low" would read as a refusal
+    const sender = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0, fetchFn: budgeted.send, ...headers }), cacheTime: 0 })
+    const tracer = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 3, fetchFn: budgeted.fetch, ...headers }), cacheTime: 0, rpcSchema: rpcSchema<ExtraSchema>() })
     const traces = settings.traces ?? "off"
     const contracts = [...settings.tokens.values()]
     const currencyOf = new Map([...settings.tokens].map(([currency, address]) => [address.toLowerCase(), currency]))
@@ -484,13 +485,22 @@ export const makeBep20Client = (settings: Bep20Settings) =>
 
     const finalAt = (h: bigint) => (h > BigInt(settings.confirmations) ? h - BigInt(settings.confirmations) : 0n)
     /**
-     * BSC's fast finality: the node's `finalized` block. It can stall (BNB's docs: final after about 11–15
-     * validator turns, 8 or 16 blocks each, and later when votes are missing), so a block is final only at
-     * the lower of the tag and the configured depth. A node that does not serve the tag: the depth alone.
+     * BSC's fast finality: the node's `finalized` block. A block is final only when both say so: the node's
+     * finalized block has reached it, and it is the configured depth deep (a stalled fast finality, BNB's
+     * docs: about 11–15 validator turns of 8 or 16 blocks, makes confirmations wait for it). A node that
+     * does not serve the tag: the depth alone.
      */
     const finalizedTag = Effect.tryPromise({ try: () => client.getBlock({ blockTag: "finalized" }), catch: (cause) => cause }).pipe(
-      Effect.map((block) => Option.fromNullable(block.number)),
-      Effect.orElseSucceed(() => Option.none<bigint>())
+      Effect.flatMap((block) =>
+        block.number === null ? Effect.fail(new ChainRpcError({ chain: "BEP20", message: "the node's finalized block has no number" })) : Effect.succeedSome(block.number)),
+      // only a node that does not serve the tag is read by depth alone; any other failure (a rate limit, a
+      // timeout) fails the read: a flaky node must not turn the stricter rule off
+      Effect.catchAll((cause) =>
+        cause instanceof ChainRpcError
+          ? Effect.fail(cause)
+          : /finalized block not found|not supported|unsupported|unknown block|invalid (block|argument|params)|method not found|-32601/i.test(providerWords(cause))
+          ? Effect.succeedNone
+          : Effect.fail(rpcError("eth_getBlockByNumber finalized")(cause)))
     )
     // one answer: head and tag asked together (viem sends them as one batch, to one node)
     const tip = finality === "depth"

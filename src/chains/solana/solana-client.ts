@@ -79,6 +79,13 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
       fetch: budgeted.fetch,
       ...(settings.headers === undefined ? {} : { httpHeaders: { ...settings.headers } })
     })
+    // a send goes once, 429 or not: a re-send answered "blockhash not found" would read as a refusal
+    const sendingConnection = new Connection(settings.rpcUrl, {
+      commitment: "confirmed",
+      disableRetryOnRateLimit: true,
+      fetch: budgeted.send,
+      ...(settings.headers === undefined ? {} : { httpHeaders: { ...settings.headers } })
+    })
     const currencyOfMint = new Map([...settings.tokens].map(([currency, token]) => [token.mint, currency]))
 
     // the newest slot with a block to read: processed slots may still change and have none yet
@@ -249,7 +256,7 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
     // preflight on: a transfer the bank would refuse (no funds, no token account) is refused before it is sent
     const broadcast = (raw: string): Effect.Effect<void, ChainRpcError | TransferRejected> =>
       Effect.tryPromise({
-        try: () => connection.sendRawTransaction(Buffer.from(raw, "base64"), { skipPreflight: false, maxRetries: 0 }),
+        try: () => sendingConnection.sendRawTransaction(Buffer.from(raw, "base64"), { skipPreflight: false, maxRetries: 0 }),
         catch: (cause) => cause
       }).pipe(
         Effect.asVoid,

@@ -87,13 +87,16 @@ export const makeTronClient = (settings: TronSettings) =>
     const budget = settings.budget ?? UNLIMITED
     const budgeted = makeBudgetedFetch(budget)
     const base = settings.url.replace(/\/+$/, "")
-    const request = (path: string, payload: Record<string, unknown>) =>
+    /** A call to the node; a broadcast is sent once (a 429 to it is custody's to settle, not re-sent here). */
+    const request = (path: string, payload: Record<string, unknown>, mode: "read" | "send" = "read") =>
       Effect.tryPromise({
-        try: async () => {
-          const response = await budgeted.fetch(`${base}/${path}`, {
+        // the signal aborts the call when its caller gives up (the failover client's deadline)
+        try: async (signal) => {
+          const response = await (mode === "send" ? budgeted.send : budgeted.fetch)(`${base}/${path}`, {
             method: "POST",
             headers: { "content-type": "application/json", ...settings.headers },
-            body: JSON.stringify(payload)
+            body: JSON.stringify(payload),
+            signal
           })
           if (!response.ok) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`)
           const body: unknown = await response.json()
@@ -101,8 +104,8 @@ export const makeTronClient = (settings: TronSettings) =>
         },
         catch: rpcError(path)
       })
-    const post = <A, I>(path: string, payload: Record<string, unknown>, schema: Schema.Schema<A, I>) =>
-      request(path, payload).pipe(
+    const post = <A, I>(path: string, payload: Record<string, unknown>, schema: Schema.Schema<A, I>, mode: "read" | "send" = "read") =>
+      request(path, payload, mode).pipe(
         Effect.flatMap((body) => Schema.decodeUnknown(schema)(body)),
         Effect.mapError((e) => (e._tag === "ChainRpcError" ? e : rpcError(path)(e)))
       )
@@ -126,16 +129,19 @@ export const makeTronClient = (settings: TronSettings) =>
     /**
      * The newest (or newest solidified) block's number from its header alone (`getblock` with detail false,
      * java-tron 4.7.1+): `getnowblock` sends the whole block, hundreds of transactions, on every poll. A node
-     * that answers `getnowblock` where `getblock` failed is asked `getnowblock` from then on.
+     * without `getblock` is asked `getnowblock` from then on.
      */
     let headerOnly = true
     const topOf = (api: "wallet" | "walletsolidity") =>
       Effect.suspend(() =>
         headerOnly
           ? post(`${api}/getblock`, { detail: false }, BlockHeader).pipe(
-            // the node answers getnowblock where getblock failed: it does not know getblock (a failure of
-            // both is the node's, and getblock is asked again next time)
-            Effect.catchAll(() => Effect.tap(post(`${api}/getnowblock`, {}, BlockNumber), () => Effect.sync(() => { headerOnly = false }))))
+            // a node that does not know getblock (404, or an answer without a header) is asked getnowblock
+            // from then on; any other failure (a rate limit, a timeout) is the node's, and fails the read
+            Effect.catchAll((e) =>
+              /HTTP 40[45]|Expected|is missing/.test(e.message)
+                ? Effect.tap(post(`${api}/getnowblock`, {}, BlockNumber), () => Effect.sync(() => { headerOnly = false }))
+                : Effect.fail(e)))
           : post(`${api}/getnowblock`, {}, BlockNumber)
       ).pipe(Effect.map((b) => BigInt(b.block_header.raw_data.number)))
     const head = topOf("wallet")
@@ -337,7 +343,7 @@ export const makeTronClient = (settings: TronSettings) =>
         const payload = yield* Schema.decodeUnknown(SignedJson)(raw).pipe(
           Effect.mapError(() => new TransferRejected({ chain: "TRC20", message: "signed transaction is not a JSON object" }))
         )
-        const result = yield* post("wallet/broadcasttransaction", payload, BroadcastResult)
+        const result = yield* post("wallet/broadcasttransaction", payload, BroadcastResult, "send")
         if (result.result === true) return
         // a duplicate means our earlier broadcast landed or is pending: the same bytes, so success
         if (result.code === "DUP_TRANSACTION_ERROR") return
