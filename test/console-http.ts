@@ -56,3 +56,30 @@ export const approveInConsole = (service: ServiceProcess, browser: ConsoleBrowse
     const notice = /class="notice"[^>]*>([^<]*)</.exec(answer.text)?.[1] ?? ""
     return { status: answer.status, notice }
   })
+
+/** The merchant's owner binding the console with onboarding's one-time token, as the setup page's form does. */
+export const setUpOwner = (service: ServiceProcess, consoleToken: string, login: string, password: string) =>
+  Effect.gen(function*() {
+    const answer = yield* post(service, "/console/setup", { token: consoleToken, login_name: login, password })
+    const cookie = answer.cookies.map((c) => c.split(";")[0] ?? "").find((c) => c.startsWith("facet_console="))
+    if (cookie === undefined) return yield* Effect.dieMessage(`the console setup was refused (${answer.status}): ${answer.text.slice(0, 300)}`)
+    return { login, password, cookie, csrf: undefined } satisfies ConsoleBrowser
+  })
+
+/** A signed form of the session (its CSRF token added): the HTTP status and the page's notice. */
+export const submitInConsole = (service: ServiceProcess, browser: ConsoleBrowser, path: string, fields: Record<string, string>) =>
+  Effect.gen(function*() {
+    const csrf = yield* csrfOf(service, browser)
+    browser.csrf = csrf
+    const answer = yield* post(service, path, { ...fields, csrf }, browser.cookie)
+    return { status: answer.status, notice: /class="notice"[^>]*>([^<]*)</.exec(answer.text)?.[1] ?? "", text: answer.text }
+  })
+
+/** The owner invites a member from the console's people page: the one-time link's token. */
+export const inviteInConsole = (service: ServiceProcess, owner: ConsoleBrowser, login: string, role: string) =>
+  Effect.gen(function*() {
+    const answer = yield* submitInConsole(service, owner, "/console/users/invite", { login_name: login, role })
+    const token = /[?&]token=([^\s&"<]+)/.exec(answer.text)?.[1]
+    if (token === undefined) return yield* Effect.dieMessage(`${login} was not invited (${answer.status}): ${answer.notice}`)
+    return decodeURIComponent(token.replace(/&amp;/g, "&"))
+  })

@@ -15,7 +15,7 @@ import { isHexAddress } from "../../src/keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../src/keys/master-seed.js"
 import { LocalSignerLive } from "../../src/keys/signer.js"
 import { MoneyDecimal } from "../../src/money.js"
-import { acceptInvite, approveInConsole, type ConsoleBrowser, Unanswered } from "../console-http.js"
+import { acceptInvite, approveInConsole, type ConsoleBrowser, inviteInConsole, setUpOwner, submitInConsole, Unanswered } from "../console-http.js"
 import { asRecord } from "../json.js"
 import { api, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService, until, waitUntilNoneUnder } from "../service-process.js"
 import { startHostileBalancer, VIEWS } from "./hostile-balancer.js"
@@ -68,10 +68,6 @@ const cli = (dataDir: string, script: string, args: ReadonlyArray<string>) =>
   Effect.flatMap(runToExit(script, args, dataDir), (done) =>
     done.code === 0 || done.code === 2 ? Effect.succeed({ refused: done.code === 2, output: done.output }) : Effect.fail(new Unanswered({ cause: done.output.slice(-500) })))
 
-/** A CLI run that must succeed once answered. */
-const cliDone = (dataDir: string, script: string, args: ReadonlyArray<string>) =>
-  Effect.flatMap(cli(dataDir, script, args), (done) => done.refused ? Effect.dieMessage(`${script} ${args.join(" ")} refused: ${done.output.slice(-500)}`) : Effect.succeed(done.output))
-
 /** An API call; no answer (the service killed) is `Unanswered`. */
 const call = (service: ServiceProcess, method: string, url: string, options: Parameters<typeof api>[3] = {}) =>
   api(service, method, url, options).pipe(Effect.sandbox, Effect.mapError((cause) => new Unanswered({ cause })))
@@ -118,7 +114,6 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
     const placed: Array<Placed> = []
     const counts = { answersLost: 0, refusedApprovals: 0, operatorApprovals: 0 }
     const operatorCli = (args: ReadonlyArray<string>) => cli(dataDir, "custody/withdrawals-cli.ts", args)
-    const merchantsCli = (args: ReadonlyArray<string>) => cliDone(dataDir, "src/merchants/merchants-cli.ts", args)
 
     // setup, on the first start, the nodes honest: a merchant with every asset collected, three approvers
     const setUp = (service: ServiceProcess) =>
@@ -161,26 +156,29 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
           }), { concurrency: "unbounded" })
         // the approvers, invited while the funding confirms
         const approvers = Effect.gen(function*() {
-          const browsers = yield* Effect.forEach(["mo-alice", "mo-bob", "mo-carol"], (login) =>
-            Effect.gen(function*() {
-              const invited = yield* Effect.orDie(merchantsCli(["users", merchantId, "add", login, "--role", "approver", "--by", "campaign"]))
-              const token = /[?&]token=([^\s&]+)/.exec(invited)?.[1]
-              if (token === undefined) return yield* Effect.dieMessage(`no invite link for ${login}: ${invited}`)
-              return yield* acceptInvite(service, login, decodeURIComponent(token), PASSWORD).pipe(Effect.orDie)
-            }), { concurrency: "unbounded" })
+          // the owner binds the console with onboarding's one-time token, invites three approvers and sets
+          // the quorum, all in the console as a merchant does
+          const consoleToken = String(asRecord(asRecord(applied.body).merchant_console).console_token)
+          const owner = yield* setUpOwner(service, consoleToken, "mo-owner", PASSWORD).pipe(Effect.orDie)
+          const browsers: Array<ConsoleBrowser> = []
+          for (const login of ["mo-alice", "mo-bob", "mo-carol"]) {
+            const token = yield* inviteInConsole(service, owner, login, "approver").pipe(Effect.orDie)
+            browsers.push(yield* acceptInvite(service, login, token, PASSWORD).pipe(Effect.orDie))
+          }
           // they joined before this run: their approval right's cooling-off (tested on its own) is behind them
           yield* withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
             sql`UPDATE console_users SET approver_from = now() - interval '2 days' WHERE merchant_id = ${merchantId}`))
-          yield* Effect.orDie(merchantsCli(["policy", merchantId, "--quorum", "2", "--by", "campaign"]))
-          return browsers
+          const quorum = yield* submitInConsole(service, owner, "/console/policy", { password: PASSWORD, quorum: "2" }).pipe(Effect.orDie)
+          if (quorum.status !== 200) return yield* Effect.dieMessage(`the quorum was not set (${quorum.status}): ${quorum.notice}`)
+          return { owner, browsers }
         })
-        const [, browsers] = yield* Effect.all([funded, approvers], { concurrency: 2 })
-        return { apiKey, merchantId, browsers }
+        const [, { owner, browsers }] = yield* Effect.all([funded, approvers], { concurrency: 2 })
+        return { apiKey, merchantId, owner, browsers }
       })
 
     // the workload, in phases: place every withdrawal; then the gas jump and the tightened limit; then a
     // first approval of each (the operator's now and then), then the other approvers' at once
-    const workload = (apiKey: string, merchantId: string, browsers: ReadonlyArray<ConsoleBrowser>) => {
+    const workload = (apiKey: string, owner: ConsoleBrowser, browsers: ReadonlyArray<ConsoleBrowser>) => {
       const firstApprovals: Array<Step> = []
       const racingApprovals: Array<Step> = []
       const inConsole = (browser: ConsoleBrowser, w: Placed): Step => ({
@@ -237,7 +235,10 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
         { label: "BEP20's gas price triples", run: () => Effect.sync(() => balancers[1].balancer.setGasPriceFactor(3n)) },
         {
           label: "the per-withdrawal limit tightens",
-          run: () => Effect.asVoid(merchantsCli(["policy", merchantId, ...ASSETS.flatMap((a) => ["--limit", `${a.chain}-${a.currency}=per_tx:${new MoneyDecimal(a.large).div(2).toFixed()}`]), "--by", "campaign"]))
+          // by the owner in the console, one asset at a time as its form asks
+          run: (service) => Effect.forEach(ASSETS, (a) =>
+            Effect.flatMap(submitInConsole(service, owner, "/console/policy", { password: PASSWORD, asset: `${a.chain}-${a.currency}`, per_tx: new MoneyDecimal(a.large).div(2).toFixed() }), (answer) =>
+              answer.status === 200 ? Effect.void : Effect.dieMessage(`the limit on ${a.chain}-${a.currency} was not set (${answer.status}): ${answer.notice}`)), { discard: true })
         }
       ]
       return [placements, [...between], firstApprovals, racingApprovals]
@@ -275,7 +276,7 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
       if (merchant === undefined) {
         const set = yield* setUp(service)
         merchant = { apiKey: set.apiKey, merchantId: set.merchantId }
-        phases = workload(set.apiKey, set.merchantId, set.browsers)
+        phases = workload(set.apiKey, set.owner, set.browsers)
       }
       if (round < options.crashes) {
         hostile(true)
