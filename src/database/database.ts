@@ -12,7 +12,7 @@ export const DatabaseLive = Layer.unwrapScoped(
     const config = yield* AppConfig
     const url = Option.isSome(config.databaseUrl)
       ? config.databaseUrl.value
-      : (yield* startEmbeddedPostgres({ dataDir: config.dataDir })).url
+      : (yield* startEmbeddedPostgres({ dataDir: config.dataDir, avoidPorts: [config.port] })).url
     if (Option.isSome(config.databaseUrl)) yield* Effect.logInfo("using the PostgreSQL server from DATABASE_URL")
     return PgClient.layer({ url, applicationName: "facet", maxConnections: 20, connectTimeout: "10 seconds" })
   })

@@ -27,6 +27,8 @@ export interface EmbeddedPostgresOptions {
   readonly dataDir: string
   /** 0 picks a free port. */
   readonly port?: number
+  /** Ports a free one must not be (the service's HTTP port, bound after the database starts). */
+  readonly avoidPorts?: ReadonlyArray<number>
 }
 
 export interface EmbeddedPostgres {
@@ -192,6 +194,18 @@ export const freePort = Effect.async<number, EmbeddedPostgresError>((resume) => 
   })
 })
 
+/**
+ * A free port that is none of `taken`: ports known to be bound later by this process (the service's HTTP
+ * port, picked the same way by a test) would otherwise be handed out again before they are bound.
+ */
+export const freePortAvoiding = (taken: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    for (;;) {
+      const port = yield* freePort
+      if (!taken.includes(port)) return port
+    }
+  })
+
 /** Stops a postgres process that we (or an earlier run of this service) started: fast shutdown, then harder. */
 const stopPostgresPid = (pid: number) => stopPid(pid, [["SIGINT", "30 seconds"], ["SIGQUIT", "10 seconds"], ["SIGKILL", "10 seconds"]])
 
@@ -340,7 +354,7 @@ export const startEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
       try: () => fs.readFileSync(passwordFile, "utf8").trim(),
       catch: fail(`cannot read ${passwordFile}; delete ${clusterDir} to start a fresh cluster`)
     })
-    const port = options.port && options.port > 0 ? options.port : yield* freePort
+    const port = options.port && options.port > 0 ? options.port : yield* freePortAvoiding(options.avoidPorts ?? [])
 
     const logFile = path.join(dataDir, "postgres.log")
     const child = yield* Effect.acquireRelease(

@@ -142,12 +142,13 @@ export const DevnetsLive = Layer.scopedContext(
     const [anvil, tron, solana] = yield* Effect.all([
       startAnvilDevnet({
         blockTimeSeconds: timing.bep20BlockSeconds,
+        avoidPorts: [config.port],
         stateFile: paths.anvilState,
         ...(plan.genesisTimestamp === undefined ? {} : { genesisTimestamp: plan.genesisTimestamp }),
         ...(plan.resume ? { tokens: plan.tokens } : {})
       }),
-      startTronDevnet({ blockTimeMs: timing.tronBlockMs, solidLag: confirmations.tron, journalFile: paths.tronJournal }),
-      startSolanaDevnet({ slotMs: timing.solanaSlotMs, finalityLag: timing.solanaFinalityLag, journalFile: paths.solanaJournal })
+      startTronDevnet({ blockTimeMs: timing.tronBlockMs, solidLag: confirmations.tron, journalFile: paths.tronJournal, avoidPorts: [config.port] }),
+      startSolanaDevnet({ slotMs: timing.solanaSlotMs, finalityLag: timing.solanaFinalityLag, journalFile: paths.solanaJournal, avoidPorts: [config.port] })
     ], { concurrency: 3 })
 
     if (!plan.resume) {

@@ -13,7 +13,7 @@ import {
   parseAbi
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
-import { freePort } from "../../database/embedded-postgres.js"
+import { freePortAvoiding } from "../../database/embedded-postgres.js"
 import { DevnetError } from "../devnet-error.js"
 import { livePidFromFile, stopPid, waitForExit, withLifeline, writePidFile } from "../../processes/child-process.js"
 import { compileContract } from "./solidity-compiler.js"
@@ -67,6 +67,11 @@ export interface AnvilOptions {
   readonly tokens?: { readonly USDT: Address; readonly VELNX: Address }
   /** Block 0's time (seconds): the same time gives the same genesis hash, even if anvil makes it again. */
   readonly genesisTimestamp?: number
+  /**
+   * Ports anvil must not take (the service's HTTP port: it is bound after the devnets start, and a free
+   * port picked before that could be the same — seen once in CI, the service then never became healthy).
+   */
+  readonly avoidPorts?: ReadonlyArray<number>
 }
 
 /** Blocks mined after the last transaction before an idle devnet stops growing. */
@@ -82,7 +87,7 @@ const IDLE_AFTER_BLOCKS = 32
 export const startAnvilDevnet = (options: AnvilOptions = {}) =>
   Effect.gen(function*() {
     const binary = yield* anvilBinary
-    const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePort
+    const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePortAvoiding(options.avoidPorts ?? [])
     const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(ANVIL_CHAIN_ID), "--mnemonic", ANVIL_MNEMONIC, "--silent"]
     if (options.genesisTimestamp !== undefined) args.push("--timestamp", String(options.genesisTimestamp))
     const pidFile = options.stateFile === undefined ? undefined : `${options.stateFile}.pid`

@@ -500,6 +500,8 @@ export const startSolanaDevnet = (options: {
   readonly slotMs?: number
   readonly finalityLag?: number
   readonly port?: number
+  /** Ports it must not take (the service's HTTP port, bound after the devnets start). */
+  readonly avoidPorts?: ReadonlyArray<number>
   /** Where the chain is kept: its journal is replayed at start and every change appended to it. */
   readonly journalFile?: string
 } = {}) =>
@@ -656,7 +658,7 @@ export const startSolanaDevnet = (options: {
         reply(Array.isArray(parsed) ? parsed.map(one) : one(parsed))
       })
     })
-    const url = yield* serveOnLoopback(server, "Solana devnet", options.port)
+    const url = yield* serveOnLoopback(server, "Solana devnet", options.port, options.avoidPorts)
     yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => chain.advance(Date.now())), Schedule.spaced(options.slotMs ?? 400)))
     yield* Effect.logInfo(`Solana devnet (litesvm) on ${url}: USDT mint ${chain.usdtMint}`)
     return { url, usdtMint: chain.usdtMint, chain } satisfies SolanaDevnet

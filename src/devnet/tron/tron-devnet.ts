@@ -88,6 +88,8 @@ export const startTronDevnet = (options: {
   readonly blockTimeMs?: number
   readonly solidLag?: number
   readonly port?: number
+  /** Ports it must not take (the service's HTTP port, bound after the devnets start). */
+  readonly avoidPorts?: ReadonlyArray<number>
   /** Where the chain is kept: its journal is replayed at start and every change appended to it. */
   readonly journalFile?: string
 } = {}) =>
@@ -227,7 +229,7 @@ export const startTronDevnet = (options: {
         }
       })
     })
-    const url = yield* serveOnLoopback(server, "TRON devnet", options.port)
+    const url = yield* serveOnLoopback(server, "TRON devnet", options.port, options.avoidPorts)
     yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => ledger.produce(Date.now())), Schedule.spaced(options.blockTimeMs ?? 1000)))
     yield* Effect.logInfo(`TRON devnet on ${url}: USDT ${toBase58(usdt)}`)
     return { url, tokens: { USDT: toBase58(usdt) }, forwarder: toBase58(FORWARDER_CONTRACT), ledger } satisfies TronDevnet
