@@ -1,55 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Option } from "effect"
-import * as http from "node:http"
 import { makeSolanaClient } from "../src/chains/solana/solana-client.js"
 import { startSolanaDevnet } from "../src/devnet/solana/solana-devnet.js"
 import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { TestAppLive } from "../test/http-harness.js"
+import { startRateLimitedNode } from "../test/rate-limited-node.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { runChainIndexer } from "./chain-indexer.js"
-
-/**
- * A provider in front of a node that takes `getBlockPerSecond` getBlock calls in any second and answers
- * the rest 429 with Retry-After: 1 (the public Solana endpoint counts per method: 40 per 10 s).
- */
-const limitingProvider = (target: string, getBlockPerSecond: number) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly limited: () => number; readonly server: http.Server }>((resume) => {
-      const started: Array<number> = []
-      let limited = 0
-      const server = http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          const body = Buffer.concat(chunks).toString("utf8")
-          if (body.includes('"getBlock"')) {
-            const now = Date.now()
-            while (started.length > 0 && (started[0] ?? now) <= now - 1000) started.shift()
-            if (started.length >= getBlockPerSecond) {
-              limited += 1
-              res.writeHead(429, { "retry-after": "1", "content-type": "text/plain" }).end("Too many requests for a specific RPC call")
-              return
-            }
-            started.push(now)
-          }
-          fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body }).then(
-            async (answer) => res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()),
-            () => res.writeHead(502).end()
-          )
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        resume(Effect.succeed({ url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`, limited: () => limited, server }))
-      })
-    }),
-    ({ server }) => Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-  )
 
 const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
 
@@ -66,7 +25,8 @@ describe("an indexer behind a provider's rate limit", () => {
         const devnet = yield* startSolanaDevnet({ slotMs: 100, finalityLag: 4 })
         // a backlog: 100 slots already made, the chain growing 10 a second
         for (let i = 0; i < 100; i++) devnet.chain.advance(Date.now())
-        const provider = yield* limitingProvider(devnet.url, 25)
+        // the public Solana endpoint counts per method: 25 getBlock a second here
+        const provider = yield* startRateLimitedNode({ perSecond: 25, retryAfter: "1", target: devnet.url, counted: (body) => body.includes('"getBlock"') })
         const client = yield* makeSolanaClient({ rpcUrl: provider.url, tokens: new Map(), budget: { requestsPerSecond: 20, inFlight: 8 } })
         const backlogEnd = BigInt(devnet.chain.confirmed)
         const fiber = yield* Effect.fork(runChainIndexer(client, {
@@ -82,7 +42,7 @@ describe("an indexer behind a provider's rate limit", () => {
         expect(yield* eventually(cursor, (n) => n >= now + 30n, 20_000)).toBeGreaterThanOrEqual(now + 30n)
         yield* Fiber.interrupt(fiber)
         // kept to its budget, it never met the provider's limit
-        expect(provider.limited()).toBe(0)
+        expect(provider.served().limited).toBe(0)
       }), { timeout: 120_000 })
   })
 })

@@ -1,49 +1,20 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as http from "node:http"
+import { startRateLimitedNode } from "../../test/rate-limited-node.js"
 import { makeBudgetedFetch, retryAfterMs, throttleCheck } from "./node-budget.js"
-
-/** A provider that takes `perSecond` calls in any second and answers the rest 429 with Retry-After. */
-const provider = (perSecond: number, retryAfter: string) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly served: () => { ok: number; limited: number }; readonly server: http.Server }>((resume) => {
-      const started: Array<number> = []
-      const counts = { ok: 0, limited: 0 }
-      const server = http.createServer((_req, res) => {
-        const now = Date.now()
-        while (started.length > 0 && (started[0] ?? now) <= now - 1000) started.shift()
-        if (started.length >= perSecond) {
-          counts.limited += 1
-          res.writeHead(429, { "retry-after": retryAfter, "content-type": "text/plain" }).end("rate limit exceeded")
-          return
-        }
-        started.push(now)
-        counts.ok += 1
-        res.writeHead(200, { "content-type": "application/json" }).end("{}")
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        resume(Effect.succeed({ url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`, served: () => ({ ...counts }), server }))
-      })
-    }),
-    ({ server }) => Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-  )
 
 describe("a node's request budget", () => {
   // every call at once, the 429s not waited out: a rate-limited provider froze catch-up (#32 item 3)
   it.scoped("kept to, a provider that allows it never says 'too many'; ignored, its 429s are waited out as it asks and then handed back, and said in the checks", () =>
     Effect.gen(function*() {
-      const strict = yield* provider(5, "1")
+      const strict = yield* startRateLimitedNode({ perSecond: 5, retryAfter: "1" })
       const kept = makeBudgetedFetch({ requestsPerSecond: 4, inFlight: 2 })
       const answers = yield* Effect.promise(() => Promise.all(Array.from({ length: 12 }, () => kept.fetch(strict.url).then((r) => r.status))))
       expect(answers.every((s) => s === 200)).toBe(true)
       expect(strict.served()).toEqual({ ok: 12, limited: 0 })
       expect(yield* throttleCheck("TRC20", { requestsPerSecond: 4, inFlight: 2 }, kept.state)).toEqual({})
 
-      const other = yield* provider(5, "1")
+      const other = yield* startRateLimitedNode({ perSecond: 5, retryAfter: "1" })
       const unbudgeted = makeBudgetedFetch({ requestsPerSecond: 0, inFlight: 64 })
       const rushed = yield* Effect.promise(() => Promise.all(Array.from({ length: 12 }, () => unbudgeted.fetch(other.url).then((r) => r.status))))
       // the ones refused were asked again after the second the node asked for: all got through
@@ -57,7 +28,7 @@ describe("a node's request budget", () => {
   // refusal of the first, and custody unlocked a payout that landed (review of #32 item 3)
   it.scoped("a send is never asked twice: its 429 is handed back at once (and recorded)", () =>
     Effect.gen(function*() {
-      const banned = yield* provider(0, "5")
+      const banned = yield* startRateLimitedNode({ perSecond: 0, retryAfter: "5" })
       const budgeted = makeBudgetedFetch({ requestsPerSecond: 0, inFlight: 4 })
       const status = yield* Effect.promise(() => budgeted.send(banned.url, { method: "POST", body: "{}" }).then((r) => r.status))
       expect(status).toBe(429)
@@ -67,7 +38,7 @@ describe("a node's request budget", () => {
 
   it.scoped("a JSON-RPC batch counts each call against the rate; a call whose caller gives up leaves the line", () =>
     Effect.gen(function*() {
-      const node = yield* provider(100, "1")
+      const node = yield* startRateLimitedNode({ perSecond: 100, retryAfter: "1" })
       const budgeted = makeBudgetedFetch({ requestsPerSecond: 10, inFlight: 1 })
       const started = Date.now()
       const batch = JSON.stringify(Array.from({ length: 5 }, (_, id) => ({ jsonrpc: "2.0", id, method: "eth_blockNumber" })))

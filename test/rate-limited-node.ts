@@ -1,0 +1,55 @@
+import { Effect } from "effect"
+import * as http from "node:http"
+
+/**
+ * A provider's rate limit in front of a node: of the calls `counted` picks (all unless given), it takes
+ * `perSecond` in any second and answers the rest 429 with `Retry-After`, as hosted providers do (the
+ * public Solana endpoint counts per method). What it takes goes to `target`, or is answered `{}` without one.
+ * Closed with its scope.
+ */
+export const startRateLimitedNode = (options: {
+  readonly perSecond: number
+  readonly retryAfter: string
+  readonly target?: string
+  readonly counted?: (body: string) => boolean
+}) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly url: string; readonly served: () => { readonly ok: number; readonly limited: number }; readonly server: http.Server }>((resume) => {
+      const started: Array<number> = []
+      const counts = { ok: 0, limited: 0 }
+      const server = http.createServer((req, res) => {
+        const chunks: Array<Buffer> = []
+        req.on("data", (c: Buffer) => chunks.push(c))
+        req.on("end", () => {
+          const body = Buffer.concat(chunks).toString("utf8")
+          if (options.counted?.(body) ?? true) {
+            const now = Date.now()
+            while (started.length > 0 && (started[0] ?? now) <= now - 1000) started.shift()
+            if (started.length >= options.perSecond) {
+              counts.limited += 1
+              res.writeHead(429, { "retry-after": options.retryAfter, "content-type": "text/plain" }).end("Too many requests")
+              return
+            }
+            started.push(now)
+            counts.ok += 1
+          }
+          if (options.target === undefined) {
+            res.writeHead(200, { "content-type": "application/json" }).end("{}")
+            return
+          }
+          fetch(options.target, { method: "POST", headers: { "content-type": "application/json" }, body }).then(
+            async (answer) => res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()),
+            () => res.writeHead(502).end()
+          )
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        resume(Effect.succeed({ url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`, served: () => ({ ...counts }), server }))
+      })
+    }),
+    ({ server }) => Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+  )
