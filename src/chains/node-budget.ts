@@ -147,7 +147,8 @@ export const makeBudgetedFetch = (budget: NodeBudget, base: typeof fetch = fetch
     throttle.waitingUntil = Math.max(throttle.waitingUntil, Date.now() + retryAfterMs(retryAfter, tries, Date.now()))
   }
   const once = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
-    await acquire(callsIn(init), init?.signal)
+    // a batch's calls are counted only where a rate is set (no parse of every body on the devnets)
+    await acquire(budget.requestsPerSecond > 0 ? callsIn(init) : 1, init?.signal)
     try {
       return await base(input, init)
     } finally {
