@@ -1,10 +1,18 @@
 import { Effect } from "effect"
 import * as http from "node:http"
 
+/** TronGrid's refusal beyond a key's rate, as its docs show it: 403, no Retry-After, a ban (30 s there). */
+export const tronGridBan = (seconds: number) => ({
+  ms: seconds * 1000,
+  status: 403,
+  body: JSON.stringify({ Success: false, Error: `The key exceeds the frequency limit(15), and the query server is suspended for ${seconds}s`, StatusCode: 403 })
+})
+
 /**
  * A provider's rate limit in front of a node: of the calls `counted` picks (all unless given), it takes
  * `perSecond` in any second and answers the rest 429 with `Retry-After`, as hosted providers do (the
- * public Solana endpoint counts per method). What it takes goes to `target`, or is answered `{}` without one.
+ * public Solana endpoint counts per method) — or, given `ban`, refuses as that provider does and then
+ * every call for `ms` (TronGrid). What it takes goes to `target`, or is answered `{}` without one.
  * Closed with its scope.
  */
 export const startRateLimitedNode = (options: {
@@ -12,11 +20,13 @@ export const startRateLimitedNode = (options: {
   readonly retryAfter: string
   readonly target?: string
   readonly counted?: (body: string) => boolean
+  readonly ban?: { readonly ms: number; readonly status: number; readonly body: string }
 }) =>
   Effect.acquireRelease(
     Effect.async<{ readonly url: string; readonly served: () => { readonly ok: number; readonly limited: number }; readonly server: http.Server }>((resume) => {
       const started: Array<number> = []
       const counts = { ok: 0, limited: 0 }
+      let bannedUntil = 0
       const server = http.createServer((req, res) => {
         const chunks: Array<Buffer> = []
         req.on("data", (c: Buffer) => chunks.push(c))
@@ -25,9 +35,14 @@ export const startRateLimitedNode = (options: {
           if (options.counted?.(body) ?? true) {
             const now = Date.now()
             while (started.length > 0 && (started[0] ?? now) <= now - 1000) started.shift()
-            if (started.length >= options.perSecond) {
+            if (started.length >= options.perSecond || bannedUntil > now) {
               counts.limited += 1
-              res.writeHead(429, { "retry-after": options.retryAfter, "content-type": "text/plain" }).end("Too many requests")
+              if (options.ban === undefined) {
+                res.writeHead(429, { "retry-after": options.retryAfter, "content-type": "text/plain" }).end("Too many requests")
+                return
+              }
+              bannedUntil = Math.max(bannedUntil, now + options.ban.ms)
+              res.writeHead(options.ban.status, { "content-type": "application/json" }).end(options.ban.body)
               return
             }
             started.push(now)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { startRateLimitedNode } from "../../test/rate-limited-node.js"
-import { makeBudgetedFetch, retryAfterMs, throttleCheck } from "./node-budget.js"
+import { startRateLimitedNode, tronGridBan } from "../../test/rate-limited-node.js"
+import { makeBudgetedFetch, readLimit, retryAfterMs, throttleCheck } from "./node-budget.js"
 
 describe("a node's request budget", () => {
   // every call at once, the 429s not waited out: a rate-limited provider froze catch-up (#32 item 3)
@@ -22,6 +22,29 @@ describe("a node's request budget", () => {
       expect(other.served().limited).toBeGreaterThan(0)
       const check = yield* throttleCheck("TRC20", { requestsPerSecond: 0, inFlight: 64 }, unbudgeted.state)
       expect(check.trc20_node_rate_limit).toMatch(/^the node answered "too many requests" \d+ times \(last: HTTP 429 \(Retry-After 1\)\); budget no rate set, 64 at once \(FACET_NODE_RPS_TRC20, FACET_NODE_IN_FLIGHT_TRC20\)/)
+    }), { timeout: 30_000 })
+
+  // TronGrid refuses 403 with its ban in words, no Retry-After: read as a bad answer, its ban was never
+  // waited out and /health never named it (#32 scenario "real providers")
+  it.scoped("TronGrid's 403 ban ('suspended for Ns') is waited out as it names, nothing asked meanwhile, and said in the checks; another 403 is the caller's", () =>
+    Effect.gen(function*() {
+      const node = yield* startRateLimitedNode({ perSecond: 3, retryAfter: "1", ban: tronGridBan(2) })
+      const unbudgeted = makeBudgetedFetch({ requestsPerSecond: 0, inFlight: 64 })
+      const started = Date.now()
+      const answers = yield* Effect.promise(() => Promise.all(Array.from({ length: 6 }, () => unbudgeted.fetch(node.url).then((r) => r.status))))
+      expect(answers).toEqual([200, 200, 200, 200, 200, 200])
+      // the ban (2 s from the last refusal) was waited out once: the refused three were refused once each
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_900)
+      expect(node.served()).toEqual({ ok: 6, limited: 3 })
+      const check = yield* throttleCheck("TRC20", { requestsPerSecond: 0, inFlight: 64 }, unbudgeted.state)
+      expect(check.trc20_node_rate_limit).toMatch(/^the node answered "too many requests" 3 times \(last: HTTP 403: The key exceeds the frequency limit\(15\), and the query server is suspended for 2s\); budget/)
+
+      const forbidden = yield* startRateLimitedNode({ perSecond: 0, retryAfter: "1", ban: { ms: 0, status: 403, body: JSON.stringify({ Error: "invalid API key" }) } })
+      const refused = makeBudgetedFetch({ requestsPerSecond: 0, inFlight: 4 })
+      const answer = yield* Effect.promise(() => refused.fetch(forbidden.url).then(async (r) => ({ status: r.status, body: await r.text() })))
+      expect(answer).toEqual({ status: 403, body: JSON.stringify({ Error: "invalid API key" }) })
+      expect(forbidden.served().limited).toBe(1)
+      expect((yield* refused.state).limited).toBe(0)
     }), { timeout: 30_000 })
 
   // a 429 to a broadcast may come from a proxy that passed it on: a re-send answered "nonce too low" read as a
@@ -62,4 +85,14 @@ describe("a node's request budget", () => {
     expect(retryAfterMs("600", 0, now)).toBe(30_000)
     expect([retryAfterMs(null, 0, now), retryAfterMs(null, 3, now), retryAfterMs(null, 9, now)]).toEqual([500, 4_000, 30_000])
   })
+
+  it.effect("a 503 that says 'rate limit' is a limit (TronGrid beyond a key's rate); a plain 503 or 403 is not", () =>
+    Effect.gen(function*() {
+      const now = Date.now()
+      const limited = yield* Effect.promise(() => readLimit(new Response(JSON.stringify({ Error: "rate limit exceeded" }), { status: 503, headers: { "retry-after": "3" } }), 0, now))
+      expect(limited).toEqual({ waitMs: 3_000, said: "HTTP 503: rate limit exceeded" })
+      expect(yield* Effect.promise(() => readLimit(new Response("Service Unavailable", { status: 503 }), 0, now))).toBeUndefined()
+      expect(yield* Effect.promise(() => readLimit(new Response("forbidden", { status: 403 }), 0, now))).toBeUndefined()
+      expect(yield* Effect.promise(() => readLimit(new Response("{}", { status: 200 }), 0, now))).toBeUndefined()
+    }))
 })

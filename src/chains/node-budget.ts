@@ -4,7 +4,7 @@ import type { Chain } from "../domain/chain.js"
 /**
  * What the service may ask of one node: calls per second (0: no limit) and calls in flight at once. Hosted
  * providers enforce both (the public Solana endpoint: 40 calls per method per 10 s; TronGrid: 15 a second
- * with a key, a 30 s ban beyond): asked faster, a node answers 429 and the reads fail.
+ * with a key, a 30 s ban beyond, answered 403): asked faster, a node refuses and the reads fail.
  */
 export interface NodeBudget {
   readonly requestsPerSecond: number
@@ -33,10 +33,10 @@ export const nodeBudgetConfig = (chain: Chain, network: "devnet" | "mainnet") =>
 
 /** The most a node's Retry-After is honoured for at once (a longer ban is waited out in several steps, failing over meanwhile). */
 const MAX_WAIT_MS = 30_000
-/** 429s in a row before the call fails (and the failover client tries the next node). */
+/** Limits in a row before the call fails (and the failover client tries the next node). */
 const MAX_LIMITED_TRIES = 4
 
-/** How long a 429 (or 503) asks to wait: Retry-After in seconds or as a date; else a backoff by the tries so far. */
+/** How long a refusal asks to wait: Retry-After in seconds or as a date; else a backoff by the tries so far. */
 export const retryAfterMs = (header: string | null, tries: number, now: number): number => {
   const backoff = Math.min(MAX_WAIT_MS, 500 * 2 ** tries)
   if (header === null) return backoff
@@ -44,6 +44,27 @@ export const retryAfterMs = (header: string | null, tries: number, now: number):
   if (Number.isFinite(seconds) && seconds >= 0) return Math.min(MAX_WAIT_MS, seconds * 1000)
   const at = Date.parse(header)
   return Number.isNaN(at) ? backoff : Math.min(MAX_WAIT_MS, Math.max(0, at - now))
+}
+
+/**
+ * What a provider's "too many requests" looks like: a 429; or a 403 or 503 that says so in its body —
+ * TronGrid answers 403 "The key exceeds the frequency limit(15), and the query server is suspended for 30s"
+ * (a ban, no Retry-After) and 503 beyond a key's rate. Any other 403 (a bad key) or 503 is the caller's to
+ * read. Undefined: not a limit.
+ */
+export const readLimit = async (response: Response, tries: number, now: number): Promise<{ readonly waitMs: number; readonly said: string } | undefined> => {
+  const retryAfter = response.headers.get("retry-after")
+  if (response.status === 429) {
+    return { waitMs: retryAfterMs(retryAfter, tries, now), said: `HTTP 429${retryAfter === null ? "" : ` (Retry-After ${retryAfter})`}` }
+  }
+  if (response.status !== 403 && response.status !== 503) return undefined
+  // a copy is read: the caller gets the answer whole when it is not a limit
+  const text = (await response.clone().text().catch(() => "")).slice(0, 1000)
+  if (!/frequency limit|rate limit|too many requests|exceeds the|suspended/i.test(text)) return undefined
+  const suspended = /suspended for (\d+)\s*s/i.exec(text)?.[1]
+  const waitMs = retryAfter !== null ? retryAfterMs(retryAfter, tries, now) : suspended !== undefined ? Math.min(MAX_WAIT_MS, Number(suspended) * 1000) : retryAfterMs(null, tries, now)
+  const message = /"(?:Error|error|message)"\s*:\s*"([^"]{1,160})/.exec(text)?.[1] ?? text.slice(0, 160)
+  return { waitMs, said: `HTTP ${response.status}: ${message}` }
 }
 
 /** Calls a request carries: a JSON-RPC batch (viem sends up to 16 at once) is billed per call by providers. */
@@ -78,11 +99,12 @@ const abortable = (signal: AbortSignal | null | undefined, wait: (settle: () => 
  * `inFlight` calls at once; at most `requestsPerSecond` calls started a second, spaced evenly with no burst
  * (a JSON-RPC batch counts each call it carries); a call whose caller gives up (its signal) leaves the line.
  *
- * `fetch` also waits out a 429 as the node asks (Retry-After; every call to the node waits then, as a
- * provider's ban is the node's) and asks again, handing the answer back after a few in a row (the failover
- * client then asks the next node). `send` never asks twice: a 429 to a broadcast may come from a proxy
+ * `fetch` also waits out a "too many requests" (`readLimit`) as the node asks (Retry-After, or the ban it
+ * names; every call to the node waits then, as a provider's ban is the node's) and asks again, handing
+ * the answer back after a few in a row (the failover client then asks the next node). `send` never asks
+ * twice: a limit answered to a broadcast may come from a proxy
  * that passed the transaction on, and custody must see the failure itself (a second send answered "nonce
- * too low" would read as a refusal of the first) — it only waits its turn and records the 429.
+ * too low" would read as a refusal of the first) — it only waits its turn and records the limit.
  */
 export const makeBudgetedFetch = (budget: NodeBudget, base: typeof fetch = fetch) => {
   let tokens = 1
@@ -140,11 +162,10 @@ export const makeBudgetedFetch = (budget: NodeBudget, base: typeof fetch = fetch
       throw aborted
     }
   }
-  const noteLimit = (response: Response, tries: number) => {
-    const retryAfter = response.headers.get("retry-after")
+  const noteLimit = (limit: { readonly waitMs: number; readonly said: string }) => {
     throttle.limited += 1
-    throttle.lastLimit = `HTTP 429${retryAfter === null ? "" : ` (Retry-After ${retryAfter})`}`
-    throttle.waitingUntil = Math.max(throttle.waitingUntil, Date.now() + retryAfterMs(retryAfter, tries, Date.now()))
+    throttle.lastLimit = limit.said
+    throttle.waitingUntil = Math.max(throttle.waitingUntil, Date.now() + limit.waitMs)
   }
   const once = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     // a batch's calls are counted only where a rate is set (no parse of every body on the devnets)
@@ -159,16 +180,18 @@ export const makeBudgetedFetch = (budget: NodeBudget, base: typeof fetch = fetch
   const budgeted = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> => {
     for (let tries = 0; ; tries++) {
       const response = await once(input, init)
-      if (response.status !== 429) return response
-      noteLimit(response, tries)
+      const limit = await readLimit(response, tries, Date.now())
+      if (limit === undefined) return response
+      noteLimit(limit)
       if (tries + 1 >= MAX_LIMITED_TRIES) return response
-      // the body is not read: a 429's body is the provider's explanation, and the call is asked again
+      // the body is not read further: it is the provider's explanation, and the call is asked again
       await response.body?.cancel().catch(() => undefined)
     }
   }
   const send = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> => {
     const response = await once(input, init)
-    if (response.status === 429) noteLimit(response, 0)
+    const limit = await readLimit(response, 0, Date.now())
+    if (limit !== undefined) noteLimit(limit)
     return response
   }
   const state = Effect.sync((): NodeThrottle => ({ ...throttle }))
