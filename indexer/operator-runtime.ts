@@ -8,6 +8,7 @@ import { AppConfig, type AppConfigShape, loadAppConfig } from "../src/config.js"
 import { DatabaseLive } from "../src/database/database.js"
 import { runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
 import { runMigrations } from "../src/database/migrator.js"
+import { devnetViaConfig, reachedThrough } from "../src/devnet/devnet-via.js"
 import { devnetFilePath, DevnetFile } from "../src/devnet/devnets.js"
 import { isHexAddress } from "../src/keys/address-encoding.js"
 import { MasterSeedLive } from "../src/keys/master-seed.js"
@@ -42,7 +43,9 @@ const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Lay
         const confirmations = yield* confirmationsConfig("devnet").pipe(
           Effect.mapError((error) => new OperatorError({ message: `confirmations: ${String(error)}` }))
         )
-        return {
+        // the nodes the service reaches the devnets through, where it is given them (FACET_DEVNET_VIA_<CHAIN>)
+        const via = yield* devnetViaConfig.pipe(Effect.mapError((error) => new OperatorError({ message: String(error) })))
+        return yield* reachedThrough({
           bep20: {
             rpcUrl: file.bep20.rpcUrl,
             chainId: file.bep20.chainId,
@@ -52,7 +55,7 @@ const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Lay
           },
           tron: { url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: confirmations.tron },
           solana: { rpcUrl: file.solana.rpcUrl, tokens: new Map(Object.entries(file.solana.tokens).map(([c, mint]) => [c, { mint, decimals: 6 }])) }
-        }
+        }, via)
       })
     )
 

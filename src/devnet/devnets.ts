@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Config, Context, Effect, Layer, Option, Schema } from "effect"
+import { Config, Context, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type Address, createPublicClient, http } from "viem"
@@ -11,6 +11,7 @@ import { Signer } from "../keys/signer.js"
 import { isAlive } from "../processes/child-process.js"
 import { tronCustomerAddress } from "./devnet-customers.js"
 import { DevnetError } from "./devnet-error.js"
+import { devnetViaConfig, reachedThrough } from "./devnet-via.js"
 import { fundNative, mineBlocks, startAnvilDevnet } from "./evm/anvil-devnet.js"
 import { startSolanaDevnet } from "./solana/solana-devnet.js"
 import { startTronDevnet } from "./tron/tron-devnet.js"
@@ -65,10 +66,6 @@ const DevnetManifest = Schema.Struct({
     genesis_timestamp: Schema.optional(Schema.Number)
   })
 })
-
-/** A URL the service reaches a devnet through instead of its own (FACET_DEVNET_VIA_<CHAIN>). */
-const devnetVia = (name: string) =>
-  Config.option(Config.string(name).pipe(Config.validate({ message: `${name} must be a URL`, validation: (url) => URL.canParse(url) })))
 
 const RESET_HINT = "run `npm run devnet:reset` for a clean slate (it asks first)"
 
@@ -131,11 +128,7 @@ export const DevnetsLive = Layer.scopedContext(
     })
     // the service may reach a devnet through another URL (a proxy in front of it: a fault campaign's
     // load-balanced hostile nodes); devnet.json keeps the devnets' own URLs, for `npm run pay`
-    const via = yield* Config.all({
-      bep20: devnetVia("FACET_DEVNET_VIA_BEP20"),
-      tron: devnetVia("FACET_DEVNET_VIA_TRC20"),
-      solana: devnetVia("FACET_DEVNET_VIA_SOLANA")
-    })
+    const via = yield* devnetViaConfig
     const plan = yield* planDevnets(config.dataDir)
     const paths = devnetStatePaths(config.dataDir)
     yield* Effect.sync(() => fs.mkdirSync(paths.dir, { recursive: true }))
@@ -205,20 +198,17 @@ export const DevnetsLive = Layer.scopedContext(
       () => Effect.sync(() => fs.rmSync(devnetFilePath(config.dataDir), { force: true }))
     )
     yield* Effect.logInfo(`devnets ${plan.resume ? "resumed" : "made"} (kept in ${paths.dir}); endpoints in ${devnetFilePath(config.dataDir)}`)
-    const endpoints = {
+    const endpoints = yield* reachedThrough({
       bep20: {
-        rpcUrl: Option.getOrElse(via.bep20, () => anvil.rpcUrl),
+        rpcUrl: anvil.rpcUrl,
         chainId: anvil.chainId,
         tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT], ["VELNX", anvil.tokens.VELNX]]),
         confirmations: confirmations.bep20,
         traces: "callTracer" as const
       },
-      tron: { url: Option.getOrElse(via.tron, () => tron.url), tokens: new Map([["USDT", tron.tokens.USDT]]), confirmations: confirmations.tron },
-      solana: { rpcUrl: Option.getOrElse(via.solana, () => solana.url), tokens: new Map([["USDT", { mint: solana.usdtMint, decimals: 6 }]]) }
-    }
-    for (const [chain, url] of [["BEP20", via.bep20], ["TRC20", via.tron], ["SOLANA", via.solana]] as const) {
-      if (Option.isSome(url)) yield* Effect.logWarning(`the service reaches the ${chain} devnet through ${url.value} (FACET_DEVNET_VIA_${chain}), not directly`)
-    }
+      tron: { url: tron.url, tokens: new Map([["USDT", tron.tokens.USDT]]), confirmations: confirmations.tron },
+      solana: { rpcUrl: solana.url, tokens: new Map([["USDT", { mint: solana.usdtMint, decimals: 6 }]]) }
+    }, via)
     return Context.make(ChainEndpoints, endpoints).pipe(
       Context.add(Devnets, { bep20RpcUrl: anvil.rpcUrl, tronUrl: tron.url, solanaRpcUrl: solana.url })
     )
