@@ -61,6 +61,11 @@ const main = Effect.gen(function*() {
     RescanRefused: (error) => Effect.sync(() => {
       console.error(error.message)
       process.exitCode = 1
+    }),
+    // a rescan that could not read a block says where it stopped and why, without a stack trace
+    ChainRpcError: (error) => Effect.sync(() => {
+      console.error(error.message)
+      process.exitCode = 1
     })
   })
 )

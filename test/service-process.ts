@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -51,9 +51,10 @@ export const FAST_DEVNETS: Record<string, string> = {
  * `npm start` as a user runs it: its own node process on the embedded PostgreSQL of `dataDir` (no
  * DATABASE_URL), logging to `dataDir/../<name>.log`; ready once /health answers 200. Stopped (SIGINT,
  * then SIGKILL) when the scope closes if the test has not stopped it. Devnets are fast unless
- * `devnets` is "as npm start" (its default block times and confirmations).
+ * `devnets` is "as npm start" (its default block times and confirmations). `ready` "answering": ready
+ * once /health answers at all (503 too: its nodes may be refusing it).
  */
-export const startService = (dataDir: string, name: string, env: Record<string, string> = {}, devnets: "fast" | "as npm start" = "fast") =>
+export const startService = (dataDir: string, name: string, env: Record<string, string> = {}, devnets: "fast" | "as npm start" = "fast", ready: "healthy" | "answering" = "healthy") =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const port = yield* freePort
@@ -71,7 +72,8 @@ export const startService = (dataDir: string, name: string, env: Record<string, 
       const deadline = Date.now() + 120_000
       for (;;) {
         const status = yield* Effect.promise(() => fetch(`${url}/health`).then((r) => r.status, () => 0))
-        if (status === 200) return service
+        // "answering": up, whatever /health says (its nodes may refuse it for a while)
+        if (status === 200 || (ready === "answering" && status === 503)) return service
         if (!isAlive(pid) || Date.now() > deadline) {
           return yield* Effect.die(new Error(`the service did not become healthy:\n${service.log().slice(-3000)}`))
         }
@@ -111,6 +113,25 @@ export const interrupt = (service: ServiceProcess) =>
 /** The endpoints the running service wrote for `npm run pay`. */
 export const readDevnetFile = (dataDir: string) =>
   Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(dataDir), "utf8")).pipe(Effect.orDie)
+
+/**
+ * The devnets' own addresses as the running service last wrote them (each start of the service starts
+ * them on new ports): what the balancers forward to. Read again only when the file changes.
+ */
+export const devnetsOf = (dataDir: string) => {
+  let cached: { readonly mtimeMs: number; readonly file: DevnetFile } | undefined
+  const decode = Schema.decodeUnknownOption(Schema.parseJson(DevnetFile))
+  return (): DevnetFile | undefined => {
+    const stat = fs.statSync(devnetFilePath(dataDir), { throwIfNoEntry: false })
+    if (stat === undefined) return undefined
+    if (cached?.mtimeMs !== stat.mtimeMs) {
+      const file = decode(fs.readFileSync(devnetFilePath(dataDir), "utf8"))
+      if (Option.isNone(file)) return undefined
+      cached = { mtimeMs: stat.mtimeMs, file: file.value }
+    }
+    return cached.file
+  }
+}
 
 /** Calls the service's API over HTTP; JSON in and out. */
 export const api = (service: ServiceProcess, method: string, url: string, options: { readonly apiKey?: string; readonly json?: unknown; readonly headers?: Record<string, string> } = {}) =>

@@ -2,14 +2,12 @@ import { Reactivity } from "@effect/experimental"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, ExecutionStrategy, Exit, Layer, Option, Schema, Scope } from "effect"
-import * as fs from "node:fs"
 import type { ChainClient } from "../../src/chains/chain-client.js"
 import { makeBep20Client } from "../../src/chains/evm/bep20-client.js"
 import { makeSolanaClient } from "../../src/chains/solana/solana-client.js"
 import { makeTronClient } from "../../src/chains/tron/tron-client.js"
 import { runningEmbeddedUrl } from "../../src/database/embedded-postgres.js"
 import { payFromCustomer } from "../../src/devnet/devnet-payments.js"
-import { DevnetFile, devnetFilePath } from "../../src/devnet/devnets.js"
 import type { Chain } from "../../src/domain/chain.js"
 import { isHexAddress } from "../../src/keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../src/keys/master-seed.js"
@@ -17,7 +15,7 @@ import { LocalSignerLive } from "../../src/keys/signer.js"
 import { MoneyDecimal } from "../../src/money.js"
 import { acceptInvite, approveInConsole, type ConsoleBrowser, inviteInConsole, setUpOwner, submitInConsole, Unanswered } from "../console-http.js"
 import { asRecord } from "../json.js"
-import { api, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService, until, waitUntilNoneUnder } from "../service-process.js"
+import { api, devnetsOf, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService, until, waitUntilNoneUnder } from "../service-process.js"
 import { startHostileBalancer, VIEWS } from "./hostile-balancer.js"
 import type { Violation } from "./invariants.js"
 import { ASSETS, recipient } from "./money-out.js"
@@ -34,25 +32,6 @@ const withDatabase = <A, E>(dataDir: string, use: Effect.Effect<A, E, SqlClient.
     onNone: () => Effect.dieMessage("the service's PostgreSQL is not running"),
     onSome: (url) => use.pipe(Effect.provide(Layer.provide(PgClient.layer({ url, maxConnections: 2 }), Reactivity.layer)), Effect.orDie)
   })
-
-/**
- * The devnets' own addresses as the running service last wrote them (each start of the service starts
- * them on new ports): what the balancers forward to. Read again only when the file changes.
- */
-const devnetsOf = (dataDir: string) => {
-  let cached: { readonly mtimeMs: number; readonly file: DevnetFile } | undefined
-  const decode = Schema.decodeUnknownOption(Schema.parseJson(DevnetFile))
-  return (): DevnetFile | undefined => {
-    const stat = fs.statSync(devnetFilePath(dataDir), { throwIfNoEntry: false })
-    if (stat === undefined) return undefined
-    if (cached?.mtimeMs !== stat.mtimeMs) {
-      const file = decode(fs.readFileSync(devnetFilePath(dataDir), "utf8"))
-      if (Option.isNone(file)) return undefined
-      cached = { mtimeMs: stat.mtimeMs, file: file.value }
-    }
-    return cached.file
-  }
-}
 
 /** One thing the workload does; it fails `Unanswered` when the service was not there to answer, and is done again. */
 interface Step {

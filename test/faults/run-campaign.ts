@@ -9,7 +9,7 @@ import { readSharedResult, resultsTable } from "./scenario-result.js"
  * hostile-input suites at FACET_FUZZ_RUNS, in one vitest run; then one table of every suite's line
  * (each writes it to a shared directory) and vitest's exit code. FACET_FAULTS_REPORT keeps the table.
  */
-const SUITES = ["test/faults/faults.test.ts", "test/faults/money-out.test.ts", "http/fuzz.test.ts", "http/authorization.test.ts", "http/hostile-input.test.ts"]
+const SUITES = ["test/faults/faults.test.ts", "test/faults/money-out.test.ts", "test/faults/real-providers.test.ts", "http/fuzz.test.ts", "http/authorization.test.ts", "http/hostile-input.test.ts"]
 
 const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-faults-results-"))
 // the seed is chosen here so the table can name it (a long run explores a new one each time)
