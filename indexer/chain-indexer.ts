@@ -8,6 +8,7 @@ import type { Network } from "../src/config.js"
 import { attributeTransfers } from "./attribution.js"
 import { AttributionStore, type BlockCursor } from "./attribution-store.js"
 import { DEFAULT_CATCH_UP_WRITERS, makeCatchUpWriter } from "./catch-up-writer.js"
+import { earliestWatched, startBlockFor } from "./start-block.js"
 import { type ChainIndexerStatus, currentStatus, reportStatus, standbyStatus } from "./indexer-status.js"
 import { WatchList } from "./watch-list.js"
 
@@ -110,15 +111,17 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       const [row] = yield* sql<{ block_number: string; block_hash: string }>`
         SELECT block_number::text AS block_number, block_hash FROM indexer_cursors WHERE chain = ${chain}`
       if (row !== undefined) return { number: BigInt(row.block_number), hash: row.block_hash }
-      // a new chain starts at its head (or the configured block): nothing older can pay our fresh addresses.
-      // That start is stored at once: a restart must go on from it, not from a later head that would skip
-      // what was paid in between.
+      // a new chain starts at the configured block, or at its head — earlier when addresses were issued
+      // before it first ran (startBlockFor): nothing older can pay them. That start is stored at once: a
+      // restart must go on from it, not from a later head that would skip what was paid in between.
       const start = Option.getOrElse(options.startBlock, () => -1n)
       const first = start >= 0n ? start : yield* client.head
-      const [block] = yield* client.blocks(first, first)
-      if (block === undefined || block.number !== first) {
+      const [at] = yield* client.blocks(first, first)
+      if (at === undefined || at.number !== first) {
         return yield* new ChainRpcError({ chain, message: `the node has no block ${first} to start from yet` })
       }
+      const block = start >= 0n ? at : yield* startBlockFor(client, at, yield* earliestWatched(chain))
+      if (block.number !== at.number) yield* Effect.logWarning(`${chain}: addresses were issued before this chain's indexer first ran; it starts at block ${block.number}, before the oldest of them, not at the head ${at.number}`)
       yield* store.startCursor({ chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }, holder)
       return { number: block.number, hash: block.hash }
     })
