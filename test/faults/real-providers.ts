@@ -60,6 +60,11 @@ export interface RealProvidersOptions {
   readonly roundSeconds: number
   /** How long the TRON provider bans the key (TronGrid: 30 s). */
   readonly banSeconds: number
+  /**
+   * Whether a rescan also goes through the pruned node and then the archive (it reads every slot, slowly:
+   * the pruned node's limits are waited out before the archive is asked); always: through the pruned node alone.
+   */
+  readonly rescanThroughArchive: boolean
 }
 
 /**
@@ -82,6 +87,9 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
     const dataDir = `${yield* processWorkDir("facet-faults-providers-")}/data`
     const devnets = devnetsOf(dataDir)
     const violations: Array<Violation> = []
+    const began = Date.now()
+    /** Where the scenario is, for whoever watches a long run. */
+    const progress = (what: string) => Effect.sync(() => console.log(`[real providers +${((Date.now() - began) / 1000).toFixed(1)} s] ${what}`))
     // the bound each payment is credited within: a ban, a restart, finality and the catch-up after them
     const boundSeconds = options.banSeconds + 45
 
@@ -269,6 +277,7 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
       // up once it answers: its nodes may be refusing it (a ban outlasts a restart)
       const service = yield* startService(dataDir, `run-${round}`, env, "fast", "answering").pipe(Scope.extend(scope))
       current = service
+      yield* progress(`run ${round} of the service answers`)
       const file = yield* readDevnetFile(dataDir)
       if (round === 0) {
         const applied = yield* api(service, "POST", "/v1/ai/merchant-apply", {
@@ -278,6 +287,7 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
         apiKey = String(asRecord(asRecord(applied.body).env).FACET_API_KEY)
       }
       yield* workload(service, file, round)
+      yield* progress(`run ${round}: ${payments.length} payments so far`)
       if (round < options.restarts) {
         current = undefined
         if (!(yield* interrupt(service))) violations.push({ invariant: "the service stops when asked", detail: `run ${round} did not exit within 30 s of SIGINT` })
@@ -303,6 +313,7 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
         Effect.map(api(service, "GET", `/v1/transactions?q=${p.txHash}&status=confirmed&type=deposit`, { apiKey }), (r) => Number(asRecord(r.body).total) >= 1)
       const waitStarted = Date.now()
       while (Date.now() - waitStarted < (boundSeconds + 30) * 1000 && !(yield* Effect.forEach(onChain, confirmedAt, { concurrency: 4 })).every(Boolean)) yield* Effect.sleep("1 second")
+      yield* progress(`${onChain.length} payments on chain waited for`)
       const url = runningEmbeddedUrl(dataDir)
       if (Option.isNone(url)) return yield* Effect.dieMessage("the service's PostgreSQL is not running")
       const sql = Layer.provide(PgClient.layer({ url: url.value, maxConnections: 2 }), Reactivity.layer)
@@ -334,11 +345,13 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
       const rescanned: Array<string> = []
       const finalized = yield* ask(file.solana.rpcUrl, "getSlot", [{ commitment: "finalized" }])
       const top = Math.min(solana.snapshot + 5, typeof finalized === "number" ? finalized - 10 : solana.snapshot)
-      const from = Math.max(1, top - 40)
+      const from = Math.max(1, top - 20)
       const produced = yield* ask(file.solana.rpcUrl, "getBlocks", [from, top, { commitment: "finalized" }])
       const slots = Array.isArray(produced) ? produced.filter((s): s is number => typeof s === "number") : []
-      for (const [label, via] of [["the pruned node alone", pruned.url], ["the pruned node, then the archive", `${pruned.url},${archive.url}`]] as const) {
+      const throughs = [["the pruned node alone", pruned.url], ...(options.rescanThroughArchive ? [["the pruned node, then the archive", `${pruned.url},${archive.url}`] as const] : [])] as const
+      for (const [label, via] of throughs) {
         read.SOLANA.clear()
+        yield* progress(`a rescan of SOLANA ${from}–${top} through ${label}`)
         const run = yield* runToExit("indexer/indexer-cli.ts", ["--chain", "SOLANA", "--rescan-from", String(from), "--to", String(top)], dataDir, { ...env, FACET_DEVNET_VIA_SOLANA: via })
         const unread = slots.filter((s) => !read.SOLANA.has(BigInt(s)))
         const said = run.output.split("\n").filter((l) => l.includes("rescan") || l.startsWith("{")).slice(-1)[0] ?? run.output.slice(-300)
@@ -348,11 +361,13 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
         if (via.includes(",") && run.code !== 0) violations.push({ invariant: "a rescan with an archive node reads every slot", detail: `SOLANA ${from}–${top}: exit ${run.code}: ${run.output.slice(-400)}` })
       }
 
+      yield* progress("the invariants")
       violations.push(...(yield* checkInvariants({ expected: onChain, chains: direct }).pipe(Effect.provide(sql), Effect.orDie)))
 
       current = undefined
       yield* Fiber.interrupt(healthReader)
       yield* Fiber.interrupt(headReader)
+      yield* progress("the service stops")
       if (!(yield* interrupt(service))) violations.push({ invariant: "the service stops when asked", detail: "the last run did not exit within 30 s of SIGINT" })
       yield* Scope.close(scope, Exit.void)
       for (const p of yield* waitUntilNoneUnder(dataDir)) violations.push({ invariant: "no process left behind", detail: `after the last stop: pid ${p.pid} ${p.cmdline}` })
