@@ -120,8 +120,14 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       if (at === undefined || at.number !== first) {
         return yield* new ChainRpcError({ chain, message: `the node has no block ${first} to start from yet` })
       }
-      const block = start >= 0n ? at : yield* startBlockFor(client, at, yield* earliestWatched(chain))
-      if (block.number !== at.number) yield* Effect.logWarning(`${chain}: addresses were issued before this chain's indexer first ran; it starts at block ${block.number}, before the oldest of them, not at the head ${at.number}`)
+      const earliest = start >= 0n ? null : yield* earliestWatched(chain)
+      const { block, truncated } = yield* startBlockFor(client, at, earliest)
+      if (truncated) {
+        yield* Effect.logError(`${chain}: addresses were issued from ${earliest?.toISOString()} on, before this chain's indexer first ran, but its nodes hold nothing older than block ${block.number}: ` +
+          `what was paid to them before it is not read here — rescan from the block of ${earliest?.toISOString()} with an archive node (npm run indexer -- --chain ${chain} --rescan-from N)`)
+      } else if (block.number !== at.number) {
+        yield* Effect.logWarning(`${chain}: addresses were issued from ${earliest?.toISOString()} on, before this chain's indexer first ran; it starts at block ${block.number}, ${at.number - block.number} blocks before the head ${at.number}, and reads them first`)
+      }
       yield* store.startCursor({ chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }, holder)
       return { number: block.number, hash: block.hash }
     })

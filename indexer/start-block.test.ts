@@ -10,7 +10,9 @@ import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { startPrunedSolanaNode } from "../test/pruned-solana-node.js"
 import { runChainIndexer } from "./chain-indexer.js"
+import { startBlockFor } from "./start-block.js"
 
 const SignerLive = LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))
 
@@ -41,5 +43,23 @@ describe("where a new chain's indexer starts", () => {
         expect(BigInt(cursor?.started ?? "-1")).toBeLessThan(slot)
         yield* Fiber.interrupt(fiber)
       }), { timeout: 60_000 })
+
+    // found by review: a probe below a pruned node's ledger failed the whole start, retried every 10 s for ever
+    it.scoped("nodes that no longer hold blocks that old: the oldest block they hold, said to be a truncated start; no address yet: the head", () =>
+    Effect.gen(function*() {
+      const devnet = yield* startSolanaDevnet({ slotMs: 20, finalityLag: 4 })
+      yield* eventually(Effect.sync(() => devnet.chain.finalized), (f) => f > 120, 10_000)
+      const pruned = yield* startPrunedSolanaNode(devnet.url, () => 77)
+      const client = yield* makeSolanaClient({ rpcUrl: pruned.url, tokens: new Map() })
+      const [head] = yield* client.blocks(110n, 110n)
+      if (head === undefined) return yield* Effect.dieMessage("no block 110")
+      const start = yield* startBlockFor(client, head, new Date(Date.now() - 3_600_000))
+      expect([start.block.number, start.truncated]).toEqual([77n, true])
+      // a node that holds everything: the devnet is younger than the address, its first block
+      const whole = yield* makeSolanaClient({ rpcUrl: devnet.url, tokens: new Map() })
+      const all = yield* startBlockFor(whole, head, new Date(Date.now() - 3_600_000))
+      expect([all.block.number <= 1n, all.truncated]).toEqual([true, false])
+      expect(yield* startBlockFor(client, head, null)).toEqual({ block: head, truncated: false })
+    }), { timeout: 60_000 })
   })
 })

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schedule, Schema } from "effect"
 import type { ChainBlock, ChainClient } from "../src/chains/chain-client.js"
 
 /** Clocks differ (ours against a chain's producers): a new chain starts this long before the first address. */
@@ -32,30 +32,57 @@ const firstFrom = (client: ChainClient, n: bigint, head: bigint) =>
       if (to === head) break
     }
     return undefined
-  })
+  }).pipe(
+    // a node's passing trouble is not taken for a ledger that starts later: asked again a few times
+    Effect.retry(Schedule.intersect(Schedule.exponential("250 millis"), Schedule.recurs(2))),
+    Effect.either
+  )
+
+/** Where a new chain's indexer starts, and whether the nodes still hold every block back to the first address. */
+export interface StartBlock {
+  readonly block: ChainBlock
+  /** The nodes hold nothing older than `block`, which is after the first address was issued: what was paid before it cannot be read here. */
+  readonly truncated: boolean
+}
 
 /**
  * Where a chain with no cursor starts (its blocks are read from the next one on): the head when nothing is
  * watched yet — nothing older can pay a fresh address — else a block from before the oldest watched address
  * was issued (less a margin for clocks), found by stepping back from the head in doubling steps: a few calls
- * for what a late start missed. Nothing was paid before an address existed, so nothing is skipped.
+ * for what a late start missed. Nothing was paid before an address existed, so nothing is skipped. Where the
+ * nodes no longer hold blocks that old (a pruned ledger), the oldest block they hold, found by halving the
+ * gap, and `truncated`: the indexer says so, and a rescan with an archive node reads the rest.
  */
 export const startBlockFor = Effect.fn("startBlockFor")(function*(client: ChainClient, head: ChainBlock, earliest: Date | null) {
-  if (earliest === null) return head
+  if (earliest === null) return { block: head, truncated: false }
   const before = earliest.getTime() - CLOCK_MARGIN_MS
-  if (head.timestamp > 0 && blockMillis(head) <= before) return head
+  // a block without a time (a node that gave none) is not proof it is early enough
+  const earlyEnough = (block: ChainBlock) => block.timestamp > 0 && blockMillis(block) <= before
+  if (earlyEnough(head)) return { block: head, truncated: false }
   let step = 1n
-  let lowest = head
+  let held = head
   for (;;) {
     const probe = head.number - step > 0n ? head.number - step : 0n
-    const block = yield* firstFrom(client, probe, head.number)
-    if (block !== undefined) {
-      lowest = block
-      // a block without a time (a node that gave none) is not proof it is early enough: further back
-      if (block.timestamp > 0 && blockMillis(block) <= before) return block
+    const found = yield* firstFrom(client, probe, head.number)
+    if (Either.isLeft(found)) {
+      // not held that far back: the oldest block held lies between the probe and the last block read
+      let gone = probe
+      while (held.number - gone > 1n) {
+        const middle = gone + (held.number - gone) / 2n
+        const at = yield* firstFrom(client, middle, held.number)
+        if (Either.isLeft(at)) gone = middle
+        else if (at.right === undefined || at.right.number >= held.number) break
+        else if (earlyEnough(at.right)) return { block: at.right, truncated: false }
+        else held = at.right
+      }
+      return { block: held, truncated: true }
+    }
+    if (found.right !== undefined) {
+      held = found.right
+      if (earlyEnough(found.right)) return { block: found.right, truncated: false }
     }
     // the chain is younger than the address (a devnet): its first block, which nothing could have paid
-    if (probe === 0n) return lowest
+    if (probe === 0n) return { block: held, truncated: false }
     step *= 2n
   }
 })

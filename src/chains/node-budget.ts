@@ -60,7 +60,8 @@ export const readLimit = async (response: Response, tries: number, now: number):
   if (response.status !== 403 && response.status !== 503) return undefined
   // a copy is read: the caller gets the answer whole when it is not a limit
   const text = (await response.clone().text().catch(() => "")).slice(0, 1000)
-  if (!/frequency limit|rate limit|too many requests|exceeds the|suspended/i.test(text)) return undefined
+  // narrow words: "exceeds the" alone is also geth's fee cap, "suspended" alone a key suspended for good
+  if (!/frequency limit|rate limit|too many requests|suspended for \d+\s*s/i.test(text)) return undefined
   const suspended = /suspended for (\d+)\s*s/i.exec(text)?.[1]
   const waitMs = retryAfter !== null ? retryAfterMs(retryAfter, tries, now) : suspended !== undefined ? Math.min(MAX_WAIT_MS, Number(suspended) * 1000) : retryAfterMs(null, tries, now)
   const message = /"(?:Error|error|message)"\s*:\s*"([^"]{1,160})/.exec(text)?.[1] ?? text.slice(0, 160)

@@ -122,7 +122,8 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
       answer: ({ body }) => {
         const method = rpcMethod(body)
         if (method === undefined || !STATE_METHODS.has(method)) return undefined
-        const at = rpcParams(body).find((p): p is string => typeof p === "string" && /^0x[0-9a-f]{1,16}$/i.test(p))
+        // the block is the last parameter (eth_getStorageAt's slot comes before it)
+        const at = rpcParams(body).filter((p): p is string => typeof p === "string" && /^0x[0-9a-f]{1,16}$/i.test(p)).at(-1)
         if (at === undefined || bsc.head === 0n || BigInt(at) >= bsc.head - 128n) return undefined
         counts.oldState += 1
         return { jsonrpc: "2.0", id: asRecord(body).id ?? null, error: { code: -32000, message: `missing trie node ${"ab".repeat(32)} (path ) state is not available` } }
@@ -308,7 +309,7 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
       yield* Effect.sleep("3 seconds")
       const onChain = yield* Effect.filter(payments, (p) =>
         Effect.map(Effect.option(direct.find((c) => c.chain === p.chain)?.transaction(p.txHash) ?? Effect.succeedNone), (found) =>
-          Option.exists(Option.flatten(found), (t) => t.status === "success")))
+          Option.exists(Option.flatten(found), (t) => t.status === "success")), { concurrency: 8 })
       const confirmedAt = (p: ExpectedDeposit) =>
         Effect.map(api(service, "GET", `/v1/transactions?q=${p.txHash}&status=confirmed&type=deposit`, { apiKey }), (r) => Number(asRecord(r.body).total) >= 1)
       const waitStarted = Date.now()
