@@ -19,6 +19,22 @@ export const rpcParams = (body: unknown): ReadonlyArray<unknown> =>
 /** A JSON-RPC request's id, to answer it in kind. */
 export const rpcId = (body: unknown): unknown => (typeof body === "object" && body !== null && "id" in body ? body.id : null)
 
+/** Reads a request to a test node whole: its path and its JSON body (`{}` when empty or not JSON). */
+export const onJsonRequest = (req: http.IncomingMessage, use: (path: string, body: unknown) => void) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (chunk: Buffer) => chunks.push(chunk))
+  req.on("end", () => {
+    const text = Buffer.concat(chunks).toString("utf8")
+    let body: unknown = {}
+    try {
+      body = text === "" ? {} : JSON.parse(text)
+    } catch {
+      body = {}
+    }
+    use(req.url ?? "/", body)
+  })
+}
+
 /**
  * A node in front of a real one, for fault tests: every call is forwarded to `target` unless `fault`
  * answers it itself (what a lagging or broken backend would say). JSON-RPC batches are split, so one
@@ -46,17 +62,7 @@ export const startNodeProxy = (
         return faulted === undefined ? forward(path, body).then((answer) => rewrite({ path, body }, answer)) : Promise.resolve(faulted)
       }
       const server = http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          const path = req.url ?? "/"
-          const text = Buffer.concat(chunks).toString("utf8")
-          let body: unknown = {}
-          try {
-            body = text === "" ? {} : JSON.parse(text)
-          } catch {
-            body = {}
-          }
+        onJsonRequest(req, (path, body) => {
           const reply = Array.isArray(body) ? Promise.all(body.map((one) => answer(path, one))) : answer(path, body)
           reply.then(
             (result) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result)),

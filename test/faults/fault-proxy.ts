@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import * as http from "node:http"
-import { rpcId, rpcMethod, rpcParams } from "../node-proxy.js"
+import { onJsonRequest, rpcId, rpcMethod, rpcParams } from "../node-proxy.js"
 import type { Random } from "./seeded-random.js"
 
 /**
@@ -202,17 +202,7 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
       }
 
       const server = http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          const path = req.url ?? "/"
-          const text = Buffer.concat(chunks).toString("utf8")
-          let body: unknown = {}
-          try {
-            body = text === "" ? {} : JSON.parse(text)
-          } catch {
-            body = {}
-          }
+        onJsonRequest(req, (path, body) => {
           const httpFault = rate > 0 && random.next() < rate / 2 ? random.pick(HTTP_FAULTS) : undefined
           if (httpFault !== undefined) count(httpFault)
           if (httpFault === "drop") return void req.socket.destroy()

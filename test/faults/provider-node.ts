@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import * as http from "node:http"
-import { rpcId, rpcMethod } from "../node-proxy.js"
+import { onJsonRequest, rpcId, rpcMethod } from "../node-proxy.js"
 
 /**
  * One of a provider's limits: at most `max` calls in any `ms` — of every call (`all`), of each method on
@@ -109,17 +109,7 @@ export const startProviderNode = (options: ProviderOptions) =>
       }
 
       const server = http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          const path = req.url ?? "/"
-          const text = Buffer.concat(chunks).toString("utf8")
-          let body: unknown = {}
-          try {
-            body = text === "" ? {} : JSON.parse(text)
-          } catch {
-            body = {}
-          }
+        onJsonRequest(req, (path, body) => {
           const calls: ReadonlyArray<ProviderCall> = Array.isArray(body) ? body.map((b: unknown) => ({ path, body: b })) : [{ path, body }]
           const now = Date.now()
           if (bannedUntil > now) {
