@@ -45,7 +45,7 @@ describe("withdrawal policy", () => {
         const config = yield* AppConfig
         const dataDir = yield* processWorkDir("facet-merchants-cli-")
         const env = { DATABASE_URL: Option.match(config.databaseUrl, { onNone: () => "", onSome: Redacted.value }) }
-        const cli = (...args: ReadonlyArray<string>) => runToExit("src/merchants/merchants-cli.ts", args, dataDir, env)
+        const cli = (...args: ReadonlyArray<string>) => runToExit("custody/merchants-cli.ts", args, dataDir, env)
         const tightened = yield* cli("policy", merchantId, "--quorum", "2", "--limit", "TRC20-USDT=per_tx:100,per_day:1000", "--by", "ops-cli")
         expect(tightened.code, tightened.output).toBe(0)
         expect(tightened.output).toContain("quorum: 1 → 2 in force now")

@@ -9,7 +9,7 @@ import { attributeTransfers } from "./attribution.js"
 import { AttributionStore, type BlockCursor } from "./attribution-store.js"
 import { DEFAULT_CATCH_UP_WRITERS, makeCatchUpWriter } from "./catch-up-writer.js"
 import { earliestWatched, startBlockFor } from "./start-block.js"
-import { type ChainIndexerStatus, currentStatus, reportStatus, standbyStatus } from "./indexer-status.js"
+import { type ChainIndexerStatus, currentStatus, reportStatus, standbyStatus } from "../src/indexing/indexer-status.js"
 import { WatchList } from "./watch-list.js"
 
 export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{ readonly chain: string; readonly message: string }> {}

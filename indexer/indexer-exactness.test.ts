@@ -7,7 +7,7 @@ import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { runChainIndexer } from "./chain-indexer.js"
-import { IndexerStatus } from "./indexer-status.js"
+import { IndexerStatus } from "../src/indexing/indexer-status.js"
 import { MemoryChain } from "./memory-chain.js"
 
 /**

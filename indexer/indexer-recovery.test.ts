@@ -8,7 +8,7 @@ import { merchantWithDepositAddresses } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { AttributionStore } from "./attribution-store.js"
 import { runChainIndexer } from "./chain-indexer.js"
-import { IndexerStatus } from "./indexer-status.js"
+import { IndexerStatus } from "../src/indexing/indexer-status.js"
 import { MemoryChain } from "./memory-chain.js"
 
 const options = { batchSize: 5, pollInterval: Duration.millis(20), retakeAfter: Duration.millis(300), startBlock: Option.some(0n), network: "devnet" as const }

@@ -6,7 +6,7 @@ import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { indexerShardGroup, shardLockTime } from "../src/cluster.js"
 import { AppConfig } from "../src/config.js"
 import { runChainIndexer } from "./chain-indexer.js"
-import { refreshStandby, reportStandby, reportStatus, standbyStatus } from "./indexer-status.js"
+import { refreshStandby, reportStandby, reportStatus, standbyStatus } from "../src/indexing/indexer-status.js"
 import { followingBudget } from "./request-budget.js"
 
 const StoredChain = Schema.Struct({ cursor: Schema.NullOr(Schema.String), idle_ms: Schema.NullOr(Schema.Number), holder: Schema.NullOr(Schema.String) })

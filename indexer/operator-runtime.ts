@@ -16,7 +16,7 @@ import { LocalSignerLive } from "../src/keys/signer.js"
 import { Orders } from "../src/orders/orders.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { AttributionStore } from "./attribution-store.js"
-import { IndexerStatus } from "./indexer-status.js"
+import { IndexerStatus } from "../src/indexing/indexer-status.js"
 
 /**
  * What the operator commands (`npm run indexer`, `npm run reconcile`) run on: the service's database

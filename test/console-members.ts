@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { AuditActor } from "../src/audit/audit-log.js"
-import { ConsoleUsers } from "../src/console/console-users.js"
+import { ConsoleUsers } from "../custody/console-users.js"
 
 /** The password every invited test member sets. */
 export const MEMBER_PASSWORD = "Correct-Horse-Battery-9"

@@ -10,7 +10,7 @@ import { formatDuration, WithdrawalPolicy } from "../../custody/withdrawal-polic
 import { Withdrawals } from "../../custody/withdrawals.js"
 import { AuditLog, type AuditActor, type AuditFilter } from "../../src/audit/audit-log.js"
 import { type Capability, can } from "../../src/console/console-roles.js"
-import { ConsoleUsers } from "../../src/console/console-users.js"
+import { ConsoleUsers } from "../../custody/console-users.js"
 import { CreateWithdrawalRequest } from "../../src/domain/withdrawal.js"
 import { PolicyClock } from "../../src/policy-clock.js"
 import { AppConfig } from "../../src/config.js"

@@ -3,7 +3,7 @@ import { describeSetting } from "../../custody/withdrawal-policy.js"
 import { AuditAction, type AuditFilter, type AuditRow } from "../../src/audit/audit-log.js"
 import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { can } from "../../src/console/console-roles.js"
-import type { ConsoleInvite, ConsoleUser } from "../../src/console/console-users.js"
+import type { ConsoleInvite, ConsoleUser } from "../../custody/console-users.js"
 import type { WithdrawalAddress } from "../../src/domain/withdrawal-address.js"
 import { confirmFields, escape, hidden, newAccountForm, notice, page } from "./console-pages.js"
 

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Ref } from "effect"
-import { IndexerStatus, indexerProblems, indexersNotStarted, prometheusMetrics } from "../../indexer/indexer-status.js"
+import { IndexerStatus, indexerProblems, indexersNotStarted, prometheusMetrics } from "../../src/indexing/indexer-status.js"
 import { Reconciliation, reconciliationMetrics, reconciliationProblems } from "../../indexer/reconciliation.js"
 import { UntracedBlocks, untracedMetrics, untracedReasons } from "../../indexer/untraced-blocks.js"
 import { AppConfig } from "../../src/config.js"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Ref, Schema } from "effect"
-import { IndexerStatus } from "../../indexer/indexer-status.js"
+import { IndexerStatus } from "../indexing/indexer-status.js"
 import { ChainSettings } from "../assets/chain-settings.js"
 import { ChainEndpoints } from "../chains/chain-endpoints.js"
 import { Chain } from "../domain/chain.js"

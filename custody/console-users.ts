@@ -1,14 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { WithdrawalPolicy } from "../../custody/withdrawal-policy.js"
-import { AuditLog, type AuditActor } from "../audit/audit-log.js"
-import { AppConfig } from "../config.js"
-import { newId } from "../ids.js"
-import { PolicyClock } from "../policy-clock.js"
-import { ConsoleAccounts, LOGIN_NAME } from "./console-accounts.js"
-import { ConsoleRefusal } from "./console-refusal.js"
-import { hashPassword, passwordProblem } from "./passwords.js"
+import { WithdrawalPolicy } from "./withdrawal-policy.js"
+import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
+import { AppConfig } from "../src/config.js"
+import { newId } from "../src/ids.js"
+import { PolicyClock } from "../src/policy-clock.js"
+import { ConsoleAccounts, LOGIN_NAME } from "../src/console/console-accounts.js"
+import { ConsoleRefusal } from "../src/console/console-refusal.js"
+import { hashPassword, passwordProblem } from "../src/console/passwords.js"
 
 /** The roles an invite can give; there is one owner, bound through the onboarding's setup link. */
 export const InvitedRole = Schema.Literal("admin", "approver", "viewer")

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/**
+ * The one-way structure: the kernel (`src/`) imports no feature folder, and the features import the kernel
+ * and each other only downward — the indexer, then custody (which reads what the indexer recorded), then
+ * the HTTP layer over all of them. The composition root (`src/app.ts`, `src/main.ts`) wires every layer and
+ * is the one place allowed to look up. Production code never imports tests or benches.
+ */
+const LAYERS = ["src", "indexer", "custody", "http"] as const
+const COMPOSITION_ROOT = new Set(["src/app.ts", "src/main.ts"])
+const NEVER_IMPORTED = new Set(["test", "bench"])
+const root = path.resolve(import.meta.dirname, "..")
+
+const productionFiles = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const relative = path.join(dir, entry.name)
+    if (entry.isDirectory()) return productionFiles(relative)
+    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [relative] : []
+  })
+
+/** Every relative module a file imports (static, side-effect and dynamic imports, re-exports). */
+const importsOf = (file: string): ReadonlyArray<string> => {
+  const text = fs.readFileSync(path.join(root, file), "utf8")
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.[^"]+)"/g)].flatMap((m) => (m[1] === undefined ? [] : [m[1]]))
+}
+
+const topFolder = (file: string) => file.split(path.sep)[0] ?? ""
+
+/** The arrows that point the wrong way, as "from → to". */
+const wrongWayImports = (): ReadonlyArray<string> =>
+  LAYERS.flatMap((layer) => productionFiles(layer)).flatMap((file) =>
+    importsOf(file).flatMap((specifier) => {
+      const target = path.relative(root, path.resolve(root, path.dirname(file), specifier))
+      const from = LAYERS.findIndex((layer) => layer === topFolder(file))
+      const to = LAYERS.findIndex((layer) => layer === topFolder(target))
+      if (NEVER_IMPORTED.has(topFolder(target))) return [`${file} → ${target}`]
+      return to > from && !COMPOSITION_ROOT.has(file) ? [`${file} → ${target}`] : []
+    }))
+
+describe("the import rule", () => {
+  it("the kernel imports no feature; indexer → custody → http only downward; nothing imports tests or benches", () => {
+    expect(wrongWayImports()).toEqual([])
+  })
+})
