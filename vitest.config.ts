@@ -1,4 +1,30 @@
+import { BaseSequencer, type TestSpecification } from "vitest/node"
 import { defineConfig } from "vitest/config"
+
+/**
+ * The suites that take a minute or more (most run the whole service or a devnet scenario), longest first. A
+ * fresh CI has no timing cache, and vitest then starts the largest files first: these are small files that
+ * drive long scenarios, so they came last and ran alone while the other worker sat idle (~1 min of 11).
+ */
+const LONG_SUITES = [
+  "custody/custody-crash.test.ts",
+  "custody/withdrawal-policy.test.ts",
+  "test/faults/faults.test.ts",
+  "src/devnet/service-restart.test.ts",
+  "custody/withdrawals.test.ts",
+  "http/console.test.ts",
+  "test/faults/money-out.test.ts",
+  "test/faults/real-providers.test.ts"
+]
+
+class LongSuitesFirst extends BaseSequencer {
+  override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {
+    const sorted = await super.sort(files)
+    const rank = (file: TestSpecification) => LONG_SUITES.findIndex((suite) => file.moduleId.endsWith(suite))
+    const long = sorted.filter((file) => rank(file) >= 0).sort((a, b) => rank(a) - rank(b))
+    return [...long, ...sorted.filter((file) => rank(file) < 0)]
+  }
+}
 
 export default defineConfig({
   test: {
@@ -8,6 +34,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // two cores: run files in parallel, each against its own database in the one PostgreSQL
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    sequence: { sequencer: LongSuitesFirst }
   }
 })
