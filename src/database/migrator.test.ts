@@ -40,6 +40,21 @@ describe("migrations", () => {
         expect(rows.map((r) => r.id)).toEqual([1, 2])
       })))
 
+    // two processes starting on a fresh database (the service and `npm run indexer`) both created the
+    // bookkeeping table outside the lock: "duplicate key value violates unique constraint
+    // pg_type_typname_nsp_index" stopped one of them (seen in CI)
+    it.effect("many runs racing on a database that has never been migrated: every one succeeds", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const dir = yield* migrationsDir({ "0001_only.sql": "CREATE TABLE m_only (id int);" })
+        for (let round = 0; round < 5; round++) {
+          yield* sql`DROP TABLE IF EXISTS schema_migrations`
+          yield* sql`DROP TABLE IF EXISTS m_only`
+          const runs = yield* Effect.all(Array.from({ length: 8 }, () => Effect.either(runMigrations(dir))), { concurrency: "unbounded" })
+          expect(runs.filter((r) => r._tag === "Left").map((r) => String(r))).toEqual([])
+        }
+      })))
+
     it.effect("rolls a failing migration back whole and records nothing", () =>
       Effect.scoped(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

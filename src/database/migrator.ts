@@ -60,12 +60,17 @@ const MIGRATION_LOCK = 7_202_608_020
 export const runMigrations = Effect.fn("runMigrations")(function*(dir: string = defaultMigrationsDir) {
   const sql = yield* SqlClient.SqlClient
   const migrations = yield* loadMigrations(dir)
-  yield* sql`CREATE TABLE IF NOT EXISTS schema_migrations (
-    id integer PRIMARY KEY,
-    name text NOT NULL,
-    checksum text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
-  )`
+  // under the lock too: CREATE TABLE IF NOT EXISTS is not safe against itself (two sessions creating
+  // the table at once: one fails on pg_type's unique index)
+  yield* sql.withTransaction(Effect.zipRight(
+    sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`,
+    sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+      id integer PRIMARY KEY,
+      name text NOT NULL,
+      checksum text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`
+  ))
   const applied: Array<number> = []
   for (const migration of migrations) {
     const ran = yield* sql.withTransaction(
