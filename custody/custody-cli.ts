@@ -1,7 +1,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { OperatorError, operatorConfig, operatorDatabaseLive } from "../indexer/operator-runtime.js"
+import { OperatorError, operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
 import { CustodyStore } from "./custody-store.js"
 
 const USAGE = "usage: npm run custody -- list [--all] | show OPERATION_ID | retry OPERATION_ID"

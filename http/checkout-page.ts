@@ -1,6 +1,7 @@
 import { Option } from "effect"
 import QRCode from "qrcode"
 import type { CheckoutView } from "../src/orders/checkout.js"
+import { html, raw } from "./html.js"
 
 /**
  * The hosted checkout page: server-rendered HTML, the QR codes as inline SVG made here, one stylesheet
@@ -11,8 +12,6 @@ import type { CheckoutView } from "../src/orders/checkout.js"
 export const CHECKOUT_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-const escape = (value: string) =>
-  value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 const STATUS_WORDS: Record<string, string> = {
   PENDING: "Waiting for your payment",
@@ -25,46 +24,46 @@ const STATUS_WORDS: Record<string, string> = {
 const qrSvg = (uri: string) => QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "M", margin: 2, width: 240 })
 
 export const renderCheckoutPage = async (view: CheckoutView): Promise<string> => {
-  const panels = await Promise.all(view.assets.map(async (asset, i) => `
+  const panels = await Promise.all(view.assets.map(async (asset, i) => html`
     <section class="asset" data-asset="${i}"${i === 0 ? "" : " hidden"}>
-      <p class="amount"><span class="value">${escape(asset.amount)}</span> <span class="unit">${escape(asset.currency)}</span></p>
-      <p class="network">on ${escape(asset.network)}${Option.match(asset.tokenContract, { onNone: () => "", onSome: (c) => `<br><span class="contract">token contract <code>${escape(c)}</code></span>` })}</p>
-      <div class="qr" role="img" aria-label="QR code of the payment">${await qrSvg(asset.paymentUri)}</div>
+      <p class="amount"><span class="value">${asset.amount}</span> <span class="unit">${asset.currency}</span></p>
+      <p class="network">on ${asset.network}${Option.match(asset.tokenContract, { onNone: () => undefined, onSome: (c) => html`<br><span class="contract">token contract <code>${c}</code></span>` })}</p>
+      <div class="qr" role="img" aria-label="QR code of the payment">${raw(await qrSvg(asset.paymentUri))}</div>
       <p class="label">Send exactly this amount to</p>
-      <p class="address"><code id="address-${i}">${escape(asset.address)}</code></p>
+      <p class="address"><code id="address-${i}">${asset.address}</code></p>
       <button type="button" class="copy" data-copy="address-${i}">Copy address</button>
-      <p class="warning">Only ${escape(asset.currency)} on ${escape(asset.network)}. Other assets or networks are not credited to this order.</p>
+      <p class="warning">Only ${asset.currency} on ${asset.network}. Other assets or networks are not credited to this order.</p>
     </section>`))
   const choices = view.checkoutMode === "multi_asset" && view.assets.length > 1
-    ? `<label class="choose">Pay with <select id="asset-choice">${view.assets.map((a, i) => `<option value="${i}">${escape(a.currency)} — ${escape(a.network)}</option>`).join("")}</select></label>`
-    : ""
-  return `<!doctype html>
+    ? html`<label class="choose">Pay with <select id="asset-choice">${view.assets.map((a, i) => html`<option value="${i}">${a.currency} — ${a.network}</option>`)}</select></label>`
+    : undefined
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Pay ${escape(view.merchantName)}</title>
+<title>Pay ${view.merchantName}</title>
 <link rel="stylesheet" href="/checkout-assets/checkout.css">
 <script src="/checkout-assets/checkout.js" defer></script>
 </head>
 <body>
-<main id="checkout" data-order="${escape(view.orderId)}" data-expire="${escape(view.expire_at)}" data-status="${escape(view.status)}">
+<main id="checkout" data-order="${view.orderId}" data-expire="${view.expire_at}" data-status="${view.status}">
   <header>
-    <p class="merchant">${escape(view.merchantName)}</p>
-    ${view.productName === null ? "" : `<p class="product">${escape(view.productName)}</p>`}
-    <p class="total">${escape(view.amount)} ${escape(view.currency)}</p>
+    <p class="merchant">${view.merchantName}</p>
+    ${view.productName === null ? undefined : html`<p class="product">${view.productName}</p>`}
+    <p class="total">${view.amount} ${view.currency}</p>
   </header>
-  <p class="status" id="status" data-status="${escape(view.status)}">${escape(STATUS_WORDS[view.status] ?? view.status)}</p>
+  <p class="status" id="status" data-status="${view.status}">${STATUS_WORDS[view.status] ?? view.status}</p>
   <p class="detail" id="detail"></p>
   <p class="countdown" id="countdown"></p>
   ${choices}
-  ${panels.join("")}
+  ${panels}
   <p class="late" id="late"${view.late_payment ? "" : " hidden"}>This payment arrived after the order expired; the merchant has been told.</p>
-  ${view.return_url === null ? "" : `<p><a class="return" id="return" href="${escape(view.return_url)}" hidden>Back to ${escape(view.merchantName)}</a></p>`}
+  ${view.return_url === null ? undefined : html`<p><a class="return" id="return" href="${view.return_url}" hidden>Back to ${view.merchantName}</a></p>`}
 </main>
 </body>
-</html>`
+</html>`.text
 }
 
 export const renderNotFoundPage = () => `<!doctype html>

@@ -1,12 +1,11 @@
-import { Effect, Either, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainSettingsLive } from "../src/assets/chain-settings.js"
 import { ChainClientsLive } from "../src/chains/chain-clients.js"
 import { ChainEndpoints, confirmationsConfig, MainnetEndpointsLive } from "../src/chains/chain-endpoints.js"
-import { AppConfig, type AppConfigShape, loadAppConfig } from "../src/config.js"
+import { AppConfig, type AppConfigShape } from "../src/config.js"
 import { DatabaseLive } from "../src/database/database.js"
-import { runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
 import { runMigrations } from "../src/database/migrator.js"
 import { devnetViaConfig, reachedThrough } from "../src/devnet/devnet-via.js"
 import { devnetFilePath, DevnetFile } from "../src/devnet/devnets.js"
@@ -17,6 +16,7 @@ import { Orders } from "../src/orders/orders.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { AttributionStore } from "./attribution-store.js"
 import { IndexerStatus } from "../src/indexing/indexer-status.js"
+import { OperatorError } from "../src/operator/operator-database.js"
 
 /**
  * What the operator commands (`npm run indexer`, `npm run reconcile`) run on: the service's database
@@ -24,7 +24,6 @@ import { IndexerStatus } from "../src/indexing/indexer-status.js"
  * devnet the endpoints the running service wrote; on mainnet the configuration), without its HTTP server.
  */
 
-export class OperatorError extends Schema.TaggedError<OperatorError>()("OperatorError", { message: Schema.String }) {}
 
 /** On devnet: the endpoints the running service wrote; on mainnet: the configuration. */
 const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Layer<ChainEndpoints, OperatorError, AppConfig> =>
@@ -58,22 +57,6 @@ const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Lay
         }, via)
       })
     )
-
-/** The configuration with the database the service uses, limited to `chains`. */
-export const operatorConfig = (chains: AppConfigShape["indexer"]["chains"]) =>
-  Effect.gen(function*() {
-    const loaded = yield* loadAppConfig
-    if (Either.isLeft(loaded)) return yield* new OperatorError({ message: `invalid configuration:\n${loaded.left}` })
-    const databaseUrl = Option.orElse(loaded.right.databaseUrl, () => runningEmbeddedUrl(loaded.right.dataDir))
-    if (Option.isNone(databaseUrl)) {
-      return yield* new OperatorError({ message: `no database: set DATABASE_URL, or start the service so its embedded PostgreSQL runs in ${loaded.right.dataDir}` })
-    }
-    return { ...loaded.right, databaseUrl, indexer: { ...loaded.right.indexer, chains } } satisfies AppConfigShape
-  })
-
-/** Only the service's database (migrated), for commands that read and mark state (`npm run custody`). */
-export const operatorDatabaseLive = (config: AppConfigShape) =>
-  Layer.effectDiscard(runMigrations()).pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(Layer.succeed(AppConfig, config)))
 
 /** Database (migrated), keys, chain clients and the attribution store, for an operator command. */
 export const operatorLive = (config: AppConfigShape) => {

@@ -1,6 +1,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
-import { ALL_CHAINS, chainArgument, OperatorError, operatorConfig, operatorLive } from "./operator-runtime.js"
+import { ALL_CHAINS, chainArgument, operatorLive } from "./operator-runtime.js"
+import { OperatorError, operatorConfig } from "../src/operator/operator-database.js"
 import { Reconciliation } from "./reconciliation.js"
 
 /**

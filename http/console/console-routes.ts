@@ -42,15 +42,11 @@ import {
   webhooksPage,
   withdrawalsPage
 } from "./console-pages.js"
+import { pageHeaders } from "../html.js"
 import { addressBookPage, auditPage, invitePage, policyPage, usersPage } from "./policy-pages.js"
 
 const COOKIE = "facet_console"
-const SECURE_HEADERS = {
-  "content-security-policy": CONSOLE_CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store"
-}
+const SECURE_HEADERS = pageHeaders(CONSOLE_CSP)
 
 const html = (body: string, status = 200) => HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: SECURE_HEADERS })
 const seeOther = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location, "cache-control": "no-store" } })

@@ -3,14 +3,10 @@ import { Effect } from "effect"
 import { Checkout } from "../../src/orders/checkout.js"
 import { FacetApi } from "../api.js"
 import { CHECKOUT_CSP, CHECKOUT_CSS, CHECKOUT_JS, renderCheckoutPage, renderNotFoundPage } from "../checkout-page.js"
+import { pageHeaders } from "../html.js"
 
 /** Headers every checkout response carries: nothing loads from elsewhere, nothing frames it. */
-const SECURE = {
-  "content-security-policy": CHECKOUT_CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store"
-}
+const SECURE = pageHeaders(CHECKOUT_CSP)
 
 export const CheckoutHandlers = HttpApiBuilder.group(FacetApi, "checkout", (handlers) =>
   Effect.gen(function*() {
