@@ -39,11 +39,13 @@ const firstFrom = (client: ChainClient, n: bigint, head: bigint) =>
   )
 
 /** Where a new chain's indexer starts, and whether the nodes still hold every block back to the first address. */
-export interface StartBlock {
+interface StartBlock {
   readonly block: ChainBlock
   /** The nodes hold nothing older than `block`, which is after the first address was issued: what was paid before it cannot be read here. */
   readonly truncated: boolean
 }
+
+const startAt = (block: ChainBlock, truncated = false): StartBlock => ({ block, truncated })
 
 /**
  * Where a chain with no cursor starts (its blocks are read from the next one on): the head when nothing is
@@ -54,11 +56,11 @@ export interface StartBlock {
  * gap, and `truncated`: the indexer says so, and a rescan with an archive node reads the rest.
  */
 export const startBlockFor = Effect.fn("startBlockFor")(function*(client: ChainClient, head: ChainBlock, earliest: Date | null) {
-  if (earliest === null) return { block: head, truncated: false }
+  if (earliest === null) return startAt(head)
   const before = earliest.getTime() - CLOCK_MARGIN_MS
   // a block without a time (a node that gave none) is not proof it is early enough
   const earlyEnough = (block: ChainBlock) => block.timestamp > 0 && blockMillis(block) <= before
-  if (earlyEnough(head)) return { block: head, truncated: false }
+  if (earlyEnough(head)) return startAt(head)
   let step = 1n
   let held = head
   for (;;) {
@@ -72,17 +74,17 @@ export const startBlockFor = Effect.fn("startBlockFor")(function*(client: ChainC
         const at = yield* firstFrom(client, middle, held.number)
         if (Either.isLeft(at)) gone = middle
         else if (at.right === undefined || at.right.number >= held.number) break
-        else if (earlyEnough(at.right)) return { block: at.right, truncated: false }
+        else if (earlyEnough(at.right)) return startAt(at.right)
         else held = at.right
       }
-      return { block: held, truncated: true }
+      return startAt(held, true)
     }
     if (found.right !== undefined) {
       held = found.right
-      if (earlyEnough(found.right)) return { block: found.right, truncated: false }
+      if (earlyEnough(found.right)) return startAt(found.right)
     }
     // the chain is younger than the address (a devnet): its first block, which nothing could have paid
-    if (probe === 0n) return { block: held, truncated: false }
+    if (probe === 0n) return startAt(held)
     step *= 2n
   }
 })
