@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import * as http from "node:http"
+import { serveOnLoopback } from "../src/devnet/loopback-server.js"
 
 /** TronGrid's refusal beyond a key's rate, as its docs show it: 403, no Retry-After, a ban (30 s there). */
 export const tronGridBan = (seconds: number) => ({
@@ -22,49 +23,41 @@ export const startRateLimitedNode = (options: {
   readonly counted?: (body: string) => boolean
   readonly ban?: { readonly ms: number; readonly status: number; readonly body: string }
 }) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly served: () => { readonly ok: number; readonly limited: number }; readonly server: http.Server }>((resume) => {
-      const started: Array<number> = []
-      const counts = { ok: 0, limited: 0 }
-      let bannedUntil = 0
-      const server = http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          const body = Buffer.concat(chunks).toString("utf8")
-          if (options.counted?.(body) ?? true) {
-            const now = Date.now()
-            while (started.length > 0 && (started[0] ?? now) <= now - 1000) started.shift()
-            if (started.length >= options.perSecond || bannedUntil > now) {
-              counts.limited += 1
-              if (options.ban === undefined) {
-                res.writeHead(429, { "retry-after": options.retryAfter, "content-type": "text/plain" }).end("Too many requests")
-                return
-              }
-              bannedUntil = Math.max(bannedUntil, now + options.ban.ms)
-              res.writeHead(options.ban.status, { "content-type": "application/json" }).end(options.ban.body)
+  Effect.gen(function*() {
+    const started: Array<number> = []
+    const counts = { ok: 0, limited: 0 }
+    let bannedUntil = 0
+    const server = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8")
+        if (options.counted?.(body) ?? true) {
+          const now = Date.now()
+          while (started.length > 0 && (started[0] ?? now) <= now - 1000) started.shift()
+          if (started.length >= options.perSecond || bannedUntil > now) {
+            counts.limited += 1
+            if (options.ban === undefined) {
+              res.writeHead(429, { "retry-after": options.retryAfter, "content-type": "text/plain" }).end("Too many requests")
               return
             }
-            started.push(now)
-            counts.ok += 1
-          }
-          if (options.target === undefined) {
-            res.writeHead(200, { "content-type": "application/json" }).end("{}")
+            bannedUntil = Math.max(bannedUntil, now + options.ban.ms)
+            res.writeHead(options.ban.status, { "content-type": "application/json" }).end(options.ban.body)
             return
           }
-          fetch(options.target, { method: "POST", headers: { "content-type": "application/json" }, body }).then(
-            async (answer) => res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()),
-            () => res.writeHead(502).end()
-          )
-        })
+          started.push(now)
+          counts.ok += 1
+        }
+        if (options.target === undefined) {
+          res.writeHead(200, { "content-type": "application/json" }).end("{}")
+          return
+        }
+        fetch(options.target, { method: "POST", headers: { "content-type": "application/json" }, body }).then(
+          async (answer) => res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()),
+          () => res.writeHead(502).end()
+        )
       })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        resume(Effect.succeed({ url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`, served: () => ({ ...counts }), server }))
-      })
-    }),
-    ({ server }) => Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
     })
-  )
+    const url = yield* serveOnLoopback(server, "rate-limited node").pipe(Effect.orDie)
+    return { url, served: () => ({ ...counts }) }
+  })
