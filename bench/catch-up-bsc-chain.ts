@@ -1,6 +1,6 @@
 import { keccak_256 } from "@noble/hashes/sha3.js"
 import { createHash } from "node:crypto"
-import { SyntheticAccounts } from "./catch-up-addresses.js"
+import type { SyntheticAccounts } from "./catch-up-addresses.js"
 import { RecentBlocks } from "./catch-up-cache.js"
 import { PaidTally } from "./catch-up-paid.js"
 import { SyntheticRandom } from "./catch-up-random.js"

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { SyntheticAccounts } from "./catch-up-addresses.js"
+import type { SyntheticAccounts } from "./catch-up-addresses.js"
 import { RecentBlocks } from "./catch-up-cache.js"
 import { PaidTally } from "./catch-up-paid.js"
 import { SyntheticRandom } from "./catch-up-random.js"

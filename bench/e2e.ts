@@ -231,6 +231,7 @@ const logTail = (file: string, lines = 25) =>
     }
   })
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the colour codes it strips
 const ANSI = /\u001b\[[0-9;]*m/g
 
 /** Ponder's own account of its run: its tables, and when its backfill started and ended. */

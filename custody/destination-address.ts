@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import { PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
 import type { Chain } from "../src/domain/chain.js"

@@ -8,7 +8,7 @@ import type { WalletPortfolio } from "../src/domain/wallet-portfolio.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
-import { GAS_CHAINS, GasWallets } from "./gas-wallets.js"
+import { type GAS_CHAINS, GasWallets } from "./gas-wallets.js"
 
 interface Balance {
   readonly uncollected: MoneyDecimal

@@ -39,7 +39,7 @@ describe("indexer recovery", () => {
         const sql = yield* SqlClient.SqlClient
         const { addresses, merchantId } = yield* depositAddresses(3)
         const chain = new MemoryChain("TRC20", 2)
-        addresses.forEach((address, i) => chain.append(usdt(address, BigInt(i + 1) * 1_000_000n, i)))
+        for (const [i, address] of addresses.entries()) chain.append(usdt(address, BigInt(i + 1) * 1_000_000n, i))
         for (let i = 0; i < 4; i++) chain.append(() => [])
         // every confirmation fails: the block's transaction rolls back with its cursor, again and again
         yield* sql`CREATE OR REPLACE FUNCTION fail_posting() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected crash'; END $$ LANGUAGE plpgsql`

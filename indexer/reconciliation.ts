@@ -131,10 +131,13 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
         for (const b of balances) if (b.height > indexed) results.push({ skipped: true, height: b.height })
         if (readable.length === 0) continue
         const explained = yield* explain(chain, readable)
-        readable.forEach((pair, i) => {
+        for (const [i, pair] of readable.entries()) {
           const onChain = new MoneyDecimal(fromBaseUnits(pair.balance, pair.decimals))
           const ledger = new MoneyDecimal(explained[i] ?? "0")
-          if (onChain.eq(ledger)) return void results.push({ skipped: false, height: pair.height })
+          if (onChain.eq(ledger)) {
+            results.push({ skipped: false, height: pair.height })
+            continue
+          }
           results.push({
             skipped: false,
             height: pair.height,
@@ -148,7 +151,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
               to_block: pair.height.toString()
             }
           })
-        })
+        }
       }
       const found = results.flatMap((r) => ("difference" in r && r.difference !== undefined ? [r.difference] : []))
       // what the untraced blocks of the range may hide is named with the difference

@@ -8,7 +8,7 @@ import * as path from "node:path"
  * the HTTP layer over all of them. The composition root (`src/app.ts`, `src/main.ts`) wires every layer and
  * is the one place allowed to look up. Production code never imports tests or benches.
  */
-const LAYERS = ["src", "indexer", "custody", "http"] as const
+const LAYERS: ReadonlyArray<string> = ["src", "indexer", "custody", "http"]
 const COMPOSITION_ROOT = new Set(["src/app.ts", "src/main.ts"])
 const NEVER_IMPORTED = new Set(["test", "bench"])
 const root = path.resolve(import.meta.dirname, "..")
@@ -33,8 +33,8 @@ const wrongWayImports = (): ReadonlyArray<string> =>
   LAYERS.flatMap((layer) => productionFiles(layer)).flatMap((file) =>
     importsOf(file).flatMap((specifier) => {
       const target = path.relative(root, path.resolve(root, path.dirname(file), specifier))
-      const from = LAYERS.findIndex((layer) => layer === topFolder(file))
-      const to = LAYERS.findIndex((layer) => layer === topFolder(target))
+      const from = LAYERS.indexOf(topFolder(file))
+      const to = LAYERS.indexOf(topFolder(target))
       if (NEVER_IMPORTED.has(topFolder(target))) return [`${file} → ${target}`]
       return to > from && !COMPOSITION_ROOT.has(file) ? [`${file} → ${target}`] : []
     }))

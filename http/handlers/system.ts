@@ -39,7 +39,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
         })
     // what the clients learned of their nodes (TRON: whether it records internal transactions)
     const chainClients = yield* ChainClients
-    const nodeChecks = Effect.map(Effect.forEach(chainClients.all, (c) => c.nodeChecks ?? Effect.succeed<Readonly<Record<string, string>>>({})), (all) => all.reduce<Record<string, string>>((merged, checks) => ({ ...merged, ...checks }), {}))
+    const nodeChecks = Effect.map(Effect.forEach(chainClients.all, (c) => c.nodeChecks ?? Effect.succeed<Readonly<Record<string, string>>>({})), (all) => Object.assign({}, ...all))
     const unreachableAfterMs = Duration.toMillis((yield* AppConfig).indexer.nodeUnreachableAfter)
     const indexerHealth = Effect.map(Ref.get(statuses), (m) =>
       [...m.values()].map((s) => ({

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Ref, Schema } from "effect"
+import { Effect, type Option, Ref, Schema } from "effect"
 import { IndexerStatus } from "../indexing/indexer-status.js"
 import { ChainSettings } from "../assets/chain-settings.js"
 import { ChainEndpoints } from "../chains/chain-endpoints.js"

@@ -101,7 +101,7 @@ export const priceOrder = (
     return Either.left(`one exchange_rate cannot price several currencies (${[...foreign].join(", ")}) against ${orderCurrency}`)
   }
   const rate = request.exchange_rate === undefined ? undefined : new MoneyDecimal(request.exchange_rate)
-  if (rate !== undefined && rate.lte(0)) return Either.left("exchange_rate must be greater than 0")
+  if (rate?.lte(0)) return Either.left("exchange_rate must be greater than 0")
   const ownPrecision = chosen.filter((p) => p.currency === orderCurrency).map((p) => p.amount_precision)
   const precision = ownPrecision.length > 0 ? Math.min(...ownPrecision) : PRICING_PRECISION
   if (amount.decimalPlaces() > precision) {

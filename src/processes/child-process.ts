@@ -1,4 +1,4 @@
-import { Duration, Effect, Schedule } from "effect"
+import { type Duration, Effect, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 

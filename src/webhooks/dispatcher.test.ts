@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Exit, Layer, Option, type Redacted, Scope } from "effect"
+import { type Context, Effect, Either, Exit, Layer, Option, type Redacted, Scope } from "effect"
 import * as http from "node:http"
 import { freePort } from "../database/embedded-postgres.js"
 import { createTestDatabase } from "../../test/database.js"
