@@ -60,8 +60,17 @@ const makeBlock = (number: number, hitRatio: number, seed: { next: number }): Re
     seed.next = (seed.next * 1_103_515_245 + 12_345) % 2_147_483_648
     const to = i < hits ? addressOf(1 + (seed.next % WATCHED)) : strangerOf(seed.next)
     transfers.push({
-      chain: "TRC20", currency: "USDT", txHash: hashOf(`${number}:${i}`), eventIndex: 0, from: SENDER, to,
-      amount: 1_000_000n + BigInt(i), blockNumber: BigInt(number), blockHash: blockHashOf(number), parentHash: blockHashOf(number - 1), success: true
+      chain: "TRC20",
+      currency: "USDT",
+      txHash: hashOf(`${number}:${i}`),
+      eventIndex: 0,
+      from: SENDER,
+      to,
+      amount: 1_000_000n + BigInt(i),
+      blockNumber: BigInt(number),
+      blockHash: blockHashOf(number),
+      parentHash: blockHashOf(number - 1),
+      success: true
     })
   }
   return transfers
@@ -73,21 +82,23 @@ const copyLines = (url: string, statement: string, rows: number, line: (i: numbe
   Effect.promise(async () => {
     const client = new pg.Client({ connectionString: url })
     await client.connect()
-    const lines = function*() {
+    const lines = function* () {
       for (let i = 1; i <= rows; i++) yield `${line(i)}\n`
     }
     await pipeline(Readable.from(lines()), client.query(copyFrom(statement)))
     await client.end()
   })
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const pgClient = yield* PgClient.PgClient
   const store = yield* AttributionStore
   const onboarding = yield* Onboarding
   const log = (line: string) => Effect.sync(() => console.log(line))
 
-  yield* log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`)
+  yield* log(
+    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`
+  )
   const url = pgClient.config.url === undefined ? "" : Redacted.value(pgClient.config.url)
   // a DATABASE_URL that already holds the synthetic addresses (an earlier run) is reused as it is
   const [existing] = yield* sql<{ merchant_id: string; n: number }>`
@@ -98,18 +109,39 @@ const program = Effect.gen(function*() {
   if (existing !== undefined && existing.n === WATCHED) {
     yield* log(`setup: reusing ${WATCHED.toLocaleString()} deposit addresses from an earlier run`)
   } else if (existing !== undefined) {
-    return yield* Effect.dieMessage(`the database holds ${existing.n} synthetic addresses from an earlier run, not ${WATCHED}: use a fresh one`)
+    return yield* Effect.dieMessage(
+      `the database holds ${existing.n} synthetic addresses from an earlier run, not ${WATCHED}: use a fresh one`
+    )
   } else {
-    const { response } = yield* onboarding.apply({
-      project_name: `Bench ${Date.now()}`, business_type: "bench", use_case: "attribution benchmark", agree_terms: true, integration_mode: "exchange_wallet"
-    }, {})
+    const { response } = yield* onboarding.apply(
+      {
+        project_name: `Bench ${Date.now()}`,
+        business_type: "bench",
+        use_case: "attribution benchmark",
+        agree_terms: true,
+        integration_mode: "exchange_wallet"
+      },
+      {}
+    )
     merchantId = response.merchant_id
-    yield* copyLines(url, "COPY wallets (id, merchant_id, kind, purpose, network, family, address, derivation_path, key_account, address_index, external_user_id) FROM STDIN",
-      WATCHED, (i) => `${walletIdOf(i)}\t${merchantId}\treceive\tdeposit\tTRC20\tTRON\t${addressOf(i)}\tm/bench/${i}\t${BENCH_ACCOUNT}\t${i}\tuser${i}`)
+    yield* copyLines(
+      url,
+      "COPY wallets (id, merchant_id, kind, purpose, network, family, address, derivation_path, key_account, address_index, external_user_id) FROM STDIN",
+      WATCHED,
+      (i) =>
+        `${walletIdOf(i)}\t${merchantId}\treceive\tdeposit\tTRC20\tTRON\t${addressOf(i)}\tm/bench/${i}\t${BENCH_ACCOUNT}\t${i}\tuser${i}`
+    )
     yield* log(`setup: ${WATCHED.toLocaleString()} wallets written in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-    yield* copyLines(url, "COPY deposit_addresses (id, merchant_id, external_user_id, chain, currency, wallet_id, address) FROM STDIN",
-      WATCHED, (i) => `dep_${String(i).padStart(24, "0")}\t${merchantId}\tuser${i}\tTRC20\tUSDT\t${walletIdOf(i)}\t${addressOf(i)}`)
-    yield* log(`setup: ${WATCHED.toLocaleString()} deposit addresses (real base58 TRON addresses) written in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    yield* copyLines(
+      url,
+      "COPY deposit_addresses (id, merchant_id, external_user_id, chain, currency, wallet_id, address) FROM STDIN",
+      WATCHED,
+      (i) =>
+        `dep_${String(i).padStart(24, "0")}\t${merchantId}\tuser${i}\tTRC20\tUSDT\t${walletIdOf(i)}\t${addressOf(i)}`
+    )
+    yield* log(
+      `setup: ${WATCHED.toLocaleString()} deposit addresses (real base58 TRON addresses) written in ${((Date.now() - started) / 1000).toFixed(1)} s`
+    )
   }
 
   // the bulk load leaves a database no service runs in: autovacuum busy on two million new rows (a core of
@@ -117,8 +149,12 @@ const program = Effect.gen(function*() {
   // in a run right after the load than in one a while later). Settled first, untimed.
   started = Date.now()
   yield* sql`VACUUM (ANALYZE) wallets, deposit_addresses`
-  yield* sql`CHECKPOINT`.pipe(Effect.catchAll((error) => log(`no CHECKPOINT (${error.message}): the figures below may include one`)))
-  yield* log(`setup: database settled (vacuum, analyze, checkpoint) in ${((Date.now() - started) / 1000).toFixed(1)} s, untimed`)
+  yield* sql`CHECKPOINT`.pipe(
+    Effect.catchAll((error) => log(`no CHECKPOINT (${error.message}): the figures below may include one`))
+  )
+  yield* log(
+    `setup: database settled (vacuum, analyze, checkpoint) in ${((Date.now() - started) / 1000).toFixed(1)} s, untimed`
+  )
 
   // what the watch list costs: the JS heap it adds and its typed arrays (array buffers live outside the heap)
   const memory = () => {
@@ -133,10 +169,12 @@ const program = Effect.gen(function*() {
   const loadSeconds = (Date.now() - started) / 1000
   const after = memory()
   const perAddress = (bytes: number) => (bytes / watch.size).toFixed(1)
-  yield* log(`watch list: ${watch.size.toLocaleString()} addresses loaded in ${loadSeconds.toFixed(1)} s (target ≤ 15 s at 10M); ` +
-    `${perAddress(after.heap - before.heap + after.buffers - before.buffers)} bytes per address ` +
-    `(JS heap ${perAddress(after.heap - before.heap)} + arrays ${perAddress(after.buffers - before.buffers)}; target ≤ 64)` +
-    (global.gc === undefined ? " — run with node --expose-gc for exact heap figures" : ""))
+  yield* log(
+    `watch list: ${watch.size.toLocaleString()} addresses loaded in ${loadSeconds.toFixed(1)} s (target ≤ 15 s at 10M); ` +
+      `${perAddress(after.heap - before.heap + after.buffers - before.buffers)} bytes per address ` +
+      `(JS heap ${perAddress(after.heap - before.heap)} + arrays ${perAddress(after.buffers - before.buffers)}; target ≤ 64)` +
+      (global.gc === undefined ? " — run with node --expose-gc for exact heap figures" : "")
+  )
 
   const decimals = (currency: string) => (currency === "USDT" ? 6 : undefined)
 
@@ -152,12 +190,16 @@ const program = Effect.gen(function*() {
     scanned += block.length
   }
   const scanSeconds = (performance.now() - started) / 1000
-  yield* log(`scan: ${scanned.toLocaleString()} transfers, ${found.toLocaleString()} hits in ${scanSeconds.toFixed(2)} s = ${Math.round(scanned / scanSeconds).toLocaleString()} transfers/s on one core`)
+  yield* log(
+    `scan: ${scanned.toLocaleString()} transfers, ${found.toLocaleString()} hits in ${scanSeconds.toFixed(2)} s = ${Math.round(scanned / scanSeconds).toLocaleString()} transfers/s on one core`
+  )
 
   const holder = "bench"
   // blocks go on after the last one written here (a reused database): a block number seen before would
   // give the same transaction hashes, found already written, and a run that writes nothing
-  const [cursor] = yield* sql<{ n: string }>`SELECT coalesce(max(block_number), 0)::text AS n FROM indexer_cursors WHERE chain = 'TRC20'`
+  const [cursor] = yield* sql<{
+    n: string
+  }>`SELECT coalesce(max(block_number), 0)::text AS n FROM indexer_cursors WHERE chain = 'TRC20'`
   // the chain's fence names the one writer (chain-indexer.ts): the bench is it
   yield* sql`INSERT INTO indexer_leases (chain, holder) VALUES ('TRC20', ${holder})
              ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder`
@@ -170,7 +212,7 @@ const program = Effect.gen(function*() {
   )
   /** Writes `blocks` blocks as the indexer does, each final `lag` blocks after it was written. */
   const persist = (label: string, blocks: number, hitRatio: number, lag = 0) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const latencies: Array<number> = []
       const hitsPerBlock: Array<number> = []
       let deposits = 0
@@ -185,13 +227,32 @@ const program = Effect.gen(function*() {
       const begin = performance.now()
       // the indexer's writer: blocks final at once (catching up) are written WRITERS at a time, each in a
       // transaction of its own; blocks final later (following) one at a time
-      const writer = yield* makeCatchUpWriter("TRC20", holder, WRITERS, { number: BigInt(first - 1), hash: blockHashOf(first - 1) },
-        (_, milliseconds) => latencies.push(milliseconds))
+      const writer = yield* makeCatchUpWriter(
+        "TRC20",
+        holder,
+        WRITERS,
+        { number: BigInt(first - 1), hash: blockHashOf(first - 1) },
+        (_, milliseconds) => latencies.push(milliseconds)
+      )
       for (const { number, block } of made) {
         const hits = attributeTransfers(block, watch, decimals)
         // the whole real path: transactions, and confirmation (ledger, balances, order/deposit events) in the
         // same write when the block is final at once (catching up), else with the write `lag` blocks later
-        yield* writer.write([{ block: { chain: "TRC20", number: BigInt(number), hash: blockHashOf(number), parentHash: blockHashOf(number - 1), timestamp: 0 }, hits }], BigInt(number - lag))
+        yield* writer.write(
+          [
+            {
+              block: {
+                chain: "TRC20",
+                number: BigInt(number),
+                hash: blockHashOf(number),
+                parentHash: blockHashOf(number - 1),
+                timestamp: 0
+              },
+              hits
+            }
+          ],
+          BigInt(number - lag)
+        )
         hitsPerBlock.push(hits.length)
         deposits += hits.length
         transfers += block.length
@@ -202,7 +263,9 @@ const program = Effect.gen(function*() {
       // deposits made final within the timed writes: the last `lag` blocks are confirmed after them
       const final = hitsPerBlock.slice(0, hitsPerBlock.length - lag).reduce((n, h) => n + h, 0)
       const rate = final / seconds
-      yield* log(`workload ${label}: ${blocks} blocks, ${transfers.toLocaleString()} transfers scanned (${Math.round(transfers / seconds).toLocaleString()}/s), ${deposits.toLocaleString()} deposits attributed and persisted${lag === 0 ? "" : `, ${final.toLocaleString()} of them also confirmed,`} in ${seconds.toFixed(2)} s = ${Math.round(rate).toLocaleString()} deposits/s${lag === 0 ? "" : " made final"}; per-block commit p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; WAL ${(wal / blocks / 2 ** 20).toFixed(2)} MB per block`)
+      yield* log(
+        `workload ${label}: ${blocks} blocks, ${transfers.toLocaleString()} transfers scanned (${Math.round(transfers / seconds).toLocaleString()}/s), ${deposits.toLocaleString()} deposits attributed and persisted${lag === 0 ? "" : `, ${final.toLocaleString()} of them also confirmed,`} in ${seconds.toFixed(2)} s = ${Math.round(rate).toLocaleString()} deposits/s${lag === 0 ? "" : " made final"}; per-block commit p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; WAL ${(wal / blocks / 2 ** 20).toFixed(2)} MB per block`
+      )
       return { rate, deposits, blocks: { first, last: first + made.length - 1 } }
     }).pipe(Effect.scoped)
 
@@ -212,7 +275,9 @@ const program = Effect.gen(function*() {
   // shared buffers: what a working set of active addresses meets). A seed of its own each run, so the
   // first pass is a first touch even on a database reused from an earlier run.
   const bSeed = Number(option("--seed") ?? Math.floor(Math.random() * 2_147_483_647))
-  yield* log(`workload B seed ${bSeed} (--seed to repeat a run); blocks final when written go ${WRITERS} at a time (FACET_INDEXER_WRITERS), C's one at a time`)
+  yield* log(
+    `workload B seed ${bSeed} (--seed to repeat a run); blocks final when written go ${WRITERS} at a time (FACET_INDEXER_WRITERS), C's one at a time`
+  )
   seed.next = bSeed
   const b = yield* persist("B cold (100% hits, wallets first paid here)", PERSIST_BLOCKS_B, 1)
   seed.next = bSeed
@@ -225,26 +290,30 @@ const program = Effect.gen(function*() {
   const [cConfirmed] = yield* sql<{ n: number }>`
     SELECT count(*)::int AS n FROM transactions
     WHERE chain = 'TRC20' AND type = 'deposit' AND status = 'confirmed' AND block_number BETWEEN ${c.blocks.first} AND ${c.blocks.last}`
-  if (cConfirmed?.n !== c.deposits) return yield* Effect.dieMessage(`workload C: ${cConfirmed?.n ?? 0} of ${c.deposits} deposits confirmed`)
+  if (cConfirmed?.n !== c.deposits)
+    return yield* Effect.dieMessage(`workload C: ${cConfirmed?.n ?? 0} of ${c.deposits} deposits confirmed`)
 
   // The floor: COPY of exactly the rows workload B wrote — its transactions, their ledger transfers and
   // their events, read back as COPY text (untimed), then COPYed into empty tables shaped like the real ones
   // (same indexes, no triggers), timed. Same ids, hashes, addresses and bodies: the floor of this row shape.
   const rowsOf = (query: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const chunks: Array<Buffer> = []
       yield* copyOut(query, (chunk) => chunks.push(Buffer.from(chunk)))
       return chunks
     })
   const bRange = `chain = 'TRC20' AND type = 'deposit' AND block_number BETWEEN ${b.blocks.first} AND ${b.blocks.last}`
   const transactionRows = yield* rowsOf(`SELECT * FROM transactions WHERE ${bRange}`)
-  const transferRows = yield* rowsOf(`SELECT l.* FROM ledger_transfers l JOIN transactions t ON t.id = l.reference WHERE ${bRange.replace(/(chain|type|block_number) /g, "t.$1 ")}`)
+  const transferRows = yield* rowsOf(
+    `SELECT l.* FROM ledger_transfers l JOIN transactions t ON t.id = l.reference WHERE ${bRange.replace(/(chain|type|block_number) /g, "t.$1 ")}`
+  )
   const eventRows = yield* rowsOf(`SELECT e.* FROM webhook_events e JOIN transactions t ON e.transaction_id = t.id
     WHERE ${bRange.replace(/(chain|type|block_number) /g, "t.$1 ")}`)
-  const lineCount = (chunks: ReadonlyArray<Buffer>) => chunks.reduce((n, c) => n + c.filter((byte) => byte === 10).length, 0)
+  const lineCount = (chunks: ReadonlyArray<Buffer>) =>
+    chunks.reduce((n, c) => n + c.filter((byte) => byte === 10).length, 0)
 
   const copyOnce = (table: string, chunks: ReadonlyArray<Buffer>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* sql`DROP TABLE IF EXISTS ${sql(`bench_copy_${table}`)}`
       yield* sql`CREATE TABLE ${sql(`bench_copy_${table}`)} (LIKE ${sql(table)} INCLUDING DEFAULTS INCLUDING INDEXES)`
       const seconds = yield* Effect.promise(async () => {
@@ -264,19 +333,33 @@ const program = Effect.gen(function*() {
    * three: one COPY of 20,000 rows varied by ±10% from run to run.
    */
   const copyInto = (table: string, chunks: ReadonlyArray<Buffer>) =>
-    Effect.map(Effect.all(Array.from({ length: 3 }, () => copyOnce(table, chunks))), (runs) => [...runs].sort((x, y) => x - y)[1] ?? 0)
+    Effect.map(
+      Effect.all(Array.from({ length: 3 }, () => copyOnce(table, chunks))),
+      (runs) => [...runs].sort((x, y) => x - y)[1] ?? 0
+    )
   const n = b.deposits
   const counts = [lineCount(transactionRows), lineCount(transferRows), lineCount(eventRows)]
-  if (counts.some((c) => c !== n)) return yield* Effect.dieMessage(`workload B wrote ${counts.join(" / ")} transaction / transfer / event rows for ${n} deposits`)
+  if (counts.some((c) => c !== n))
+    return yield* Effect.dieMessage(
+      `workload B wrote ${counts.join(" / ")} transaction / transfer / event rows for ${n} deposits`
+    )
   const copySeconds = yield* copyInto("transactions", transactionRows)
   const copyRate = n / copySeconds
-  yield* log(`COPY: ${n.toLocaleString()} of workload B's transactions rows into an empty table shaped like it in ${copySeconds.toFixed(2)} s = ${Math.round(copyRate).toLocaleString()} rows/s`)
-  yield* log(`workload B (cold) / COPY of transactions rows = ${(b.rate / copyRate).toFixed(3)}; scan target ≥ 2,000,000 transfers/s per core`)
+  yield* log(
+    `COPY: ${n.toLocaleString()} of workload B's transactions rows into an empty table shaped like it in ${copySeconds.toFixed(2)} s = ${Math.round(copyRate).toLocaleString()} rows/s`
+  )
+  yield* log(
+    `workload B (cold) / COPY of transactions rows = ${(b.rate / copyRate).toFixed(3)}; scan target ≥ 2,000,000 transfers/s per core`
+  )
   const transferSeconds = yield* copyInto("ledger_transfers", transferRows)
   const eventSeconds = yield* copyInto("webhook_events", eventRows)
   const floor = (copySeconds + eventSeconds + transferSeconds) / n
-  yield* log(`COPY of the three rows a deposit writes (transaction ${(copySeconds / n * 1e6).toFixed(1)}, ledger transfer ${(transferSeconds / n * 1e6).toFixed(1)}, event ${(eventSeconds / n * 1e6).toFixed(1)} µs): ${(floor * 1e6).toFixed(1)} µs per deposit = ${Math.round(1 / floor).toLocaleString()} deposits/s = ${(1 / floor / copyRate).toFixed(3)} of the COPY rate`)
-  yield* log(`workload B / that floor: cold ${(b.rate * floor).toFixed(3)}, warm ${(bWarm.rate * floor).toFixed(3)} (target ≥ 0.5); C (following) / that floor: ${(c.rate * floor).toFixed(3)}`)
+  yield* log(
+    `COPY of the three rows a deposit writes (transaction ${((copySeconds / n) * 1e6).toFixed(1)}, ledger transfer ${((transferSeconds / n) * 1e6).toFixed(1)}, event ${((eventSeconds / n) * 1e6).toFixed(1)} µs): ${(floor * 1e6).toFixed(1)} µs per deposit = ${Math.round(1 / floor).toLocaleString()} deposits/s = ${(1 / floor / copyRate).toFixed(3)} of the COPY rate`
+  )
+  yield* log(
+    `workload B / that floor: cold ${(b.rate * floor).toFixed(3)}, warm ${(bWarm.rate * floor).toFixed(3)} (target ≥ 0.5); C (following) / that floor: ${(c.rate * floor).toFixed(3)}`
+  )
 
   // A second floor, for what the first leaves out: the same rows COPYed into the real tables, as large as
   // B met them (their indexes' pages read, and logged whole the first time after a checkpoint), in a
@@ -285,10 +368,15 @@ const program = Effect.gen(function*() {
   // in the first floor (session_replication_role: a superuser's, so not measured on a server that refuses it).
   const freshKeys = (table: string, keys: Record<string, string>) =>
     Effect.map(
-      sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = ${table} ORDER BY ordinal_position`,
+      sql<{
+        column_name: string
+      }>`SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = ${table} ORDER BY ordinal_position`,
       (columns) => columns.map(({ column_name }) => keys[column_name] ?? `"${column_name}"`).join(", ")
     )
-  const transactionsFresh = yield* freshKeys("transactions", { id: "facet_id('txn')", tx_hash: "md5(tx_hash) || md5(tx_hash || '#')" })
+  const transactionsFresh = yield* freshKeys("transactions", {
+    id: "facet_id('txn')",
+    tx_hash: "md5(tx_hash) || md5(tx_hash || '#')"
+  })
   const transfersFresh = yield* freshKeys("ledger_transfers", { id: "nextval('ledger_transfers_id_seq')" })
   const eventsFresh = yield* freshKeys("webhook_events", { id: "facet_id('evt')", transaction_id: "facet_id('txn')" })
   const inRange = (column: string) => `${column} IN (SELECT id FROM transactions WHERE ${bRange})`
@@ -314,18 +402,34 @@ const program = Effect.gen(function*() {
       }
     })
   const medianRolledBack = (table: keyof typeof freshRows) =>
-    Effect.map(Effect.all(Array.from({ length: 3 }, () => copyRolledBack(table))), (runs) => [...runs].sort((x, y) => x - y)[1] ?? 0)
+    Effect.map(
+      Effect.all(Array.from({ length: 3 }, () => copyRolledBack(table))),
+      (runs) => [...runs].sort((x, y) => x - y)[1] ?? 0
+    )
   const inPlace = yield* Effect.all({
     transaction: medianRolledBack("transactions"),
     transfer: medianRolledBack("ledger_transfers"),
     event: medianRolledBack("webhook_events")
-  }).pipe(Effect.option, Effect.tap((o) => Option.isNone(o) ? log("the second floor is not measured: this server refused the COPY with triggers off (session_replication_role needs a superuser)") : Effect.void))
+  }).pipe(
+    Effect.option,
+    Effect.tap((o) =>
+      Option.isNone(o)
+        ? log(
+            "the second floor is not measured: this server refused the COPY with triggers off (session_replication_role needs a superuser)"
+          )
+        : Effect.void
+    )
+  )
   if (Option.isSome(inPlace)) {
     const { event, transaction, transfer } = inPlace.value
     const floorInPlace = (transaction + transfer + event) / n
     const [size] = yield* sql<{ rows: number }>`SELECT count(*)::int AS rows FROM transactions`
-    yield* log(`COPY of the same rows into the real tables as B met them (${(size?.rows ?? 0).toLocaleString()} transactions rows), rolled back (transaction ${(transaction / n * 1e6).toFixed(1)}, ledger transfer ${(transfer / n * 1e6).toFixed(1)}, event ${(event / n * 1e6).toFixed(1)} µs): ${(floorInPlace * 1e6).toFixed(1)} µs per deposit = ${Math.round(1 / floorInPlace).toLocaleString()} deposits/s`)
-    yield* log(`workload B / that floor: cold ${(b.rate * floorInPlace).toFixed(3)}, warm ${(bWarm.rate * floorInPlace).toFixed(3)}; C (following) / that floor: ${(c.rate * floorInPlace).toFixed(3)}`)
+    yield* log(
+      `COPY of the same rows into the real tables as B met them (${(size?.rows ?? 0).toLocaleString()} transactions rows), rolled back (transaction ${((transaction / n) * 1e6).toFixed(1)}, ledger transfer ${((transfer / n) * 1e6).toFixed(1)}, event ${((event / n) * 1e6).toFixed(1)} µs): ${(floorInPlace * 1e6).toFixed(1)} µs per deposit = ${Math.round(1 / floorInPlace).toLocaleString()} deposits/s`
+    )
+    yield* log(
+      `workload B / that floor: cold ${(b.rate * floorInPlace).toFixed(3)}, warm ${(bWarm.rate * floorInPlace).toFixed(3)}; C (following) / that floor: ${(c.rate * floorInPlace).toFixed(3)}`
+    )
   }
 })
 

@@ -12,21 +12,28 @@ import { AppConfig, appConfig } from "../src/config.js"
  */
 export const benchCore = (chains: "none" | ReadonlyArray<"BEP20">, endpoints: Layer.Layer<ChainEndpoints>) =>
   makeCoreLive(endpoints).pipe(
-    Layer.provideMerge(Layer.scoped(AppConfig, Effect.gen(function*() {
-      const loaded = yield* Effect.orDie(appConfig)
-      // a throw-away embedded PostgreSQL lives in a temp dir removed when the benchmark ends
-      const dataDir = Option.isSome(loaded.databaseUrl) ? loaded.dataDir : yield* Effect.acquireRelease(
-        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "facet-bench-"))),
-        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    Layer.provideMerge(
+      Layer.scoped(
+        AppConfig,
+        Effect.gen(function* () {
+          const loaded = yield* Effect.orDie(appConfig)
+          // a throw-away embedded PostgreSQL lives in a temp dir removed when the benchmark ends
+          const dataDir = Option.isSome(loaded.databaseUrl)
+            ? loaded.dataDir
+            : yield* Effect.acquireRelease(
+                Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "facet-bench-"))),
+                (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+              )
+          return {
+            ...loaded,
+            dataDir,
+            masterSeed: Option.some(Redacted.make("test test test test test test test test test test test junk")),
+            masterSeedFile: Option.none(),
+            indexer: { ...loaded.indexer, chains: chains === "none" ? [] : chains }
+          }
+        })
       )
-      return {
-        ...loaded,
-        dataDir,
-        masterSeed: Option.some(Redacted.make("test test test test test test test test test test test junk")),
-        masterSeedFile: Option.none(),
-        indexer: { ...loaded.indexer, chains: chains === "none" ? [] : chains }
-      }
-    })))
+    )
   )
 
 export const noChains = Layer.succeed(ChainEndpoints, {

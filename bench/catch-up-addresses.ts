@@ -17,7 +17,10 @@ export class SyntheticAccounts {
   private readonly watchedIds: ReadonlyArray<string>
   private readonly strangerIds: Array<string | undefined> = []
 
-  constructor(readonly chain: SyntheticChain, readonly watchedCount: number) {
+  constructor(
+    readonly chain: SyntheticChain,
+    readonly watchedCount: number
+  ) {
     this.watchedIds = Array.from({ length: watchedCount }, (_, i) => idOf(`facet-catch-up:${chain}:watched:${i}`))
   }
 

@@ -38,9 +38,24 @@ const SHAPE = {
 }
 
 type Planned =
-  | { readonly kind: "token"; readonly token: string; readonly currency: string | undefined; readonly from: string; readonly to: string; readonly amount: bigint; readonly watched: boolean }
+  | {
+      readonly kind: "token"
+      readonly token: string
+      readonly currency: string | undefined
+      readonly from: string
+      readonly to: string
+      readonly amount: bigint
+      readonly watched: boolean
+    }
   | { readonly kind: "approval"; readonly from: string; readonly to: string; readonly amount: bigint }
-  | { readonly kind: "native"; readonly from: string; readonly to: string; readonly amount: bigint; readonly ok: boolean; readonly watched: boolean }
+  | {
+      readonly kind: "native"
+      readonly from: string
+      readonly to: string
+      readonly amount: bigint
+      readonly ok: boolean
+      readonly watched: boolean
+    }
 
 /** One log of a block, with what eth_getLogs filters on, and its JSON as a node prints it. */
 export interface SyntheticLog {
@@ -94,8 +109,15 @@ export class SyntheticBscChain {
   private readonly hashes = new RecentBlocks<string>(8192)
   readonly otherTokens: ReadonlyArray<string>
 
-  constructor(readonly seed: number, readonly head: number, private readonly accounts: SyntheticAccounts) {
-    this.otherTokens = Array.from({ length: SHAPE.otherTokens }, (_, k) => `0x${sha256Hex(`facet-catch-up:BEP20:token:${k}`).slice(0, 40)}`)
+  constructor(
+    readonly seed: number,
+    readonly head: number,
+    private readonly accounts: SyntheticAccounts
+  ) {
+    this.otherTokens = Array.from(
+      { length: SHAPE.otherTokens },
+      (_, k) => `0x${sha256Hex(`facet-catch-up:BEP20:token:${k}`).slice(0, 40)}`
+    )
   }
 
   blockHash(n: number): string {
@@ -122,12 +144,25 @@ export class SyntheticBscChain {
       const tokenAmount = BigInt(1 + rng.below(10_000_000)) * 10n ** 12n
       if (roll < SHAPE.usdt + SHAPE.usdc) {
         const currency = roll < SHAPE.usdt ? "USDT" : "USDC"
-        planned.push({ kind: "token", token: BSC_TOKENS[currency], currency, from, ...watchedOr(), amount: tokenAmount })
+        planned.push({
+          kind: "token",
+          token: BSC_TOKENS[currency],
+          currency,
+          from,
+          ...watchedOr(),
+          amount: tokenAmount
+        })
       } else if (roll < SHAPE.usdt + SHAPE.usdc + SHAPE.otherToken) {
         const token = this.otherTokens[rng.below(this.otherTokens.length)] ?? BSC_TOKENS.USDT
         planned.push({ kind: "token", token, currency: undefined, from, ...watchedOr(), amount: tokenAmount })
       } else if (roll < SHAPE.usdt + SHAPE.usdc + SHAPE.otherToken + SHAPE.native) {
-        planned.push({ kind: "native", from, ...watchedOr(), amount: BigInt(1 + rng.below(1_000_000_000)) * 10n ** 9n, ok: rng.fraction() >= SHAPE.nativeReverted })
+        planned.push({
+          kind: "native",
+          from,
+          ...watchedOr(),
+          amount: BigInt(1 + rng.below(1_000_000_000)) * 10n ** 9n,
+          ok: rng.fraction() >= SHAPE.nativeReverted
+        })
       } else {
         planned.push({ kind: "approval", from, to: stranger(), amount: tokenAmount })
       }
@@ -161,24 +196,35 @@ export class SyntheticBscChain {
       const txHash = this.txHash(n, i)
       const index = hex(i)
       const contract = p.kind === "token" ? p.token : p.kind === "approval" ? BSC_TOKENS.USDT : undefined
-      const input = p.kind === "token"
-        ? `0xa9059cbb${word(p.to.slice(2))}${p.amount.toString(16).padStart(64, "0")}`
-        : p.kind === "approval" ? `0x095ea7b3${word(p.to.slice(2))}${p.amount.toString(16).padStart(64, "0")}` : "0x"
+      const input =
+        p.kind === "token"
+          ? `0xa9059cbb${word(p.to.slice(2))}${p.amount.toString(16).padStart(64, "0")}`
+          : p.kind === "approval"
+            ? `0x095ea7b3${word(p.to.slice(2))}${p.amount.toString(16).padStart(64, "0")}`
+            : "0x"
       const gas = p.kind === "native" ? 21_000 : 51_000 + rng.below(20_000)
       gasUsed += gas
       const to = contract ?? p.to
       const value = p.kind === "native" ? hex(p.amount) : "0x0"
-      txs.push(`{"blockHash":"${hash}","blockNumber":"${number}","from":"${p.from}","gas":"${hex(gas + 10_000)}","gasPrice":"0x3b9aca00","hash":"${txHash}","input":"${input}","nonce":"${hex(rng.below(100_000))}","to":"${to}","transactionIndex":"${index}","value":"${value}","type":"0x0","chainId":"0x38","v":"${rng.below(2) === 0 ? "0x93" : "0x94"}","r":"0x${rng.filler(64)}","s":"0x${rng.filler(64)}"}`)
+      txs.push(
+        `{"blockHash":"${hash}","blockNumber":"${number}","from":"${p.from}","gas":"${hex(gas + 10_000)}","gasPrice":"0x3b9aca00","hash":"${txHash}","input":"${input}","nonce":"${hex(rng.below(100_000))}","to":"${to}","transactionIndex":"${index}","value":"${value}","type":"0x0","chainId":"0x38","v":"${rng.below(2) === 0 ? "0x93" : "0x94"}","r":"0x${rng.filler(64)}","s":"0x${rng.filler(64)}"}`
+      )
       txHashes.push(`"${txHash}"`)
       const own: Array<SyntheticLog> = []
       if (contract !== undefined && p.kind !== "native") {
-        const topics = [p.kind === "token" ? TRANSFER_TOPIC : APPROVAL_TOPIC, `0x${word(p.from.slice(2))}`, `0x${word(p.to.slice(2))}`]
+        const topics = [
+          p.kind === "token" ? TRANSFER_TOPIC : APPROVAL_TOPIC,
+          `0x${word(p.from.slice(2))}`,
+          `0x${word(p.to.slice(2))}`
+        ]
         const json = `{"address":"${contract}","topics":[${topics.map((t) => `"${t}"`).join(",")}],"data":"0x${p.amount.toString(16).padStart(64, "0")}","blockNumber":"${number}","transactionHash":"${txHash}","transactionIndex":"${index}","blockHash":"${hash}","logIndex":"${hex(logs.length)}","removed":false}`
         own.push({ address: contract, topics, json })
         logs.push(...own)
       }
       const ok = p.kind !== "native" || p.ok
-      receipts.push(`{"blockHash":"${hash}","blockNumber":"${number}","contractAddress":null,"cumulativeGasUsed":"${hex(gasUsed)}","effectiveGasPrice":"0x3b9aca00","from":"${p.from}","gasUsed":"${hex(gas)}","logs":[${own.map((l) => l.json).join(",")}],"logsBloom":"${bloomOf(own)}","status":"${ok ? "0x1" : "0x0"}","to":"${to}","transactionHash":"${txHash}","transactionIndex":"${index}","type":"0x0"}`)
+      receipts.push(
+        `{"blockHash":"${hash}","blockNumber":"${number}","contractAddress":null,"cumulativeGasUsed":"${hex(gasUsed)}","effectiveGasPrice":"0x3b9aca00","from":"${p.from}","gasUsed":"${hex(gas)}","logs":[${own.map((l) => l.json).join(",")}],"logsBloom":"${bloomOf(own)}","status":"${ok ? "0x1" : "0x0"}","to":"${to}","transactionHash":"${txHash}","transactionIndex":"${index}","type":"0x0"}`
+      )
     })
     const header = `"baseFeePerGas":"0x0","blobGasUsed":"0x0","difficulty":"0x2","excessBlobGas":"0x0","extraData":"0xd883010406846765746888676f312e32312e3132856c696e7578","gasLimit":"0x5f5e100","gasUsed":"${hex(gasUsed)}","hash":"${hash}","logsBloom":"${bloomOf(logs)}","miner":"0x${this.accounts.stranger(n % 21)}","mixHash":"${ZERO32}","nonce":"0x0000000000000000","number":"${number}","parentBeaconBlockRoot":"${ZERO32}","parentHash":"${parent}","receiptsRoot":"0x${sha256Hex(`${hash}:receipts`)}","sha3Uncles":"${EMPTY_UNCLES}","size":"${hex(600 + txs.length * 180)}","stateRoot":"0x${sha256Hex(`${hash}:state`)}","timestamp":"${hex(SHAPE.genesisSeconds + n * SHAPE.blockSeconds)}","totalDifficulty":"${hex(2 * n + 1)}"`
     const tail = `"transactionsRoot":"${txs.length === 0 ? EMPTY_ROOT : `0x${sha256Hex(`${hash}:txs`)}`}","uncles":[],"withdrawals":[],"withdrawalsRoot":"${EMPTY_ROOT}"`

@@ -5,7 +5,10 @@ import { Schema } from "effect"
  * successful transfers and their sum in base units. The chain server answers it (`/bench/paid`), the bench
  * compares it with what the indexer credited.
  */
-export const PaidTotals = Schema.Record({ key: Schema.String, value: Schema.Struct({ count: Schema.Number, amount: Schema.BigInt }) })
+export const PaidTotals = Schema.Record({
+  key: Schema.String,
+  value: Schema.Struct({ count: Schema.Number, amount: Schema.BigInt })
+})
 export type PaidTotals = typeof PaidTotals.Type
 
 export class PaidTally {
@@ -18,6 +21,8 @@ export class PaidTally {
 
   /** The totals as PaidTotals' encoded form (amounts as decimal strings). */
   encoded(): typeof PaidTotals.Encoded {
-    return Object.fromEntries([...this.totals].map(([currency, t]) => [currency, { count: t.count, amount: t.amount.toString() }]))
+    return Object.fromEntries(
+      [...this.totals].map(([currency, t]) => [currency, { count: t.count, amount: t.amount.toString() }])
+    )
   }
 }

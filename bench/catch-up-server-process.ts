@@ -19,16 +19,35 @@ export type ServerStats = typeof ServerStats.Type
  * The bench chain server (chain-server.ts) in a process of its own, so making blocks does not take the
  * indexer's event loop; stopped (by its own pid) when the scope closes, and by itself if this process dies.
  */
-export const startChainServerProcess = (options: { readonly head: number; readonly watched: number; readonly seed: number; readonly latencyMs: number }) =>
-  Effect.gen(function*() {
+export const startChainServerProcess = (options: {
+  readonly head: number
+  readonly watched: number
+  readonly seed: number
+  readonly latencyMs: number
+}) =>
+  Effect.gen(function* () {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [
-          "--import", "tsx", path.join(import.meta.dirname, "chain-server.ts"),
-          "--head", String(options.head), "--watched", String(options.watched), "--seed", String(options.seed), "--latency", String(options.latencyMs),
-          // it exits when this process's end of its stdin closes, however this one ends
-          "--die-with-parent", "true"
-        ], { stdio: ["pipe", "pipe", "inherit"] })
+        spawn(
+          process.execPath,
+          [
+            "--import",
+            "tsx",
+            path.join(import.meta.dirname, "chain-server.ts"),
+            "--head",
+            String(options.head),
+            "--watched",
+            String(options.watched),
+            "--seed",
+            String(options.seed),
+            "--latency",
+            String(options.latencyMs),
+            // it exits when this process's end of its stdin closes, however this one ends
+            "--die-with-parent",
+            "true"
+          ],
+          { stdio: ["pipe", "pipe", "inherit"] }
+        )
       ),
       (started) =>
         Effect.async<void>((resume) => {
@@ -40,7 +59,8 @@ export const startChainServerProcess = (options: { readonly head: number; readon
     // its first line says where it listens
     const line = yield* Effect.async<string, ChainServerError>((resume) => {
       const lines = createInterface({ input: child.stdout })
-      const exited = (code: number | null) => resume(Effect.fail(new ChainServerError({ message: `the chain server exited (${code}) before it listened` })))
+      const exited = (code: number | null) =>
+        resume(Effect.fail(new ChainServerError({ message: `the chain server exited (${code}) before it listened` })))
       child.once("exit", exited)
       lines.once("line", (text) => {
         child.off("exit", exited)
@@ -55,11 +75,18 @@ export const startChainServerProcess = (options: { readonly head: number; readon
       Effect.tryPromise({
         try: () => fetch(`${url}${pathAndQuery}`).then((response) => response.json()),
         catch: (cause) => new ChainServerError({ message: `${pathAndQuery}: ${String(cause)}` })
-      }).pipe(Effect.flatMap((body) => Schema.decodeUnknown(schema)(body).pipe(Effect.mapError((e) => new ChainServerError({ message: `${pathAndQuery}: ${e.message}` })))))
+      }).pipe(
+        Effect.flatMap((body) =>
+          Schema.decodeUnknown(schema)(body).pipe(
+            Effect.mapError((e) => new ChainServerError({ message: `${pathAndQuery}: ${e.message}` }))
+          )
+        )
+      )
     return {
       tronUrl: url,
       bscUrl: `${url}/bsc`,
-      paid: (chain: "TRC20" | "BEP20", from: number, to: number) => getJson(`/bench/paid?chain=${chain}&from=${from}&to=${to}`, PaidTotals),
+      paid: (chain: "TRC20" | "BEP20", from: number, to: number) =>
+        getJson(`/bench/paid?chain=${chain}&from=${from}&to=${to}`, PaidTotals),
       stats: getJson("/bench/stats", ServerStats)
     }
   })

@@ -28,8 +28,22 @@ const SHAPE = {
 }
 
 type Planned =
-  | { readonly kind: "usdt" | "token"; readonly contract: string; readonly owner: string; readonly to: string; readonly amount: number; readonly ok: boolean; readonly watched: boolean }
-  | { readonly kind: "trx"; readonly owner: string; readonly to: string; readonly amount: number; readonly watched: boolean }
+  | {
+      readonly kind: "usdt" | "token"
+      readonly contract: string
+      readonly owner: string
+      readonly to: string
+      readonly amount: number
+      readonly ok: boolean
+      readonly watched: boolean
+    }
+  | {
+      readonly kind: "trx"
+      readonly owner: string
+      readonly to: string
+      readonly amount: number
+      readonly watched: boolean
+    }
   | { readonly kind: "delegate"; readonly owner: string; readonly to: string; readonly amount: number }
 
 interface Rendered {
@@ -52,13 +66,24 @@ export class SyntheticTronChain {
   private readonly ids = new RecentBlocks<string>(4096)
   private readonly otherTokens: ReadonlyArray<string>
 
-  constructor(readonly seed: number, readonly head: number, readonly solidLag: number, private readonly accounts: SyntheticAccounts) {
-    this.otherTokens = Array.from({ length: SHAPE.otherTokens }, (_, k) => `41${sha256Hex(`facet-catch-up:TRC20:token:${k}`).slice(0, 40)}`)
+  constructor(
+    readonly seed: number,
+    readonly head: number,
+    readonly solidLag: number,
+    private readonly accounts: SyntheticAccounts
+  ) {
+    this.otherTokens = Array.from(
+      { length: SHAPE.otherTokens },
+      (_, k) => `41${sha256Hex(`facet-catch-up:TRC20:token:${k}`).slice(0, 40)}`
+    )
   }
 
   /** The block id: its number in the first 8 bytes, as java-tron makes it. */
   blockId(n: number): string {
-    return this.ids.getOrMake(n, () => n.toString(16).padStart(16, "0") + sha256Hex(`facet-catch-up:TRC20:${this.seed}:${n}`).slice(16))
+    return this.ids.getOrMake(
+      n,
+      () => n.toString(16).padStart(16, "0") + sha256Hex(`facet-catch-up:TRC20:${this.seed}:${n}`).slice(16)
+    )
   }
 
   private timestamp(n: number) {
@@ -81,13 +106,29 @@ export class SyntheticTronChain {
       const owner = stranger()
       if (roll < SHAPE.usdt) {
         const { watched, to } = watchedOr(SHAPE.usdtWatched)
-        planned.push({ kind: "usdt", contract: TRON_USDT, owner, to, amount: 1 + rng.below(10_000_000_000), ok: rng.fraction() >= SHAPE.usdtOutOfEnergy, watched })
+        planned.push({
+          kind: "usdt",
+          contract: TRON_USDT,
+          owner,
+          to,
+          amount: 1 + rng.below(10_000_000_000),
+          ok: rng.fraction() >= SHAPE.usdtOutOfEnergy,
+          watched
+        })
       } else if (roll < SHAPE.usdt + SHAPE.trx) {
         const { watched, to } = watchedOr(SHAPE.trxWatched)
         planned.push({ kind: "trx", owner, to, amount: 1 + rng.below(10_000_000_000), watched })
       } else if (roll < SHAPE.usdt + SHAPE.trx + SHAPE.otherToken) {
         const contract = this.otherTokens[rng.below(this.otherTokens.length)] ?? TRON_USDT
-        planned.push({ kind: "token", contract, owner, to: stranger(), amount: 1 + rng.below(1_000_000_000), ok: true, watched: false })
+        planned.push({
+          kind: "token",
+          contract,
+          owner,
+          to: stranger(),
+          amount: 1 + rng.below(1_000_000_000),
+          ok: true,
+          watched: false
+        })
       } else {
         planned.push({ kind: "delegate", owner, to: stranger(), amount: 1_000_000 * (1 + rng.below(100_000)) })
       }
@@ -119,37 +160,59 @@ export class SyntheticTronChain {
     for (const p of this.plan(n)) {
       const owner = `41${p.owner}`
       const to = `41${p.to}`
-      const contract: TronContractValue = p.kind === "trx"
-        ? { type: "TransferContract", owner, to, amount: p.amount }
-        : p.kind === "delegate"
-        ? { type: "DelegateResourceContract", owner, receiver: to, balance: p.amount }
-        : { type: "TriggerSmartContract", owner, contract: p.contract, data: `a9059cbb0000000000000000000000${to}${amountWord(p.amount)}` }
+      const contract: TronContractValue =
+        p.kind === "trx"
+          ? { type: "TransferContract", owner, to, amount: p.amount }
+          : p.kind === "delegate"
+            ? { type: "DelegateResourceContract", owner, receiver: to, balance: p.amount }
+            : {
+                type: "TriggerSmartContract",
+                owner,
+                contract: p.contract,
+                data: `a9059cbb0000000000000000000000${to}${amountWord(p.amount)}`
+              }
       const trigger = contract.type === "TriggerSmartContract"
       const txTime = time - 1 - rng.below(SHAPE.blockMs)
       const feeLimit = trigger ? 100_000_000 : undefined
-      const raw = rawDataHex({ refBlockBytes, refBlockHash, expiration: txTime + 60_000, timestamp: txTime, feeLimit, contract })
+      const raw = rawDataHex({
+        refBlockBytes,
+        refBlockHash,
+        expiration: txTime + 60_000,
+        timestamp: txTime,
+        feeLimit,
+        contract
+      })
       const txID = sha256Hex(Buffer.from(raw, "hex"))
-      const value = contract.type === "TransferContract"
-        ? `{"amount":${contract.amount},"owner_address":"${owner}","to_address":"${to}"}`
-        : contract.type === "DelegateResourceContract"
-        ? `{"owner_address":"${owner}","resource":"ENERGY","balance":${contract.balance},"receiver_address":"${to}"}`
-        : `{"data":"${contract.data}","owner_address":"${owner}","contract_address":"${contract.contract}"}`
+      const value =
+        contract.type === "TransferContract"
+          ? `{"amount":${contract.amount},"owner_address":"${owner}","to_address":"${to}"}`
+          : contract.type === "DelegateResourceContract"
+            ? `{"owner_address":"${owner}","resource":"ENERGY","balance":${contract.balance},"receiver_address":"${to}"}`
+            : `{"data":"${contract.data}","owner_address":"${owner}","contract_address":"${contract.contract}"}`
       const ok = p.kind === "trx" || p.kind === "delegate" || p.ok
       const ret = ok ? "SUCCESS" : "OUT_OF_ENERGY"
-      txs.push(`{"ret":[{"contractRet":"${ret}"}],"signature":["${rng.filler(128)}0${rng.below(2)}"],"txID":"${txID}","raw_data":{"contract":[{"parameter":{"value":${value},"type_url":"${typeUrl(contract.type)}"},"type":"${contract.type}"}],"ref_block_bytes":"${refBlockBytes}","ref_block_hash":"${refBlockHash}","expiration":${txTime + 60_000},${feeLimit === undefined ? "" : `"fee_limit":${feeLimit},`}"timestamp":${txTime}},"raw_data_hex":"${raw}"}`)
-      const common = (fee: number) => `"id":"${txID}",${fee > 0 ? `"fee":${fee},` : ""}"blockNumber":${n},"blockTimeStamp":${time}`
+      txs.push(
+        `{"ret":[{"contractRet":"${ret}"}],"signature":["${rng.filler(128)}0${rng.below(2)}"],"txID":"${txID}","raw_data":{"contract":[{"parameter":{"value":${value},"type_url":"${typeUrl(contract.type)}"},"type":"${contract.type}"}],"ref_block_bytes":"${refBlockBytes}","ref_block_hash":"${refBlockHash}","expiration":${txTime + 60_000},${feeLimit === undefined ? "" : `"fee_limit":${feeLimit},`}"timestamp":${txTime}},"raw_data_hex":"${raw}"}`
+      )
+      const common = (fee: number) =>
+        `"id":"${txID}",${fee > 0 ? `"fee":${fee},` : ""}"blockNumber":${n},"blockTimeStamp":${time}`
       if (p.kind === "usdt" || p.kind === "token") {
         const energy = 29_650 + rng.below(100_000)
-        infos.push(p.ok
-          ? `{${common(energy * 210)},"contractResult":["0000000000000000000000000000000000000000000000000000000000000001"],"contract_address":"${p.contract}","receipt":{"energy_fee":${energy * 210},"energy_usage_total":${energy},"net_usage":345,"result":"SUCCESS"},"log":[{"address":"${p.contract.slice(2)}","topics":["ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef","${word(p.owner)}","${word(p.to)}"],"data":"${amountWord(p.amount)}"}]}`
-          : `{${common(0)},"contractResult":[""],"contract_address":"${p.contract}","receipt":{"energy_usage":16,"energy_usage_total":16,"net_usage":345,"result":"OUT_OF_ENERGY"},"result":"FAILED","resMessage":"4e6f7420656e6f75676820656e65726779"}`)
+        infos.push(
+          p.ok
+            ? `{${common(energy * 210)},"contractResult":["0000000000000000000000000000000000000000000000000000000000000001"],"contract_address":"${p.contract}","receipt":{"energy_fee":${energy * 210},"energy_usage_total":${energy},"net_usage":345,"result":"SUCCESS"},"log":[{"address":"${p.contract.slice(2)}","topics":["ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef","${word(p.owner)}","${word(p.to)}"],"data":"${amountWord(p.amount)}"}]}`
+            : `{${common(0)},"contractResult":[""],"contract_address":"${p.contract}","receipt":{"energy_usage":16,"energy_usage_total":16,"net_usage":345,"result":"OUT_OF_ENERGY"},"result":"FAILED","resMessage":"4e6f7420656e6f75676820656e65726779"}`
+        )
       } else {
         infos.push(`{${common(0)},"contractResult":[""],"receipt":{"net_usage":${p.kind === "trx" ? 268 : 280}}}`)
       }
     }
     const header = `"block_header":{"raw_data":{"number":${n},"txTrieRoot":"${sha256Hex(id)}","witness_address":"41${this.accounts.stranger(n % 27)}","parentHash":"${parent}","version":31,"timestamp":${time}},"witness_signature":"${rng.filler(128)}00"}`
     // like a real node, an empty block has no transactions key
-    const block = txs.length === 0 ? `{"blockID":"${id}",${header}}` : `{"blockID":"${id}",${header},"transactions":[${txs.join(",")}]}`
+    const block =
+      txs.length === 0
+        ? `{"blockID":"${id}",${header}}`
+        : `{"blockID":"${id}",${header},"transactions":[${txs.join(",")}]}`
     return { block, infos: `[${infos.join(",")}]` }
   }
 

@@ -6,7 +6,12 @@
 export type TronContractValue =
   | { readonly type: "TransferContract"; readonly owner: string; readonly to: string; readonly amount: number }
   | { readonly type: "TriggerSmartContract"; readonly owner: string; readonly contract: string; readonly data: string }
-  | { readonly type: "DelegateResourceContract"; readonly owner: string; readonly receiver: string; readonly balance: number }
+  | {
+      readonly type: "DelegateResourceContract"
+      readonly owner: string
+      readonly receiver: string
+      readonly balance: number
+    }
 
 export interface TronRawData {
   readonly refBlockBytes: string
@@ -35,7 +40,9 @@ const intField = (field: number, value: number) => tag(field, 0) + varint(value)
 
 const CONTRACT_TYPE = { TransferContract: 1, TriggerSmartContract: 31, DelegateResourceContract: 57 } as const
 export const typeUrl = (type: TronContractValue["type"]) => `type.googleapis.com/protocol.${type}`
-const typeUrlHex = Object.fromEntries(Object.keys(CONTRACT_TYPE).map((t) => [t, Buffer.from(`type.googleapis.com/protocol.${t}`).toString("hex")]))
+const typeUrlHex = Object.fromEntries(
+  Object.keys(CONTRACT_TYPE).map((t) => [t, Buffer.from(`type.googleapis.com/protocol.${t}`).toString("hex")])
+)
 const ENERGY = 1
 
 const contractValueHex = (c: TronContractValue): string => {
@@ -52,6 +59,12 @@ const contractValueHex = (c: TronContractValue): string => {
 export const rawDataHex = (raw: TronRawData): string => {
   const parameter = bytesField(1, typeUrlHex[raw.contract.type] ?? "") + bytesField(2, contractValueHex(raw.contract))
   const contract = intField(1, CONTRACT_TYPE[raw.contract.type]) + bytesField(2, parameter)
-  return bytesField(1, raw.refBlockBytes) + bytesField(4, raw.refBlockHash) + intField(8, raw.expiration) + bytesField(11, contract) +
-    intField(14, raw.timestamp) + (raw.feeLimit === undefined ? "" : intField(18, raw.feeLimit))
+  return (
+    bytesField(1, raw.refBlockBytes) +
+    bytesField(4, raw.refBlockHash) +
+    intField(8, raw.expiration) +
+    bytesField(11, contract) +
+    intField(14, raw.timestamp) +
+    (raw.feeLimit === undefined ? "" : intField(18, raw.feeLimit))
+  )
 }

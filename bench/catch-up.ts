@@ -27,9 +27,16 @@ import { benchCore, noChains } from "./bench-environment.js"
  * an hour for the four runs on a 2-core machine; 10,000 take about six minutes.
  */
 const Cli = Schema.Struct({
-  blocks: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(3)), { default: () => 10_000 }),
-  latency: Schema.optionalWith(Schema.compose(Schema.split(","), Schema.Array(Schema.NumberFromString.pipe(Schema.nonNegative()))), { default: () => [0, 30] }),
-  chains: Schema.optionalWith(Schema.compose(Schema.split(","), Schema.Array(Schema.Literal("TRC20", "BEP20"))), { default: () => ["TRC20", "BEP20"] as const }),
+  blocks: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(3)), {
+    default: () => 10_000
+  }),
+  latency: Schema.optionalWith(
+    Schema.compose(Schema.split(","), Schema.Array(Schema.NumberFromString.pipe(Schema.nonNegative()))),
+    { default: () => [0, 30] }
+  ),
+  chains: Schema.optionalWith(Schema.compose(Schema.split(","), Schema.Array(Schema.Literal("TRC20", "BEP20"))), {
+    default: () => ["TRC20", "BEP20"] as const
+  }),
   watched: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()), { default: () => 2_000 })
 })
 
@@ -41,7 +48,10 @@ const namedArguments = (args: ReadonlyArray<string>) => {
 }
 
 /** The currencies each chain pays in, each with a deposit address per watched user. */
-const CURRENCIES: Record<SyntheticChain, ReadonlyArray<string>> = { TRC20: ["USDT", "TRX"], BEP20: ["USDT", "USDC", "BNB"] }
+const CURRENCIES: Record<SyntheticChain, ReadonlyArray<string>> = {
+  TRC20: ["USDT", "TRX"],
+  BEP20: ["USDT", "USDC", "BNB"]
+}
 
 interface Run {
   readonly chain: SyntheticChain
@@ -57,7 +67,8 @@ interface Run {
   readonly serverCpu: number
 }
 
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const log = (line: string) => Effect.sync(() => console.log(line))
 
 /**
@@ -66,7 +77,7 @@ const log = (line: string) => Effect.sync(() => console.log(line))
  * watched token here: its policy row is added for the bench (the product has none yet).
  */
 const setUp = (watched: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const onboarding = yield* Onboarding
     yield* sql`
@@ -80,13 +91,23 @@ const setUp = (watched: number) =>
     const [existing] = yield* sql<{ merchant_id: string; n: number }>`
       SELECT merchant_id, (SELECT count(*)::int FROM wallets WHERE id LIKE 'wcatchup\\_%') AS n FROM wallets WHERE id = 'wcatchup_TRC20_0'`
     if (existing !== undefined) {
-      if (existing.n !== 2 * watched) return yield* Effect.dieMessage(`the database holds ${existing.n / 2} watched addresses per chain from an earlier run, not ${watched}: use --watched ${existing.n / 2} or a fresh database`)
+      if (existing.n !== 2 * watched)
+        return yield* Effect.dieMessage(
+          `the database holds ${existing.n / 2} watched addresses per chain from an earlier run, not ${watched}: use --watched ${existing.n / 2} or a fresh database`
+        )
       yield* log(`setup: reusing ${fmt(watched)} watched deposit addresses per chain from an earlier run`)
       return existing.merchant_id
     }
-    const { response } = yield* onboarding.apply({
-      project_name: `Catch-up bench ${Date.now()}`, business_type: "bench", use_case: "catch-up benchmark", agree_terms: true, integration_mode: "exchange_wallet"
-    }, {})
+    const { response } = yield* onboarding.apply(
+      {
+        project_name: `Catch-up bench ${Date.now()}`,
+        business_type: "bench",
+        use_case: "catch-up benchmark",
+        agree_terms: true,
+        integration_mode: "exchange_wallet"
+      },
+      {}
+    )
     const merchantId = response.merchant_id
     for (const chain of ["TRC20", "BEP20"] as const) {
       const accounts = new SyntheticAccounts(chain, watched)
@@ -103,13 +124,15 @@ const setUp = (watched: number) =>
         WHERE w.id LIKE 'wcatchup\\_%' AND w.network = ${chain}`
     }
     yield* sql`ANALYZE wallets, deposit_addresses`
-    yield* log(`setup: ${fmt(watched)} watched deposit addresses per chain (TRC20: USDT, TRX; BEP20: USDT, USDC, BNB) for merchant ${merchantId}`)
+    yield* log(
+      `setup: ${fmt(watched)} watched deposit addresses per chain (TRC20: USDT, TRX; BEP20: USDT, USDC, BNB) for merchant ${merchantId}`
+    )
     return merchantId
   })
 
 /** Confirmed deposits of the bench's merchant on `chain`, per currency: count and sum in base units. */
 const creditedOn = (chain: SyntheticChain, merchantId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ currency: string; n: number; units: string; pending: number }>`
       SELECT t.currency, (count(*) FILTER (WHERE t.status = 'confirmed'))::int AS n,
@@ -128,7 +151,7 @@ const catchUp = (
   server: Effect.Effect.Success<ReturnType<typeof startChainServerProcess>>,
   options: { readonly head: number; readonly latencyMs: number; readonly merchantId: string }
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     // a fresh start on this run's chain: its cursor, block window, identity and fence go
@@ -139,8 +162,21 @@ const catchUp = (
     const before = yield* creditedOn(chain, options.merchantId)
     const statsBefore = yield* server.stats
     const endpoints = Layer.succeed(ChainEndpoints, {
-      bep20: { rpcUrl: server.bscUrl, chainId: 56, tokens: new Map([["USDT", BSC_TOKENS.USDT], ["USDC", BSC_TOKENS.USDC]]), confirmations: 0, traces: "off" },
-      tron: { url: server.tronUrl, tokens: new Map([["USDT", tronAddress(Buffer.from(TRON_USDT.slice(2), "hex"))]]), confirmations: 0 },
+      bep20: {
+        rpcUrl: server.bscUrl,
+        chainId: 56,
+        tokens: new Map([
+          ["USDT", BSC_TOKENS.USDT],
+          ["USDC", BSC_TOKENS.USDC]
+        ]),
+        confirmations: 0,
+        traces: "off"
+      },
+      tron: {
+        url: server.tronUrl,
+        tokens: new Map([["USDT", tronAddress(Buffer.from(TRON_USDT.slice(2), "hex"))]]),
+        confirmations: 0
+      },
       solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
     })
     const clients = yield* Effect.provide(ChainClients, ChainClientsLive.pipe(Layer.provide(endpoints)))
@@ -148,25 +184,39 @@ const catchUp = (
 
     const started = Date.now()
     const cpuBefore = process.cpuUsage()
-    const indexer = yield* Effect.fork(runChainIndexer(client, {
-      batchSize: config.indexer.batchSize, prefetchBatches: config.indexer.prefetchBatches, writers: config.indexer.writers, pollInterval: Duration.millis(100),
-      startBlock: Option.some(1n), network: "devnet"
-    }))
+    const indexer = yield* Effect.fork(
+      runChainIndexer(client, {
+        batchSize: config.indexer.batchSize,
+        prefetchBatches: config.indexer.prefetchBatches,
+        writers: config.indexer.writers,
+        pollInterval: Duration.millis(100),
+        startBlock: Option.some(1n),
+        network: "devnet"
+      })
+    )
     let window = { at: started, cursor: 1 }
     let moved = { at: started, cursor: 0 }
     for (;;) {
       yield* Effect.sleep("200 millis")
-      const [row] = yield* sql<{ n: string }>`SELECT block_number::text AS n FROM indexer_cursors WHERE chain = ${chain}`
+      const [row] = yield* sql<{
+        n: string
+      }>`SELECT block_number::text AS n FROM indexer_cursors WHERE chain = ${chain}`
       const cursor = Number(row?.n ?? 0)
       if (cursor >= options.head) break
       const stopped = yield* Fiber.poll(indexer)
-      if (Option.isSome(stopped)) return yield* Effect.dieMessage(`${chain}: the indexer stopped at block ${cursor}: ${JSON.stringify(stopped.value)}`)
+      if (Option.isSome(stopped))
+        return yield* Effect.dieMessage(
+          `${chain}: the indexer stopped at block ${cursor}: ${JSON.stringify(stopped.value)}`
+        )
       const now = Date.now()
       if (cursor > moved.cursor) moved = { at: now, cursor }
-      else if (now - moved.at > 120_000) return yield* Effect.dieMessage(`${chain}: no progress for two minutes at block ${cursor}`)
+      else if (now - moved.at > 120_000)
+        return yield* Effect.dieMessage(`${chain}: no progress for two minutes at block ${cursor}`)
       if (now - window.at >= 10_000) {
         const rate = (cursor - window.cursor) / ((now - window.at) / 1000)
-        yield* log(`  ${chain} at ${options.latencyMs} ms: block ${fmt(cursor)} of ${fmt(options.head)} (${fmt((100 * cursor) / options.head, 1)}%), ${fmt(rate)} blocks/s over the last ${fmt((now - window.at) / 1000)} s, ${fmt((now - started) / 1000)} s in`)
+        yield* log(
+          `  ${chain} at ${options.latencyMs} ms: block ${fmt(cursor)} of ${fmt(options.head)} (${fmt((100 * cursor) / options.head, 1)}%), ${fmt(rate)} blocks/s over the last ${fmt((now - window.at) / 1000)} s, ${fmt((now - started) / 1000)} s in`
+        )
         window = { at: now, cursor }
       }
     }
@@ -190,46 +240,79 @@ const catchUp = (
       paidCount += want.count
       const same = count === want.count && amount === want.amount && got.pending === 0
       exact &&= same
-      yield* log(`  ${chain} ${currency}: credited ${fmt(count)} deposits, ${amount} base units; the chain paid ${fmt(want.count)}, ${want.amount}${got.pending > 0 ? `; ${got.pending} still pending` : ""} ${same ? "✔" : "✘ MISMATCH"}`)
+      yield* log(
+        `  ${chain} ${currency}: credited ${fmt(count)} deposits, ${amount} base units; the chain paid ${fmt(want.count)}, ${want.amount}${got.pending > 0 ? `; ${got.pending} still pending` : ""} ${same ? "✔" : "✘ MISMATCH"}`
+      )
     }
     if (statsAfter.unknown > statsBefore.unknown) {
-      yield* log(`  ${chain}: the chain server got ${statsAfter.unknown - statsBefore.unknown} call(s) it does not serve (see its log above)`)
+      yield* log(
+        `  ${chain}: the chain server got ${statsAfter.unknown - statsBefore.unknown} call(s) it does not serve (see its log above)`
+      )
     }
     const blocks = options.head - 1
     const requestsPerBlock = requestsOf(statsBefore, statsAfter) / blocks
     const indexerCpu = (cpu.user + cpu.system) / 1000 / blocks
     const serverCpu = (statsAfter.cpuMs - statsBefore.cpuMs) / blocks
-    yield* log(`${chain} at ${options.latencyMs} ms: ${fmt(blocks)} blocks in ${fmt(seconds, 1)} s = ${fmt(blocks / seconds)} blocks/s; ${fmt(requestsPerBlock, 2)} HTTP requests per block; CPU per block: indexer ${fmt(indexerCpu, 2)} ms, chain server ${fmt(serverCpu, 2)} ms; deposits ${exact ? "exact ✔" : "WRONG ✘"}`)
-    return { chain, latencyMs: options.latencyMs, blocks, seconds, credited, paid: paidCount, exact, requestsPerBlock, indexerCpu, serverCpu } satisfies Run
+    yield* log(
+      `${chain} at ${options.latencyMs} ms: ${fmt(blocks)} blocks in ${fmt(seconds, 1)} s = ${fmt(blocks / seconds)} blocks/s; ${fmt(requestsPerBlock, 2)} HTTP requests per block; CPU per block: indexer ${fmt(indexerCpu, 2)} ms, chain server ${fmt(serverCpu, 2)} ms; deposits ${exact ? "exact ✔" : "WRONG ✘"}`
+    )
+    return {
+      chain,
+      latencyMs: options.latencyMs,
+      blocks,
+      seconds,
+      credited,
+      paid: paidCount,
+      exact,
+      requestsPerBlock,
+      indexerCpu,
+      serverCpu
+    } satisfies Run
   })
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   const cli = yield* Schema.decodeUnknown(Cli)(namedArguments(process.argv.slice(2)))
   const config = yield* AppConfig
-  const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ")
-  yield* log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average ${load()}`)
-  yield* log(`catch-up of ${fmt(cli.blocks)} blocks per chain (${cli.chains.join(", ")}) at ${cli.latency.map((l) => `${l} ms`).join(", ")} per request; batch ${config.indexer.batchSize} blocks, ${config.indexer.prefetchBatches} batches fetched ahead, ${config.indexer.writers} written at once`)
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")
+  yield* log(
+    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average ${load()}`
+  )
+  yield* log(
+    `catch-up of ${fmt(cli.blocks)} blocks per chain (${cli.chains.join(", ")}) at ${cli.latency.map((l) => `${l} ms`).join(", ")} per request; batch ${config.indexer.batchSize} blocks, ${config.indexer.prefetchBatches} batches fetched ahead, ${config.indexer.writers} written at once`
+  )
   const merchantId = yield* setUp(cli.watched)
   const runs: Array<Run> = []
   for (const latencyMs of cli.latency) {
-    yield* Effect.scoped(Effect.gen(function*() {
-      const seed = randomInt(1, 2 ** 31)
-      const server = yield* startChainServerProcess({ head: cli.blocks, watched: cli.watched, seed, latencyMs })
-      yield* log(`chain server: seed ${seed}, ${latencyMs} ms per request, head ${fmt(cli.blocks)}`)
-      for (const chain of cli.chains) runs.push(yield* catchUp(chain, server, { head: cli.blocks, latencyMs, merchantId }))
-    }))
+    yield* Effect.scoped(
+      Effect.gen(function* () {
+        const seed = randomInt(1, 2 ** 31)
+        const server = yield* startChainServerProcess({ head: cli.blocks, watched: cli.watched, seed, latencyMs })
+        yield* log(`chain server: seed ${seed}, ${latencyMs} ms per request, head ${fmt(cli.blocks)}`)
+        for (const chain of cli.chains)
+          runs.push(yield* catchUp(chain, server, { head: cli.blocks, latencyMs, merchantId }))
+      })
+    )
   }
 
   yield* log(`\nload average at the end ${load()}`)
-  yield* log("| chain | latency | blocks | seconds | blocks/s | requests per block | CPU ms per block (indexer / chain server) | deposits credited | paid to watched | exact | ratio to 0 ms | within 2× |")
+  yield* log(
+    "| chain | latency | blocks | seconds | blocks/s | requests per block | CPU ms per block (indexer / chain server) | deposits credited | paid to watched | exact | ratio to 0 ms | within 2× |"
+  )
   yield* log("|---|---|---|---|---|---|---|---|---|---|---|---|")
   for (const run of runs) {
     const base = runs.find((r) => r.chain === run.chain && r.latencyMs === 0)
     const rate = run.blocks / run.seconds
     const ratio = base === undefined || run.latencyMs === 0 ? undefined : rate / (base.blocks / base.seconds)
-    yield* log(`| ${run.chain} | ${run.latencyMs} ms | ${fmt(run.blocks)} | ${fmt(run.seconds, 1)} | ${fmt(rate)} | ${fmt(run.requestsPerBlock, 2)} | ${fmt(run.indexerCpu, 1)} / ${fmt(run.serverCpu, 1)} | ${fmt(run.credited)} | ${fmt(run.paid)} | ${run.exact ? "✔" : "✘"} | ${ratio === undefined ? "" : fmt(ratio, 2)} | ${ratio === undefined ? "" : ratio >= 0.5 ? "✔" : "✘"} |`)
+    yield* log(
+      `| ${run.chain} | ${run.latencyMs} ms | ${fmt(run.blocks)} | ${fmt(run.seconds, 1)} | ${fmt(rate)} | ${fmt(run.requestsPerBlock, 2)} | ${fmt(run.indexerCpu, 1)} / ${fmt(run.serverCpu, 1)} | ${fmt(run.credited)} | ${fmt(run.paid)} | ${run.exact ? "✔" : "✘"} | ${ratio === undefined ? "" : fmt(ratio, 2)} | ${ratio === undefined ? "" : ratio >= 0.5 ? "✔" : "✘"} |`
+    )
   }
-  if (runs.some((r) => !r.exact)) return yield* Effect.dieMessage("deposits credited differ from what the chain paid to watched addresses")
+  if (runs.some((r) => !r.exact))
+    return yield* Effect.dieMessage("deposits credited differ from what the chain paid to watched addresses")
 })
 
 NodeRuntime.runMain(program.pipe(Effect.provide(benchCore("none", noChains))))

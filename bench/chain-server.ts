@@ -37,25 +37,41 @@ type JsonRpcCall = typeof JsonRpcCall.Type
 const JsonRpcRequest = Schema.parseJson(Schema.Union(JsonRpcCall, Schema.Array(Schema.Unknown)))
 const BlockParams = Schema.Tuple(Schema.String, Schema.optionalElement(Schema.Boolean))
 const ReceiptParams = Schema.Tuple(Schema.String)
-const LogFilter = Schema.Tuple(Schema.Struct({
-  address: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
-  topics: Schema.optionalWith(Schema.Array(Schema.NullOr(Schema.Union(Schema.String, Schema.Array(Schema.String)))), { default: () => [] }),
-  fromBlock: Schema.optionalWith(Schema.String, { default: () => "latest" }),
-  toBlock: Schema.optionalWith(Schema.String, { default: () => "latest" }),
-  blockHash: Schema.optional(Schema.String)
-}))
-const PaidQuery = Schema.Struct({ chain: Schema.Literal("TRC20", "BEP20"), from: Schema.NumberFromString, to: Schema.NumberFromString })
+const LogFilter = Schema.Tuple(
+  Schema.Struct({
+    address: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+    topics: Schema.optionalWith(Schema.Array(Schema.NullOr(Schema.Union(Schema.String, Schema.Array(Schema.String)))), {
+      default: () => []
+    }),
+    fromBlock: Schema.optionalWith(Schema.String, { default: () => "latest" }),
+    toBlock: Schema.optionalWith(Schema.String, { default: () => "latest" }),
+    blockHash: Schema.optional(Schema.String)
+  })
+)
+const PaidQuery = Schema.Struct({
+  chain: Schema.Literal("TRC20", "BEP20"),
+  from: Schema.NumberFromString,
+  to: Schema.NumberFromString
+})
 
 /** What BSC providers refuse (their wording: the client splits a range on it). */
 const MAX_LOG_RANGE = 5_000
 const MAX_LOG_RESULTS = 10_000
 
 class RpcFailure {
-  constructor(readonly code: number, readonly message: string) {}
+  constructor(
+    readonly code: number,
+    readonly message: string
+  ) {}
 }
 
 export const makeChainHandler = (options: ChainServerOptions) => {
-  const tron = new SyntheticTronChain(options.seed, options.head, options.solidLag, new SyntheticAccounts("TRC20", options.watched))
+  const tron = new SyntheticTronChain(
+    options.seed,
+    options.head,
+    options.solidLag,
+    new SyntheticAccounts("TRC20", options.watched)
+  )
   const bsc = new SyntheticBscChain(options.seed, options.head, new SyntheticAccounts("BEP20", options.watched))
   const calls = new Map<string, number>()
   let httpRequests = 0
@@ -67,7 +83,8 @@ export const makeChainHandler = (options: ChainServerOptions) => {
   }
 
   const tronCall = (path: string, text: string): { status: number; body: string } => {
-    const parsed = text === "" ? Either.right({ num: undefined }) : Schema.decodeUnknownEither(Schema.parseJson(TronBody))(text)
+    const parsed =
+      text === "" ? Either.right({ num: undefined }) : Schema.decodeUnknownEither(Schema.parseJson(TronBody))(text)
     if (Either.isLeft(parsed)) return { status: 400, body: JSON.stringify({ Error: "invalid JSON body" }) }
     const num = parsed.right.num
     switch (path) {
@@ -99,8 +116,13 @@ export const makeChainHandler = (options: ChainServerOptions) => {
 
   const getLogs = (params: ReadonlyArray<unknown>) => {
     const [filter] = decodeParams(LogFilter, params)
-    const addresses = filter.address === undefined ? undefined : new Set((typeof filter.address === "string" ? [filter.address] : filter.address).map((a) => a.toLowerCase()))
-    const topics = filter.topics.map((t) => (t === null ? undefined : new Set((typeof t === "string" ? [t] : t).map((x) => x.toLowerCase()))))
+    const addresses =
+      filter.address === undefined
+        ? undefined
+        : new Set((typeof filter.address === "string" ? [filter.address] : filter.address).map((a) => a.toLowerCase()))
+    const topics = filter.topics.map((t) =>
+      t === null ? undefined : new Set((typeof t === "string" ? [t] : t).map((x) => x.toLowerCase()))
+    )
     if (filter.blockHash !== undefined) {
       loudly("eth_getLogs by blockHash")
       throw new RpcFailure(-32602, "eth_getLogs by blockHash is not served by the bench chain")
@@ -114,7 +136,8 @@ export const makeChainHandler = (options: ChainServerOptions) => {
         if (addresses !== undefined && !addresses.has(log.address)) continue
         if (!topics.every((wanted, i) => wanted === undefined || wanted.has(log.topics[i] ?? ""))) continue
         found.push(log.json)
-        if (found.length > MAX_LOG_RESULTS) throw new RpcFailure(-32005, `query returned more than ${MAX_LOG_RESULTS} results`)
+        if (found.length > MAX_LOG_RESULTS)
+          throw new RpcFailure(-32005, `query returned more than ${MAX_LOG_RESULTS} results`)
       }
     }
     return `[${found.join(",")}]`
@@ -156,17 +179,27 @@ export const makeChainHandler = (options: ChainServerOptions) => {
 
   const bscCall = (text: string): { status: number; body: string } => {
     const request = Schema.decodeUnknownEither(JsonRpcRequest)(text)
-    if (Either.isLeft(request)) return { status: 200, body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}` }
+    if (Either.isLeft(request))
+      return { status: 200, body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}` }
     if (!Array.isArray(request.right)) return { status: 200, body: rpcAnswer(request.right) }
     count("(batch)")
-    if (request.right.length === 0) return { status: 200, body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}` }
+    if (request.right.length === 0)
+      return { status: 200, body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}` }
     return { status: 200, body: `[${request.right.map(rpcAnswer).join(",")}]` }
   }
 
   const benchCall = (url: URL): { status: number; body: string } => {
     if (url.pathname === "/bench/stats") {
       const cpu = process.cpuUsage()
-      return { status: 200, body: JSON.stringify({ httpRequests, unknown, cpuMs: (cpu.user + cpu.system) / 1000, calls: Object.fromEntries(calls) }) }
+      return {
+        status: 200,
+        body: JSON.stringify({
+          httpRequests,
+          unknown,
+          cpuMs: (cpu.user + cpu.system) / 1000,
+          calls: Object.fromEntries(calls)
+        })
+      }
     }
     if (url.pathname === "/bench/paid") {
       const query = Schema.decodeUnknownEither(PaidQuery)(Object.fromEntries(url.searchParams))
@@ -204,7 +237,7 @@ export const makeChainHandler = (options: ChainServerOptions) => {
 
 /** Serves both synthetic chains on 127.0.0.1 until the scope closes; returns the base URL. */
 export const serveChains = (options: ChainServerOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const server = http.createServer(makeChainHandler(options))
     server.keepAliveTimeout = 60_000
     return yield* serveOnLoopback(server, "bench chain server", options.port)
@@ -212,7 +245,9 @@ export const serveChains = (options: ChainServerOptions) =>
 
 const CliOptions = Schema.Struct({
   head: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()), { default: () => 100_000 }),
-  watched: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 2_000 }),
+  watched: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), {
+    default: () => 2_000
+  }),
   seed: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int()), { default: () => 1 }),
   latency: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.nonNegative()), { default: () => 30 }),
   solidLag: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 }),
@@ -224,12 +259,20 @@ const CliOptions = Schema.Struct({
  * `--head N --watched W --seed S --latency MS --solid-lag L --port P`; prints `{"url": …}` once listening.
  * `--die-with-parent true`: exits when its stdin closes (the bench's end, even a killed bench).
  */
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const args = process.argv.slice(2)
   const named: Record<string, string> = {}
-  for (let i = 0; i < args.length; i += 2) named[(args[i] ?? "").replace(/^--/, "").replace(/-(\w)/g, (_, c: string) => c.toUpperCase())] = args[i + 1] ?? ""
+  for (let i = 0; i < args.length; i += 2)
+    named[(args[i] ?? "").replace(/^--/, "").replace(/-(\w)/g, (_, c: string) => c.toUpperCase())] = args[i + 1] ?? ""
   const cli = yield* Schema.decodeUnknown(CliOptions)(named)
-  const url = yield* serveChains({ head: cli.head, watched: cli.watched, seed: cli.seed, latencyMs: cli.latency, solidLag: cli.solidLag, port: cli.port })
+  const url = yield* serveChains({
+    head: cli.head,
+    watched: cli.watched,
+    seed: cli.seed,
+    latencyMs: cli.latency,
+    solidLag: cli.solidLag,
+    port: cli.port
+  })
   if (cli.dieWithParent) {
     process.stdin.resume()
     process.stdin.once("close", () => process.exit(0))

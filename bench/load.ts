@@ -35,11 +35,20 @@ const readOptions = Effect.suspend(() => {
       "per-merchant": { type: "string", default: "15" }
     }
   })
-  const seconds = values.minutes !== undefined ? String(Number(values.minutes) * 60) : values.seconds ?? "60"
-  return Schema.decodeUnknown(Options)({ rate: values.rate, seconds, payEveryMs: values["pay-every-ms"], perMerchant: values["per-merchant"] })
+  const seconds = values.minutes !== undefined ? String(Number(values.minutes) * 60) : (values.seconds ?? "60")
+  return Schema.decodeUnknown(Options)({
+    rate: values.rate,
+    seconds,
+    payEveryMs: values["pay-every-ms"],
+    perMerchant: values["per-merchant"]
+  })
 })
 
-const CHAINS = [["TRC20", "TRC20-USDT"], ["BEP20", "BEP20-USDT"], ["SOLANA", "SOLANA-USDT"]] as const
+const CHAINS = [
+  ["TRC20", "TRC20-USDT"],
+  ["BEP20", "BEP20-USDT"],
+  ["SOLANA", "SOLANA-USDT"]
+] as const
 
 interface Sample {
   readonly kind: "order" | "deposit_address"
@@ -59,18 +68,22 @@ interface MemorySample {
 
 /** The service's API, a request that got no answer (connection refused or reset) counted as status 0. */
 const call = (service: ServiceProcess, method: string, url: string, apiKey: string | undefined, json?: unknown) =>
-  api(service, method, url, { ...(apiKey === undefined ? {} : { apiKey }), ...(json === undefined ? {} : { json }) }).pipe(
-    Effect.catchAllDefect(() => Effect.succeed({ status: 0, body: undefined }))
-  )
+  api(service, method, url, {
+    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(json === undefined ? {} : { json })
+  }).pipe(Effect.catchAllDefect(() => Effect.succeed({ status: 0, body: undefined })))
 
-const metricValue = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN)
+const metricValue = (text: string, name: string) =>
+  Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN)
 
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   const options = yield* readOptions
   const dataDir = `${yield* processWorkDir("facet-load-")}/data`
-  console.log(`load: ${options.rate} requests/s for ${options.seconds} s (half orders on TRON and BEP20, half deposit addresses on the three chains), a payment every ${options.payEveryMs} ms; starting the service…`)
+  console.log(
+    `load: ${options.rate} requests/s for ${options.seconds} s (half orders on TRON and BEP20, half deposit addresses on the three chains), a payment every ${options.payEveryMs} ms; starting the service…`
+  )
   const service = yield* startService(dataDir, "service", {}, "as npm start")
   const devnets = yield* readDevnetFile(dataDir)
 
@@ -79,9 +92,14 @@ const program = Effect.gen(function*() {
   const keys: Array<string> = []
   for (let m = 0; m < merchantCount; m++) {
     const applied = yield* call(service, "POST", "/v1/ai/merchant-apply", undefined, {
-      project_name: `Load ${m}`, business_type: "shop", use_case: "load bench", agree_terms: true, contact_email: `load-${m}@bench.example`
+      project_name: `Load ${m}`,
+      business_type: "shop",
+      use_case: "load bench",
+      agree_terms: true,
+      contact_email: `load-${m}@bench.example`
     })
-    if (applied.status !== 201 && applied.status !== 200) return yield* Effect.dieMessage(`onboarding answered ${applied.status}: ${JSON.stringify(applied.body)}`)
+    if (applied.status !== 201 && applied.status !== 200)
+      return yield* Effect.dieMessage(`onboarding answered ${applied.status}: ${JSON.stringify(applied.body)}`)
     keys.push(String(asRecord(asRecord(applied.body).env).FACET_API_KEY))
   }
 
@@ -102,19 +120,32 @@ const program = Effect.gen(function*() {
     const key = keys[merchant] ?? ""
     const kind: Sample["kind"] = i % 2 === 0 ? "order" : "deposit_address"
     // checkout orders take live assets only (Solana's USDT is deposit_live): orders alternate TRON and BEP20
-    const [chain, asset] = (kind === "order" ? CHAINS.slice(0, 2) : CHAINS)[Math.floor(i / 2) % (kind === "order" ? 2 : 3)] ?? CHAINS[0]
-    const effect = kind === "order"
-      ? call(service, "POST", "/v1/orders", key, { amount: `${10 + (i % 90)}.${String(i % 100).padStart(2, "0")}`, chain, currency: "USDT", out_trade_no: `load-${i}` })
-      : call(service, "POST", "/v1/deposit-addresses", key, { external_user_id: `load-user-${i}`, chain, currency: "USDT" })
+    const [chain, asset] =
+      (kind === "order" ? CHAINS.slice(0, 2) : CHAINS)[Math.floor(i / 2) % (kind === "order" ? 2 : 3)] ?? CHAINS[0]
+    const effect =
+      kind === "order"
+        ? call(service, "POST", "/v1/orders", key, {
+            amount: `${10 + (i % 90)}.${String(i % 100).padStart(2, "0")}`,
+            chain,
+            currency: "USDT",
+            out_trade_no: `load-${i}`
+          })
+        : call(service, "POST", "/v1/deposit-addresses", key, {
+            external_user_id: `load-user-${i}`,
+            chain,
+            currency: "USDT"
+          })
     return Effect.map(effect, (answer) => {
       samples.push({ kind, status: answer.status, latencyMs: performance.now() - due })
-      if (answer.status >= 400 && !firstErrors.has(`${kind} ${answer.status}`)) firstErrors.set(`${kind} ${answer.status}`, JSON.stringify(answer.body))
+      if (answer.status >= 400 && !firstErrors.has(`${kind} ${answer.status}`))
+        firstErrors.set(`${kind} ${answer.status}`, JSON.stringify(answer.body))
       // the first merchant's addresses are the ones the customer pays
-      if (kind === "deposit_address" && answer.status === 201 && merchant === 0) payable.push({ chain, asset, address: String(asRecord(answer.body).address) })
+      if (kind === "deposit_address" && answer.status === 201 && merchant === 0)
+        payable.push({ chain, asset, address: String(asRecord(answer.body).address) })
     })
   }
 
-  const load = Effect.gen(function*() {
+  const load = Effect.gen(function* () {
     const fibers: Array<Fiber.RuntimeFiber<void>> = []
     for (let i = 0; i < totalRequests; i++) {
       const due = started + (i * 1000) / options.rate
@@ -122,27 +153,41 @@ const program = Effect.gen(function*() {
       if (wait > 0) yield* Effect.sleep(`${Math.ceil(wait)} millis`)
       inFlight += 1
       peakInFlight = Math.max(peakInFlight, inFlight)
-      fibers.push(yield* Effect.fork(Effect.ensuring(request(i, due), Effect.sync(() => (inFlight -= 1)))))
+      fibers.push(
+        yield* Effect.fork(
+          Effect.ensuring(
+            request(i, due),
+            Effect.sync(() => (inFlight -= 1))
+          )
+        )
+      )
       if (fibers.length > 1000) yield* Fiber.joinAll(fibers.splice(0, 500))
     }
     yield* Fiber.joinAll(fibers)
   })
 
-  const pay = Effect.gen(function*() {
+  const pay = Effect.gen(function* () {
     let n = 0
     while (performance.now() - started < options.seconds * 1000) {
       yield* Effect.sleep(`${options.payEveryMs} millis`)
       const target = payable[n % Math.max(1, payable.length)]
       n += 1
       if (target === undefined) continue
-      const paid = yield* Effect.either(payFromCustomer(devnets, target.asset, target.address, `1.${String(n % 100).padStart(2, "0")}`))
+      const paid = yield* Effect.either(
+        payFromCustomer(devnets, target.asset, target.address, `1.${String(n % 100).padStart(2, "0")}`)
+      )
       if (Either.isRight(paid)) payments.push({ chain: target.chain, txHash: paid.right })
       else payFailures += 1
     }
   })
 
-  const sample = Effect.gen(function*() {
-    const metrics = yield* Effect.promise(() => fetch(`${service.url}/metrics`).then((r) => r.text(), () => ""))
+  const sample = Effect.gen(function* () {
+    const metrics = yield* Effect.promise(() =>
+      fetch(`${service.url}/metrics`).then(
+        (r) => r.text(),
+        () => ""
+      )
+    )
     const health = asRecord((yield* call(service, "GET", "/health", undefined)).body)
     const lagBlocks: Record<string, number> = {}
     let watched = 0
@@ -151,10 +196,16 @@ const program = Effect.gen(function*() {
       lagBlocks[String(record.chain)] = Number(record.lag_blocks)
       watched += Number(record.watched_addresses)
     }
-    memory.push({ atSeconds: (performance.now() - started) / 1000, rss: metricValue(metrics, "process_resident_memory_bytes"), heapUsed: metricValue(metrics, "nodejs_heap_size_used_bytes"), lagBlocks, watched })
+    memory.push({
+      atSeconds: (performance.now() - started) / 1000,
+      rss: metricValue(metrics, "process_resident_memory_bytes"),
+      heapUsed: metricValue(metrics, "nodejs_heap_size_used_bytes"),
+      lagBlocks,
+      watched
+    })
   })
 
-  const progress = Effect.gen(function*() {
+  const progress = Effect.gen(function* () {
     for (;;) {
       yield* Effect.sleep("10 seconds")
       yield* sample
@@ -162,7 +213,9 @@ const program = Effect.gen(function*() {
       const elapsed = (performance.now() - started) / 1000
       if (Math.round(elapsed) % 60 < 10 || options.seconds <= 120) {
         const recent = samples.slice(-Math.round(options.rate * 60)).map((s) => s.latencyMs)
-        console.log(`  ${elapsed.toFixed(0)} s: ${samples.length} answered, p99 last minute ${percentile(recent, 99).toFixed(0)} ms, in flight ${inFlight}; service RSS ${mib(last?.rss ?? 0)} MiB, heap ${mib(last?.heapUsed ?? 0)} MiB; indexer lag ${JSON.stringify(last?.lagBlocks ?? {})}; ${payments.length} payments`)
+        console.log(
+          `  ${elapsed.toFixed(0)} s: ${samples.length} answered, p99 last minute ${percentile(recent, 99).toFixed(0)} ms, in flight ${inFlight}; service RSS ${mib(last?.rss ?? 0)} MiB, heap ${mib(last?.heapUsed ?? 0)} MiB; indexer lag ${JSON.stringify(last?.lagBlocks ?? {})}; ${payments.length} payments`
+        )
       }
     }
   })
@@ -181,7 +234,14 @@ const program = Effect.gen(function*() {
   const creditDeadline = performance.now() + 180_000
   while (performance.now() < creditDeadline && [...expected].some((h) => !credited.has(h))) {
     for (let offset = 0; ; offset += 100) {
-      const page = asRecord((yield* call(service, "GET", `/v1/transactions?type=deposit&status=confirmed&limit=100&offset=${offset}`, payerKey)).body)
+      const page = asRecord(
+        (yield* call(
+          service,
+          "GET",
+          `/v1/transactions?type=deposit&status=confirmed&limit=100&offset=${offset}`,
+          payerKey
+        )).body
+      )
       const items = Array.isArray(page.items) ? page.items : []
       for (const item of items) credited.add(String(asRecord(item).tx_hash).toLowerCase())
       if (items.length < 100) break
@@ -202,20 +262,33 @@ const program = Effect.gen(function*() {
   }
   const cpus = os.cpus()
   console.log("")
-  console.log(`machine: ${cpus.length} × ${cpus[0]?.model ?? "?"}, ${mib(os.totalmem())} MiB, Node ${process.version}; service, its PostgreSQL, the devnets and this client on the same machine`)
-  console.log(`offered ${options.rate} requests/s for ${wall.toFixed(0)} s over ${keys.length} merchants (≤ ${options.perMerchant}/s each); peak in flight ${peakInFlight}`)
+  console.log(
+    `machine: ${cpus.length} × ${cpus[0]?.model ?? "?"}, ${mib(os.totalmem())} MiB, Node ${process.version}; service, its PostgreSQL, the devnets and this client on the same machine`
+  )
+  console.log(
+    `offered ${options.rate} requests/s for ${wall.toFixed(0)} s over ${keys.length} merchants (≤ ${options.perMerchant}/s each); peak in flight ${peakInFlight}`
+  )
   console.log("")
-  console.log("| requests | sent | per second | 2xx | 429 | other 4xx | 5xx | no answer | p50 ms | p90 ms | p99 ms | max ms |")
+  console.log(
+    "| requests | sent | per second | 2xx | 429 | other 4xx | 5xx | no answer | p50 ms | p90 ms | p99 ms | max ms |"
+  )
   console.log("|---|---|---|---|---|---|---|---|---|---|---|---|")
   console.log(row("order"))
   console.log(row("deposit_address"))
   console.log(row("all"))
   for (const [what, body] of firstErrors) console.log(`first ${what}: ${body.slice(0, 300)}`)
   console.log("")
-  console.log(`payments on three chains during the load: ${payments.length} sent (${payFailures} the devnet refused), ${payments.length - missing.length} credited, ${missing.length} not credited ${creditedAfterSeconds.toFixed(0)} s after the load ended${missing.length === 0 ? "" : `: ${missing.slice(0, 5).join(", ")}`}`)
+  console.log(
+    `payments on three chains during the load: ${payments.length} sent (${payFailures} the devnet refused), ${payments.length - missing.length} credited, ${missing.length} not credited ${creditedAfterSeconds.toFixed(0)} s after the load ended${missing.length === 0 ? "" : `: ${missing.slice(0, 5).join(", ")}`}`
+  )
   const maxLag: Record<string, number> = {}
-  for (const m of memory) for (const [chain, lag] of Object.entries(m.lagBlocks)) maxLag[chain] = Math.max(maxLag[chain] ?? 0, lag)
-  console.log(`indexer lag, most blocks behind at any sample (every 10 s): ${Object.entries(maxLag).map(([c, l]) => `${c} ${l}`).join(", ")}`)
+  for (const m of memory)
+    for (const [chain, lag] of Object.entries(m.lagBlocks)) maxLag[chain] = Math.max(maxLag[chain] ?? 0, lag)
+  console.log(
+    `indexer lag, most blocks behind at any sample (every 10 s): ${Object.entries(maxLag)
+      .map(([c, l]) => `${c} ${l}`)
+      .join(", ")}`
+  )
   // memory: the median of each window (a periodic job, such as the reconciliation every 10 minutes, makes
   // short peaks that a single sample would mistake for a trend), with the watch list beside it
   const windowSeconds = wall >= 600 ? 300 : 60
@@ -223,17 +296,32 @@ const program = Effect.gen(function*() {
   const windows: Array<{ from: number; rss: number; heap: number; watched: number }> = []
   for (let from = 0; from < wall; from += windowSeconds) {
     const inside = memory.filter((m) => m.atSeconds >= from && m.atSeconds < from + windowSeconds)
-    if (inside.length > 0) windows.push({ from, rss: median(inside.map((m) => m.rss)), heap: median(inside.map((m) => m.heapUsed)), watched: Math.max(...inside.map((m) => m.watched)) })
+    if (inside.length > 0)
+      windows.push({
+        from,
+        rss: median(inside.map((m) => m.rss)),
+        heap: median(inside.map((m) => m.heapUsed)),
+        watched: Math.max(...inside.map((m) => m.watched))
+      })
   }
-  console.log(`service memory, median per ${windowSeconds} s window (samples every 10 s; RSS includes the in-process TRON and Solana devnets):`)
+  console.log(
+    `service memory, median per ${windowSeconds} s window (samples every 10 s; RSS includes the in-process TRON and Solana devnets):`
+  )
   console.log("| from s | RSS MiB | heap used MiB | addresses followed |")
   console.log("|---|---|---|---|")
   for (const w of windows) console.log(`| ${w.from} | ${mib(w.rss)} | ${mib(w.heap)} | ${w.watched} |`)
   const second = windows[1]
   const lastWindow = windows[windows.length - 1]
-  if (second !== undefined && lastWindow !== undefined && lastWindow !== second && lastWindow.watched > second.watched) {
+  if (
+    second !== undefined &&
+    lastWindow !== undefined &&
+    lastWindow !== second &&
+    lastWindow.watched > second.watched
+  ) {
     const perAddress = (lastWindow.heap - second.heap) / (lastWindow.watched - second.watched)
-    console.log(`from the second window to the last: heap ${perAddress >= 0 ? "+" : ""}${mib(lastWindow.heap - second.heap)} MiB for ${lastWindow.watched - second.watched} more addresses followed (${perAddress.toFixed(0)} bytes per address), RSS ${lastWindow.rss >= second.rss ? "+" : ""}${mib(lastWindow.rss - second.rss)} MiB`)
+    console.log(
+      `from the second window to the last: heap ${perAddress >= 0 ? "+" : ""}${mib(lastWindow.heap - second.heap)} MiB for ${lastWindow.watched - second.watched} more addresses followed (${perAddress.toFixed(0)} bytes per address), RSS ${lastWindow.rss >= second.rss ? "+" : ""}${mib(lastWindow.rss - second.rss)} MiB`
+    )
   }
   if (missing.length > 0) return yield* Effect.dieMessage(`${missing.length} payments were not credited`)
 }).pipe(Effect.scoped)

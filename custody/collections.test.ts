@@ -22,25 +22,38 @@ import { balances, clientOf, fundedAddress, sweep, untilFinished } from "../test
 
 /** A reconciliation run of the chain, once the indexer has passed the final height: no difference. */
 const reconciled = (chain: Chain) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const reconciliation = yield* Reconciliation
-    const report = yield* eventually(reconciliation.reconcileChain(chain), (r) => r.skipped === 0 || r.differences.length > 0, 20_000)
+    const report = yield* eventually(
+      reconciliation.reconcileChain(chain),
+      (r) => r.skipped === 0 || r.differences.length > 0,
+      20_000
+    )
     expect(report.differences).toEqual([])
     expect(report.checked).toBeGreaterThan(0)
   })
 
 describe("collection (sweep) on the devnets", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "240 seconds" })((it) => {
-    for (const [chain, native] of [["TRC20", "TRX"], ["BEP20", "BNB"]] as const) {
+    for (const [chain, native] of [
+      ["TRC20", "TRX"],
+      ["BEP20", "BNB"]
+    ] as const) {
       it.effect(`${chain} USDT: deposit → final → gas funding → sweep → COMPLETED, the ledger moved once`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
           const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
           const receive = yield* fundedAddress(apiKey, chain, "USDT", "1000")
           const started = yield* sweep(apiKey, `${chain}-USDT`, { from_wallet_id: receive.walletId })
           expect(started.status, started.text).toBe(200)
           const op = asRecord(started.body)
-          expect(op).toMatchObject({ type: "collection", status: "GAS_FUNDING", asset_key: `${chain}-USDT`, amount: "1000", from_wallet_id: receive.walletId })
+          expect(op).toMatchObject({
+            type: "collection",
+            status: "GAS_FUNDING",
+            asset_key: `${chain}-USDT`,
+            amount: "1000",
+            from_wallet_id: receive.walletId
+          })
 
           // a second sweep of the same wallet while this one is in flight
           const second = yield* sweep(apiKey, `${chain}-USDT`, { from_wallet_id: receive.walletId })
@@ -48,7 +61,10 @@ describe("collection (sweep) on the devnets", () => {
           expect(String(asRecord(second.body).error)).toContain(String(op.operation_id))
 
           const done = yield* untilFinished(apiKey, `${chain}-USDT`, String(op.operation_id))
-          expect(done, JSON.stringify(done)).toMatchObject({ status: "COMPLETED", gas_funding: { status: "COMPLETED", asset: native } })
+          expect(done, JSON.stringify(done)).toMatchObject({
+            status: "COMPLETED",
+            gas_funding: { status: "COMPLETED", asset: native }
+          })
           expect(typeof done.tx_hash).toBe("string")
 
           // on chain: the receive address is empty of USDT, the main address holds it
@@ -58,27 +74,42 @@ describe("collection (sweep) on the devnets", () => {
           expect(yield* client.balance(String(done.to_address), "USDT")).toBe(units)
           // the ledger: uncollected → available exactly once
           expect(yield* balances(merchantId, chain, "USDT")).toEqual({ uncollected: "0", available: "1000" })
-          const [moves] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_transfers WHERE reference = ${String(op.operation_id)} AND kind = 'collection'`
+          const [moves] = yield* sql<{
+            n: number
+          }>`SELECT count(*)::int AS n FROM ledger_transfers WHERE reference = ${String(op.operation_id)} AND kind = 'collection'`
           expect(moves?.n).toBe(1)
           // the gas sent to the receive address is not a deposit; both custody transactions are listed
-          const deposits = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM transactions WHERE wallet_id = ${receive.walletId} AND type = 'deposit'`
+          const deposits = yield* sql<{
+            n: number
+          }>`SELECT count(*)::int AS n FROM transactions WHERE wallet_id = ${receive.walletId} AND type = 'deposit'`
           expect(deposits[0]?.n).toBe(1)
           // and the merchant holds none of that gas: no native balance appeared for it
           expect(yield* balances(merchantId, chain, native)).toBeUndefined()
           const [parked] = yield* sql<{ n: number }>`
             SELECT count(*)::int AS n FROM ledger_balances WHERE account = ${`gas:${receive.walletId}`} AND merchant_id IS NULL`
           expect(parked?.n).toBe(1)
-          const listed = yield* Effect.flatMap(TestClient, (c) => c.request("GET", `/v1/transactions?q=${receive.address}`, { apiKey }))
+          const listed = yield* Effect.flatMap(TestClient, (c) =>
+            c.request("GET", `/v1/transactions?q=${receive.address}`, { apiKey })
+          )
           const items = asRecord(listed.body).items
-          const types = (Array.isArray(items) ? items : []).map((t) => `${asRecord(t).type}:${asRecord(t).status}`).sort()
+          const types = (Array.isArray(items) ? items : [])
+            .map((t) => `${asRecord(t).type}:${asRecord(t).status}`)
+            .sort()
           expect(types).toEqual(["collection:confirmed", "deposit:confirmed", "gas_funding:confirmed"])
           // the portfolio shows it collected, and the gas wallet it came from
-          const portfolio = asRecord((yield* Effect.flatMap(TestClient, (c) => c.request("GET", "/v1/wallet-portfolio", { apiKey }))).body)
+          const portfolio = asRecord(
+            (yield* Effect.flatMap(TestClient, (c) => c.request("GET", "/v1/wallet-portfolio", { apiKey }))).body
+          )
           const assets = Array.isArray(portfolio.assets) ? portfolio.assets.map(asRecord) : []
           const usdt = assets.find((a) => a.currency === "USDT")
           expect(usdt).toMatchObject({ available_balance: "1000", uncollected_balance: "0", value_usdt: "1000.000000" })
           const networks = Array.isArray(usdt?.networks) ? usdt.networks.map(asRecord) : []
-          expect(networks.find((n) => n.chain === chain)).toMatchObject({ available_balance: "1000", main_address: done.to_address, gas_asset: native, gas_status: "ok" })
+          expect(networks.find((n) => n.chain === chain)).toMatchObject({
+            available_balance: "1000",
+            main_address: done.to_address,
+            gas_asset: native,
+            gas_status: "ok"
+          })
           expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
           // operators see it: operations by status and the gas wallets in /health and /metrics
           const health = asRecord((yield* Effect.flatMap(TestClient, (c) => c.request("GET", "/health"))).body)
@@ -93,42 +124,52 @@ describe("collection (sweep) on the devnets", () => {
           expect(metrics).toMatch(/facet_custody_transactions\{status="final"\} [1-9]/)
           // reconciliation explains the receive address on chain: the deposit, the gas in, the sweep and its fee out
           yield* reconciled(chain)
-        }))
+        })
+      )
     }
 
     it.effect("automatic collection sweeps a wallet by itself once its uncollected balance passes the threshold", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
         const receive = yield* fundedAddress(apiKey, "BEP20", "USDT", "6000")
         const [started] = yield* eventually(
-          sql<{ id: string }>`SELECT id FROM custody_operations WHERE wallet_id = ${receive.walletId} AND type = 'collection'`,
+          sql<{
+            id: string
+          }>`SELECT id FROM custody_operations WHERE wallet_id = ${receive.walletId} AND type = 'collection'`,
           (rows) => rows.length > 0,
           10_000
         )
         const done = yield* untilFinished(apiKey, "BEP20-USDT", started?.id ?? "")
         expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
         expect(yield* balances(merchantId, "BEP20", "USDT")).toEqual({ uncollected: "0", available: "6000" })
-      }))
+      })
+    )
 
     it.effect("a sweep whose gas would cost more than 5% of its value is refused with both figures", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
         const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "10")
         const res = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
         expect(res.status).toBe(400)
-        expect(String(asRecord(res.body).error)).toMatch(/gas \([\d.]+ TRX ≈ [\d.]+ USDT\) is more than 5% of its value \(10 USDT ≈ 10\.00 USDT\)/)
-      }))
+        expect(String(asRecord(res.body).error)).toMatch(
+          /gas \([\d.]+ TRX ≈ [\d.]+ USDT\) is more than 5% of its value \(10 USDT ≈ 10\.00 USDT\)/
+        )
+      })
+    )
 
     it.effect("a native sweep (TRX, BNB, once an operator allows it) needs no gas funding and pays its own fee", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
         const refused = yield* sweep(apiKey, "TRC20-TRX", { from_wallet_id: "wal_nothing" })
         expect(refused.status).toBe(400)
         expect(String(asRecord(refused.body).error)).toContain("does not allow collection")
         yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE currency IN ('TRX', 'BNB')`
-        for (const [chain, currency, amount] of [["TRC20", "TRX", "100"], ["BEP20", "BNB", "1"]] as const) {
+        for (const [chain, currency, amount] of [
+          ["TRC20", "TRX", "100"],
+          ["BEP20", "BNB", "1"]
+        ] as const) {
           const receive = yield* fundedAddress(apiKey, chain, currency, amount)
           const started = yield* sweep(apiKey, `${chain}-${currency}`, { from_wallet_id: receive.walletId })
           expect(started.status, started.text).toBe(200)
@@ -140,73 +181,97 @@ describe("collection (sweep) on the devnets", () => {
           const decimals = chain === "TRC20" ? 6 : 18
           const onMain = yield* client.balance(String(done.to_address), currency)
           const left = yield* client.balance(receive.address, currency)
-          const fee = BigInt(new MoneyDecimal(String(done.network_fee)).times(new MoneyDecimal(10).pow(decimals)).toFixed(0))
+          const fee = BigInt(
+            new MoneyDecimal(String(done.network_fee)).times(new MoneyDecimal(10).pow(decimals)).toFixed(0)
+          )
           // what the chain shows is what the ledger says: sent to main, burned, and the rest still uncollected
           expect(onMain + left + fee).toBe(toBaseUnits(amount, decimals))
-          expect(yield* balances(merchantId, chain, currency)).toEqual({ available: fromBaseUnits(onMain, decimals), uncollected: fromBaseUnits(left, decimals) })
+          expect(yield* balances(merchantId, chain, currency)).toEqual({
+            available: fromBaseUnits(onMain, decimals),
+            uncollected: fromBaseUnits(left, decimals)
+          })
         }
         yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE currency IN ('TRX', 'BNB')`
         expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
         yield* reconciled("TRC20")
         yield* reconciled("BEP20")
-      }))
+      })
+    )
 
-    it.effect("Solana USDT with the policy switched live: the gas wallet pays the fee and the main token account's rent", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
-        const receive = yield* fundedAddress(apiKey, "SOLANA", "USDT", "250")
-        const closed = yield* sweep(apiKey, "SOLANA-USDT", { from_wallet_id: receive.walletId })
-        expect(closed.status).toBe(400)
-        expect(String(asRecord(closed.body).error)).toContain("deposit_live")
-        yield* sql`UPDATE wallet_asset_policies SET status = 'live', can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`
-        const client = yield* clientOf("SOLANA")
-        const receiveSol = yield* client.balance(receive.address, "SOL")
-        const started = yield* sweep(apiKey, "SOLANA-USDT", { from_wallet_id: receive.walletId, amount: "200" })
-        expect(started.status, started.text).toBe(200)
-        const done = yield* untilFinished(apiKey, "SOLANA-USDT", String(asRecord(started.body).operation_id))
-        yield* sql`UPDATE wallet_asset_policies SET status = 'deposit_live', can_collect = false, signing_implemented = false WHERE chain = 'SOLANA' AND currency = 'USDT'`
-        expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
-        expect(yield* client.balance(String(done.to_address), "USDT")).toBe(200_000_000n)
-        expect(yield* client.balance(receive.address, "USDT")).toBe(50_000_000n)
-        // the receive wallet paid nothing: the gas wallet was the fee payer and created the main token account
-        expect(yield* client.balance(receive.address, "SOL")).toBe(receiveSol)
-        const [rent] = yield* sql<{ amount: string }>`
+    it.effect(
+      "Solana USDT with the policy switched live: the gas wallet pays the fee and the main token account's rent",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+          const receive = yield* fundedAddress(apiKey, "SOLANA", "USDT", "250")
+          const closed = yield* sweep(apiKey, "SOLANA-USDT", { from_wallet_id: receive.walletId })
+          expect(closed.status).toBe(400)
+          expect(String(asRecord(closed.body).error)).toContain("deposit_live")
+          yield* sql`UPDATE wallet_asset_policies SET status = 'live', can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          const client = yield* clientOf("SOLANA")
+          const receiveSol = yield* client.balance(receive.address, "SOL")
+          const started = yield* sweep(apiKey, "SOLANA-USDT", { from_wallet_id: receive.walletId, amount: "200" })
+          expect(started.status, started.text).toBe(200)
+          const done = yield* untilFinished(apiKey, "SOLANA-USDT", String(asRecord(started.body).operation_id))
+          yield* sql`UPDATE wallet_asset_policies SET status = 'deposit_live', can_collect = false, signing_implemented = false WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
+          expect(yield* client.balance(String(done.to_address), "USDT")).toBe(200_000_000n)
+          expect(yield* client.balance(receive.address, "USDT")).toBe(50_000_000n)
+          // the receive wallet paid nothing: the gas wallet was the fee payer and created the main token account
+          expect(yield* client.balance(receive.address, "SOL")).toBe(receiveSol)
+          const [rent] = yield* sql<{ amount: string }>`
           SELECT trim_scale(amount)::text AS amount FROM ledger_transfers WHERE reference = ${String(done.operation_id)} AND kind = 'rent'`
-        expect(BigInt(rent?.amount ?? "0")).toBeGreaterThan(0n)
-        expect(yield* balances(merchantId, "SOLANA", "USDT")).toEqual({ uncollected: "50", available: "200" })
-        expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
-      }))
+          expect(BigInt(rent?.amount ?? "0")).toBeGreaterThan(0n)
+          expect(yield* balances(merchantId, "SOLANA", "USDT")).toEqual({ uncollected: "50", available: "200" })
+          expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+        })
+    )
 
     // last in this file: the tokens it moves behind the ledger's back are a difference reconciliation reports
-    it.effect("a sweep that reverts on chain fails: the merchant's balance does not move, the burned fee is the platform's", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const wallets = yield* Wallets
-        const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
-        const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "1000")
-        // the tokens leave the address behind the ledger's back (its key moves them), so the sweep will revert
-        const config = yield* AppConfig
-        const file = yield* readDevnetFile(config.dataDir)
-        yield* Effect.promise(() => fetch(`${file.tron.url}/devnet/fund`, { method: "POST", body: JSON.stringify({ address: receive.address, currency: "TRX", amount: "50000000" }) }))
-        const wallet = yield* wallets.byId(receive.walletId)
-        const tron = yield* clientOf("TRC20")
-        yield* sendTransfer(tron, { from: wallet?.key ?? { family: "TRON", account: 0, index: 0 }, to: "TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL6", currency: "USDT", amount: 1_000_000_000n })
-        yield* eventually(tron.balance(receive.address, "USDT"), (b) => b === 0n, 10_000)
+    it.effect(
+      "a sweep that reverts on chain fails: the merchant's balance does not move, the burned fee is the platform's",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const wallets = yield* Wallets
+          const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+          const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "1000")
+          // the tokens leave the address behind the ledger's back (its key moves them), so the sweep will revert
+          const config = yield* AppConfig
+          const file = yield* readDevnetFile(config.dataDir)
+          yield* Effect.promise(() =>
+            fetch(`${file.tron.url}/devnet/fund`, {
+              method: "POST",
+              body: JSON.stringify({ address: receive.address, currency: "TRX", amount: "50000000" })
+            })
+          )
+          const wallet = yield* wallets.byId(receive.walletId)
+          const tron = yield* clientOf("TRC20")
+          yield* sendTransfer(tron, {
+            from: wallet?.key ?? { family: "TRON", account: 0, index: 0 },
+            to: "TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL6",
+            currency: "USDT",
+            amount: 1_000_000_000n
+          })
+          yield* eventually(tron.balance(receive.address, "USDT"), (b) => b === 0n, 10_000)
 
-        const started = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
-        expect(started.status, started.text).toBe(200)
-        const done = yield* untilFinished(apiKey, "TRC20-USDT", String(asRecord(started.body).operation_id))
-        expect(done.status).toBe("FAILED")
-        expect(String(done.failure_reason)).toMatch(/failed on chain/)
-        expect(yield* balances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "1000", available: "0" })
-        const booked = yield* sql<{ kind: string; debit_account: string }>`
+          const started = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
+          expect(started.status, started.text).toBe(200)
+          const done = yield* untilFinished(apiKey, "TRC20-USDT", String(asRecord(started.body).operation_id))
+          expect(done.status).toBe("FAILED")
+          expect(String(done.failure_reason)).toMatch(/failed on chain/)
+          expect(yield* balances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "1000", available: "0" })
+          const booked = yield* sql<{ kind: string; debit_account: string }>`
           SELECT kind, debit_account FROM ledger_transfers WHERE reference = ${String(done.operation_id)}`
-        expect(booked).toEqual([{ kind: "network_fee", debit_account: `gas:${receive.walletId}` }])
-        const listed = yield* Effect.flatMap(TestClient, (c) => c.request("GET", `/v1/transactions?q=${String(done.operation_id)}`, { apiKey }))
-        const items = asRecord(listed.body).items
-        expect((Array.isArray(items) ? items : []).map((t) => asRecord(t).status)).toEqual(["failed"])
-        expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
-      }))
+          expect(booked).toEqual([{ kind: "network_fee", debit_account: `gas:${receive.walletId}` }])
+          const listed = yield* Effect.flatMap(TestClient, (c) =>
+            c.request("GET", `/v1/transactions?q=${String(done.operation_id)}`, { apiKey })
+          )
+          const items = asRecord(listed.body).items
+          expect((Array.isArray(items) ? items : []).map((t) => asRecord(t).status)).toEqual(["failed"])
+          expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+        })
+    )
   })
 })

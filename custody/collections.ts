@@ -17,7 +17,6 @@ import { GasWallets } from "./gas-wallets.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WalletActors } from "./wallet-actor.js"
 
-
 /** A node that does not answer is waited for: quickly at first, then every 15 s. */
 const retrySchedule = Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("15 seconds")))
 
@@ -29,7 +28,8 @@ const parseAssetKey = (key: string) => {
 /** Why an asset cannot be collected for this merchant, in words; none when it can. */
 const collectionRefusal = (policy: AssetPolicy): string | undefined => {
   if (policy.actions.collect) return undefined
-  if (!policy.merchant_enabled) return `asset ${policy.asset_key} is not enabled for this merchant (POST /v1/wallet-asset-enrollments)`
+  if (!policy.merchant_enabled)
+    return `asset ${policy.asset_key} is not enabled for this merchant (POST /v1/wallet-asset-enrollments)`
   if (policy.status !== "live") return `asset ${policy.asset_key} is ${policy.status}: collection is not live for it`
   return `asset ${policy.asset_key} does not allow collection (collection_mode ${policy.collection_mode})`
 }
@@ -40,7 +40,7 @@ const collectionRefusal = (policy: AssetPolicy): string | undefined => {
  * actor; `drive` is what the actor runs, from durable state, as often as it is delivered.
  */
 export class Collections extends Effect.Service<Collections>()("facet/Collections", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* CustodyStore
     const sender = yield* TransferSender
@@ -53,34 +53,50 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     const gas = yield* GasWallets
 
     const clientOf = (chain: Chain) =>
-      Option.match(clients.get(chain), { onNone: () => Effect.dieMessage(`no chain client for ${chain}`), onSome: Effect.succeed })
+      Option.match(clients.get(chain), {
+        onNone: () => Effect.dieMessage(`no chain client for ${chain}`),
+        onSome: Effect.succeed
+      })
 
-    const policyOf = Effect.fn("Collections.policyOf")(function*(merchantId: string, assetKey: string) {
+    const policyOf = Effect.fn("Collections.policyOf")(function* (merchantId: string, assetKey: string) {
       const policy = (yield* catalog.policies(merchantId)).find((p) => p.asset_key === assetKey)
-      if (policy === undefined) return yield* new NotFoundError({ error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets` })
+      if (policy === undefined)
+        return yield* new NotFoundError({
+          error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets`
+        })
       return policy
     })
 
-    const isNative = (policy: { readonly chain: Chain; readonly currency: string }) => NATIVE_ASSETS[policy.chain].currency === policy.currency
+    const isNative = (policy: { readonly chain: Chain; readonly currency: string }) =>
+      NATIVE_ASSETS[policy.chain].currency === policy.currency
     /** A native transfer on TRON or BEP20 pays its fee out of the coins it moves (on Solana the gas wallet pays). */
-    const paysOwnFee = (asset: { readonly chain: Chain; readonly currency: string }) => isNative(asset) && asset.chain !== "SOLANA"
+    const paysOwnFee = (asset: { readonly chain: Chain; readonly currency: string }) =>
+      isNative(asset) && asset.chain !== "SOLANA"
 
     /** The native units a transfer costs whoever pays its fee (on Solana the gas wallet, as fee payer). */
     const sweepFee = (chain: Chain, from: string, to: string, currency: string, amount: bigint) =>
-      Effect.flatMap(clientOf(chain), (client) => client.feeEstimate({ from, to, currency, amount, sponsored: chain === "SOLANA" }))
+      Effect.flatMap(clientOf(chain), (client) =>
+        client.feeEstimate({ from, to, currency, amount, sponsored: chain === "SOLANA" })
+      )
 
     const withMargin = (units: bigint) => units + (units * BigInt(config.gasMarginPercent)) / 100n
 
     /** The value of base units of a currency in USDT, when it has a price. */
     const valueInUsdt = (currency: string, units: bigint, decimals: number) =>
-      Option.map(Option.fromNullable(config.prices.get(currency)), (price) => new MoneyDecimal(fromBaseUnits(units, decimals)).times(price))
+      Option.map(Option.fromNullable(config.prices.get(currency)), (price) =>
+        new MoneyDecimal(fromBaseUnits(units, decimals)).times(price)
+      )
 
-    const view = Effect.fn("Collections.view")(function*(operation: OperationRow) {
+    const view = Effect.fn("Collections.view")(function* (operation: OperationRow) {
       const policy = yield* Effect.orDie(catalog.policy(operation.merchant_id, operation.chain, operation.currency))
-      const decimals = Option.match(policy, { onNone: () => NATIVE_ASSETS[operation.chain].decimals, onSome: (p) => p.decimals })
+      const decimals = Option.match(policy, {
+        onNone: () => NATIVE_ASSETS[operation.chain].decimals,
+        onSome: (p) => p.decimals
+      })
       const attempts = yield* store.attempts(operation.id)
       const last = attempts[attempts.length - 1]
-      const funding = operation.gas_funding_id === null ? Option.none() : yield* store.operation(operation.gas_funding_id)
+      const funding =
+        operation.gas_funding_id === null ? Option.none() : yield* store.operation(operation.gas_funding_id)
       const fundingAttempts = Option.isSome(funding) ? yield* store.attempts(funding.value.id) : []
       const fundingTx = fundingAttempts[fundingAttempts.length - 1]
       const nativeDecimals = NATIVE_ASSETS[operation.chain].decimals
@@ -97,17 +113,19 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         amount: fromBaseUnits(operation.amount, decimals),
         ...(Option.isSome(funding)
           ? {
-            gas_funding: {
-              operation_id: funding.value.id,
-              status: funding.value.status,
-              tx_hash: fundingTx?.tx_hash ?? null,
-              amount: fromBaseUnits(funding.value.amount, nativeDecimals),
-              asset: NATIVE_ASSETS[operation.chain].currency
+              gas_funding: {
+                operation_id: funding.value.id,
+                status: funding.value.status,
+                tx_hash: fundingTx?.tx_hash ?? null,
+                amount: fromBaseUnits(funding.value.amount, nativeDecimals),
+                asset: NATIVE_ASSETS[operation.chain].currency
+              }
             }
-          }
           : {}),
         ...(last === undefined ? {} : { tx_hash: last.tx_hash }),
-        ...(last?.fee === null || last?.fee === undefined ? {} : { network_fee: fromBaseUnits(last.fee, nativeDecimals) }),
+        ...(last?.fee === null || last?.fee === undefined
+          ? {}
+          : { network_fee: fromBaseUnits(last.fee, nativeDecimals) }),
         network_fee_asset: NATIVE_ASSETS[operation.chain].currency,
         ...(operation.waiting_for === null ? {} : { waiting_for: operation.waiting_for }),
         ...(operation.failure_reason === null ? {} : { failure_reason: operation.failure_reason }),
@@ -127,51 +145,80 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       assetKey: string,
       body: { readonly from_wallet_id: string; readonly amount?: string | undefined },
       byCustody: boolean
-    ) => Effect.gen(function*() {
-      const policy = yield* policyOf(merchantId, assetKey)
-      const refusal = byCustody && isNative(policy) && policy.actions.withdraw ? undefined : collectionRefusal(policy)
-      if (refusal !== undefined) return yield* new BadRequestError({ error: refusal })
-      const wallet = yield* Effect.orDie(wallets.byId(body.from_wallet_id))
-      if (wallet === undefined || wallet.merchantId !== merchantId || wallet.kind !== "receive" || wallet.network !== policy.chain) {
-        return yield* new NotFoundError({ error: `receive wallet ${body.from_wallet_id} not found on ${policy.chain}` })
-      }
-      const uncollected = yield* Effect.orDie(ledger.balance(Accounts.uncollected(merchantId, wallet.id), policy.chain, policy.currency))
-      if (body.amount !== undefined && !fitsPrecision(body.amount, policy.amount_precision)) {
-        return yield* new BadRequestError({ error: `amount ${body.amount} has more than ${policy.amount_precision} fractional digits, the precision of ${assetKey}` })
-      }
-      const amount = body.amount === undefined ? uncollected : toBaseUnits(body.amount, policy.decimals)
-      if (amount <= 0n) return yield* new BadRequestError({ error: `nothing to sweep: wallet ${wallet.id} has no uncollected ${assetKey} (final deposits only)` })
-      if (amount > uncollected) {
-        return yield* new BadRequestError({ error: `amount ${fromBaseUnits(amount, policy.decimals)} is more than the uncollected ${fromBaseUnits(uncollected, policy.decimals)} ${policy.currency} of wallet ${wallet.id}` })
-      }
-      const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
-      const fee = yield* sweepFee(policy.chain, wallet.address, main.address, policy.currency, amount).pipe(
-        Effect.catchTag("ChainRpcError", (e) => new ServiceUnavailableError({ error: `cannot estimate the ${policy.chain} network fee now: ${e.message}` }))
-      )
-      // a sweep that costs more gas than a share of its value loses the merchant money: refused with both figures
-      const nativeDecimals = NATIVE_ASSETS[policy.chain].decimals
-      const gasValue = valueInUsdt(NATIVE_ASSETS[policy.chain].currency, withMargin(fee), nativeDecimals)
-      const sweptValue = valueInUsdt(policy.currency, amount, policy.decimals)
-      if (Option.isSome(gasValue) && Option.isSome(sweptValue) && gasValue.value.greaterThan(sweptValue.value.times(config.maxGasSharePercent).div(100))) {
-        return yield* new BadRequestError({
-          error: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE_ASSETS[policy.chain].currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
-        })
-      }
-      if (paysOwnFee(policy) && amount <= withMargin(fee)) {
-        return yield* new BadRequestError({ error: `${fromBaseUnits(amount, policy.decimals)} ${policy.currency} cannot pay its own network fee (${fromBaseUnits(withMargin(fee), nativeDecimals)})` })
-      }
-      const needsGas = !isNative(policy) && policy.chain !== "SOLANA"
-      // a gas wallet known to be empty cannot fund it (or pay a Solana sweep's fee): refused before anything is stored
-      if (!isNative(policy) && policy.chain !== "POLYGON") {
-        const gasWallet = yield* gas.state(policy.chain)
-        if (gasWallet.status === "empty") {
-          return yield* new ServiceUnavailableError({
-            error: `the platform gas wallet on ${policy.chain} is empty (${Option.getOrElse(gasWallet.balance, () => "?")} ${gasWallet.asset}): sweeps cannot be funded until an operator tops it up`
+    ) =>
+      Effect.gen(function* () {
+        const policy = yield* policyOf(merchantId, assetKey)
+        const refusal = byCustody && isNative(policy) && policy.actions.withdraw ? undefined : collectionRefusal(policy)
+        if (refusal !== undefined) return yield* new BadRequestError({ error: refusal })
+        const wallet = yield* Effect.orDie(wallets.byId(body.from_wallet_id))
+        if (
+          wallet === undefined ||
+          wallet.merchantId !== merchantId ||
+          wallet.kind !== "receive" ||
+          wallet.network !== policy.chain
+        ) {
+          return yield* new NotFoundError({
+            error: `receive wallet ${body.from_wallet_id} not found on ${policy.chain}`
           })
         }
-      }
-      const id = newId("op")
-      const inserted = yield* Effect.orDie(sql<{ id: string }>`
+        const uncollected = yield* Effect.orDie(
+          ledger.balance(Accounts.uncollected(merchantId, wallet.id), policy.chain, policy.currency)
+        )
+        if (body.amount !== undefined && !fitsPrecision(body.amount, policy.amount_precision)) {
+          return yield* new BadRequestError({
+            error: `amount ${body.amount} has more than ${policy.amount_precision} fractional digits, the precision of ${assetKey}`
+          })
+        }
+        const amount = body.amount === undefined ? uncollected : toBaseUnits(body.amount, policy.decimals)
+        if (amount <= 0n)
+          return yield* new BadRequestError({
+            error: `nothing to sweep: wallet ${wallet.id} has no uncollected ${assetKey} (final deposits only)`
+          })
+        if (amount > uncollected) {
+          return yield* new BadRequestError({
+            error: `amount ${fromBaseUnits(amount, policy.decimals)} is more than the uncollected ${fromBaseUnits(uncollected, policy.decimals)} ${policy.currency} of wallet ${wallet.id}`
+          })
+        }
+        const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
+        const fee = yield* sweepFee(policy.chain, wallet.address, main.address, policy.currency, amount).pipe(
+          Effect.catchTag(
+            "ChainRpcError",
+            (e) =>
+              new ServiceUnavailableError({
+                error: `cannot estimate the ${policy.chain} network fee now: ${e.message}`
+              })
+          )
+        )
+        // a sweep that costs more gas than a share of its value loses the merchant money: refused with both figures
+        const nativeDecimals = NATIVE_ASSETS[policy.chain].decimals
+        const gasValue = valueInUsdt(NATIVE_ASSETS[policy.chain].currency, withMargin(fee), nativeDecimals)
+        const sweptValue = valueInUsdt(policy.currency, amount, policy.decimals)
+        if (
+          Option.isSome(gasValue) &&
+          Option.isSome(sweptValue) &&
+          gasValue.value.greaterThan(sweptValue.value.times(config.maxGasSharePercent).div(100))
+        ) {
+          return yield* new BadRequestError({
+            error: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE_ASSETS[policy.chain].currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
+          })
+        }
+        if (paysOwnFee(policy) && amount <= withMargin(fee)) {
+          return yield* new BadRequestError({
+            error: `${fromBaseUnits(amount, policy.decimals)} ${policy.currency} cannot pay its own network fee (${fromBaseUnits(withMargin(fee), nativeDecimals)})`
+          })
+        }
+        const needsGas = !isNative(policy) && policy.chain !== "SOLANA"
+        // a gas wallet known to be empty cannot fund it (or pay a Solana sweep's fee): refused before anything is stored
+        if (!isNative(policy) && policy.chain !== "POLYGON") {
+          const gasWallet = yield* gas.state(policy.chain)
+          if (gasWallet.status === "empty") {
+            return yield* new ServiceUnavailableError({
+              error: `the platform gas wallet on ${policy.chain} is empty (${Option.getOrElse(gasWallet.balance, () => "?")} ${gasWallet.asset}): sweeps cannot be funded until an operator tops it up`
+            })
+          }
+        }
+        const id = newId("op")
+        const inserted = yield* Effect.orDie(sql<{ id: string }>`
         INSERT INTO custody_operations ${sql.insert({
           id,
           type: "collection",
@@ -188,22 +235,25 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         })}
         ON CONFLICT (wallet_id) WHERE type = 'collection' AND status NOT IN ('COMPLETED', 'FAILED') DO NOTHING
         RETURNING id`)
-      if (inserted.length === 0) {
-        const [busy] = yield* Effect.orDie(sql<{ id: string; status: string }>`
+        if (inserted.length === 0) {
+          const [busy] = yield* Effect.orDie(sql<{ id: string; status: string }>`
           SELECT id, status FROM custody_operations
           WHERE wallet_id = ${wallet.id} AND type = 'collection' AND status NOT IN ('COMPLETED', 'FAILED')`)
-        return yield* new ConflictError({
-          error: `wallet ${wallet.id} already has a sweep in flight: ${busy?.id ?? "another operation"} (${busy?.status ?? "in progress"}); GET its state and try again once it is finished`
-        })
-      }
-      yield* Effect.logInfo(`custody ${id}: ${byCustody ? "consolidation" : "sweep"} of ${fromBaseUnits(amount, policy.decimals)} ${assetKey} from ${wallet.address} to ${main.address} requested`)
-      yield* handOver(id, wallet.id)
-      const stored = yield* store.operation(id)
-      if (Option.isNone(stored)) return yield* Effect.dieMessage(`custody operation ${id} vanished after it was stored`)
-      return yield* view(stored.value)
-    })
+          return yield* new ConflictError({
+            error: `wallet ${wallet.id} already has a sweep in flight: ${busy?.id ?? "another operation"} (${busy?.status ?? "in progress"}); GET its state and try again once it is finished`
+          })
+        }
+        yield* Effect.logInfo(
+          `custody ${id}: ${byCustody ? "consolidation" : "sweep"} of ${fromBaseUnits(amount, policy.decimals)} ${assetKey} from ${wallet.address} to ${main.address} requested`
+        )
+        yield* handOver(id, wallet.id)
+        const stored = yield* store.operation(id)
+        if (Option.isNone(stored))
+          return yield* Effect.dieMessage(`custody operation ${id} vanished after it was stored`)
+        return yield* view(stored.value)
+      })
 
-    const request = Effect.fn("Collections.request")(function*(
+    const request = Effect.fn("Collections.request")(function* (
       merchantId: string,
       assetKey: string,
       body: { readonly from_wallet_id: string; readonly amount?: string | undefined }
@@ -217,7 +267,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      * share of them (FACET_SWEEP_MAX_GAS_SHARE_PERCENT): the merchant pays that fee out of the coins, as for a
      * native withdrawal. Returns how many were started.
      */
-    const consolidateNatives = Effect.fn("Collections.consolidateNatives")(function*() {
+    const consolidateNatives = Effect.fn("Collections.consolidateNatives")(function* () {
       const due = yield* Effect.orDie(sql<{ merchant_id: string; wallet_id: string; chain: string; currency: string }>`
         SELECT lb.merchant_id, lb.wallet_id, lb.chain, lb.currency FROM ledger_balances lb
         JOIN wallets w ON w.id = lb.wallet_id AND w.kind = 'receive'
@@ -233,17 +283,27 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         LIMIT 100`)
       let started = 0
       for (const wallet of due) {
-        const outcome = yield* Effect.either(start(wallet.merchant_id, `${wallet.chain}-${wallet.currency}`, { from_wallet_id: wallet.wallet_id }, true))
+        const outcome = yield* Effect.either(
+          start(wallet.merchant_id, `${wallet.chain}-${wallet.currency}`, { from_wallet_id: wallet.wallet_id }, true)
+        )
         if (outcome._tag === "Right") started += 1
-        else yield* Effect.logDebug(`consolidation of ${wallet.wallet_id} (${wallet.chain}-${wallet.currency}) not started: ${outcome.left.error}`)
+        else
+          yield* Effect.logDebug(
+            `consolidation of ${wallet.wallet_id} (${wallet.chain}-${wallet.currency}) not started: ${outcome.left.error}`
+          )
       }
       return started
     })
 
     /** GET /v1/wallet-assets/{asset_key}/sweeps/{operation_id} */
-    const get = Effect.fn("Collections.get")(function*(merchantId: string, assetKey: string, operationId: string) {
+    const get = Effect.fn("Collections.get")(function* (merchantId: string, assetKey: string, operationId: string) {
       const found = yield* store.operation(operationId)
-      if (Option.isNone(found) || found.value.type === "withdrawal" || found.value.merchant_id !== merchantId || `${found.value.chain}-${found.value.currency}` !== assetKey) {
+      if (
+        Option.isNone(found) ||
+        found.value.type === "withdrawal" ||
+        found.value.merchant_id !== merchantId ||
+        `${found.value.chain}-${found.value.currency}` !== assetKey
+      ) {
         return yield* new NotFoundError({ error: `sweep ${operationId} of ${assetKey} not found` })
       }
       return yield* view(found.value)
@@ -251,16 +311,28 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
 
     /** A gas funding: platform gas wallet → receive wallet; final → ledger `gas` → `gas:<wallet>`, its fee `gas` → chain. */
     const driveFunding = (operation: OperationRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const gas = yield* Effect.orDie(wallets.byId(operation.wallet_id))
         if (gas === undefined) return yield* store.fail(operation.id, "the gas wallet is gone")
         const outcome = yield* sender.send(operation, {
-          from: gas.key, to: operation.to_address, currency: operation.currency, amount: operation.amount,
-          decimals: NATIVE_ASSETS[operation.chain].decimals, walletId: operation.to_wallet_id
+          from: gas.key,
+          to: operation.to_address,
+          currency: operation.currency,
+          amount: operation.amount,
+          decimals: NATIVE_ASSETS[operation.chain].decimals,
+          walletId: operation.to_wallet_id
         })
         if (outcome._tag === "Failed") return yield* failed(operation, outcome)
         yield* finish(operation, outcome, [
-          { debit: Accounts.gas, credit: Accounts.gasAt(operation.to_wallet_id), chain: operation.chain, currency: operation.currency, amount: outcome.amount, kind: "gas_funding", reference: operation.id },
+          {
+            debit: Accounts.gas,
+            credit: Accounts.gasAt(operation.to_wallet_id),
+            chain: operation.chain,
+            currency: operation.currency,
+            amount: outcome.amount,
+            kind: "gas_funding",
+            reference: operation.id
+          },
           networkFee(operation, outcome.fee)
         ])
       })
@@ -272,27 +344,41 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      */
     const finish = (
       operation: OperationRow,
-      outcome: { readonly txHash: string; readonly fee: bigint; readonly blockNumber: bigint; readonly confirmations: number },
+      outcome: {
+        readonly txHash: string
+        readonly fee: bigint
+        readonly blockNumber: bigint
+        readonly confirmations: number
+      },
       transfers: ReadonlyArray<LedgerTransfer>,
       // what else completes with it (a withdrawal's status and webhook), in the same transaction
       also: Effect.Effect<void, SqlError> = Effect.void
     ) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const locked = yield* store.lockOperation(operation.id)
-        if (isFinished(locked.status)) return
-        yield* store.markAttempt(operation.chain, outcome.txHash, "final", { blockNumber: outcome.blockNumber, fee: outcome.fee })
-        yield* sql`
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const locked = yield* store.lockOperation(operation.id)
+            if (isFinished(locked.status)) return
+            yield* store.markAttempt(operation.chain, outcome.txHash, "final", {
+              blockNumber: outcome.blockNumber,
+              fee: outcome.fee
+            })
+            yield* sql`
           UPDATE transactions SET status = 'confirmed', block_number = ${outcome.blockNumber.toString()}, confirmed_at = clock_timestamp(),
                  confirmations = ${outcome.confirmations},
                  updated_at = clock_timestamp()
           WHERE chain = ${operation.chain} AND tx_hash = ${outcome.txHash}`
-        yield* ledger.post(transfers)
-        yield* sql`
+            yield* ledger.post(transfers)
+            yield* sql`
           UPDATE custody_operations SET status = 'COMPLETED', waiting_for = NULL, updated_at = clock_timestamp(), finished_at = clock_timestamp()
           WHERE id = ${operation.id}`
-        yield* also
-        yield* Effect.logInfo(`custody ${operation.id}: ${operation.type} final in ${operation.chain} block ${outcome.blockNumber} (${outcome.txHash})`)
-      })).pipe(Effect.orDie)
+            yield* also
+            yield* Effect.logInfo(
+              `custody ${operation.id}: ${operation.type} final in ${operation.chain} block ${outcome.blockNumber} (${outcome.txHash})`
+            )
+          })
+        )
+        .pipe(Effect.orDie)
 
     /**
      * The network fee as a ledger transfer from whoever paid it: the gas wallet (a gas funding, any Solana
@@ -300,11 +386,14 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      * locked), or the gas parked at the sending wallet (a token sweep or withdrawal on TRON and BEP20).
      */
     const networkFee = (operation: OperationRow, fee: bigint): LedgerTransfer => ({
-      debit: operation.type === "gas_funding" || operation.chain === "SOLANA"
-        ? Accounts.gas
-        : isNative(operation)
-        ? (operation.type === "withdrawal" ? Accounts.locked(operation.merchant_id) : Accounts.uncollected(operation.merchant_id, operation.wallet_id))
-        : Accounts.gasAt(operation.wallet_id),
+      debit:
+        operation.type === "gas_funding" || operation.chain === "SOLANA"
+          ? Accounts.gas
+          : isNative(operation)
+            ? operation.type === "withdrawal"
+              ? Accounts.locked(operation.merchant_id)
+              : Accounts.uncollected(operation.merchant_id, operation.wallet_id)
+            : Accounts.gasAt(operation.wallet_id),
       credit: Accounts.chain,
       chain: operation.chain,
       currency: NATIVE_ASSETS[operation.chain].currency,
@@ -319,44 +408,62 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       outcome: { readonly reason: string; readonly burned: bigint },
       also: Effect.Effect<void, SqlError> = Effect.void
     ) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const locked = yield* store.lockOperation(operation.id)
-        if (isFinished(locked.status)) return
-        yield* store.fail(operation.id, outcome.reason)
-        yield* ledger.post([networkFee(operation, outcome.burned)])
-        yield* also
-        yield* Effect.logWarning(`custody ${operation.id}: ${operation.type} FAILED: ${outcome.reason}`)
-      })).pipe(Effect.orDie)
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const locked = yield* store.lockOperation(operation.id)
+            if (isFinished(locked.status)) return
+            yield* store.fail(operation.id, outcome.reason)
+            yield* ledger.post([networkFee(operation, outcome.burned)])
+            yield* also
+            yield* Effect.logWarning(`custody ${operation.id}: ${operation.type} FAILED: ${outcome.reason}`)
+          })
+        )
+        .pipe(Effect.orDie)
 
     /** Makes sure the receive wallet holds the gas its sweep needs, funding it first when it does not. */
     const ensureGas = (operation: OperationRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         let fundingId = operation.gas_funding_id
         if (fundingId === null) {
-          const fee = yield* sweepFee(operation.chain, operation.from_address, operation.to_address, operation.currency, operation.amount)
-          const parked = yield* ledger.balance(Accounts.gasAt(operation.wallet_id), operation.chain, NATIVE_ASSETS[operation.chain].currency)
+          const fee = yield* sweepFee(
+            operation.chain,
+            operation.from_address,
+            operation.to_address,
+            operation.currency,
+            operation.amount
+          )
+          const parked = yield* ledger.balance(
+            Accounts.gasAt(operation.wallet_id),
+            operation.chain,
+            NATIVE_ASSETS[operation.chain].currency
+          )
           if (parked >= fee) return "ready" as const
           const gas = yield* wallets.gasWallet(operation.chain)
           const id = newId("op")
-          yield* sql.withTransaction(Effect.gen(function*() {
-            yield* sql`INSERT INTO custody_operations ${sql.insert({
-              id,
-              type: "gas_funding",
-              status: "SWEEPING",
-              merchant_id: operation.merchant_id,
-              chain: operation.chain,
-              currency: NATIVE_ASSETS[operation.chain].currency,
-              wallet_id: gas.id,
-              from_address: gas.address,
-              to_wallet_id: operation.wallet_id,
-              to_address: operation.from_address,
-              amount: (withMargin(fee) - parked).toString(),
-              parent_id: operation.id,
-              waiting_for: "the gas wallet's actor"
-            })}`
-            yield* sql`UPDATE custody_operations SET gas_funding_id = ${id}, waiting_for = 'gas funding', updated_at = clock_timestamp() WHERE id = ${operation.id}`
-          }))
-          yield* Effect.logInfo(`custody ${operation.id}: funding ${fromBaseUnits(withMargin(fee) - parked, NATIVE_ASSETS[operation.chain].decimals)} ${NATIVE_ASSETS[operation.chain].currency} of gas first (${id})`)
+          yield* sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql`INSERT INTO custody_operations ${sql.insert({
+                id,
+                type: "gas_funding",
+                status: "SWEEPING",
+                merchant_id: operation.merchant_id,
+                chain: operation.chain,
+                currency: NATIVE_ASSETS[operation.chain].currency,
+                wallet_id: gas.id,
+                from_address: gas.address,
+                to_wallet_id: operation.wallet_id,
+                to_address: operation.from_address,
+                amount: (withMargin(fee) - parked).toString(),
+                parent_id: operation.id,
+                waiting_for: "the gas wallet's actor"
+              })}`
+              yield* sql`UPDATE custody_operations SET gas_funding_id = ${id}, waiting_for = 'gas funding', updated_at = clock_timestamp() WHERE id = ${operation.id}`
+            })
+          )
+          yield* Effect.logInfo(
+            `custody ${operation.id}: funding ${fromBaseUnits(withMargin(fee) - parked, NATIVE_ASSETS[operation.chain].decimals)} ${NATIVE_ASSETS[operation.chain].currency} of gas first (${id})`
+          )
           fundingId = id
         }
         const funding = yield* store.operation(fundingId)
@@ -367,16 +474,20 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         }
         const done = yield* store.operation(fundingId)
         if (Option.isNone(done) || !isFinished(done.value.status)) return "pending" as const
-        return done.value.status === "COMPLETED" ? ("ready" as const) : ({ failed: done.value.failure_reason ?? "no reason recorded" } as const)
+        return done.value.status === "COMPLETED"
+          ? ("ready" as const)
+          : ({ failed: done.value.failure_reason ?? "no reason recorded" } as const)
       })
 
     /** A collection: gas first when a token sweep needs it, then the sweep, then the ledger. */
     const driveCollection = (operation: OperationRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const policy = yield* catalog.policy(operation.merchant_id, operation.chain, operation.currency)
         if (Option.isNone(policy)) return yield* store.fail(operation.id, "the asset is no longer in the catalogue")
         if (operation.status === "GAS_FUNDING") {
-          const gas = yield* ensureGas(operation).pipe(Effect.retry({ while: (e) => e._tag === "ChainRpcError", schedule: retrySchedule }))
+          const gas = yield* ensureGas(operation).pipe(
+            Effect.retry({ while: (e) => e._tag === "ChainRpcError", schedule: retrySchedule })
+          )
           // the gas wallet's actor answered without finishing it (it died): the resume pass comes back here
           if (gas === "pending") return yield* store.waitingFor(operation.id, "the gas funding, resumed later")
           if (gas !== "ready") return yield* store.fail(operation.id, `gas funding failed: ${gas.failed}`)
@@ -387,49 +498,85 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         const gasWallet = operation.chain === "SOLANA" ? yield* wallets.gasWallet("SOLANA") : undefined
         // a native sweep keeps back its own fee (with the margin): what is left of it stays uncollected
         const amount = paysOwnFee(operation)
-          ? operation.amount - withMargin(yield* sweepFee(operation.chain, operation.from_address, operation.to_address, operation.currency, operation.amount).pipe(Effect.retry({ schedule: retrySchedule })))
+          ? operation.amount -
+            withMargin(
+              yield* sweepFee(
+                operation.chain,
+                operation.from_address,
+                operation.to_address,
+                operation.currency,
+                operation.amount
+              ).pipe(Effect.retry({ schedule: retrySchedule }))
+            )
           : operation.amount
         if (amount <= 0n) return yield* store.fail(operation.id, "the balance cannot pay its own network fee")
         const current = yield* store.operation(operation.id)
-        const outcome = yield* sender.send(Option.getOrElse(current, () => operation), {
-          from: wallet.key, to: operation.to_address, currency: operation.currency, amount, decimals: policy.value.decimals,
-          walletId: operation.wallet_id, ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
-        })
+        const outcome = yield* sender.send(
+          Option.getOrElse(current, () => operation),
+          {
+            from: wallet.key,
+            to: operation.to_address,
+            currency: operation.currency,
+            amount,
+            decimals: policy.value.decimals,
+            walletId: operation.wallet_id,
+            ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
+          }
+        )
         if (outcome._tag === "Failed") return yield* failed(operation, outcome)
         const native = NATIVE_ASSETS[operation.chain].currency
-        const moved: Array<LedgerTransfer> = [{
-          debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id), credit: Accounts.available(operation.merchant_id),
-          chain: operation.chain, currency: operation.currency, amount: outcome.amount, kind: "collection", reference: operation.id
-        }]
+        const moved: Array<LedgerTransfer> = [
+          {
+            debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id),
+            credit: Accounts.available(operation.merchant_id),
+            chain: operation.chain,
+            currency: operation.currency,
+            amount: outcome.amount,
+            kind: "collection",
+            reference: operation.id
+          }
+        ]
         moved.push(networkFee(operation, outcome.fee))
         if (operation.chain === "SOLANA" && !isNative(operation)) {
           // the gas wallet also paid the rent of a main token account it created
-          moved.push({ debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: native, amount: outcome.maxFee > outcome.fee ? outcome.maxFee - outcome.fee : 0n, kind: "rent", reference: operation.id })
+          moved.push({
+            debit: Accounts.gas,
+            credit: Accounts.chain,
+            chain: operation.chain,
+            currency: native,
+            amount: outcome.maxFee > outcome.fee ? outcome.maxFee - outcome.fee : 0n,
+            kind: "rent",
+            reference: operation.id
+          })
         }
         yield* finish(operation, outcome, moved)
       })
 
     /** What a wallet's actor runs for an operation: safe to run again at any point. */
-    const drive = Effect.fn("Collections.drive")(function*(operationId: string) {
+    const drive = Effect.fn("Collections.drive")(function* (operationId: string) {
       const found = yield* store.operation(operationId)
       if (Option.isNone(found) || isFinished(found.value.status)) return
       const operation = found.value
       yield* (operation.type === "gas_funding" ? driveFunding(operation) : driveCollection(operation)).pipe(
-        Effect.catchTag("ChainRpcError", (e) => store.waitingFor(operation.id, `the ${operation.chain} node (${e.message}); resumed later`)),
-        Effect.catchTag("SqlError", (e) => Effect.logError(`custody ${operation.id}: database error, resumed later: ${e.message}`))
+        Effect.catchTag("ChainRpcError", (e) =>
+          store.waitingFor(operation.id, `the ${operation.chain} node (${e.message}); resumed later`)
+        ),
+        Effect.catchTag("SqlError", (e) =>
+          Effect.logError(`custody ${operation.id}: database error, resumed later: ${e.message}`)
+        )
       )
     })
 
     /** Hands an operation to its wallet's actor, as a new message (each hand-over is counted in `kicks`). */
     const handOver = (operationId: string, walletId: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const [row] = yield* Effect.orDie(sql<{ kicks: number }>`
           UPDATE custody_operations SET kicks = kicks + 1, updated_at = clock_timestamp() WHERE id = ${operationId} RETURNING kicks`)
         yield* actors.kick(walletId, operationId, row?.kicks ?? 1)
       })
 
     /** Open operations not updated for a while get a new hand-over (after a crash, or a handler that died). */
-    const resume = Effect.fn("Collections.resume")(function*(olderThanMs: number) {
+    const resume = Effect.fn("Collections.resume")(function* (olderThanMs: number) {
       const due = yield* store.open(olderThanMs)
       for (const operation of due) yield* handOver(operation.id, operation.wallet_id)
       return due.length
@@ -440,7 +587,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      * (FACET_AUTO_SWEEP_<CHAIN>_<CURRENCY>) has reached it, and that has no sweep in flight, is swept
      * through the same request path as the API (its policy, gas share and one-per-wallet rules).
      */
-    const autoSweep = Effect.fn("Collections.autoSweep")(function*() {
+    const autoSweep = Effect.fn("Collections.autoSweep")(function* () {
       let started = 0
       for (const [assetKey, threshold] of config.autoSweep) {
         const parsed = parseAssetKey(assetKey)
@@ -456,14 +603,34 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
                               AND o.status NOT IN ('COMPLETED', 'FAILED'))
           LIMIT 100`)
         for (const wallet of due) {
-          const outcome = yield* Effect.either(request(wallet.merchant_id, assetKey, { from_wallet_id: wallet.wallet_id }))
+          const outcome = yield* Effect.either(
+            request(wallet.merchant_id, assetKey, { from_wallet_id: wallet.wallet_id })
+          )
           if (outcome._tag === "Right") started += 1
-          else yield* Effect.logDebug(`automatic sweep of ${wallet.wallet_id} (${assetKey}) not started: ${outcome.left.error}`)
+          else
+            yield* Effect.logDebug(
+              `automatic sweep of ${wallet.wallet_id} (${assetKey}) not started: ${outcome.left.error}`
+            )
         }
       }
       return started
     })
 
-    return { request, consolidateNatives, get, drive, resume, view, autoSweep, ensureGas, networkFee, finish, failed, paysOwnFee, isNative, withMargin } as const
+    return {
+      request,
+      consolidateNatives,
+      get,
+      drive,
+      resume,
+      view,
+      autoSweep,
+      ensureGas,
+      networkFee,
+      finish,
+      failed,
+      paysOwnFee,
+      isNative,
+      withMargin
+    } as const
   })
 }) {}

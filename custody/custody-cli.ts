@@ -13,11 +13,12 @@ const USAGE = "usage: npm run custody -- list [--all] | show OPERATION_ID | retr
  * at the running service's next resume pass (every 2 s). A FAILED operation moved nothing and is not
  * retried: request a new sweep.
  */
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const [command, argument] = process.argv.slice(2)
-  if (command !== "list" && command !== "show" && command !== "retry") return yield* new OperatorError({ message: USAGE })
+  if (command !== "list" && command !== "show" && command !== "retry")
+    return yield* new OperatorError({ message: USAGE })
   const config = yield* operatorConfig([])
-  yield* Effect.gen(function*() {
+  yield* Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* CustodyStore
     if (command === "list") {
@@ -37,29 +38,47 @@ const main = Effect.gen(function*() {
     if (Option.isNone(operation)) return yield* new OperatorError({ message: `no custody operation ${argument}` })
     if (command === "show") {
       const attempts = yield* store.attempts(argument)
-      console.log(JSON.stringify({
-        ...operation.value,
-        amount: operation.value.amount.toString(),
-        transactions: attempts.map((a) => ({
-          attempt: a.attempt, tx_hash: a.tx_hash, status: a.status, amount: a.amount.toString(), nonce: a.nonce?.toString() ?? null,
-          valid_until: a.valid_until?.toString() ?? null, max_fee: a.max_fee.toString(), fee: a.fee?.toString() ?? null,
-          block_number: a.block_number?.toString() ?? null
-        }))
-      }, null, 2))
+      console.log(
+        JSON.stringify(
+          {
+            ...operation.value,
+            amount: operation.value.amount.toString(),
+            transactions: attempts.map((a) => ({
+              attempt: a.attempt,
+              tx_hash: a.tx_hash,
+              status: a.status,
+              amount: a.amount.toString(),
+              nonce: a.nonce?.toString() ?? null,
+              valid_until: a.valid_until?.toString() ?? null,
+              max_fee: a.max_fee.toString(),
+              fee: a.fee?.toString() ?? null,
+              block_number: a.block_number?.toString() ?? null
+            }))
+          },
+          null,
+          2
+        )
+      )
       return
     }
     if (operation.value.status === "COMPLETED" || operation.value.status === "FAILED") {
-      return yield* new OperatorError({ message: `${argument} is ${operation.value.status}: nothing to retry${operation.value.status === "FAILED" ? " (it moved nothing; request a new sweep)" : ""}` })
+      return yield* new OperatorError({
+        message: `${argument} is ${operation.value.status}: nothing to retry${operation.value.status === "FAILED" ? " (it moved nothing; request a new sweep)" : ""}`
+      })
     }
     // the running service's resume pass hands operations untouched for a while to their actors again
     yield* sql`UPDATE custody_operations SET updated_at = clock_timestamp() - interval '1 day' WHERE id = ${argument}`
-    console.log(`${argument} will be handed to its wallet's actor again within seconds (it waits for: ${operation.value.waiting_for ?? "nothing recorded"})`)
+    console.log(
+      `${argument} will be handed to its wallet's actor again within seconds (it waits for: ${operation.value.waiting_for ?? "nothing recorded"})`
+    )
   }).pipe(Effect.provide(CustodyStore.Default), Effect.provide(operatorDatabaseLive(config)))
 }).pipe(
-  Effect.catchTag("OperatorError", (error) => Effect.sync(() => {
-    console.error(error.message)
-    process.exitCode = 2
-  }))
+  Effect.catchTag("OperatorError", (error) =>
+    Effect.sync(() => {
+      console.error(error.message)
+      process.exitCode = 2
+    })
+  )
 )
 
 NodeRuntime.runMain(main)

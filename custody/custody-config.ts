@@ -50,18 +50,32 @@ export interface CustodyConfigShape {
 export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
 
 const optionalDecimal = (name: string) =>
-  Config.option(Config.string(name).pipe(Config.validate({ message: `${name} must be a decimal such as 0.5`, validation: Schema.is(DecimalString) })))
-const decimal = (name: string, fallback: string) => Config.map(optionalDecimal(name), Option.getOrElse(() => fallback))
+  Config.option(
+    Config.string(name).pipe(
+      Config.validate({ message: `${name} must be a decimal such as 0.5`, validation: Schema.is(DecimalString) })
+    )
+  )
+const decimal = (name: string, fallback: string) =>
+  Config.map(
+    optionalDecimal(name),
+    Option.getOrElse(() => fallback)
+  )
 
 /** A configured cap in base units; digits past the unit are dropped (a cap never rounds up). */
-const flooredUnits = (value: string, decimals: number) => BigInt(new MoneyDecimal(value).times(new MoneyDecimal(10).pow(decimals)).floor().toFixed(0))
+const flooredUnits = (value: string, decimals: number) =>
+  BigInt(new MoneyDecimal(value).times(new MoneyDecimal(10).pow(decimals)).floor().toFixed(0))
 
-const DEVNET_PRICES: ReadonlyArray<readonly [string, string]> = [["USDT", "1"], ["TRX", "0.25"], ["BNB", "600"], ["SOL", "150"]]
+const DEVNET_PRICES: ReadonlyArray<readonly [string, string]> = [
+  ["USDT", "1"],
+  ["TRX", "0.25"],
+  ["BNB", "600"],
+  ["SOL", "150"]
+]
 const ASSETS = ["TRC20-USDT", "TRC20-TRX", "BEP20-USDT", "BEP20-BNB", "BEP20-VELNX", "SOLANA-SOL", "SOLANA-USDT"]
 
 export const CustodyConfigLive = Layer.effect(
   CustodyConfig,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const app = yield* AppConfig
     const devnet = app.network === "devnet"
     const raw = yield* Config.all({
@@ -124,7 +138,10 @@ export const CustodyConfigLive = Layer.effect(
       },
       feeWait: Duration.minutes(raw.feeWaitMinutes),
       feeBumpAfter: Duration.seconds(raw.feeBumpSeconds),
-      consolidateMin: { TRC20: flooredUnits(raw.consolidateMinTrc20, 6), BEP20: flooredUnits(raw.consolidateMinBep20, 18) }
+      consolidateMin: {
+        TRC20: flooredUnits(raw.consolidateMinTrc20, 6),
+        BEP20: flooredUnits(raw.consolidateMinBep20, 18)
+      }
     }
   })
 )

@@ -18,9 +18,12 @@ export const CustodyWalletLive = CustodyWallet.toLayer(
               : collections.drive(envelope.payload.operation_id)
           ),
           // a defect is logged and left to the resume loop: the operation stays open in the database
-          Effect.catchAllDefect((defect) => Effect.logError(`custody ${envelope.payload.operation_id}: the actor failed; resumed later`, defect))
+          Effect.catchAllDefect((defect) =>
+            Effect.logError(`custody ${envelope.payload.operation_id}: the actor failed; resumed later`, defect)
+          )
         )
-    })),
+    })
+  ),
   { maxIdleTime: "5 minutes" }
 )
 
@@ -31,45 +34,61 @@ export const CustodyWalletLive = CustodyWallet.toLayer(
  * cover a crash mid-handler; this covers handlers that died).
  */
 export const CustodyResumeLive = Layer.scopedDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const collections = yield* Collections
     const config = yield* CustodyConfig
     const once = (olderThanMs: number) =>
       collections.resume(olderThanMs).pipe(
-        Effect.tap((n) => (n > 0 ? Effect.logInfo(`custody: handed ${n} open operation(s) to their wallets again`) : Effect.void)),
-        Effect.catchAllCause((cause) => Effect.logWarning("custody: resuming open operations failed; trying again later", cause))
+        Effect.tap((n) =>
+          n > 0 ? Effect.logInfo(`custody: handed ${n} open operation(s) to their wallets again`) : Effect.void
+        ),
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning("custody: resuming open operations failed; trying again later", cause)
+        )
       )
     yield* Effect.forkScoped(
-      Effect.zipRight(once(Duration.toMillis(config.resumeAfter)), Effect.repeat(once(Duration.toMillis(config.resumeAfter)), Schedule.spaced("2 seconds")))
+      Effect.zipRight(
+        once(Duration.toMillis(config.resumeAfter)),
+        Effect.repeat(once(Duration.toMillis(config.resumeAfter)), Schedule.spaced("2 seconds"))
+      )
     )
   })
 )
 
 /** Automatic collection, when FACET_AUTO_SWEEP_<CHAIN>_<CURRENCY> sets a threshold (off by default). */
 export const AutoSweepLive = Layer.scopedDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const collections = yield* Collections
     const config = yield* CustodyConfig
     if (config.autoSweep.size === 0) return
-    yield* Effect.logInfo(`automatic collection on: ${[...config.autoSweep].map(([asset, threshold]) => `${asset} from ${threshold}`).join(", ")}`)
-    yield* Effect.forkScoped(Effect.repeat(
-      collections.autoSweep().pipe(
-        Effect.tap((n) => (n > 0 ? Effect.logInfo(`automatic collection: ${n} sweep(s) started`) : Effect.void)),
-        Effect.catchAllCause((cause) => Effect.logWarning("automatic collection failed; trying again later", cause))
-      ),
-      Schedule.spaced(config.autoSweepInterval)
-    ))
+    yield* Effect.logInfo(
+      `automatic collection on: ${[...config.autoSweep].map(([asset, threshold]) => `${asset} from ${threshold}`).join(", ")}`
+    )
+    yield* Effect.forkScoped(
+      Effect.repeat(
+        collections.autoSweep().pipe(
+          Effect.tap((n) => (n > 0 ? Effect.logInfo(`automatic collection: ${n} sweep(s) started`) : Effect.void)),
+          Effect.catchAllCause((cause) => Effect.logWarning("automatic collection failed; trying again later", cause))
+        ),
+        Schedule.spaced(config.autoSweepInterval)
+      )
+    )
   })
 )
 
 /** PENDING withdrawals nobody decided in time are cancelled (funds unlocked), checked every minute. */
 export const WithdrawalExpiryLive = Layer.scopedDiscard(
   Effect.flatMap(WithdrawalDecisions, (withdrawals) =>
-    Effect.forkScoped(Effect.repeat(
-      withdrawals.expire().pipe(
-        Effect.tap((n) => (n > 0 ? Effect.logInfo(`${n} undecided withdrawal(s) expired and were cancelled`) : Effect.void)),
-        Effect.catchAllCause((cause) => Effect.logWarning("withdrawal expiry failed; trying again later", cause))
-      ),
-      Schedule.spaced("1 minute")
-    )))
+    Effect.forkScoped(
+      Effect.repeat(
+        withdrawals.expire().pipe(
+          Effect.tap((n) =>
+            n > 0 ? Effect.logInfo(`${n} undecided withdrawal(s) expired and were cancelled`) : Effect.void
+          ),
+          Effect.catchAllCause((cause) => Effect.logWarning("withdrawal expiry failed; trying again later", cause))
+        ),
+        Schedule.spaced("1 minute")
+      )
+    )
+  )
 )

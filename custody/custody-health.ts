@@ -11,12 +11,12 @@ import { GasWallets } from "./gas-wallets.js"
  * about in the log, without degrading it.
  */
 export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/CustodyHealth", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const store = yield* CustodyStore
     const gas = yield* GasWallets
     const config = yield* CustodyConfig
 
-    const snapshot = Effect.gen(function*() {
+    const snapshot = Effect.gen(function* () {
       const stats = yield* store.stats()
       const wallets = yield* gas.cached
       return { stats, wallets }
@@ -29,11 +29,20 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
       const transactions: Record<string, number> = {}
       for (const row of stats.transactions) transactions[row.status] = row.n
       const reasons = [
-        ...stats.halted.map((h) => `custody wallet ${h.from_address} (${h.chain}) is halted on operation ${h.id}: ${h.halted_reason}: npm run custody -- show ${h.id}`),
-        ...wallets.filter((w) => w.status === "empty").map((w) =>
-          `the ${w.chain} gas wallet ${w.address} is empty (${Option.getOrElse(w.balance, () => "?")} ${w.asset}): token sweeps cannot be funded`),
+        ...stats.halted.map(
+          (h) =>
+            `custody wallet ${h.from_address} (${h.chain}) is halted on operation ${h.id}: ${h.halted_reason}: npm run custody -- show ${h.id}`
+        ),
+        ...wallets
+          .filter((w) => w.status === "empty")
+          .map(
+            (w) =>
+              `the ${w.chain} gas wallet ${w.address} is empty (${Option.getOrElse(w.balance, () => "?")} ${w.asset}): token sweeps cannot be funded`
+          ),
         ...(oldest !== undefined && (oldest.seconds ?? 0) > config.stuckAfterMinutes * 60
-          ? [`custody operation ${oldest.id} has been in flight ${Math.round((oldest.seconds ?? 0) / 60)} min (waiting for ${oldest.waiting_for ?? "nothing recorded"}): npm run custody -- show ${oldest.id}`]
+          ? [
+              `custody operation ${oldest.id} has been in flight ${Math.round((oldest.seconds ?? 0) / 60)} min (waiting for ${oldest.waiting_for ?? "nothing recorded"}): npm run custody -- show ${oldest.id}`
+            ]
           : [])
       ]
       return {
@@ -42,9 +51,19 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
           transactions,
           oldest_in_flight_seconds: Math.round(oldest?.seconds ?? 0),
           oldest_in_flight: oldest?.id ?? null,
-          halted: stats.halted.map((h) => ({ operation_id: h.id, chain: h.chain, wallet_address: h.from_address, reason: h.halted_reason, seconds: Math.round(h.seconds) })),
+          halted: stats.halted.map((h) => ({
+            operation_id: h.id,
+            chain: h.chain,
+            wallet_address: h.from_address,
+            reason: h.halted_reason,
+            seconds: Math.round(h.seconds)
+          })),
           gas_wallets: wallets.map((w) => ({
-            chain: w.chain, address: w.address, asset: w.asset, balance: Option.getOrElse(w.balance, () => "unknown"), gas_status: w.status
+            chain: w.chain,
+            address: w.address,
+            asset: w.asset,
+            balance: Option.getOrElse(w.balance, () => "unknown"),
+            gas_status: w.status
           }))
         },
         reasons
@@ -67,10 +86,19 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
         `facet_custody_halted_wallets ${stats.halted.length}`,
         "# HELP facet_gas_wallet_balance The platform gas wallet's balance, in its native asset (last reading).",
         "# TYPE facet_gas_wallet_balance gauge",
-        ...wallets.flatMap((w) => Option.match(w.balance, { onNone: () => [], onSome: (b) => [`facet_gas_wallet_balance{chain="${w.chain}",asset="${w.asset}"} ${b}`] })),
+        ...wallets.flatMap((w) =>
+          Option.match(w.balance, {
+            onNone: () => [],
+            onSome: (b) => [`facet_gas_wallet_balance{chain="${w.chain}",asset="${w.asset}"} ${b}`]
+          })
+        ),
         "# HELP facet_gas_wallet_status 1 for the gas wallet's status (low: top it up; empty: sweeps cannot be funded).",
         "# TYPE facet_gas_wallet_status gauge",
-        ...wallets.flatMap((w) => (["ok", "low", "empty", "unknown"] as const).map((s) => `facet_gas_wallet_status{chain="${w.chain}",status="${s}"} ${w.status === s ? 1 : 0}`))
+        ...wallets.flatMap((w) =>
+          (["ok", "low", "empty", "unknown"] as const).map(
+            (s) => `facet_gas_wallet_status{chain="${w.chain}",status="${s}"} ${w.status === s ? 1 : 0}`
+          )
+        )
       ]
       return `${lines.join("\n")}\n`
     })

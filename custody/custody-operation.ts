@@ -40,7 +40,16 @@ export const OPERATION_COLUMNS =
 
 /** A row of `custody_transactions`: one signed transaction of an operation. */
 /** `replaced`: an EVM attempt outbid by a replacement at its nonce; it can still land until the nonce is used. */
-export const AttemptStatus = Schema.Literal("signed", "broadcast", "included", "final", "reverted", "dropped", "rejected", "replaced")
+export const AttemptStatus = Schema.Literal(
+  "signed",
+  "broadcast",
+  "included",
+  "final",
+  "reverted",
+  "dropped",
+  "rejected",
+  "replaced"
+)
 export type AttemptStatus = typeof AttemptStatus.Type
 export const AttemptRow = Schema.Struct({
   chain: Chain,
@@ -89,13 +98,15 @@ export const SweepOperation = Schema.Struct({
   from_address: Schema.String,
   to_address: Schema.String,
   amount: DecimalString,
-  gas_funding: Schema.optional(Schema.Struct({
-    operation_id: Schema.String,
-    status: OperationStatus,
-    tx_hash: Schema.NullOr(Schema.String),
-    amount: DecimalString,
-    asset: Schema.String
-  })),
+  gas_funding: Schema.optional(
+    Schema.Struct({
+      operation_id: Schema.String,
+      status: OperationStatus,
+      tx_hash: Schema.NullOr(Schema.String),
+      amount: DecimalString,
+      asset: Schema.String
+    })
+  ),
   tx_hash: Schema.optional(Schema.String),
   network_fee: Schema.optional(DecimalString),
   network_fee_asset: Schema.String,
@@ -105,6 +116,7 @@ export const SweepOperation = Schema.Struct({
   updated_at: Schema.String
 }).annotations({
   identifier: "SweepOperation",
-  description: "A collection (sweep) of a receive wallet into the merchant's main wallet, or the gas funding it needed first"
+  description:
+    "A collection (sweep) of a receive wallet into the merchant's main wallet, or the gas funding it needed first"
 })
 export type SweepOperation = typeof SweepOperation.Type

@@ -10,10 +10,14 @@ export const addressProblem = (chain: Chain, address: string): string | undefine
     case "TRC20":
       return tronAccountId(address) === undefined ? `${address} is not a TRON address (base58check T…)` : undefined
     case "BEP20":
-      return isEvmAddress(address) ? undefined : `${address} is not a BEP20 address (0x + 40 hex digits; mixed case must match its EIP-55 checksum)`
+      return isEvmAddress(address)
+        ? undefined
+        : `${address} is not a BEP20 address (0x + 40 hex digits; mixed case must match its EIP-55 checksum)`
     case "SOLANA":
       if (!isSolanaAddress(address)) return `${address} is not a Solana address (32 bytes in base58)`
-      return PublicKey.isOnCurve(new PublicKey(address).toBytes()) ? undefined : `${address} is not a Solana wallet address (off the ed25519 curve: a program-derived address)`
+      return PublicKey.isOnCurve(new PublicKey(address).toBytes())
+        ? undefined
+        : `${address} is not a Solana wallet address (off the ed25519 curve: a program-derived address)`
     case "POLYGON":
       return "POLYGON is sunset for withdrawals"
   }
@@ -26,11 +30,17 @@ export const addressKey = (chain: Chain, address: string) => (chain === "BEP20" 
  * Why money may not be sent to this address, if it may not: a malformed address, or one of this service's
  * own wallets (a withdrawal there would come back as a deposit).
  */
-export const destinationProblem = Effect.fn("destinationProblem")(function*(sql: SqlClient.SqlClient, chain: Chain, address: string) {
+export const destinationProblem = Effect.fn("destinationProblem")(function* (
+  sql: SqlClient.SqlClient,
+  chain: Chain,
+  address: string
+) {
   const problem = addressProblem(chain, address)
   if (problem !== undefined) return problem
   const [ours] = yield* Effect.orDie(sql<{ kind: string }>`
     SELECT kind FROM wallets WHERE network = ${chain}
       AND ${chain === "BEP20" ? sql`lower(address) = ${addressKey(chain, address)}` : sql`address = ${address}`} LIMIT 1`)
-  return ours === undefined ? undefined : `${address} is one of this service's own ${ours.kind} addresses: withdraw to an address outside it`
+  return ours === undefined
+    ? undefined
+    : `${address} is one of this service's own ${ours.kind} addresses: withdraw to an address outside it`
 })

@@ -26,7 +26,7 @@ const CACHE_MS = 5_000
  * change; health and metrics show it.
  */
 export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const clients = yield* ChainClients
     const wallets = yield* Wallets
     const config = yield* CustodyConfig
@@ -41,42 +41,63 @@ export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets",
     }
 
     const read = (chain: (typeof GAS_CHAINS)[number]) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const wallet = yield* Effect.orDie(wallets.gasWallet(chain))
         const native = NATIVE_ASSETS[chain]
         const previous = (yield* Ref.get(cache)).get(chain)
         const client = clients.get(chain)
         const balance = Option.isNone(client)
           ? Option.none<bigint>()
-          : yield* client.value.balance(wallet.address, native.currency).pipe(Effect.timeout("3 seconds"), Effect.option)
+          : yield* client.value
+              .balance(wallet.address, native.currency)
+              .pipe(Effect.timeout("3 seconds"), Effect.option)
         const state: GasWalletState = Option.isNone(balance)
-          // the node did not answer: the last reading stands, marked by its time
-          ? previous ?? { chain, address: wallet.address, asset: native.currency, balance: Option.none(), status: "unknown", readAt: Option.none() }
+          ? // the node did not answer: the last reading stands, marked by its time
+            (previous ?? {
+              chain,
+              address: wallet.address,
+              asset: native.currency,
+              balance: Option.none(),
+              status: "unknown",
+              readAt: Option.none()
+            })
           : (() => {
-            const shown = fromBaseUnits(balance.value, native.decimals)
-            return { chain, address: wallet.address, asset: native.currency, balance: Option.some(shown), status: statusOf(chain, shown), readAt: Option.some(new Date()) }
-          })()
+              const shown = fromBaseUnits(balance.value, native.decimals)
+              return {
+                chain,
+                address: wallet.address,
+                asset: native.currency,
+                balance: Option.some(shown),
+                status: statusOf(chain, shown),
+                readAt: Option.some(new Date())
+              }
+            })()
         if (state.status !== previous?.status && (state.status === "low" || state.status === "empty")) {
-          yield* Effect.logWarning(`gas wallet ${chain} ${wallet.address} is ${state.status}: ${Option.getOrElse(state.balance, () => "?")} ${native.currency}; top it up`)
+          yield* Effect.logWarning(
+            `gas wallet ${chain} ${wallet.address} is ${state.status}: ${Option.getOrElse(state.balance, () => "?")} ${native.currency}; top it up`
+          )
         }
         yield* Ref.update(cache, (m) => new Map(m).set(chain, state))
         return state
       })
 
     /** One network's gas wallet, read again when the cached reading is older than a few seconds. */
-    const state = Effect.fn("GasWallets.state")(function*(chain: (typeof GAS_CHAINS)[number]) {
+    const state = Effect.fn("GasWallets.state")(function* (chain: (typeof GAS_CHAINS)[number]) {
       const cached = (yield* Ref.get(cache)).get(chain)
-      const fresh = cached !== undefined && Option.isSome(cached.readAt) && Date.now() - cached.readAt.value.getTime() < CACHE_MS
+      const fresh =
+        cached !== undefined && Option.isSome(cached.readAt) && Date.now() - cached.readAt.value.getTime() < CACHE_MS
       return fresh && cached !== undefined ? cached : yield* read(chain)
     })
 
     const all = Effect.forEach(GAS_CHAINS, state, { concurrency: 3 })
 
     /** The last readings, without touching a node (what /health and /metrics show). */
-    const cached = Effect.map(Ref.get(cache), (m) => GAS_CHAINS.flatMap((chain) => {
-      const found = m.get(chain)
-      return found === undefined ? [] : [found]
-    }))
+    const cached = Effect.map(Ref.get(cache), (m) =>
+      GAS_CHAINS.flatMap((chain) => {
+        const found = m.get(chain)
+        return found === undefined ? [] : [found]
+      })
+    )
 
     return { state, all, cached } as const
   })
@@ -85,5 +106,8 @@ export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets",
 /** Reads the gas wallets every 15 s in the background, so health and metrics answer from memory. */
 export const GasWalletsRefreshLive = Layer.scopedDiscard(
   Effect.flatMap(GasWallets, (gas) =>
-    Effect.forkScoped(Effect.repeat(gas.all.pipe(Effect.catchAllCause(() => Effect.void)), Schedule.spaced("15 seconds"))))
+    Effect.forkScoped(
+      Effect.repeat(gas.all.pipe(Effect.catchAllCause(() => Effect.void)), Schedule.spaced("15 seconds"))
+    )
+  )
 )

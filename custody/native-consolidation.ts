@@ -11,29 +11,38 @@ import { Collections } from "./collections.js"
  * consolidated into the main wallet by custody itself (`Collections.consolidateNatives`).
  */
 export class MainDeposits extends Effect.Service<MainDeposits>()("facet/MainDeposits", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
 
     /** Each main wallet's confirmed deposits become available, once: the balance row is locked while it moves. */
-    const release = Effect.fn("MainDeposits.release")(function*() {
+    const release = Effect.fn("MainDeposits.release")(function* () {
       const due = yield* sql<{ account: string; chain: string; currency: string }>`
         SELECT lb.account, lb.chain, lb.currency FROM ledger_balances lb JOIN wallets w ON w.id = lb.wallet_id AND w.kind = 'main'
         WHERE lb.kind = 'uncollected' AND lb.credits_posted > lb.debits_posted LIMIT 500`
       let moved = 0
       for (const row of due) {
-        moved += yield* sql.withTransaction(Effect.gen(function*() {
-          const [locked] = yield* sql<{ merchant_id: string; wallet_id: string; units: string }>`
+        moved += yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const [locked] = yield* sql<{ merchant_id: string; wallet_id: string; units: string }>`
             SELECT merchant_id, wallet_id, trim_scale(credits_posted - debits_posted)::text AS units FROM ledger_balances
             WHERE account = ${row.account} AND chain = ${row.chain} AND currency = ${row.currency} FOR UPDATE`
-          const units = BigInt(locked?.units ?? "0")
-          if (locked === undefined || units <= 0n) return 0
-          yield* ledger.post([{
-            debit: Accounts.uncollected(locked.merchant_id, locked.wallet_id), credit: Accounts.available(locked.merchant_id),
-            chain: row.chain, currency: row.currency, amount: units, kind: "main_deposit", reference: locked.wallet_id
-          }])
-          return 1
-        }))
+            const units = BigInt(locked?.units ?? "0")
+            if (locked === undefined || units <= 0n) return 0
+            yield* ledger.post([
+              {
+                debit: Accounts.uncollected(locked.merchant_id, locked.wallet_id),
+                credit: Accounts.available(locked.merchant_id),
+                chain: row.chain,
+                currency: row.currency,
+                amount: units,
+                kind: "main_deposit",
+                reference: locked.wallet_id
+              }
+            ])
+            return 1
+          })
+        )
       }
       return moved
     })
@@ -43,15 +52,22 @@ export class MainDeposits extends Effect.Service<MainDeposits>()("facet/MainDepo
 }) {}
 
 /** Every FACET_CONSOLIDATE_INTERVAL_MS (10 s; 0: off): main-address deposits made available, native coins consolidated. */
-export const NativeConsolidationLive = Layer.scopedDiscard(Effect.gen(function*() {
-  const main = yield* MainDeposits
-  const collections = yield* Collections
-  const interval = yield* Config.integer("FACET_CONSOLIDATE_INTERVAL_MS").pipe(Config.withDefault(10_000))
-  if (interval <= 0) return
-  const once = Effect.all([main.release(), collections.consolidateNatives()]).pipe(
-    Effect.tap(([released, started]) =>
-      released + started > 0 ? Effect.logInfo(`native coins: ${released} main-address deposit balance(s) made available, ${started} consolidation(s) started`) : Effect.void),
-    Effect.catchAllCause((cause) => Effect.logWarning("native consolidation failed; trying again later", cause))
-  )
-  yield* Effect.forkScoped(Effect.repeat(once, Schedule.spaced(Duration.millis(interval))))
-})).pipe(Layer.provide(MainDeposits.Default))
+export const NativeConsolidationLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const main = yield* MainDeposits
+    const collections = yield* Collections
+    const interval = yield* Config.integer("FACET_CONSOLIDATE_INTERVAL_MS").pipe(Config.withDefault(10_000))
+    if (interval <= 0) return
+    const once = Effect.all([main.release(), collections.consolidateNatives()]).pipe(
+      Effect.tap(([released, started]) =>
+        released + started > 0
+          ? Effect.logInfo(
+              `native coins: ${released} main-address deposit balance(s) made available, ${started} consolidation(s) started`
+            )
+          : Effect.void
+      ),
+      Effect.catchAllCause((cause) => Effect.logWarning("native consolidation failed; trying again later", cause))
+    )
+    yield* Effect.forkScoped(Effect.repeat(once, Schedule.spaced(Duration.millis(interval))))
+  })
+).pipe(Layer.provide(MainDeposits.Default))

@@ -1,6 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Duration, Effect, Either, Option } from "effect"
-import type { ChainClient, ChainRpcError, FeeAboveCap, SignedTransfer, TransactionLookup, TransferRequest } from "../src/chains/chain-client.js"
+import type {
+  ChainClient,
+  ChainRpcError,
+  FeeAboveCap,
+  SignedTransfer,
+  TransactionLookup,
+  TransferRequest
+} from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { KeyRef } from "../src/keys/signer.js"
 import { fromBaseUnits } from "../src/money.js"
@@ -25,7 +32,14 @@ export interface TransferLeg {
 
 export type SendOutcome = Data.TaggedEnum<{
   /** `amount` and `maxFee` as signed (a native sweep sends less than it asked, to pay its own fee). */
-  Final: { readonly txHash: string; readonly amount: bigint; readonly fee: bigint; readonly maxFee: bigint; readonly blockNumber: bigint; readonly confirmations: number }
+  Final: {
+    readonly txHash: string
+    readonly amount: bigint
+    readonly fee: bigint
+    readonly maxFee: bigint
+    readonly blockNumber: bigint
+    readonly confirmations: number
+  }
   /** `burned`: the fee a transaction that failed on chain still cost (native base units; 0 when none was mined). */
   Failed: { readonly reason: string; readonly burned: bigint }
 }>
@@ -35,7 +49,12 @@ export const SendOutcome = Data.taggedEnum<SendOutcome>()
 /** A transaction a lookup found in a block. */
 type Included = Omit<TransactionLookup, "blockNumber"> & { readonly blockNumber: bigint }
 
-type Step = Data.TaggedEnum<{ Wait: { readonly what: string }; Halt: { readonly why: string }; Again: {}; Done: { readonly outcome: SendOutcome } }>
+type Step = Data.TaggedEnum<{
+  Wait: { readonly what: string }
+  Halt: { readonly why: string }
+  Again: {}
+  Done: { readonly outcome: SendOutcome }
+}>
 const Step = Data.taggedEnum<Step>()
 
 /**
@@ -46,7 +65,7 @@ const Step = Data.taggedEnum<Step>()
  * the ledger when this returns Final, in the transaction that completes the operation.
  */
 export class TransferSender extends Effect.Service<TransferSender>()("facet/TransferSender", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* CustodyStore
     const clients = yield* ChainClients
@@ -55,7 +74,10 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
     /** Dies here, without any cleanup, when the crash tests ask for it (FACET_FAULT_CRASH_POINT). */
     const crashPoint = (operation: OperationRow, point: "after-sign" | "after-broadcast") =>
       Option.contains(config.crashPoint, `${operation.type}:${point}`)
-        ? Effect.zipRight(Effect.logWarning(`FACET_FAULT_CRASH_POINT: killing the process ${point} of ${operation.id}`), Effect.sync(() => process.kill(process.pid, "SIGKILL")))
+        ? Effect.zipRight(
+            Effect.logWarning(`FACET_FAULT_CRASH_POINT: killing the process ${point} of ${operation.id}`),
+            Effect.sync(() => process.kill(process.pid, "SIGKILL"))
+          )
         : Effect.void
 
     /**
@@ -66,12 +88,19 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
      * none is returned, and the next reference block or blockhash makes it new.
      */
     const sign = (client: ChainClient, operation: OperationRow, leg: TransferLeg, replacing?: AttemptRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const fromAddress = operation.from_address
-        const nonce = replacing?.nonce ?? (client.chain === "BEP20"
-          ? yield* Effect.flatMap(client.finalNonce(fromAddress), (final) => store.nextNonce(client.chain, fromAddress, final))
-          : undefined)
-        const outbid = replacing?.gas_price === null || replacing?.gas_price === undefined ? undefined : replacing.gas_price + (replacing.gas_price + 4n) / 5n
+        const nonce =
+          replacing?.nonce ??
+          (client.chain === "BEP20"
+            ? yield* Effect.flatMap(client.finalNonce(fromAddress), (final) =>
+                store.nextNonce(client.chain, fromAddress, final)
+              )
+            : undefined)
+        const outbid =
+          replacing?.gas_price === null || replacing?.gas_price === undefined
+            ? undefined
+            : replacing.gas_price + (replacing.gas_price + 4n) / 5n
         const request: TransferRequest = {
           from: leg.from,
           to: leg.to,
@@ -80,13 +109,19 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           ...(nonce === undefined || nonce === null ? {} : { nonce }),
           ...(outbid === undefined ? {} : { gasPriceAtLeast: outbid }),
           ...(leg.feePayer === undefined ? {} : { feePayer: leg.feePayer }),
-          ...(client.chain === "POLYGON" ? {} : { feeCap: { ...config.feeCaps[client.chain], ...(leg.maxFee === undefined ? {} : { maxFee: leg.maxFee }) } })
+          ...(client.chain === "POLYGON"
+            ? {}
+            : {
+                feeCap: { ...config.feeCaps[client.chain], ...(leg.maxFee === undefined ? {} : { maxFee: leg.maxFee }) }
+              })
         }
         const signed = yield* client.prepare(request)
         if (!(yield* store.hashTaken(client.chain, signed.txHash))) return Option.some(signed)
         if (client.chain !== "BEP20") return Option.none<SignedTransfer>()
         const dearer = yield* client.prepare({ ...request, gasPriceAtLeast: signed.gasPrice + 1n })
-        return (yield* store.hashTaken(client.chain, dearer.txHash)) ? Option.none<SignedTransfer>() : Option.some(dearer)
+        return (yield* store.hashTaken(client.chain, dearer.txHash))
+          ? Option.none<SignedTransfer>()
+          : Option.some(dearer)
       })
 
     /** The merchant-visible row of a custody transaction, written with the signed bytes. */
@@ -113,10 +148,15 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
      * fails after FACET_FEE_WAIT_MINUTES of waiting (counted from the first refusal, across restarts).
      */
     const feeAboveCap = (operation: OperationRow, above: FeeAboveCap) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const waited = yield* store.feeCapped(operation.id)
         if (Duration.greaterThanOrEqualTo(waited, config.feeWait)) {
-          return Step.Done({ outcome: SendOutcome.Failed({ reason: `the network fee stayed above its cap for ${Duration.format(config.feeWait)}: ${above.message}`, burned: 0n }) })
+          return Step.Done({
+            outcome: SendOutcome.Failed({
+              reason: `the network fee stayed above its cap for ${Duration.format(config.feeWait)}: ${above.message}`,
+              burned: 0n
+            })
+          })
         }
         return Step.Wait({ what: `the network fee to fall under its cap (${above.message})` })
       })
@@ -128,57 +168,98 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
      * saying why, when no replacement can be signed now (above the cap, refused): the first is waited for.
      */
     const replace = (client: ChainClient, operation: OperationRow, leg: TransferLeg, stuck: AttemptRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const signed = yield* sign(client, operation, leg, stuck).pipe(
           Effect.map(Either.right),
-          Effect.catchTags({ TransferRejected: (e) => Effect.succeed(Either.left(e.message)), FeeAboveCap: (e) => Effect.succeed(Either.left(e.message)) })
+          Effect.catchTags({
+            TransferRejected: (e) => Effect.succeed(Either.left(e.message)),
+            FeeAboveCap: (e) => Effect.succeed(Either.left(e.message))
+          })
         )
         if (Either.isLeft(signed) || Option.isNone(signed.right)) {
-          return Either.left(`${stuck.tx_hash}, not mined ${Math.round((stuck.sent_ms_ago ?? 0) / 1000)} s after it was sent, to be mined (no replacement now: ${Either.isLeft(signed) ? signed.left : "its signature matched one stored before"})`)
+          return Either.left(
+            `${stuck.tx_hash}, not mined ${Math.round((stuck.sent_ms_ago ?? 0) / 1000)} s after it was sent, to be mined (no replacement now: ${Either.isLeft(signed) ? signed.left : "its signature matched one stored before"})`
+          )
         }
         const replacement = signed.right.value
-        yield* sql.withTransaction(Effect.all([
-          store.markAttempt(stuck.chain, stuck.tx_hash, "replaced", { error: `replaced by ${replacement.txHash} at a higher gas price` }),
-          store.recordSigned(operation, replacement, leg),
-          recordRow(operation, leg, replacement.txHash)
-        ])).pipe(Effect.orDie)
-        yield* Effect.logWarning(`custody ${operation.id}: ${stuck.tx_hash} (nonce ${stuck.nonce}, ${stuck.gas_price} wei/gas) not mined after ${Math.round((stuck.sent_ms_ago ?? 0) / 1000)} s; replaced by ${replacement.txHash} at ${replacement.gasPrice} wei/gas`)
+        yield* sql
+          .withTransaction(
+            Effect.all([
+              store.markAttempt(stuck.chain, stuck.tx_hash, "replaced", {
+                error: `replaced by ${replacement.txHash} at a higher gas price`
+              }),
+              store.recordSigned(operation, replacement, leg),
+              recordRow(operation, leg, replacement.txHash)
+            ])
+          )
+          .pipe(Effect.orDie)
+        yield* Effect.logWarning(
+          `custody ${operation.id}: ${stuck.tx_hash} (nonce ${stuck.nonce}, ${stuck.gas_price} wei/gas) not mined after ${Math.round((stuck.sent_ms_ago ?? 0) / 1000)} s; replaced by ${replacement.txHash} at ${replacement.gasPrice} wei/gas`
+        )
         return Either.right(Step.Again())
       })
 
     /** The lookup's block, when it found the transaction in one. */
     const blockOf = (found: Option.Option<TransactionLookup>): Option.Option<Included> =>
-      Option.flatMap(found, (f) => Option.map(f.blockNumber, (blockNumber) => ({ status: f.status, confirmations: f.confirmations, fee: f.fee, blockNumber })))
+      Option.flatMap(found, (f) =>
+        Option.map(f.blockNumber, (blockNumber) => ({
+          status: f.status,
+          confirmations: f.confirmations,
+          fee: f.fee,
+          blockNumber
+        }))
+      )
 
     /** The attempt is in block `found.blockNumber`: final or waited for; failed on chain, its fee burned. */
     const onChain = (client: ChainClient, attempt: AttemptRow, found: Included) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const blockNumber = found.blockNumber
         const final = blockNumber <= (yield* client.finalized)
         const fee = Option.getOrUndefined(found.fee)
         // "in block n" may be a node on another branch speaking: booked (or failed, its money given back)
         // only once the final block n, read as final, holds it
         if (final && !(yield* client.finalInclusion(attempt.tx_hash, blockNumber))) {
-          return Step.Wait({ what: `${attempt.tx_hash} is in block ${blockNumber} as looked up, but the final block ${blockNumber} as read does not hold it (a node on another branch, or one behind)` })
+          return Step.Wait({
+            what: `${attempt.tx_hash} is in block ${blockNumber} as looked up, but the final block ${blockNumber} as read does not hold it (a node on another branch, or one behind)`
+          })
         }
         // final, it used its nonce: attempts it replaced (or that replaced it) never land
         if (final) yield* store.dropReplaced(attempt)
         if (found.status === "failed") {
           if (!final) return Step.Wait({ what: `a failed transaction ${attempt.tx_hash} to become final` })
           yield* store.markAttempt(attempt.chain, attempt.tx_hash, "reverted", { blockNumber, fee })
-          return Step.Done({ outcome: SendOutcome.Failed({ reason: `transaction ${attempt.tx_hash} failed on chain (its fee was burned; nothing else moved)`, burned: fee ?? 0n }) })
+          return Step.Done({
+            outcome: SendOutcome.Failed({
+              reason: `transaction ${attempt.tx_hash} failed on chain (its fee was burned; nothing else moved)`,
+              burned: fee ?? 0n
+            })
+          })
         }
-        if (attempt.status !== "included" && attempt.status !== "final") yield* store.markAttempt(attempt.chain, attempt.tx_hash, "included", { blockNumber, fee })
+        if (attempt.status !== "included" && attempt.status !== "final")
+          yield* store.markAttempt(attempt.chain, attempt.tx_hash, "included", { blockNumber, fee })
         if (!final) return Step.Wait({ what: `${attempt.tx_hash} in block ${blockNumber} to become final` })
-        return Step.Done({ outcome: SendOutcome.Final({ txHash: attempt.tx_hash, amount: attempt.amount, fee: fee ?? attempt.fee ?? 0n, maxFee: attempt.max_fee, blockNumber, confirmations: found.confirmations }) })
+        return Step.Done({
+          outcome: SendOutcome.Final({
+            txHash: attempt.tx_hash,
+            amount: attempt.amount,
+            fee: fee ?? attempt.fee ?? 0n,
+            maxFee: attempt.max_fee,
+            blockNumber,
+            confirmations: found.confirmations
+          })
+        })
       })
 
     /** Proven never to land: the attempt and its row say so, and a new transaction may be signed. */
     const dropped = (operation: OperationRow, attempt: AttemptRow, proof: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", { error: `proven never to land: ${proof}` })
-        yield* Effect.orDie(sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`)
-        yield* Effect.logWarning(`custody ${operation.id}: ${attempt.tx_hash} can never land (${proof}); signing a new transaction`)
+        yield* Effect.orDie(
+          sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`
+        )
+        yield* Effect.logWarning(
+          `custody ${operation.id}: ${attempt.tx_hash} can never land (${proof}); signing a new transaction`
+        )
         return Step.Again()
       })
 
@@ -188,23 +269,38 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
      * wallet halts — a "not found" is no proof, and signing again would pay twice.
      */
     const nonceUsed = (client: ChainClient, operation: OperationRow, attempt: AttemptRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const nonce = attempt.nonce ?? -1n
         const candidates = yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, nonce)
         for (const candidate of candidates) {
-          const found = candidate.tx_hash === attempt.tx_hash ? Option.none() : blockOf(yield* client.transaction(candidate.tx_hash))
+          const found =
+            candidate.tx_hash === attempt.tx_hash
+              ? Option.none()
+              : blockOf(yield* client.transaction(candidate.tx_hash))
           if (Option.isNone(found)) continue
           if (candidate.operation_id !== operation.id) {
-            return Step.Halt({ why: `nonce ${nonce} of ${attempt.from_address} was used by ${candidate.tx_hash} of operation ${candidate.operation_id}, not by this operation's ${attempt.tx_hash}: an operator must reconcile both` })
+            return Step.Halt({
+              why: `nonce ${nonce} of ${attempt.from_address} was used by ${candidate.tx_hash} of operation ${candidate.operation_id}, not by this operation's ${attempt.tx_hash}: an operator must reconcile both`
+            })
           }
           // an earlier attempt of this operation, given up on, landed after all: it is the operation's transfer
-          yield* sql.withTransaction(Effect.all([
-            store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", { error: `its nonce ${nonce} was used by ${candidate.tx_hash}` }),
-            sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`,
-            store.markAttempt(candidate.chain, candidate.tx_hash, "included", { blockNumber: found.value.blockNumber }),
-            sql`UPDATE transactions SET status = 'pending', updated_at = clock_timestamp() WHERE chain = ${candidate.chain} AND tx_hash = ${candidate.tx_hash}`
-          ])).pipe(Effect.orDie)
-          yield* Effect.logWarning(`custody ${operation.id}: nonce ${nonce} was used by its earlier attempt ${candidate.tx_hash} (block ${found.value.blockNumber}); that one is booked`)
+          yield* sql
+            .withTransaction(
+              Effect.all([
+                store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", {
+                  error: `its nonce ${nonce} was used by ${candidate.tx_hash}`
+                }),
+                sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`,
+                store.markAttempt(candidate.chain, candidate.tx_hash, "included", {
+                  blockNumber: found.value.blockNumber
+                }),
+                sql`UPDATE transactions SET status = 'pending', updated_at = clock_timestamp() WHERE chain = ${candidate.chain} AND tx_hash = ${candidate.tx_hash}`
+              ])
+            )
+            .pipe(Effect.orDie)
+          yield* Effect.logWarning(
+            `custody ${operation.id}: nonce ${nonce} was used by its earlier attempt ${candidate.tx_hash} (block ${found.value.blockNumber}); that one is booked`
+          )
           return Step.Again()
         }
         // the attempt itself was looked up just before; a node may find it now
@@ -216,24 +312,35 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
       })
 
     const step = (client: ChainClient, operation: OperationRow, leg: TransferLeg): Effect.Effect<Step, ChainRpcError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const live = yield* store.liveAttempt(operation.id)
         if (Option.isNone(live)) {
           const signed = yield* sign(client, operation, leg).pipe(
             Effect.map(Either.right),
             Effect.catchTags({
-              TransferRejected: (rejected) => Effect.succeed(Either.left(Step.Done({ outcome: SendOutcome.Failed({ reason: `refused before signing: ${rejected.message}`, burned: 0n }) }))),
+              TransferRejected: (rejected) =>
+                Effect.succeed(
+                  Either.left(
+                    Step.Done({
+                      outcome: SendOutcome.Failed({ reason: `refused before signing: ${rejected.message}`, burned: 0n })
+                    })
+                  )
+                ),
               FeeAboveCap: (above) => Effect.map(feeAboveCap(operation, above), Either.left)
             })
           )
           if (Either.isLeft(signed)) return signed.left
-          if (Option.isNone(signed.right)) return Step.Wait({ what: "a new reference block (the signature matched one stored before)" })
+          if (Option.isNone(signed.right))
+            return Step.Wait({ what: "a new reference block (the signature matched one stored before)" })
           const fresh = signed.right.value
-          yield* sql.withTransaction(Effect.zipRight(
-            store.recordSigned(operation, fresh, leg),
-            recordRow(operation, leg, fresh.txHash)
-          )).pipe(Effect.orDie)
-          yield* Effect.logInfo(`custody ${operation.id}: signed ${operation.chain} ${fresh.txHash}, stored before broadcast`)
+          yield* sql
+            .withTransaction(
+              Effect.zipRight(store.recordSigned(operation, fresh, leg), recordRow(operation, leg, fresh.txHash))
+            )
+            .pipe(Effect.orDie)
+          yield* Effect.logInfo(
+            `custody ${operation.id}: signed ${operation.chain} ${fresh.txHash}, stored before broadcast`
+          )
           yield* crashPoint(operation, "after-sign")
           return Step.Again()
         }
@@ -244,15 +351,23 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         // not in a block as far as this lookup shows: pending in a mempool, never sent, gone — or the node is
         // lagging, pruned, or another one behind the same URL. Only final state read in full says it is dead.
         const evidence = yield* client.landing({
-          txHash: attempt.tx_hash, from: attempt.from_address, nonce: Option.fromNullable(attempt.nonce), validUntil: Option.fromNullable(attempt.valid_until), raw: attempt.raw
+          txHash: attempt.tx_hash,
+          from: attempt.from_address,
+          nonce: Option.fromNullable(attempt.nonce),
+          validUntil: Option.fromNullable(attempt.valid_until),
+          raw: attempt.raw
         })
         switch (evidence._tag) {
           case "NeverLanded":
             return yield* dropped(operation, attempt, evidence.proof)
           case "Landed":
-            return Step.Halt({ why: `${attempt.tx_hash} is in block ${evidence.blockNumber} as read block by block, but the node's lookup does not find it; waiting for a node that does` })
+            return Step.Halt({
+              why: `${attempt.tx_hash} is in block ${evidence.blockNumber} as read block by block, but the node's lookup does not find it; waiting for a node that does`
+            })
           case "Unproven":
-            return Step.Halt({ why: `${attempt.tx_hash} expired but whether it landed cannot be proven: ${evidence.reason}; nothing is signed again until it can` })
+            return Step.Halt({
+              why: `${attempt.tx_hash} expired but whether it landed cannot be proven: ${evidence.reason}; nothing is signed again until it can`
+            })
           case "NonceUsed":
             return yield* nonceUsed(client, operation, attempt)
           case "Open":
@@ -261,15 +376,22 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         const bumpAfter = Duration.toMillis(config.feeBumpAfter)
         if (
           // sent (a first send whose answer was lost leaves it `signed`, but out): stuck all the same
-          client.chain === "BEP20" && attempt.sent && attempt.nonce !== null && attempt.sent_ms_ago !== null && attempt.sent_ms_ago >= bumpAfter &&
+          client.chain === "BEP20" &&
+          attempt.sent &&
+          attempt.nonce !== null &&
+          attempt.sent_ms_ago !== null &&
+          attempt.sent_ms_ago >= bumpAfter &&
           // one replacement per FACET_FEE_BUMP_AFTER_SECONDS at most, refused ones included (no row per poll)
-          (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce)).every((a) => a.operation_id !== operation.id || a.created_ms_ago >= bumpAfter)
+          (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce)).every(
+            (a) => a.operation_id !== operation.id || a.created_ms_ago >= bumpAfter
+          )
         ) {
           const replaced = yield* replace(client, operation, leg, attempt)
           if (Either.isRight(replaced)) return replaced.right
           if (Option.isSome(found)) return Step.Wait({ what: replaced.left })
         }
-        if (Option.isSome(found) && attempt.status === "broadcast") return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
+        if (Option.isSome(found) && attempt.status === "broadcast")
+          return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         // from here on a refusal no longer proves the bytes are not out (a lost answer, a crash after the send)
         if (!attempt.sent) yield* store.markSending(attempt.chain, attempt.tx_hash)
         const sent = yield* client.broadcast(attempt.raw).pipe(
@@ -287,23 +409,33 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         // it may leave: it waits until the transaction lands or is proven never to (the check above).
         if (attempt.sent) {
           yield* store.markAttempt(attempt.chain, attempt.tx_hash, attempt.status, { error: sent.value })
-          return Step.Wait({ what: `${attempt.tx_hash}: refused when sent again (${sent.value}), but an earlier send may land` })
+          return Step.Wait({
+            what: `${attempt.tx_hash}: refused when sent again (${sent.value}), but an earlier send may land`
+          })
         }
         // refused at its first send: unless it is on chain after all, it never goes out again
         const again = yield* client.transaction(attempt.tx_hash)
         if (Option.isSome(again)) return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         // a replacement refused ("replacement transaction underpriced"): the attempt it outbid may still land
-        const outbid = attempt.nonce === null ? [] : (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce))
-          .filter((a) => a.operation_id === operation.id && a.status === "replaced")
+        const outbid =
+          attempt.nonce === null
+            ? []
+            : (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce)).filter(
+                (a) => a.operation_id === operation.id && a.status === "replaced"
+              )
         if (outbid.length > 0) {
           yield* store.restoreReplaced(attempt, sent.value)
-          return Step.Wait({ what: `the replacement ${attempt.tx_hash} was refused (${sent.value}); ${outbid.map((a) => a.tx_hash).join(", ")} may still land` })
+          return Step.Wait({
+            what: `the replacement ${attempt.tx_hash} was refused (${sent.value}); ${outbid.map((a) => a.tx_hash).join(", ")} may still land`
+          })
         }
         yield* store.reject(attempt, sent.value)
-        return Step.Done({ outcome: SendOutcome.Failed({ reason: `the node refused ${attempt.tx_hash}: ${sent.value}`, burned: 0n }) })
+        return Step.Done({
+          outcome: SendOutcome.Failed({ reason: `the node refused ${attempt.tx_hash}: ${sent.value}`, burned: 0n })
+        })
       })
 
-    const send = Effect.fn("TransferSender.send")(function*(operation: OperationRow, leg: TransferLeg) {
+    const send = Effect.fn("TransferSender.send")(function* (operation: OperationRow, leg: TransferLeg) {
       const client = yield* Option.match(clients.get(operation.chain), {
         onNone: () => Effect.dieMessage(`no chain client for ${operation.chain}`),
         onSome: Effect.succeed
@@ -312,10 +444,13 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
       for (;;) {
         const next = yield* step(client, operation, leg).pipe(
           // a node that does not answer is waited for, never a reason to sign something new
-          Effect.catchTag("ChainRpcError", (error) => Effect.succeed(Step.Wait({ what: `the ${operation.chain} node (${error.message})` })))
+          Effect.catchTag("ChainRpcError", (error) =>
+            Effect.succeed(Step.Wait({ what: `the ${operation.chain} node (${error.message})` }))
+          )
         )
         if (next._tag === "Halt") {
-          if (!halted) yield* Effect.logError(`custody ${operation.id}: wallet ${operation.from_address} halted: ${next.why}`)
+          if (!halted)
+            yield* Effect.logError(`custody ${operation.id}: wallet ${operation.from_address} halted: ${next.why}`)
           halted = true
           yield* store.halt(operation.id, next.why)
           yield* Effect.sleep(config.pollInterval)

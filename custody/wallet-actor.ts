@@ -19,17 +19,17 @@ export const CustodyWallet = Entity.make("CustodyWallet", [
 
 /** Handing operations to wallet actors. */
 export class WalletActors extends Effect.Service<WalletActors>()("facet/WalletActors", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const clientFor = yield* CustodyWallet.client
     yield* Sharding.Sharding
 
     /** Persists the message and returns; the actor runs it (a crash before that redelivers it). */
-    const kick = Effect.fn("WalletActors.kick")(function*(walletId: string, operationId: string, kick: number) {
+    const kick = Effect.fn("WalletActors.kick")(function* (walletId: string, operationId: string, kick: number) {
       yield* clientFor(walletId).Drive({ operation_id: operationId, kick }, { discard: true }).pipe(Effect.orDie)
     })
 
     /** Hands the operation over and waits for the actor to finish it. */
-    const run = Effect.fn("WalletActors.run")(function*(walletId: string, operationId: string, kick: number) {
+    const run = Effect.fn("WalletActors.run")(function* (walletId: string, operationId: string, kick: number) {
       yield* clientFor(walletId).Drive({ operation_id: operationId, kick }).pipe(Effect.orDie)
     })
 

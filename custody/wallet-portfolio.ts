@@ -27,7 +27,7 @@ const isGasChain = (chain: Chain): chain is (typeof GAS_CHAINS)[number] => chain
  * address of each network and the platform gas wallet's state there.
  */
 export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()("facet/WalletPortfolioViews", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
@@ -39,36 +39,58 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
         Effect.orDie(sql<{ chain: string; currency: string; uncollected: string; available: string; locked: string }>`
           SELECT chain, currency, uncollected::text AS uncollected, available::text AS available, locked::text AS locked
           FROM merchant_balances WHERE merchant_id = ${merchantId}`),
-        (rows) => new Map(rows.map((r) => [`${r.chain}-${r.currency}`, {
-          uncollected: new MoneyDecimal(r.uncollected), available: new MoneyDecimal(r.available), locked: new MoneyDecimal(r.locked)
-        } satisfies Balance]))
+        (rows) =>
+          new Map(
+            rows.map((r) => [
+              `${r.chain}-${r.currency}`,
+              {
+                uncollected: new MoneyDecimal(r.uncollected),
+                available: new MoneyDecimal(r.available),
+                locked: new MoneyDecimal(r.locked)
+              } satisfies Balance
+            ])
+          )
       )
 
     /** The assets worth showing: enabled ones, and any other that still holds a balance. */
     const shown = (policies: ReadonlyArray<AssetPolicy>, balances: ReadonlyMap<string, Balance>) =>
       policies.filter((p) => p.merchant_enabled || !total(balances.get(p.asset_key) ?? ZERO).isZero())
 
-    const portfolio = Effect.fn("WalletPortfolioViews.portfolio")(function*(merchantId: string) {
+    const portfolio = Effect.fn("WalletPortfolioViews.portfolio")(function* (merchantId: string) {
       const policies = yield* catalog.policies(merchantId)
       const balances = yield* balancesOf(merchantId)
       const assets = shown(policies, balances)
       const chains = [...new Set(assets.map((p) => p.chain))]
       const mains = new Map<Chain, string>()
       for (const chain of chains) mains.set(chain, (yield* Effect.orDie(wallets.mainWallet(merchantId, chain))).address)
-      const gasStates = new Map((yield* Effect.forEach(chains.filter(isGasChain), gas.state, { concurrency: 3 })).map((g) => [g.chain, g]))
+      const gasStates = new Map(
+        (yield* Effect.forEach(chains.filter(isGasChain), gas.state, { concurrency: 3 })).map((g) => [g.chain, g])
+      )
       const byCurrency = new Map<string, Array<AssetPolicy>>()
       for (const p of assets) byCurrency.set(p.currency, [...(byCurrency.get(p.currency) ?? []), p])
       let unpriced = 0
-      const sum = { value: new MoneyDecimal(0), available: new MoneyDecimal(0), uncollected: new MoneyDecimal(0), locked: new MoneyDecimal(0) }
+      const sum = {
+        value: new MoneyDecimal(0),
+        available: new MoneyDecimal(0),
+        uncollected: new MoneyDecimal(0),
+        locked: new MoneyDecimal(0)
+      }
       const shownAssets = [...byCurrency].map(([currency, networks]) => {
         const b = networks.reduce<Balance>((acc, p) => {
           const n = balances.get(p.asset_key) ?? ZERO
-          return { uncollected: acc.uncollected.plus(n.uncollected), available: acc.available.plus(n.available), locked: acc.locked.plus(n.locked) }
+          return {
+            uncollected: acc.uncollected.plus(n.uncollected),
+            available: acc.available.plus(n.available),
+            locked: acc.locked.plus(n.locked)
+          }
         }, ZERO)
         const price = Option.fromNullable(config.prices.get(currency))
         if (Option.isNone(price)) unpriced += 1
         const values = Option.map(price, (p) => ({
-          value: total(b).times(p), available: b.available.times(p), uncollected: b.uncollected.times(p), locked: b.locked.times(p)
+          value: total(b).times(p),
+          available: b.available.times(p),
+          uncollected: b.uncollected.times(p),
+          locked: b.locked.times(p)
         }))
         if (Option.isSome(values)) {
           sum.value = sum.value.plus(values.value.value)
@@ -85,7 +107,11 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
           uncollected_balance: normalizeDecimal(b.uncollected),
           locked_balance: normalizeDecimal(b.locked),
           ...(Option.isSome(values)
-            ? { value_usdt: usdt(values.value.value), available_value_usdt: usdt(values.value.available), uncollected_value_usdt: usdt(values.value.uncollected) }
+            ? {
+                value_usdt: usdt(values.value.value),
+                available_value_usdt: usdt(values.value.available),
+                uncollected_value_usdt: usdt(values.value.uncollected)
+              }
             : {}),
           networks: networks.map((p) => {
             const n = balances.get(p.asset_key) ?? ZERO
@@ -128,11 +154,15 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
     })
 
     /** GET /v1/wallet-assets (deprecated): per asset key, with the count of receive wallets. */
-    const summary = Effect.fn("WalletPortfolioViews.summary")(function*(merchantId: string) {
+    const summary = Effect.fn("WalletPortfolioViews.summary")(function* (merchantId: string) {
       const policies = yield* catalog.policies(merchantId)
       const balances = yield* balancesOf(merchantId)
-      const counts = new Map((yield* Effect.orDie(sql<{ network: string; n: number }>`
-        SELECT network, count(*)::int AS n FROM wallets WHERE merchant_id = ${merchantId} AND kind = 'receive' GROUP BY network`)).map((r) => [r.network, r.n]))
+      const counts = new Map(
+        (yield* Effect.orDie(sql<{ network: string; n: number }>`
+        SELECT network, count(*)::int AS n FROM wallets WHERE merchant_id = ${merchantId} AND kind = 'receive' GROUP BY network`)).map(
+          (r) => [r.network, r.n]
+        )
+      )
       return {
         deprecated: true as const,
         successor: "/v1/wallet-portfolio",
@@ -154,19 +184,34 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
     })
 
     /** GET /v1/wallet-assets/{asset_key}: receive wallets of the asset holding uncollected balance, or matching `q`. */
-    const detail = Effect.fn("WalletPortfolioViews.detail")(function*(merchantId: string, assetKey: string, query: { readonly q?: string | undefined; readonly limit: number }) {
+    const detail = Effect.fn("WalletPortfolioViews.detail")(function* (
+      merchantId: string,
+      assetKey: string,
+      query: { readonly q?: string | undefined; readonly limit: number }
+    ) {
       const policy = (yield* catalog.policies(merchantId)).find((p) => p.asset_key === assetKey)
-      if (policy === undefined) return yield* new NotFoundError({ error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets` })
+      if (policy === undefined)
+        return yield* new NotFoundError({
+          error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets`
+        })
       const b = (yield* balancesOf(merchantId)).get(assetKey) ?? ZERO
       const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
       const q = query.q?.trim() ?? ""
-      const filter = q === ""
-        ? sql`coalesce(lb.credits_posted - lb.debits_posted, 0) > 0`
-        : sql`(w.address = ${q} OR w.wallet_no = ${q} OR w.id = ${q} OR EXISTS (
+      const filter =
+        q === ""
+          ? sql`coalesce(lb.credits_posted - lb.debits_posted, 0) > 0`
+          : sql`(w.address = ${q} OR w.wallet_no = ${q} OR w.id = ${q} OR EXISTS (
             SELECT 1 FROM transactions t WHERE t.wallet_id = w.id AND t.tx_hash = ${q}))`
       const rows = yield* Effect.orDie(sql<{
-        id: string; wallet_no: string; address: string; purpose: string; external_user_id: string | null; units: string
-        last_tx_hash: string | null; sweep: string | null; total: number
+        id: string
+        wallet_no: string
+        address: string
+        purpose: string
+        external_user_id: string | null
+        units: string
+        last_tx_hash: string | null
+        sweep: string | null
+        total: number
       }>`
         SELECT w.id, w.wallet_no, w.address, w.purpose, w.external_user_id,
                trim_scale(coalesce(lb.credits_posted - lb.debits_posted, 0))::text AS units,

@@ -38,7 +38,7 @@ export interface Decider {
  * transaction as the status change; every decision is in the audit log of that transaction.
  */
 export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("facet/WithdrawalDecisions", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
@@ -54,127 +54,219 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     /** The console user a decider is, if any, with what the policy needs to know of them. */
     const consoleUser = (decider: Decider, merchantId: string) =>
       decider.kind !== "console_user"
-        ? Effect.succeed(Option.none<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>())
+        ? Effect.succeed(
+            Option.none<{
+              id: string
+              login_name: string
+              role: string
+              approver_from: Date | null
+              removed_at: Date | null
+            }>()
+          )
         : Effect.map(
-          sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
+            sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
             SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE merchant_id = ${merchantId} AND id = ${decider.userId ?? ""}`,
-          (rows) => Option.fromNullable(rows[0])
-        )
+            (rows) => Option.fromNullable(rows[0])
+          )
 
     /** An operator's name that is one of the merchant's console users' logins (it would read as that person's). */
     const operatorPosingAsUser = (decider: Decider, merchantId: string) =>
       decider.kind !== "operator"
         ? Effect.succeed(false)
-        : Effect.map(sql`SELECT 1 FROM console_users WHERE merchant_id = ${merchantId} AND login_name = ${decider.by.trim().toLowerCase()}`, (rows) => rows.length > 0)
+        : Effect.map(
+            sql`SELECT 1 FROM console_users WHERE merchant_id = ${merchantId} AND login_name = ${decider.by.trim().toLowerCase()}`,
+            (rows) => rows.length > 0
+          )
 
     const auditActor = (decider: Decider, user: Option.Option<{ readonly login_name: string }>): AuditActor =>
       Option.isSome(user)
         ? { kind: "console_user", name: user.value.login_name, from: decider.from, userAgent: decider.userAgent }
         : decider.kind === "operator"
-        ? { kind: "operator", name: decider.by, from: decider.from }
-        : { ...SERVICE_ACTOR, name: decider.by }
+          ? { kind: "operator", name: decider.by, from: decider.from }
+          : { ...SERVICE_ACTOR, name: decider.by }
 
     /**
      * Approve, reject or cancel a PENDING withdrawal. Approving records one approval (403: a viewer, a user
      * whose approval right has not started, the user who created it in the console; 409: the same person
      * twice, a second operator approval) and approves it once the approvals reach the quorum.
      */
-    const decide = Effect.fn("Withdrawals.decide")(function*(id: string, decision: "APPROVED" | "REJECTED" | "CANCELLED", decider: Decider, merchantId?: string) {
+    const decide = Effect.fn("Withdrawals.decide")(function* (
+      id: string,
+      decision: "APPROVED" | "REJECTED" | "CANCELLED",
+      decider: Decider,
+      merchantId?: string
+    ) {
       const now = yield* clock.now
-      const approved = yield* sql.withTransaction(Effect.gen(function*() {
-        const row = yield* find({ id, merchantId, lock: true })
-        if (Option.isNone(row)) return yield* new NotFoundError({ error: `withdrawal ${id} not found` })
-        const withdrawal = row.value
-        if (withdrawal.status !== "PENDING") return yield* new ConflictError({ error: `withdrawal ${id} is ${withdrawal.status}: only a PENDING withdrawal can be ${decision.toLowerCase()}` })
-        const user = yield* consoleUser(decider, withdrawal.merchant_id)
-        if (yield* operatorPosingAsUser(decider, withdrawal.merchant_id)) {
-          return yield* new ForbiddenError({
-            error: `${decider.by} is a console user of this merchant: the operator CLI decides as the operator, under the operator's own name; ${decider.by} decides in the console`
-          })
-        }
-        if (decider.kind === "console_user" && Option.isNone(user)) return yield* new ForbiddenError({ error: "this console user is not one of the merchant's" })
-        if (Option.isSome(user)) {
-          const who = user.value
-          if (who.removed_at !== null) return yield* new ForbiddenError({ error: `${who.login_name} was removed from the console` })
-          if (!can(who.role, "decide")) return yield* new ForbiddenError({ error: `${who.login_name} is a ${who.role}: only an owner, admin or approver decides on withdrawals` })
-        }
-        const actor = auditActor(decider, user)
-        const reason = decider.reason === undefined ? "" : `: ${decider.reason}`
-        if (decision === "APPROVED") {
-          if (Option.isSome(user)) {
-            const who = user.value
-            if (who.approver_from !== null && who.approver_from > now) {
-              return yield* new ForbiddenError({ error: `${who.login_name}'s approvals count from ${who.approver_from.toISOString()} (a new user waits for the cooling-off)` })
+      const approved = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const row = yield* find({ id, merchantId, lock: true })
+            if (Option.isNone(row)) return yield* new NotFoundError({ error: `withdrawal ${id} not found` })
+            const withdrawal = row.value
+            if (withdrawal.status !== "PENDING")
+              return yield* new ConflictError({
+                error: `withdrawal ${id} is ${withdrawal.status}: only a PENDING withdrawal can be ${decision.toLowerCase()}`
+              })
+            const user = yield* consoleUser(decider, withdrawal.merchant_id)
+            if (yield* operatorPosingAsUser(decider, withdrawal.merchant_id)) {
+              return yield* new ForbiddenError({
+                error: `${decider.by} is a console user of this merchant: the operator CLI decides as the operator, under the operator's own name; ${decider.by} decides in the console`
+              })
             }
-            if (withdrawal.created_by_user_id === who.id) {
-              return yield* new ForbiddenError({ error: `${who.login_name} requested withdrawal ${id} (in the console, or with an API key they minted): someone else must approve it` })
+            if (decider.kind === "console_user" && Option.isNone(user))
+              return yield* new ForbiddenError({ error: "this console user is not one of the merchant's" })
+            if (Option.isSome(user)) {
+              const who = user.value
+              if (who.removed_at !== null)
+                return yield* new ForbiddenError({ error: `${who.login_name} was removed from the console` })
+              if (!can(who.role, "decide"))
+                return yield* new ForbiddenError({
+                  error: `${who.login_name} is a ${who.role}: only an owner, admin or approver decides on withdrawals`
+                })
             }
-            if (withdrawal.approvals.some((a) => a.approver_kind === "console_user" && a.approved_by === who.login_name)) {
-              return yield* new ConflictError({ error: `${who.login_name} has already approved withdrawal ${id}: the same person counts once` })
-            }
-          } else if (withdrawal.approvals.some((a) => a.approver_kind !== "console_user")) {
-            return yield* new ConflictError({ error: `withdrawal ${id} already has an operator or policy approval; at most one counts: the rest of the quorum must come from console users` })
-          }
-          // the policy in force now, not the one of its creation: an address removed or a limit tightened since refuses
-          yield* policy.admit(withdrawal.merchant_id, { id, chain: withdrawal.chain, currency: withdrawal.currency, toAddress: withdrawal.to_address, amount: withdrawal.amount }).pipe(
-            Effect.mapError((refused) => new ForbiddenError({ error: `the withdrawal policy in force now refuses approving ${id}: ${refused.error}` }))
-          )
-          yield* sql`INSERT INTO withdrawal_approvals ${sql.insert({
-            withdrawal_id: id,
-            approver_kind: Option.isSome(user) ? "console_user" : decider.kind === "policy" ? "policy" : "operator",
-            user_id: Option.isSome(user) ? user.value.id : null,
-            approved_by: Option.isSome(user) ? user.value.login_name : decider.by,
-            from_address: decider.from.slice(0, 200),
-            user_agent: (decider.userAgent ?? "").slice(0, 300)
-          })}`
-          const inForce = yield* policy.effective(withdrawal.merchant_id)
-          const required = Math.max(withdrawal.required_approvals, requiredApprovals(inForce, `${withdrawal.chain}-${withdrawal.currency}`, withdrawal.amount))
-          // a removed user's approval of a still-pending withdrawal no longer counts
-          const [counted] = yield* sql<{ n: number }>`
+            const actor = auditActor(decider, user)
+            const reason = decider.reason === undefined ? "" : `: ${decider.reason}`
+            if (decision === "APPROVED") {
+              if (Option.isSome(user)) {
+                const who = user.value
+                if (who.approver_from !== null && who.approver_from > now) {
+                  return yield* new ForbiddenError({
+                    error: `${who.login_name}'s approvals count from ${who.approver_from.toISOString()} (a new user waits for the cooling-off)`
+                  })
+                }
+                if (withdrawal.created_by_user_id === who.id) {
+                  return yield* new ForbiddenError({
+                    error: `${who.login_name} requested withdrawal ${id} (in the console, or with an API key they minted): someone else must approve it`
+                  })
+                }
+                if (
+                  withdrawal.approvals.some(
+                    (a) => a.approver_kind === "console_user" && a.approved_by === who.login_name
+                  )
+                ) {
+                  return yield* new ConflictError({
+                    error: `${who.login_name} has already approved withdrawal ${id}: the same person counts once`
+                  })
+                }
+              } else if (withdrawal.approvals.some((a) => a.approver_kind !== "console_user")) {
+                return yield* new ConflictError({
+                  error: `withdrawal ${id} already has an operator or policy approval; at most one counts: the rest of the quorum must come from console users`
+                })
+              }
+              // the policy in force now, not the one of its creation: an address removed or a limit tightened since refuses
+              yield* policy
+                .admit(withdrawal.merchant_id, {
+                  id,
+                  chain: withdrawal.chain,
+                  currency: withdrawal.currency,
+                  toAddress: withdrawal.to_address,
+                  amount: withdrawal.amount
+                })
+                .pipe(
+                  Effect.mapError(
+                    (refused) =>
+                      new ForbiddenError({
+                        error: `the withdrawal policy in force now refuses approving ${id}: ${refused.error}`
+                      })
+                  )
+                )
+              yield* sql`INSERT INTO withdrawal_approvals ${sql.insert({
+                withdrawal_id: id,
+                approver_kind: Option.isSome(user) ? "console_user" : decider.kind === "policy" ? "policy" : "operator",
+                user_id: Option.isSome(user) ? user.value.id : null,
+                approved_by: Option.isSome(user) ? user.value.login_name : decider.by,
+                from_address: decider.from.slice(0, 200),
+                user_agent: (decider.userAgent ?? "").slice(0, 300)
+              })}`
+              const inForce = yield* policy.effective(withdrawal.merchant_id)
+              const required = Math.max(
+                withdrawal.required_approvals,
+                requiredApprovals(inForce, `${withdrawal.chain}-${withdrawal.currency}`, withdrawal.amount)
+              )
+              // a removed user's approval of a still-pending withdrawal no longer counts
+              const [counted] = yield* sql<{ n: number }>`
             SELECT count(*)::int AS n FROM withdrawal_approvals a LEFT JOIN console_users u ON u.id = a.user_id
             WHERE a.withdrawal_id = ${id} AND (u.id IS NULL OR u.removed_at IS NULL)`
-          const count = counted?.n ?? 0
-          yield* audit.record(withdrawal.merchant_id, actor, "withdrawal.approved", id, `approval ${count} of ${required}${reason}`)
-          if (count < required) {
-            yield* sql`UPDATE withdrawals SET required_approvals = ${required}, updated_at = clock_timestamp() WHERE id = ${id}`
-            return Option.none<{ readonly operationId: string; readonly walletId: string }>()
-          }
-        } else {
-          yield* audit.record(withdrawal.merchant_id, actor, decision === "REJECTED" ? "withdrawal.rejected" : "withdrawal.cancelled", id, `${withdrawal.amount} ${withdrawal.currency} on ${withdrawal.chain} to ${withdrawal.to_address}${reason}`)
-        }
-        const by = Option.isSome(user) ? user.value.login_name : decider.by
-        yield* sql`UPDATE withdrawals SET status = ${decision}, decided_by = ${by}, decided_at = clock_timestamp(), decided_from = ${decider.from},
+              const count = counted?.n ?? 0
+              yield* audit.record(
+                withdrawal.merchant_id,
+                actor,
+                "withdrawal.approved",
+                id,
+                `approval ${count} of ${required}${reason}`
+              )
+              if (count < required) {
+                yield* sql`UPDATE withdrawals SET required_approvals = ${required}, updated_at = clock_timestamp() WHERE id = ${id}`
+                return Option.none<{ readonly operationId: string; readonly walletId: string }>()
+              }
+            } else {
+              yield* audit.record(
+                withdrawal.merchant_id,
+                actor,
+                decision === "REJECTED" ? "withdrawal.rejected" : "withdrawal.cancelled",
+                id,
+                `${withdrawal.amount} ${withdrawal.currency} on ${withdrawal.chain} to ${withdrawal.to_address}${reason}`
+              )
+            }
+            const by = Option.isSome(user) ? user.value.login_name : decider.by
+            yield* sql`UPDATE withdrawals SET status = ${decision}, decided_by = ${by}, decided_at = clock_timestamp(), decided_from = ${decider.from},
                      decision_reason = ${decider.reason ?? null}, updated_at = clock_timestamp(),
                      finished_at = ${decision === "APPROVED" ? null : sql`clock_timestamp()`}
                    WHERE id = ${id}`
-        const decimals = yield* assetDecimals(catalog, withdrawal)
-        if (decision !== "APPROVED") {
-          yield* ledger.post([unlock(withdrawal, toBaseUnits(withdrawal.amount, decimals), decision === "REJECTED" ? "withdrawal_rejected" : "withdrawal_cancelled")])
-          return Option.none<{ readonly operationId: string; readonly walletId: string }>()
-        }
-        const main = yield* wallets.mainWallet(withdrawal.merchant_id, withdrawal.chain)
-        const operationId = newId("op")
-        yield* sql`INSERT INTO custody_operations ${sql.insert({
-          id: operationId, type: "withdrawal",
-          status: withdrawal.network_fee_included || withdrawal.chain === "SOLANA" ? "SWEEPING" : "GAS_FUNDING",
-          merchant_id: withdrawal.merchant_id, chain: withdrawal.chain, currency: withdrawal.currency,
-          wallet_id: main.id, from_address: main.address, to_wallet_id: main.id, to_address: withdrawal.to_address,
-          amount: toBaseUnits(withdrawal.net_amount, decimals).toString(), withdrawal_id: id, waiting_for: "the main wallet's actor"
-        })}`
-        yield* sql`UPDATE withdrawals SET operation_id = ${operationId} WHERE id = ${id}`
-        return Option.some({ operationId, walletId: main.id })
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
-      yield* Effect.logInfo(`withdrawal ${id} ${decision} by ${decider.by} from ${decider.from}${decider.reason === undefined ? "" : ` (${decider.reason})`}${Option.isSome(approved) ? `; operation ${approved.value.operationId}` : ""}`)
+            const decimals = yield* assetDecimals(catalog, withdrawal)
+            if (decision !== "APPROVED") {
+              yield* ledger.post([
+                unlock(
+                  withdrawal,
+                  toBaseUnits(withdrawal.amount, decimals),
+                  decision === "REJECTED" ? "withdrawal_rejected" : "withdrawal_cancelled"
+                )
+              ])
+              return Option.none<{ readonly operationId: string; readonly walletId: string }>()
+            }
+            const main = yield* wallets.mainWallet(withdrawal.merchant_id, withdrawal.chain)
+            const operationId = newId("op")
+            yield* sql`INSERT INTO custody_operations ${sql.insert({
+              id: operationId,
+              type: "withdrawal",
+              status: withdrawal.network_fee_included || withdrawal.chain === "SOLANA" ? "SWEEPING" : "GAS_FUNDING",
+              merchant_id: withdrawal.merchant_id,
+              chain: withdrawal.chain,
+              currency: withdrawal.currency,
+              wallet_id: main.id,
+              from_address: main.address,
+              to_wallet_id: main.id,
+              to_address: withdrawal.to_address,
+              amount: toBaseUnits(withdrawal.net_amount, decimals).toString(),
+              withdrawal_id: id,
+              waiting_for: "the main wallet's actor"
+            })}`
+            yield* sql`UPDATE withdrawals SET operation_id = ${operationId} WHERE id = ${id}`
+            return Option.some({ operationId, walletId: main.id })
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
+      yield* Effect.logInfo(
+        `withdrawal ${id} ${decision} by ${decider.by} from ${decider.from}${decider.reason === undefined ? "" : ` (${decider.reason})`}${Option.isSome(approved) ? `; operation ${approved.value.operationId}` : ""}`
+      )
       const row = yield* find({ id })
-      return yield* Option.match(row, { onNone: () => Effect.dieMessage(`withdrawal ${id} vanished`), onSome: (r) => Effect.succeed(render(r)) })
+      return yield* Option.match(row, {
+        onNone: () => Effect.dieMessage(`withdrawal ${id} vanished`),
+        onSome: (r) => Effect.succeed(render(r))
+      })
     })
 
     /** PENDING withdrawals nobody decided within FACET_WITHDRAWAL_PENDING_HOURS (72) → CANCELLED, unlocked. */
-    const expire = Effect.fn("Withdrawals.expire")(function*() {
+    const expire = Effect.fn("Withdrawals.expire")(function* () {
       const due = yield* Effect.orDie(sql<{ id: string }>`
         SELECT id FROM withdrawals WHERE status = 'PENDING' AND created_at < clock_timestamp() - ${settings.pendingHours} * interval '1 hour' LIMIT 100`)
       for (const { id } of due) {
-        yield* decide(id, "CANCELLED", { kind: "service", by: "expiry", from: "service", reason: `undecided for ${settings.pendingHours} h` }).pipe(
+        yield* decide(id, "CANCELLED", {
+          kind: "service",
+          by: "expiry",
+          from: "service",
+          reason: `undecided for ${settings.pendingHours} h`
+        }).pipe(
           Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
         )
       }
@@ -182,16 +274,28 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     })
 
     /** Sets (or, with none, switches off) a merchant's daily auto-approval limit for one asset. */
-    const setAutoApproval = Effect.fn("WithdrawalDecisions.setAutoApproval")(function*(
-      merchantId: string, chain: string, currency: string, dailyLimit: Option.Option<string>, decider: Decider
+    const setAutoApproval = Effect.fn("WithdrawalDecisions.setAutoApproval")(function* (
+      merchantId: string,
+      chain: string,
+      currency: string,
+      dailyLimit: Option.Option<string>,
+      decider: Decider
     ) {
       const updated = yield* Effect.orDie(sql<{ merchant_id: string }>`
         UPDATE merchant_assets SET auto_approve_daily_limit = ${Option.getOrNull(dailyLimit)}
         WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency} RETURNING merchant_id`)
-      if (updated.length === 0) return yield* new NotFoundError({ error: `merchant ${merchantId} has no asset ${chain}-${currency} enrolled` })
-      yield* audit.record(merchantId, { kind: "operator", name: decider.by, from: decider.from }, "policy.changed", `auto_approve:${chain}-${currency}`,
-        `auto-approval of ${chain}-${currency} withdrawals needing one approval: ${Option.getOrElse(dailyLimit, () => "off")} per rolling 24 h`)
-      yield* Effect.logInfo(`auto-approval of ${chain}-${currency} withdrawals for ${merchantId}: ${Option.getOrElse(dailyLimit, () => "off")} (set by ${decider.by} from ${decider.from})`)
+      if (updated.length === 0)
+        return yield* new NotFoundError({ error: `merchant ${merchantId} has no asset ${chain}-${currency} enrolled` })
+      yield* audit.record(
+        merchantId,
+        { kind: "operator", name: decider.by, from: decider.from },
+        "policy.changed",
+        `auto_approve:${chain}-${currency}`,
+        `auto-approval of ${chain}-${currency} withdrawals needing one approval: ${Option.getOrElse(dailyLimit, () => "off")} per rolling 24 h`
+      )
+      yield* Effect.logInfo(
+        `auto-approval of ${chain}-${currency} withdrawals for ${merchantId}: ${Option.getOrElse(dailyLimit, () => "off")} (set by ${decider.by} from ${decider.from})`
+      )
     })
 
     return { decide, expire, setAutoApproval } as const

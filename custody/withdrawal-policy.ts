@@ -29,7 +29,8 @@ export interface SettingName {
 export const settingName = (setting: string): SettingName | undefined => {
   const [kind, asset, ...rest] = setting.split(":")
   if (rest.length > 0) return undefined
-  if (kind === "address_book" || kind === "cooling_off" || kind === "quorum") return asset === undefined ? { kind } : undefined
+  if (kind === "address_book" || kind === "cooling_off" || kind === "quorum")
+    return asset === undefined ? { kind } : undefined
   if (kind === "per_tx" || kind === "per_day" || kind === "quorum_above") {
     return asset !== undefined && /^[A-Z0-9]+-[A-Z0-9]+$/.test(asset) ? { kind, asset } : undefined
   }
@@ -45,7 +46,13 @@ export const parseDuration = (text: string): number | undefined => {
 }
 
 export const formatDuration = (seconds: number) =>
-  seconds % 86_400 === 0 && seconds > 0 ? `${seconds / 86_400}d` : seconds % 3600 === 0 && seconds > 0 ? `${seconds / 3600}h` : seconds % 60 === 0 && seconds > 0 ? `${seconds / 60}m` : `${seconds}s`
+  seconds % 86_400 === 0 && seconds > 0
+    ? `${seconds / 86_400}d`
+    : seconds % 3600 === 0 && seconds > 0
+      ? `${seconds / 3600}h`
+      : seconds % 60 === 0 && seconds > 0
+        ? `${seconds / 60}m`
+        : `${seconds}s`
 
 export interface QuorumTier {
   readonly above: MoneyDecimal
@@ -60,7 +67,10 @@ const parseTier = (value: string): QuorumTier | undefined => {
 const UNSET = new Set(["off", "none", "unset", ""])
 
 /** A setting's value in canonical form, or why it is not acceptable. */
-const canonical = (name: SettingName, raw: string | null): { readonly value: string | null } | { readonly problem: string } => {
+const canonical = (
+  name: SettingName,
+  raw: string | null
+): { readonly value: string | null } | { readonly problem: string } => {
   const text = raw?.trim() ?? null
   switch (name.kind) {
     case "address_book":
@@ -73,7 +83,9 @@ const canonical = (name: SettingName, raw: string | null): { readonly value: str
     }
     case "quorum": {
       const n = text === null || !/^\d{1,2}$/.test(text) ? 0 : Number(text)
-      return n >= 1 && n <= MAX_QUORUM ? { value: String(n) } : { problem: `quorum must be a whole number from 1 to ${MAX_QUORUM}` }
+      return n >= 1 && n <= MAX_QUORUM
+        ? { value: String(n) }
+        : { problem: `quorum must be a whole number from 1 to ${MAX_QUORUM}` }
     }
     case "per_tx":
     case "per_day":
@@ -85,7 +97,9 @@ const canonical = (name: SettingName, raw: string | null): { readonly value: str
       if (text === null || UNSET.has(text)) return { value: null }
       const tier = parseTier(text)
       return tier === undefined || tier.approvals < 2 || tier.approvals > MAX_QUORUM
-        ? { problem: `quorum_above:${name.asset ?? ""} must be AMOUNT:N with N from 2 to ${MAX_QUORUM} (e.g. 1000:2), or off` }
+        ? {
+            problem: `quorum_above:${name.asset ?? ""} must be AMOUNT:N with N from 2 to ${MAX_QUORUM} (e.g. 1000:2), or off`
+          }
         : { value: `${tier.above.toFixed()}:${tier.approvals}` }
     }
   }
@@ -122,14 +136,18 @@ const effectiveFrom = (values: ReadonlyMap<string, string | null>): EffectivePol
       return v === null ? undefined : parseTier(v)
     },
     value,
-    settings: [...values].flatMap(([setting, v]) => (v === null ? [] : [{ setting, value: v }])).sort((a, b) => a.setting.localeCompare(b.setting))
+    settings: [...values]
+      .flatMap(([setting, v]) => (v === null ? [] : [{ setting, value: v }]))
+      .sort((a, b) => a.setting.localeCompare(b.setting))
   }
 }
 
 /** How many distinct approvals a withdrawal of this amount needs under this policy. */
 export const requiredApprovals = (policy: EffectivePolicy, assetKey: string, amount: string) => {
   const tier = policy.quorumAbove(assetKey)
-  return tier !== undefined && new MoneyDecimal(amount).greaterThan(tier.above) ? Math.max(policy.quorum, tier.approvals) : policy.quorum
+  return tier !== undefined && new MoneyDecimal(amount).greaterThan(tier.above)
+    ? Math.max(policy.quorum, tier.approvals)
+    : policy.quorum
 }
 
 /** True when going from `from` to `to` makes withdrawals easier (so the change must wait). */
@@ -156,11 +174,20 @@ export const loosens = (name: SettingName, from: string | null, to: string | nul
 /** A setting as people read it. */
 export const describeValue = (name: SettingName, value: string | null) =>
   value === null
-    ? name.kind === "cooling_off" ? formatDuration(DEFAULT_COOLING_OFF_SECONDS) : name.kind === "quorum" ? "1" : name.kind === "address_book" ? "off" : "no limit"
-    : name.kind === "cooling_off" ? formatDuration(Number(value)) : value
+    ? name.kind === "cooling_off"
+      ? formatDuration(DEFAULT_COOLING_OFF_SECONDS)
+      : name.kind === "quorum"
+        ? "1"
+        : name.kind === "address_book"
+          ? "off"
+          : "no limit"
+    : name.kind === "cooling_off"
+      ? formatDuration(Number(value))
+      : value
 
 /** A setting's value as people read it, by the setting's stored name. */
-export const describeSetting = (setting: string, value: string | null) => describeValue(settingName(setting) ?? { kind: "quorum" }, value)
+export const describeSetting = (setting: string, value: string | null) =>
+  describeValue(settingName(setting) ?? { kind: "quorum" }, value)
 
 const ChangeRow = Schema.Struct({
   id: Schema.String,
@@ -191,7 +218,7 @@ export interface ChangeOutcome {
  * book, limits, the approvals it needs). One place, used by the API, the console and the operator CLI.
  */
 export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/WithdrawalPolicy", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* PolicyClock
     const audit = yield* AuditLog
@@ -199,15 +226,18 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
 
     /** The settings in force at `at`: stored ones, overlaid with pending changes already due (exact even before they are settled). */
     const load = (merchantId: string, at: Date) =>
-      Effect.gen(function*() {
-        const stored = yield* sql<{ setting: string; value: string | null }>`SELECT setting, value FROM withdrawal_policy_settings WHERE merchant_id = ${merchantId}`
+      Effect.gen(function* () {
+        const stored = yield* sql<{
+          setting: string
+          value: string | null
+        }>`SELECT setting, value FROM withdrawal_policy_settings WHERE merchant_id = ${merchantId}`
         const due = yield* sql<{ setting: string; value: string | null }>`
           SELECT setting, value FROM withdrawal_policy_changes
           WHERE merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at <= ${at}`
         return effectiveFrom(new Map([...stored, ...due].map((row) => [row.setting, row.value])))
       }).pipe(Effect.orDie)
 
-    const effective = Effect.fn("WithdrawalPolicy.effective")(function*(merchantId: string) {
+    const effective = Effect.fn("WithdrawalPolicy.effective")(function* (merchantId: string) {
       return yield* load(merchantId, yield* clock.now)
     })
 
@@ -216,31 +246,54 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
           ON CONFLICT (merchant_id, setting) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`
 
     /** Pending changes whose time has come become the stored settings, each recorded in the audit log. */
-    const settle = Effect.fn("WithdrawalPolicy.settle")(function*(merchantId?: string) {
+    const settle = Effect.fn("WithdrawalPolicy.settle")(function* (merchantId?: string) {
       const now = yield* clock.now
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        const due = yield* sql<{ id: string; merchant_id: string; setting: string; value: string | null; previous_value: string | null; effective_at: Date }>`
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const due = yield* sql<{
+              id: string
+              merchant_id: string
+              setting: string
+              value: string | null
+              previous_value: string | null
+              effective_at: Date
+            }>`
           UPDATE withdrawal_policy_changes SET status = 'APPLIED', ended_at = effective_at, ended_by = ${SERVICE_ACTOR.name}
           WHERE status = 'PENDING' AND effective_at <= ${now} ${merchantId === undefined ? sql`` : sql`AND merchant_id = ${merchantId}`}
           RETURNING id, merchant_id, setting, value, previous_value, effective_at`
-        for (const change of [...due].sort((a, b) => a.effective_at.getTime() - b.effective_at.getTime())) {
-          yield* store(change.merchant_id, change.setting, change.value, change.effective_at)
-          yield* audit.record(change.merchant_id, SERVICE_ACTOR, "policy.change_applied", change.setting,
-            `${change.setting}: ${describeSetting(change.setting, change.previous_value)} → ${describeSetting(change.setting, change.value)} in force (requested change ${change.id})`)
-        }
-        return due.length
-      })).pipe(Effect.orDie)
+            for (const change of [...due].sort((a, b) => a.effective_at.getTime() - b.effective_at.getTime())) {
+              yield* store(change.merchant_id, change.setting, change.value, change.effective_at)
+              yield* audit.record(
+                change.merchant_id,
+                SERVICE_ACTOR,
+                "policy.change_applied",
+                change.setting,
+                `${change.setting}: ${describeSetting(change.setting, change.previous_value)} → ${describeSetting(change.setting, change.value)} in force (requested change ${change.id})`
+              )
+            }
+            return due.length
+          })
+        )
+        .pipe(Effect.orDie)
     })
 
     /** Pending withdrawals need at least what the policy now asks (a tightening applies to them too). */
     const raisePendingQuorum = (merchantId: string, policy: EffectivePolicy) =>
-      Effect.gen(function*() {
-        const pending = yield* sql<{ id: string; chain: string; currency: string; amount: string; required_approvals: number }>`
+      Effect.gen(function* () {
+        const pending = yield* sql<{
+          id: string
+          chain: string
+          currency: string
+          amount: string
+          required_approvals: number
+        }>`
           SELECT id, chain, currency, amount::text AS amount, required_approvals FROM withdrawals
           WHERE merchant_id = ${merchantId} AND status = 'PENDING' FOR UPDATE`
         for (const w of pending) {
           const needed = requiredApprovals(policy, `${w.chain}-${w.currency}`, w.amount)
-          if (needed > w.required_approvals) yield* sql`UPDATE withdrawals SET required_approvals = ${needed}, updated_at = clock_timestamp() WHERE id = ${w.id}`
+          if (needed > w.required_approvals)
+            yield* sql`UPDATE withdrawals SET required_approvals = ${needed}, updated_at = clock_timestamp() WHERE id = ${w.id}`
         }
       })
 
@@ -249,84 +302,153 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
      * loosening waits for the cooling-off in force (after this request's own tightenings) and supersedes an
      * earlier pending change of the same setting; so does a tightening.
      */
-    const change = Effect.fn("WithdrawalPolicy.change")(function*(merchantId: string, requests: ReadonlyArray<{ readonly setting: string; readonly value: string | null }>, actor: AuditActor) {
+    const change = Effect.fn("WithdrawalPolicy.change")(function* (
+      merchantId: string,
+      requests: ReadonlyArray<{ readonly setting: string; readonly value: string | null }>,
+      actor: AuditActor
+    ) {
       const assets = yield* catalog.policies(merchantId)
       const wanted: Array<{ setting: string; name: SettingName; value: string | null }> = []
       for (const request of requests) {
         const name = settingName(request.setting)
-        if (name === undefined) return yield* new BadRequestError({ error: `unknown policy setting ${request.setting}` })
+        if (name === undefined)
+          return yield* new BadRequestError({ error: `unknown policy setting ${request.setting}` })
         const asset = name.asset === undefined ? undefined : assets.find((a) => a.asset_key === name.asset)
-        if (PER_ASSET.includes(name.kind) && asset === undefined) return yield* new BadRequestError({ error: `unknown asset ${name.asset ?? ""}` })
+        if (PER_ASSET.includes(name.kind) && asset === undefined)
+          return yield* new BadRequestError({ error: `unknown asset ${name.asset ?? ""}` })
         const result = canonical(name, request.value)
         if ("problem" in result) return yield* new BadRequestError({ error: result.problem })
         const amount = name.kind === "quorum_above" ? result.value?.split(":")[0] : result.value
-        if (asset !== undefined && amount !== undefined && amount !== null && !fitsPrecision(amount, asset.amount_precision)) {
-          return yield* new BadRequestError({ error: `${request.setting}: ${amount} has more than ${asset.amount_precision} fractional digits` })
+        if (
+          asset !== undefined &&
+          amount !== undefined &&
+          amount !== null &&
+          !fitsPrecision(amount, asset.amount_precision)
+        ) {
+          return yield* new BadRequestError({
+            error: `${request.setting}: ${amount} has more than ${asset.amount_precision} fractional digits`
+          })
         }
-        if (wanted.some((w) => w.setting === request.setting)) return yield* new BadRequestError({ error: `${request.setting} is given twice` })
+        if (wanted.some((w) => w.setting === request.setting))
+          return yield* new BadRequestError({ error: `${request.setting} is given twice` })
         wanted.push({ setting: request.setting, name, value: result.value })
       }
       const now = yield* clock.now
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        const [merchant] = yield* sql<{ id: string }>`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`
-        if (merchant === undefined) return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
-        yield* settle(merchantId)
-        const before = yield* load(merchantId, now)
-        const supersede = (setting: string) =>
-          sql<{ id: string }>`UPDATE withdrawal_policy_changes SET status = 'SUPERSEDED', ended_at = ${now}, ended_by = ${actor.name}
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const [merchant] = yield* sql<{ id: string }>`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`
+            if (merchant === undefined) return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
+            yield* settle(merchantId)
+            const before = yield* load(merchantId, now)
+            const supersede = (setting: string) =>
+              sql<{
+                id: string
+              }>`UPDATE withdrawal_policy_changes SET status = 'SUPERSEDED', ended_at = ${now}, ended_by = ${actor.name}
                               WHERE merchant_id = ${merchantId} AND setting = ${setting} AND status = 'PENDING' RETURNING id`
-        const record = (w: (typeof wanted)[number], effectiveAt: Date, pending: boolean) =>
-          Effect.gen(function*() {
-            const from = before.value(w.setting)
-            yield* sql`INSERT INTO withdrawal_policy_changes ${sql.insert({
-              id: newId("pch"), merchant_id: merchantId, setting: w.setting, previous_value: from, value: w.value, requested_by: actor.name,
-              requested_at: now, effective_at: effectiveAt, status: pending ? "PENDING" : "APPLIED", ended_at: pending ? null : now, ended_by: pending ? null : actor.name
-            })}`
-            const text = `${w.setting}: ${describeValue(w.name, from)} → ${describeValue(w.name, w.value)}`
-            yield* audit.record(merchantId, actor, "policy.changed", w.setting, pending ? `${text}, a loosening: in force from ${effectiveAt.toISOString()}` : `${text}, in force now`)
-            return { setting: w.setting, from: describeValue(w.name, from), to: describeValue(w.name, w.value), effectiveAt, pending } satisfies ChangeOutcome
+            const record = (w: (typeof wanted)[number], effectiveAt: Date, pending: boolean) =>
+              Effect.gen(function* () {
+                const from = before.value(w.setting)
+                yield* sql`INSERT INTO withdrawal_policy_changes ${sql.insert({
+                  id: newId("pch"),
+                  merchant_id: merchantId,
+                  setting: w.setting,
+                  previous_value: from,
+                  value: w.value,
+                  requested_by: actor.name,
+                  requested_at: now,
+                  effective_at: effectiveAt,
+                  status: pending ? "PENDING" : "APPLIED",
+                  ended_at: pending ? null : now,
+                  ended_by: pending ? null : actor.name
+                })}`
+                const text = `${w.setting}: ${describeValue(w.name, from)} → ${describeValue(w.name, w.value)}`
+                yield* audit.record(
+                  merchantId,
+                  actor,
+                  "policy.changed",
+                  w.setting,
+                  pending ? `${text}, a loosening: in force from ${effectiveAt.toISOString()}` : `${text}, in force now`
+                )
+                return {
+                  setting: w.setting,
+                  from: describeValue(w.name, from),
+                  to: describeValue(w.name, w.value),
+                  effectiveAt,
+                  pending
+                } satisfies ChangeOutcome
+              })
+            const outcomes: Array<ChangeOutcome> = []
+            const loosenings: typeof wanted = []
+            for (const w of wanted) {
+              const superseded = yield* supersede(w.setting)
+              if (w.value === before.value(w.setting) || (w.value === null && before.value(w.setting) === null)) {
+                if (superseded.length > 0)
+                  yield* audit.record(
+                    merchantId,
+                    actor,
+                    "policy.change_cancelled",
+                    w.setting,
+                    `${w.setting} kept at ${describeValue(w.name, w.value)}: pending change ${superseded.map((s) => s.id).join(", ")} dropped`
+                  )
+                continue
+              }
+              if (loosens(w.name, before.value(w.setting), w.value)) {
+                loosenings.push(w)
+                continue
+              }
+              yield* store(merchantId, w.setting, w.value, now)
+              outcomes.push(yield* record(w, now, false))
+            }
+            const tightened = yield* load(merchantId, now)
+            if (outcomes.length > 0) yield* raisePendingQuorum(merchantId, tightened)
+            const waitUntil = new Date(now.getTime() + tightened.coolingOffSeconds * 1000)
+            for (const w of loosenings) outcomes.push(yield* record(w, waitUntil, true))
+            if (outcomes.length > 0)
+              yield* Effect.logInfo(
+                `withdrawal policy of ${merchantId} changed by ${actor.name}: ${outcomes.map((o) => `${o.setting} ${o.from} → ${o.to}${o.pending ? ` from ${o.effectiveAt.toISOString()}` : ""}`).join("; ")}`
+              )
+            return outcomes
           })
-        const outcomes: Array<ChangeOutcome> = []
-        const loosenings: typeof wanted = []
-        for (const w of wanted) {
-          const superseded = yield* supersede(w.setting)
-          if (w.value === before.value(w.setting) || (w.value === null && before.value(w.setting) === null)) {
-            if (superseded.length > 0) yield* audit.record(merchantId, actor, "policy.change_cancelled", w.setting, `${w.setting} kept at ${describeValue(w.name, w.value)}: pending change ${superseded.map((s) => s.id).join(", ")} dropped`)
-            continue
-          }
-          if (loosens(w.name, before.value(w.setting), w.value)) {
-            loosenings.push(w)
-            continue
-          }
-          yield* store(merchantId, w.setting, w.value, now)
-          outcomes.push(yield* record(w, now, false))
-        }
-        const tightened = yield* load(merchantId, now)
-        if (outcomes.length > 0) yield* raisePendingQuorum(merchantId, tightened)
-        const waitUntil = new Date(now.getTime() + tightened.coolingOffSeconds * 1000)
-        for (const w of loosenings) outcomes.push(yield* record(w, waitUntil, true))
-        if (outcomes.length > 0) yield* Effect.logInfo(`withdrawal policy of ${merchantId} changed by ${actor.name}: ${outcomes.map((o) => `${o.setting} ${o.from} → ${o.to}${o.pending ? ` from ${o.effectiveAt.toISOString()}` : ""}`).join("; ")}`)
-        return outcomes
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     /** The owner (or an admin, or the operator) drops a pending loosening; it never takes effect. */
-    const cancelChange = Effect.fn("WithdrawalPolicy.cancelChange")(function*(merchantId: string, changeId: string, actor: AuditActor) {
+    const cancelChange = Effect.fn("WithdrawalPolicy.cancelChange")(function* (
+      merchantId: string,
+      changeId: string,
+      actor: AuditActor
+    ) {
       const now = yield* clock.now
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        const [cancelled] = yield* sql<{ setting: string; value: string | null }>`
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const [cancelled] = yield* sql<{ setting: string; value: string | null }>`
           UPDATE withdrawal_policy_changes SET status = 'CANCELLED', ended_at = ${now}, ended_by = ${actor.name}
           WHERE id = ${changeId} AND merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at > ${now} RETURNING setting, value`
-        if (cancelled === undefined) return yield* new NotFoundError({ error: `no pending policy change ${changeId}` })
-        yield* audit.record(merchantId, actor, "policy.change_cancelled", cancelled.setting, `${cancelled.setting} → ${describeSetting(cancelled.setting, cancelled.value)} cancelled (change ${changeId})`)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+            if (cancelled === undefined)
+              return yield* new NotFoundError({ error: `no pending policy change ${changeId}` })
+            yield* audit.record(
+              merchantId,
+              actor,
+              "policy.change_cancelled",
+              cancelled.setting,
+              `${cancelled.setting} → ${describeSetting(cancelled.setting, cancelled.value)} cancelled (change ${changeId})`
+            )
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     /** Changes, newest first: the pending ones and the recent history. */
-    const changes = Effect.fn("WithdrawalPolicy.changes")(function*(merchantId: string, limit = 50) {
+    const changes = Effect.fn("WithdrawalPolicy.changes")(function* (merchantId: string, limit = 50) {
       return yield* sql`SELECT id, setting, previous_value, value, requested_by, requested_at, effective_at, status, ended_by
                         FROM withdrawal_policy_changes WHERE merchant_id = ${merchantId}
-                        ORDER BY (status = 'PENDING') DESC, requested_at DESC LIMIT ${limit}`.pipe(Effect.flatMap(decodeChanges), Effect.orDie)
+                        ORDER BY (status = 'PENDING') DESC, requested_at DESC LIMIT ${limit}`.pipe(
+        Effect.flatMap(decodeChanges),
+        Effect.orDie
+      )
     })
 
     /**
@@ -337,7 +459,16 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
      * withdrawal `w.id` (left out of the 24 h total it is checked against): the policy in force when it is
      * approved rules, not the one of its creation — an address removed since, a limit tightened since, refuse.
      */
-    const admit = Effect.fn("WithdrawalPolicy.admit")(function*(merchantId: string, w: { readonly id?: string; readonly chain: Chain; readonly currency: string; readonly toAddress: string; readonly amount: string }) {
+    const admit = Effect.fn("WithdrawalPolicy.admit")(function* (
+      merchantId: string,
+      w: {
+        readonly id?: string
+        readonly chain: Chain
+        readonly currency: string
+        readonly toAddress: string
+        readonly amount: string
+      }
+    ) {
       const now = yield* clock.now
       const policy = yield* load(merchantId, now)
       const asset = `${w.chain}-${w.currency}`
@@ -347,16 +478,22 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
           WHERE merchant_id = ${merchantId} AND chain = ${w.chain} AND address_key = ${addressKey(w.chain, w.toAddress)} AND removed_at IS NULL`)
         const entry = entries[0]
         if (entry === undefined) {
-          return yield* new ForbiddenError({ error: `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off` })
+          return yield* new ForbiddenError({
+            error: `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off`
+          })
         }
         if (entry.usable_from > now) {
-          return yield* new ForbiddenError({ error: `${w.toAddress} is in the address book but still cooling off: usable from ${entry.usable_from.toISOString()}` })
+          return yield* new ForbiddenError({
+            error: `${w.toAddress} is in the address book but still cooling off: usable from ${entry.usable_from.toISOString()}`
+          })
         }
       }
       const amount = new MoneyDecimal(w.amount)
       const perTx = policy.perTx(asset)
       if (perTx !== undefined && amount.greaterThan(perTx)) {
-        return yield* new ForbiddenError({ error: `${w.amount} ${w.currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${w.currency} on ${w.chain}: at most ${perTx.toFixed()} per withdrawal` })
+        return yield* new ForbiddenError({
+          error: `${w.amount} ${w.currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${w.currency} on ${w.chain}: at most ${perTx.toFixed()} per withdrawal`
+        })
       }
       const perDay = policy.perDay(asset)
       if (perDay !== undefined) {
@@ -381,11 +518,15 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
 }) {}
 
 /** Pending loosenings come due in the audit log within a minute of their time, even when nobody looks. */
-export const PolicySettleLive = Layer.scopedDiscard(Effect.gen(function*() {
-  const policy = yield* WithdrawalPolicy
-  yield* policy.settle().pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("withdrawal policy: settling due changes failed; retried", cause)),
-    Effect.repeat(Schedule.spaced(Duration.minutes(1))),
-    Effect.forkScoped
-  )
-}))
+export const PolicySettleLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const policy = yield* WithdrawalPolicy
+    yield* policy.settle().pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("withdrawal policy: settling due changes failed; retried", cause)
+      ),
+      Effect.repeat(Schedule.spaced(Duration.minutes(1))),
+      Effect.forkScoped
+    )
+  })
+)

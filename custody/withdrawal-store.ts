@@ -44,18 +44,25 @@ const COLUMNS = `id, merchant_id, out_withdrawal_no, status, chain, currency, am
  * The decimals on chain of a withdrawal's asset. Never guessed: base units computed with the wrong decimals
  * would move the wrong amount, so a missing asset is a defect, not a default.
  */
-export const assetDecimals = (catalog: AssetCatalog, row: { readonly merchant_id: string; readonly chain: Chain; readonly currency: string }) =>
-  Effect.flatMap(catalog.policy(row.merchant_id, row.chain, row.currency), Option.match({
-    onNone: () => Effect.dieMessage(`asset ${row.chain}-${row.currency} is not in the catalogue: refusing to compute base units`),
-    onSome: (policy) => Effect.succeed(policy.decimals)
-  }))
+export const assetDecimals = (
+  catalog: AssetCatalog,
+  row: { readonly merchant_id: string; readonly chain: Chain; readonly currency: string }
+) =>
+  Effect.flatMap(
+    catalog.policy(row.merchant_id, row.chain, row.currency),
+    Option.match({
+      onNone: () =>
+        Effect.dieMessage(`asset ${row.chain}-${row.currency} is not in the catalogue: refusing to compute base units`),
+      onSome: (policy) => Effect.succeed(policy.decimals)
+    })
+  )
 
 /**
  * Withdrawal rows and how the API shows them; shared by the request side (Withdrawals), the human
  * decisions (WithdrawalDecisions) and the operator CLI.
  */
 export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/WithdrawalStore", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const render = (row: WithdrawalRow): Withdrawal => ({
@@ -92,20 +99,38 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
 
     /** Locked funds back to available (a rejection, cancellation, failure, or what a completion did not use). */
     const unlock = (row: WithdrawalRow, units: bigint, kind: string): LedgerTransfer => ({
-      debit: Accounts.locked(row.merchant_id), credit: Accounts.available(row.merchant_id), chain: row.chain, currency: row.currency,
-      amount: units, kind, reference: row.id
+      debit: Accounts.locked(row.merchant_id),
+      credit: Accounts.available(row.merchant_id),
+      chain: row.chain,
+      currency: row.currency,
+      amount: units,
+      kind,
+      reference: row.id
     })
 
-    const list = Effect.fn("WithdrawalStore.list")(function*(merchantId: string, query: { readonly status?: WithdrawalStatus | undefined; readonly limit: number; readonly offset: number }) {
-      const where = sql.and([sql`merchant_id = ${merchantId}`, ...(query.status === undefined ? [] : [sql`status = ${query.status}`])])
+    const list = Effect.fn("WithdrawalStore.list")(function* (
+      merchantId: string,
+      query: { readonly status?: WithdrawalStatus | undefined; readonly limit: number; readonly offset: number }
+    ) {
+      const where = sql.and([
+        sql`merchant_id = ${merchantId}`,
+        ...(query.status === undefined ? [] : [sql`status = ${query.status}`])
+      ])
       const [count] = yield* Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE ${where}`)
-      const rows = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM withdrawals WHERE ${where} ORDER BY created_at DESC, id DESC
-                              LIMIT ${query.limit} OFFSET ${query.offset}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+      const rows =
+        yield* sql`SELECT ${sql.literal(COLUMNS)} FROM withdrawals WHERE ${where} ORDER BY created_at DESC, id DESC
+                              LIMIT ${query.limit} OFFSET ${query.offset}`.pipe(
+          Effect.flatMap(decodeRows),
+          Effect.orDie
+        )
       return { total: count?.n ?? 0, limit: query.limit, offset: query.offset, items: rows.map(render) }
     })
 
     /** Every merchant's withdrawals, newest first, with the merchant and the decision (operators only). */
-    const listAll = Effect.fn("WithdrawalStore.listAll")(function*(query: { readonly status?: WithdrawalStatus | undefined; readonly limit: number }) {
+    const listAll = Effect.fn("WithdrawalStore.listAll")(function* (query: {
+      readonly status?: WithdrawalStatus | undefined
+      readonly limit: number
+    }) {
       return yield* sql<Record<string, unknown>>`
         SELECT id, merchant_id, status, chain, currency, amount::text AS amount, net_amount::text AS net_amount, to_address, tx_hash,
                decided_by, decided_at, decision_reason, failure_reason, created_at

@@ -43,7 +43,7 @@ const ceilAt = (value: MoneyDecimal, digits: number) => value.toDecimalPlaces(di
  * main wallet's actor through the custody engine's durable transfers, with terminal webhooks.
  */
 export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawals", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* AssetCatalog
     const clients = yield* ChainClients
@@ -61,40 +61,81 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const { find, render, unlock, list } = withdrawalStore
     const settings = yield* Config.all({
       bps: Config.integer("FACET_PLATFORM_FEE_BPS").pipe(Config.withDefault(10)),
-      policyVersion: Config.string("FACET_FEE_POLICY_VERSION").pipe(Config.withDefault("2026-07-19.1")),
+      policyVersion: Config.string("FACET_FEE_POLICY_VERSION").pipe(Config.withDefault("2026-07-19.1"))
     }).pipe(Effect.orDie)
 
     /** The asset's policy for this merchant, refused (400, saying why) unless withdrawals are live for it. */
-    const withdrawable = Effect.fn("Withdrawals.withdrawable")(function*(merchantId: string, chain: Chain, currency: string) {
+    const withdrawable = Effect.fn("Withdrawals.withdrawable")(function* (
+      merchantId: string,
+      chain: Chain,
+      currency: string
+    ) {
       const key = `${chain}-${currency.toUpperCase()}`
       const policy = (yield* catalog.policies(merchantId)).find((p) => p.asset_key === key)
-      if (policy === undefined) return yield* new BadRequestError({ error: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the assets` })
-      if (!policy.merchant_enabled) return yield* new BadRequestError({ error: `asset ${key} is not enabled for this merchant` })
-      if (policy.status !== "live") return yield* new BadRequestError({ error: `asset ${key} is ${policy.status}: withdrawals are not live for it` })
-      if (!policy.actions.withdraw) return yield* new BadRequestError({ error: `asset ${key} does not allow withdrawals` })
-      if (!policy.signing_implemented) return yield* new BadRequestError({ error: `asset ${key} has no signing implemented` })
+      if (policy === undefined)
+        return yield* new BadRequestError({
+          error: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the assets`
+        })
+      if (!policy.merchant_enabled)
+        return yield* new BadRequestError({ error: `asset ${key} is not enabled for this merchant` })
+      if (policy.status !== "live")
+        return yield* new BadRequestError({
+          error: `asset ${key} is ${policy.status}: withdrawals are not live for it`
+        })
+      if (!policy.actions.withdraw)
+        return yield* new BadRequestError({ error: `asset ${key} does not allow withdrawals` })
+      if (!policy.signing_implemented)
+        return yield* new BadRequestError({ error: `asset ${key} has no signing implemented` })
       return policy
     })
 
     /** The quote: platform fee rounded up at the asset's precision; the network fee estimated from the chain now. */
-    const computeQuote = Effect.fn("Withdrawals.computeQuote")(function*(merchantId: string, policy: AssetPolicy, amountText: string, toAddress?: string) {
+    const computeQuote = Effect.fn("Withdrawals.computeQuote")(function* (
+      merchantId: string,
+      policy: AssetPolicy,
+      amountText: string,
+      toAddress?: string
+    ) {
       if (!fitsPrecision(amountText, policy.amount_precision)) {
-        return yield* new BadRequestError({ error: `amount ${amountText} has more than ${policy.amount_precision} fractional digits, the precision of ${policy.asset_key}` })
+        return yield* new BadRequestError({
+          error: `amount ${amountText} has more than ${policy.amount_precision} fractional digits, the precision of ${policy.asset_key}`
+        })
       }
       const amount = new MoneyDecimal(amountText)
       if (amount.isZero()) return yield* new BadRequestError({ error: "amount must be greater than zero" })
       const native = NATIVE_ASSETS[policy.chain]
-      const nativePolicy = (yield* catalog.policies(merchantId)).find((p) => p.chain === policy.chain && p.currency === native.currency)
+      const nativePolicy = (yield* catalog.policies(merchantId)).find(
+        (p) => p.chain === policy.chain && p.currency === native.currency
+      )
       const nativeDigits = nativePolicy?.amount_precision ?? native.decimals
       const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
-      const client = yield* Option.match(clients.get(policy.chain), { onNone: () => Effect.dieMessage(`no ${policy.chain} client`), onSome: Effect.succeed })
+      const client = yield* Option.match(clients.get(policy.chain), {
+        onNone: () => Effect.dieMessage(`no ${policy.chain} client`),
+        onSome: Effect.succeed
+      })
       const units = toBaseUnits(amountText, policy.decimals)
-      const feeUnits = yield* client.feeEstimate({
-        // without a recipient (a quote) the worst case: on Solana one whose token account must be created
-        from: main.address, to: toAddress ?? (policy.chain === "SOLANA" ? NO_TOKEN_ACCOUNT_OWNER : main.address), currency: policy.currency, amount: units,
-        sponsored: policy.chain === "SOLANA"
-      }).pipe(Effect.catchTag("ChainRpcError", (e) => new ServiceUnavailableError({ error: `cannot estimate the ${policy.chain} network fee now: ${e.message}` })))
-      const networkFee = ceilAt(new MoneyDecimal(fromBaseUnits(collections.withMargin(feeUnits), native.decimals)), nativeDigits)
+      const feeUnits = yield* client
+        .feeEstimate({
+          // without a recipient (a quote) the worst case: on Solana one whose token account must be created
+          from: main.address,
+          to: toAddress ?? (policy.chain === "SOLANA" ? NO_TOKEN_ACCOUNT_OWNER : main.address),
+          currency: policy.currency,
+          amount: units,
+          sponsored: policy.chain === "SOLANA"
+        })
+        .pipe(
+          Effect.catchTag(
+            "ChainRpcError",
+            (e) =>
+              new ServiceUnavailableError({
+                error: `cannot estimate the ${policy.chain} network fee now: ${e.message}`
+              })
+          )
+        )
+      const networkFee = ceilAt(
+        new MoneyDecimal(fromBaseUnits(collections.withMargin(feeUnits), native.decimals)),
+        nativeDigits
+      )
       const bps = typeof policy.metadata.platform_fee_bps === "number" ? policy.metadata.platform_fee_bps : settings.bps
       const platformFee = ceilAt(amount.times(bps).div(10_000), policy.amount_precision)
       const included = collections.paysOwnFee(policy)
@@ -128,7 +169,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
      * rolling 24 h total it approved stays within the limit. The merchant's asset row is locked, so concurrent creations count each other.
      */
     const autoApprove = (merchantId: string, policy: AssetPolicy, id: string, amount: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const [setting] = yield* sql<{ limit: string | null }>`
           SELECT auto_approve_daily_limit::text AS limit FROM merchant_assets
           WHERE merchant_id = ${merchantId} AND chain = ${policy.chain} AND currency = ${policy.currency} FOR UPDATE`
@@ -139,13 +180,23 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
             AND decided_by = ${AUTO_APPROVER} AND created_at > clock_timestamp() - interval '24 hours'
             AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED')`
         if (new MoneyDecimal(used?.total ?? "0").plus(amount).greaterThan(setting.limit)) return
-        yield* decisions.decide(id, "APPROVED", { kind: "policy", by: AUTO_APPROVER, from: "policy", reason: `within the daily auto-approval limit of ${setting.limit} ${policy.currency}` }).pipe(
-          Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
-        )
+        yield* decisions
+          .decide(id, "APPROVED", {
+            kind: "policy",
+            by: AUTO_APPROVER,
+            from: "policy",
+            reason: `within the daily auto-approval limit of ${setting.limit} ${policy.currency}`
+          })
+          .pipe(
+            Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
+          )
       })
 
     /** POST /v1/withdrawal-fee-quote */
-    const quote = Effect.fn("Withdrawals.quote")(function*(merchantId: string, request: { readonly chain: Chain; readonly currency: string; readonly amount: string }) {
+    const quote = Effect.fn("Withdrawals.quote")(function* (
+      merchantId: string,
+      request: { readonly chain: Chain; readonly currency: string; readonly amount: string }
+    ) {
       const policy = yield* withdrawable(merchantId, request.chain, request.currency)
       return yield* computeQuote(merchantId, policy, request.amount)
     })
@@ -156,59 +207,115 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
      * merchant's available balance row is locked first, so concurrent creations queue on it and can never
      * overdraw, and the withdrawal policy (address book, limits; 403) counts every earlier creation.
      */
-    const create = Effect.fn("Withdrawals.create")(function*(merchantId: string, request: CreateWithdrawalRequest, idempotencyKey: Option.Option<string>, requester: Requester) {
+    const create = Effect.fn("Withdrawals.create")(function* (
+      merchantId: string,
+      request: CreateWithdrawalRequest,
+      idempotencyKey: Option.Option<string>,
+      requester: Requester
+    ) {
       const policy = yield* withdrawable(merchantId, request.chain, request.currency)
       const problem = yield* destinationProblem(sql, policy.chain, request.to_address)
       if (problem !== undefined) return yield* new BadRequestError({ error: problem })
       const fees = yield* computeQuote(merchantId, policy, request.amount, request.to_address)
       const gross = toBaseUnits(request.amount, policy.decimals)
       const id = newId("wdr")
-      const outcome = yield* sql.withTransaction(Effect.gen(function*() {
-        if (Option.isSome(idempotencyKey)) {
-          const replay = yield* idempotency.claim({
-            merchantId, endpoint: CREATE_ENDPOINT, key: idempotencyKey.value, resourceId: id, statusCode: 201,
-            requestHash: requestHash({ ...request, currency: policy.currency, amount: new MoneyDecimal(request.amount).toFixed() })
-          })
-          if (Option.isSome(replay)) return replay.value.resourceId
-        }
-        const [balance] = yield* sql<{ available: string }>`
+      const outcome = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            if (Option.isSome(idempotencyKey)) {
+              const replay = yield* idempotency.claim({
+                merchantId,
+                endpoint: CREATE_ENDPOINT,
+                key: idempotencyKey.value,
+                resourceId: id,
+                statusCode: 201,
+                requestHash: requestHash({
+                  ...request,
+                  currency: policy.currency,
+                  amount: new MoneyDecimal(request.amount).toFixed()
+                })
+              })
+              if (Option.isSome(replay)) return replay.value.resourceId
+            }
+            const [balance] = yield* sql<{ available: string }>`
           SELECT trim_scale(credits_posted - debits_posted)::text AS available FROM ledger_balances
           WHERE account = ${Accounts.available(merchantId).name} AND chain = ${policy.chain} AND currency = ${policy.currency} FOR UPDATE`
-        const { requiredApprovals, admittedAt } = yield* policyRules.admit(merchantId, { chain: policy.chain, currency: policy.currency, toAddress: request.to_address, amount: fees.amount })
-        const available = BigInt(balance?.available ?? "0")
-        if (available < gross) {
-          return yield* new BadRequestError({
-            error: `available ${fromBaseUnits(available, policy.decimals)} ${policy.currency} on ${policy.chain} is less than ${request.amount} (only collected funds can be withdrawn; GET /v1/wallet-portfolio)`
-          })
-        }
-        const inserted = yield* sql<{ id: string }>`
+            const { requiredApprovals, admittedAt } = yield* policyRules.admit(merchantId, {
+              chain: policy.chain,
+              currency: policy.currency,
+              toAddress: request.to_address,
+              amount: fees.amount
+            })
+            const available = BigInt(balance?.available ?? "0")
+            if (available < gross) {
+              return yield* new BadRequestError({
+                error: `available ${fromBaseUnits(available, policy.decimals)} ${policy.currency} on ${policy.chain} is less than ${request.amount} (only collected funds can be withdrawn; GET /v1/wallet-portfolio)`
+              })
+            }
+            const inserted = yield* sql<{ id: string }>`
           INSERT INTO withdrawals ${sql.insert({
-            id, merchant_id: merchantId, out_withdrawal_no: request.out_withdrawal_no ?? null, status: "PENDING",
-            chain: policy.chain, currency: policy.currency, amount: fees.amount, platform_fee: fees.platform_fee,
-            platform_fee_bps: fees.platform_fee_bps, network_fee: fees.network_fee, network_fee_asset: fees.network_fee_asset,
-            network_fee_included: fees.network_fee_included, total_fee: fees.total_fee, net_amount: fees.net_amount,
-            fee_model: fees.model, fee_policy_version: fees.policy_version, to_address: request.to_address,
-            required_approvals: requiredApprovals, admitted_at: admittedAt, created_by: `${requester.actor.kind}:${requester.actor.name}`, created_by_user_id: requester.consoleUserId ?? null
+            id,
+            merchant_id: merchantId,
+            out_withdrawal_no: request.out_withdrawal_no ?? null,
+            status: "PENDING",
+            chain: policy.chain,
+            currency: policy.currency,
+            amount: fees.amount,
+            platform_fee: fees.platform_fee,
+            platform_fee_bps: fees.platform_fee_bps,
+            network_fee: fees.network_fee,
+            network_fee_asset: fees.network_fee_asset,
+            network_fee_included: fees.network_fee_included,
+            total_fee: fees.total_fee,
+            net_amount: fees.net_amount,
+            fee_model: fees.model,
+            fee_policy_version: fees.policy_version,
+            to_address: request.to_address,
+            required_approvals: requiredApprovals,
+            admitted_at: admittedAt,
+            created_by: `${requester.actor.kind}:${requester.actor.name}`,
+            created_by_user_id: requester.consoleUserId ?? null
           })}
           ON CONFLICT (merchant_id, out_withdrawal_no) WHERE out_withdrawal_no IS NOT NULL DO NOTHING RETURNING id`
-        if (inserted.length === 0) {
-          return yield* new ConflictError({ error: `out_withdrawal_no ${request.out_withdrawal_no ?? ""} is already used by another withdrawal of this merchant` })
-        }
-        yield* ledger.post([{
-          debit: Accounts.available(merchantId), credit: Accounts.locked(merchantId), chain: policy.chain, currency: policy.currency,
-          amount: gross, kind: "withdrawal_lock", reference: id
-        }])
-        yield* audit.record(merchantId, requester.actor, "withdrawal.created", id,
-          `${fees.amount} ${policy.currency} on ${policy.chain} to ${request.to_address}; needs ${requiredApprovals} approval${requiredApprovals === 1 ? "" : "s"}`)
-        if (requiredApprovals === 1) yield* autoApprove(merchantId, policy, id, request.amount)
-        return id
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+            if (inserted.length === 0) {
+              return yield* new ConflictError({
+                error: `out_withdrawal_no ${request.out_withdrawal_no ?? ""} is already used by another withdrawal of this merchant`
+              })
+            }
+            yield* ledger.post([
+              {
+                debit: Accounts.available(merchantId),
+                credit: Accounts.locked(merchantId),
+                chain: policy.chain,
+                currency: policy.currency,
+                amount: gross,
+                kind: "withdrawal_lock",
+                reference: id
+              }
+            ])
+            yield* audit.record(
+              merchantId,
+              requester.actor,
+              "withdrawal.created",
+              id,
+              `${fees.amount} ${policy.currency} on ${policy.chain} to ${request.to_address}; needs ${requiredApprovals} approval${requiredApprovals === 1 ? "" : "s"}`
+            )
+            if (requiredApprovals === 1) yield* autoApprove(merchantId, policy, id, request.amount)
+            return id
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
       const row = yield* find({ id: outcome, merchantId })
-      yield* Effect.logInfo(`withdrawal ${outcome}: ${request.amount} ${policy.asset_key} to ${request.to_address} PENDING (locked)`)
-      return yield* Option.match(row, { onNone: () => Effect.dieMessage(`withdrawal ${outcome} vanished`), onSome: (r) => Effect.succeed(render(r)) })
+      yield* Effect.logInfo(
+        `withdrawal ${outcome}: ${request.amount} ${policy.asset_key} to ${request.to_address} PENDING (locked)`
+      )
+      return yield* Option.match(row, {
+        onNone: () => Effect.dieMessage(`withdrawal ${outcome} vanished`),
+        onSome: (r) => Effect.succeed(render(r))
+      })
     })
 
-    const get = Effect.fn("Withdrawals.get")(function*(merchantId: string, id: string) {
+    const get = Effect.fn("Withdrawals.get")(function* (merchantId: string, id: string) {
       const row = yield* find({ id, merchantId })
       if (Option.isNone(row)) return yield* new NotFoundError({ error: `withdrawal ${id} not found` })
       return render(row.value)
@@ -216,10 +323,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
 
     /** The terminal webhook, in the caller's transaction: `{event}:{withdrawal_id}:{tx_hash}` (empty hash before broadcast). */
     const announce = (id: string, event: "wallet.withdrawal.completed" | "wallet.withdrawal.failed") =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const row = yield* find({ id })
         if (Option.isNone(row)) return
-        const [merchant] = yield* sql<{ webhook_url: string | null }>`SELECT webhook_url FROM merchants WHERE id = ${row.value.merchant_id}`
+        const [merchant] = yield* sql<{
+          webhook_url: string | null
+        }>`SELECT webhook_url FROM merchants WHERE id = ${row.value.merchant_id}`
         const withdrawal = render(row.value)
         yield* outbox.enqueue({
           merchantId: row.value.merchant_id,
@@ -235,70 +344,130 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
      * funded for a token withdrawal, the transfer of the net amount, then COMPLETED (locked → chain for the
      * net amount, → fees for the platform fee) or FAILED (unlocked), each with its webhook, in one transaction.
      */
-    const drive = Effect.fn("Withdrawals.drive")(function*(operationId: string) {
-      const found = yield* store.operation(operationId)
-      if (Option.isNone(found) || found.value.status === "COMPLETED" || found.value.status === "FAILED") return
-      const operation = found.value
-      const row = yield* find({ id: operation.withdrawal_id ?? "" })
-      if (Option.isNone(row)) return yield* store.fail(operation.id, "its withdrawal is gone")
-      const withdrawal = row.value
-      const decimals = yield* assetDecimals(catalog, withdrawal)
-      const gross = toBaseUnits(withdrawal.amount, decimals)
-      const platformFee = toBaseUnits(withdrawal.platform_fee, decimals)
-      const fail = (reason: string, burned: bigint) =>
-        collections.failed(operation, { reason, burned }, Effect.gen(function*() {
-          // what was burned came out of the locked coins (natives) or the platform's gas; the rest goes back
-          const spent = withdrawal.network_fee_included ? burned : 0n
-          yield* ledger.post([unlock(withdrawal, gross - spent, "withdrawal_failed")])
-          yield* sql`UPDATE withdrawals SET status = 'FAILED', failure_reason = ${reason}, updated_at = clock_timestamp(), finished_at = clock_timestamp() WHERE id = ${withdrawal.id}`
-          yield* announce(withdrawal.id, "wallet.withdrawal.failed")
-        }))
-      const client = yield* Option.match(clients.get(operation.chain), { onNone: () => Effect.dieMessage(`no ${operation.chain} client`), onSome: Effect.succeed })
-      const started = (yield* store.attempts(operation.id)).length > 0
-      if (!started) {
-        // a shortfall fails clearly instead of broadcasting a doomed transaction
-        const onChain = yield* client.balance(operation.from_address, operation.currency).pipe(Effect.retry({ times: 5 }), Effect.option)
-        if (Option.isSome(onChain) && onChain.value < operation.amount) {
-          return yield* fail(`the main wallet holds ${fromBaseUnits(onChain.value, decimals)} ${operation.currency} on chain, less than the ${withdrawal.net_amount} to send`, 0n)
+    const drive = Effect.fn("Withdrawals.drive")(
+      function* (operationId: string) {
+        const found = yield* store.operation(operationId)
+        if (Option.isNone(found) || found.value.status === "COMPLETED" || found.value.status === "FAILED") return
+        const operation = found.value
+        const row = yield* find({ id: operation.withdrawal_id ?? "" })
+        if (Option.isNone(row)) return yield* store.fail(operation.id, "its withdrawal is gone")
+        const withdrawal = row.value
+        const decimals = yield* assetDecimals(catalog, withdrawal)
+        const gross = toBaseUnits(withdrawal.amount, decimals)
+        const platformFee = toBaseUnits(withdrawal.platform_fee, decimals)
+        const fail = (reason: string, burned: bigint) =>
+          collections.failed(
+            operation,
+            { reason, burned },
+            Effect.gen(function* () {
+              // what was burned came out of the locked coins (natives) or the platform's gas; the rest goes back
+              const spent = withdrawal.network_fee_included ? burned : 0n
+              yield* ledger.post([unlock(withdrawal, gross - spent, "withdrawal_failed")])
+              yield* sql`UPDATE withdrawals SET status = 'FAILED', failure_reason = ${reason}, updated_at = clock_timestamp(), finished_at = clock_timestamp() WHERE id = ${withdrawal.id}`
+              yield* announce(withdrawal.id, "wallet.withdrawal.failed")
+            })
+          )
+        const client = yield* Option.match(clients.get(operation.chain), {
+          onNone: () => Effect.dieMessage(`no ${operation.chain} client`),
+          onSome: Effect.succeed
+        })
+        const started = (yield* store.attempts(operation.id)).length > 0
+        if (!started) {
+          // a shortfall fails clearly instead of broadcasting a doomed transaction
+          const onChain = yield* client
+            .balance(operation.from_address, operation.currency)
+            .pipe(Effect.retry({ times: 5 }), Effect.option)
+          if (Option.isSome(onChain) && onChain.value < operation.amount) {
+            return yield* fail(
+              `the main wallet holds ${fromBaseUnits(onChain.value, decimals)} ${operation.currency} on chain, less than the ${withdrawal.net_amount} to send`,
+              0n
+            )
+          }
         }
-      }
-      if (operation.status === "GAS_FUNDING") {
-        const gas = yield* collections.ensureGas(operation).pipe(Effect.retry({ while: (e) => e._tag === "ChainRpcError", times: 20 }))
-        if (gas === "pending") return yield* store.waitingFor(operation.id, "the gas funding, resumed later")
-        if (gas !== "ready") return yield* fail(`gas funding failed: ${gas.failed}`, 0n)
-        yield* store.setStatus(operation.id, "SWEEPING", "the withdrawal to be signed")
-      }
-      const main = yield* Effect.orDie(wallets.byId(operation.wallet_id))
-      if (main === undefined) return yield* fail("the main wallet is gone", 0n)
-      const gasWallet = operation.chain === "SOLANA" ? yield* Effect.orDie(wallets.gasWallet("SOLANA")) : undefined
-      const current = yield* store.operation(operation.id)
-      const outcome = yield* sender.send(Option.getOrElse(current, () => operation), {
-        from: main.key, to: operation.to_address, currency: operation.currency, amount: operation.amount, decimals,
-        walletId: operation.wallet_id, ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key }),
-        // a native withdrawal pays its network fee from its own amount: never more than it was quoted
-        ...(withdrawal.network_fee_included ? { maxFee: toBaseUnits(withdrawal.network_fee, NATIVE_ASSETS[withdrawal.chain].decimals) } : {})
-      })
-      if (outcome._tag === "Failed") return yield* fail(outcome.reason, outcome.burned)
-      const transfers: Array<LedgerTransfer> = [
-        { debit: Accounts.locked(withdrawal.merchant_id), credit: Accounts.chain, chain: withdrawal.chain, currency: withdrawal.currency, amount: outcome.amount, kind: "withdrawal", reference: withdrawal.id },
-        { debit: Accounts.locked(withdrawal.merchant_id), credit: Accounts.fees, chain: withdrawal.chain, currency: withdrawal.currency, amount: platformFee, kind: "platform_fee", reference: withdrawal.id },
-        collections.networkFee(operation, outcome.fee)
-      ]
-      // what stays locked (a native withdrawal's quoted network fee that was not burned) goes back to the merchant
-      const remainder = gross - outcome.amount - platformFee - (withdrawal.network_fee_included ? outcome.fee : 0n)
-      if (remainder > 0n) transfers.push(unlock(withdrawal, remainder, "network_fee_refund"))
-      if (operation.chain === "SOLANA" && outcome.maxFee > outcome.fee && !collections.isNative(operation)) {
-        transfers.push({ debit: Accounts.gas, credit: Accounts.chain, chain: operation.chain, currency: NATIVE_ASSETS.SOLANA.currency, amount: outcome.maxFee - outcome.fee, kind: "rent", reference: operation.id })
-      }
-      yield* collections.finish(operation, outcome, transfers, Effect.gen(function*() {
-        yield* sql`UPDATE withdrawals SET status = 'COMPLETED', tx_hash = ${outcome.txHash}, updated_at = clock_timestamp(), finished_at = clock_timestamp() WHERE id = ${withdrawal.id}`
-        yield* announce(withdrawal.id, "wallet.withdrawal.completed")
-      }))
-    }, (effect) =>
-      effect.pipe(
-        Effect.catchTag("ChainRpcError", (e) => Effect.logWarning(`withdrawal operation: the node failed (${e.message}); resumed later`)),
-        Effect.catchTag("SqlError", (e) => Effect.logError(`withdrawal operation: database error, resumed later: ${e.message}`))
-      ))
+        if (operation.status === "GAS_FUNDING") {
+          const gas = yield* collections
+            .ensureGas(operation)
+            .pipe(Effect.retry({ while: (e) => e._tag === "ChainRpcError", times: 20 }))
+          if (gas === "pending") return yield* store.waitingFor(operation.id, "the gas funding, resumed later")
+          if (gas !== "ready") return yield* fail(`gas funding failed: ${gas.failed}`, 0n)
+          yield* store.setStatus(operation.id, "SWEEPING", "the withdrawal to be signed")
+        }
+        const main = yield* Effect.orDie(wallets.byId(operation.wallet_id))
+        if (main === undefined) return yield* fail("the main wallet is gone", 0n)
+        const gasWallet = operation.chain === "SOLANA" ? yield* Effect.orDie(wallets.gasWallet("SOLANA")) : undefined
+        const current = yield* store.operation(operation.id)
+        const outcome = yield* sender.send(
+          Option.getOrElse(current, () => operation),
+          {
+            from: main.key,
+            to: operation.to_address,
+            currency: operation.currency,
+            amount: operation.amount,
+            decimals,
+            walletId: operation.wallet_id,
+            ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key }),
+            // a native withdrawal pays its network fee from its own amount: never more than it was quoted
+            ...(withdrawal.network_fee_included
+              ? { maxFee: toBaseUnits(withdrawal.network_fee, NATIVE_ASSETS[withdrawal.chain].decimals) }
+              : {})
+          }
+        )
+        if (outcome._tag === "Failed") return yield* fail(outcome.reason, outcome.burned)
+        const transfers: Array<LedgerTransfer> = [
+          {
+            debit: Accounts.locked(withdrawal.merchant_id),
+            credit: Accounts.chain,
+            chain: withdrawal.chain,
+            currency: withdrawal.currency,
+            amount: outcome.amount,
+            kind: "withdrawal",
+            reference: withdrawal.id
+          },
+          {
+            debit: Accounts.locked(withdrawal.merchant_id),
+            credit: Accounts.fees,
+            chain: withdrawal.chain,
+            currency: withdrawal.currency,
+            amount: platformFee,
+            kind: "platform_fee",
+            reference: withdrawal.id
+          },
+          collections.networkFee(operation, outcome.fee)
+        ]
+        // what stays locked (a native withdrawal's quoted network fee that was not burned) goes back to the merchant
+        const remainder = gross - outcome.amount - platformFee - (withdrawal.network_fee_included ? outcome.fee : 0n)
+        if (remainder > 0n) transfers.push(unlock(withdrawal, remainder, "network_fee_refund"))
+        if (operation.chain === "SOLANA" && outcome.maxFee > outcome.fee && !collections.isNative(operation)) {
+          transfers.push({
+            debit: Accounts.gas,
+            credit: Accounts.chain,
+            chain: operation.chain,
+            currency: NATIVE_ASSETS.SOLANA.currency,
+            amount: outcome.maxFee - outcome.fee,
+            kind: "rent",
+            reference: operation.id
+          })
+        }
+        yield* collections.finish(
+          operation,
+          outcome,
+          transfers,
+          Effect.gen(function* () {
+            yield* sql`UPDATE withdrawals SET status = 'COMPLETED', tx_hash = ${outcome.txHash}, updated_at = clock_timestamp(), finished_at = clock_timestamp() WHERE id = ${withdrawal.id}`
+            yield* announce(withdrawal.id, "wallet.withdrawal.completed")
+          })
+        )
+      },
+      (effect) =>
+        effect.pipe(
+          Effect.catchTag("ChainRpcError", (e) =>
+            Effect.logWarning(`withdrawal operation: the node failed (${e.message}); resumed later`)
+          ),
+          Effect.catchTag("SqlError", (e) =>
+            Effect.logError(`withdrawal operation: database error, resumed later: ${e.message}`)
+          )
+        )
+    )
 
     return { quote, create, get, list, drive } as const
   })

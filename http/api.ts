@@ -1,4 +1,12 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "@effect/platform"
 import { Schema } from "effect"
 import { AssetPolicy, AssetPolicyList, EnrollmentRequest } from "../src/domain/asset-policy.js"
 import { ApiChangelog, CONTRACT_VERSION } from "../src/domain/changelog.js"
@@ -37,7 +45,14 @@ import { CheckoutStatus } from "../src/orders/checkout.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
 import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
 import { WithdrawalAddressList, WithdrawalAddressListQuery } from "../src/domain/withdrawal-address.js"
-import { CreateWithdrawalRequest, FeeQuote, FeeQuoteRequest, Withdrawal, WithdrawalList, WithdrawalListQuery } from "../src/domain/withdrawal.js"
+import {
+  CreateWithdrawalRequest,
+  FeeQuote,
+  FeeQuoteRequest,
+  Withdrawal,
+  WithdrawalList,
+  WithdrawalListQuery
+} from "../src/domain/withdrawal.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
 
 /**
@@ -75,28 +90,48 @@ export const HealthReport = Schema.Struct({
   /** Why the service is degraded (a halted indexer, an unreachable node); empty when it is ok. */
   reasons: Schema.Array(Schema.String),
   /** Chains with several nodes configured: how each node is doing (a failing one is passed over). */
-  nodes: Schema.optional(Schema.Array(Schema.Struct({
-    chain: Schema.String,
-    endpoints: Schema.Array(Schema.Struct({
-      endpoint: Schema.String,
-      state: Schema.Literal("ok", "failing", "cooling_down", "wrong_chain", "unused"),
-      consecutive_failures: Schema.Number,
-      last_error: Schema.String
-    }))
-  }))),
-  custody: Schema.optional(Schema.Struct({
-    operations: Schema.Record({ key: Schema.String, value: Schema.Number }),
-    transactions: Schema.Record({ key: Schema.String, value: Schema.Number }),
-    oldest_in_flight_seconds: Schema.Number,
-    oldest_in_flight: Schema.NullOr(Schema.String),
-    /** Wallets halted on a transfer whose fate the chain cannot yet prove: nothing leaves them meanwhile. */
-    halted: Schema.Array(Schema.Struct({
-      operation_id: Schema.String, chain: Schema.String, wallet_address: Schema.String, reason: Schema.String, seconds: Schema.Number
-    })),
-    gas_wallets: Schema.Array(Schema.Struct({
-      chain: Schema.String, address: Schema.String, asset: Schema.String, balance: Schema.String, gas_status: Schema.String
-    }))
-  }))
+  nodes: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        chain: Schema.String,
+        endpoints: Schema.Array(
+          Schema.Struct({
+            endpoint: Schema.String,
+            state: Schema.Literal("ok", "failing", "cooling_down", "wrong_chain", "unused"),
+            consecutive_failures: Schema.Number,
+            last_error: Schema.String
+          })
+        )
+      })
+    )
+  ),
+  custody: Schema.optional(
+    Schema.Struct({
+      operations: Schema.Record({ key: Schema.String, value: Schema.Number }),
+      transactions: Schema.Record({ key: Schema.String, value: Schema.Number }),
+      oldest_in_flight_seconds: Schema.Number,
+      oldest_in_flight: Schema.NullOr(Schema.String),
+      /** Wallets halted on a transfer whose fate the chain cannot yet prove: nothing leaves them meanwhile. */
+      halted: Schema.Array(
+        Schema.Struct({
+          operation_id: Schema.String,
+          chain: Schema.String,
+          wallet_address: Schema.String,
+          reason: Schema.String,
+          seconds: Schema.Number
+        })
+      ),
+      gas_wallets: Schema.Array(
+        Schema.Struct({
+          chain: Schema.String,
+          address: Schema.String,
+          asset: Schema.String,
+          balance: Schema.String,
+          gas_status: Schema.String
+        })
+      )
+    })
+  )
 }).annotations({ identifier: "HealthReport" })
 
 export class SystemGroup extends HttpApiGroup.make("system")
@@ -104,14 +139,19 @@ export class SystemGroup extends HttpApiGroup.make("system")
     HttpApiEndpoint.get("health", "/health")
       .addSuccess(HealthReport)
       .addError(ServiceUnavailable)
-      .annotate(OpenApi.Summary, "Readiness: 200 only when the database is migrated and nothing is degraded; 503 `unavailable` or `degraded` (a halted indexer, a node unreachable too long) with the reasons; per-chain indexer lag")
+      .annotate(
+        OpenApi.Summary,
+        "Readiness: 200 only when the database is migrated and nothing is degraded; 503 `unavailable` or `degraded` (a halted indexer, a node unreachable too long) with the reasons; per-chain indexer lag"
+      )
   )
   .add(
     HttpApiEndpoint.get("metrics", "/metrics")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4" }))
-      .annotate(OpenApi.Summary, "Prometheus metrics: per-chain indexer lag, reconciliation, custody, and the process's memory and CPU")
-  )
-{}
+      .annotate(
+        OpenApi.Summary,
+        "Prometheus metrics: per-chain indexer lag, reconciliation, custody, and the process's memory and CPU"
+      )
+  ) {}
 
 export class DeveloperGroup extends HttpApiGroup.make("developer")
   .add(
@@ -133,8 +173,7 @@ export class DeveloperGroup extends HttpApiGroup.make("developer")
     HttpApiEndpoint.get("wellKnownOpenapi", "/.well-known/openapi.json")
       .addSuccess(HttpApiSchema.Empty(308))
       .annotate(OpenApi.Summary, "Permanent redirect (308) to /v1/openapi.json")
-  )
-{}
+  ) {}
 
 export class OnboardingGroup extends HttpApiGroup.make("onboarding")
   .add(
@@ -143,7 +182,10 @@ export class OnboardingGroup extends HttpApiGroup.make("onboarding")
       .addSuccess(MerchantApplyResponse, { status: 201 })
       .addSuccess(MerchantApplyResponse.annotations({ identifier: "AIMerchantApplyExisting" }), { status: 200 })
       .addError(Conflict)
-      .annotate(OpenApi.Summary, "Provision a live merchant (201), or return the existing one for a repeated application (200)")
+      .annotate(
+        OpenApi.Summary,
+        "Provision a live merchant (201), or return the existing one for a repeated application (200)"
+      )
   )
   .add(
     HttpApiEndpoint.get("onboardingStatus", "/v1/ai/onboarding-status/:merchant_id")
@@ -152,8 +194,7 @@ export class OnboardingGroup extends HttpApiGroup.make("onboarding")
       .addError(Forbidden)
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "Provisioning and live-readiness of the key's own merchant")
-  )
-{}
+  ) {}
 
 export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
   .add(
@@ -180,14 +221,20 @@ export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
     HttpApiEndpoint.get("assets", "/v1/wallet-assets")
       .addSuccess(WalletAssetList)
       .annotate(OpenApi.Deprecated, true)
-      .annotate(OpenApi.Summary, "Deprecated (see Deprecation and Link headers): use GET /v1/wallet-portfolio. Totals here are not withdrawable")
+      .annotate(
+        OpenApi.Summary,
+        "Deprecated (see Deprecation and Link headers): use GET /v1/wallet-portfolio. Totals here are not withdrawable"
+      )
   )
   .add(
     HttpApiEndpoint.get("asset", "/v1/wallet-assets/:asset_key")
       .setPath(Schema.Struct({ asset_key: Schema.String }))
       .setUrlParams(WalletAssetDetailQuery)
       .addSuccess(WalletAssetDetail)
-      .annotate(OpenApi.Summary, "The receive wallets of one asset with their uncollected balances; q = address, wallet number or tx hash")
+      .annotate(
+        OpenApi.Summary,
+        "The receive wallets of one asset with their uncollected balances; q = address, wallet number or tx hash"
+      )
   )
   .add(
     HttpApiEndpoint.post("sweep", "/v1/wallet-assets/:asset_key/sweep")
@@ -207,8 +254,7 @@ export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
       .addSuccess(SweepOperation)
       .annotate(OpenApi.Summary, "A sweep (or its gas funding) as it stands now")
   )
-  .middleware(Authentication)
-{}
+  .middleware(Authentication) {}
 
 export class OrdersGroup extends HttpApiGroup.make("orders")
   .add(
@@ -224,7 +270,10 @@ export class OrdersGroup extends HttpApiGroup.make("orders")
       .addSuccess(Order, { status: 201 })
       .addError(Forbidden)
       .addError(Conflict)
-      .annotate(OpenApi.Summary, "Create a hosted checkout order (a key with the orders scope) with its own pay address(es); idempotent with X-Service-Idempotency-Key")
+      .annotate(
+        OpenApi.Summary,
+        "Create a hosted checkout order (a key with the orders scope) with its own pay address(es); idempotent with X-Service-Idempotency-Key"
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/orders/:order_id")
@@ -232,18 +281,19 @@ export class OrdersGroup extends HttpApiGroup.make("orders")
       .addSuccess(Order)
       .annotate(OpenApi.Summary, "One of this merchant's orders")
   )
-  .middleware(Authentication)
-{}
+  .middleware(Authentication) {}
 
 export class TransactionsGroup extends HttpApiGroup.make("transactions")
   .add(
     HttpApiEndpoint.get("search", "/v1/transactions")
       .setUrlParams(TransactionListQuery)
       .addSuccess(TransactionList)
-      .annotate(OpenApi.Summary, "Search this merchant's transactions by hash, address, order or withdrawal id; filters; limit/offset")
+      .annotate(
+        OpenApi.Summary,
+        "Search this merchant's transactions by hash, address, order or withdrawal id; filters; limit/offset"
+      )
   )
-  .middleware(Authentication)
-{}
+  .middleware(Authentication) {}
 
 export class DepositAddressesGroup extends HttpApiGroup.make("depositAddresses")
   .add(
@@ -258,14 +308,20 @@ export class DepositAddressesGroup extends HttpApiGroup.make("depositAddresses")
       .addSuccess(DepositAddress, { status: 201 })
       .addError(Forbidden)
       .addError(Conflict)
-      .annotate(OpenApi.Summary, "Assign a long-term address to an external user for a chain and currency (idempotent; a key with the deposits scope)")
+      .annotate(
+        OpenApi.Summary,
+        "Assign a long-term address to an external user for a chain and currency (idempotent; a key with the deposits scope)"
+      )
   )
   .add(
     HttpApiEndpoint.post("batch", "/v1/deposit-addresses/batch")
       .setPayload(BatchCreateDepositAddressRequest)
       .addSuccess(BatchResult)
       .addError(Forbidden)
-      .annotate(OpenApi.Summary, "Assign up to 1000 deposit addresses: items, or external_user_ids with chain and currency (a key with the deposits scope)")
+      .annotate(
+        OpenApi.Summary,
+        "Assign up to 1000 deposit addresses: items, or external_user_ids with chain and currency (a key with the deposits scope)"
+      )
   )
   .add(
     HttpApiEndpoint.get("transactions", "/v1/deposit-addresses/:deposit_address_id/transactions")
@@ -274,8 +330,7 @@ export class DepositAddressesGroup extends HttpApiGroup.make("depositAddresses")
       .addSuccess(TransactionList)
       .annotate(OpenApi.Summary, "Transactions into one deposit address, newest first")
   )
-  .middleware(Authentication)
-{}
+  .middleware(Authentication) {}
 
 export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
   .add(
@@ -283,7 +338,10 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
       .setPayload(FeeQuoteRequest)
       .addSuccess(FeeQuote)
       .addError(Forbidden)
-      .annotate(OpenApi.Summary, "Fees of a withdrawal now (call it right before creating one; no quote id): platform fee in bps, network fee in the gas asset")
+      .annotate(
+        OpenApi.Summary,
+        "Fees of a withdrawal now (call it right before creating one; no quote id): platform fee in bps, network fee in the gas asset"
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/withdrawals")
@@ -317,10 +375,12 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
     HttpApiEndpoint.get("addresses", "/v1/withdrawal-addresses")
       .setUrlParams(WithdrawalAddressListQuery)
       .addSuccess(WithdrawalAddressList)
-      .annotate(OpenApi.Summary, "The withdrawal address book (read-only: people add entries in the console): pending and usable entries, whether it is enforced, the cooling-off; chain filter, limit/offset")
+      .annotate(
+        OpenApi.Summary,
+        "The withdrawal address book (read-only: people add entries in the console): pending and usable entries, whether it is enforced, the cooling-off; chain filter, limit/offset"
+      )
   )
-  .middleware(Authentication)
-{}
+  .middleware(Authentication) {}
 
 /** The hosted checkout page for paying customers: public HTML, not part of the `/v1` contract. */
 export class CheckoutGroup extends HttpApiGroup.make("checkout")
@@ -334,10 +394,17 @@ export class CheckoutGroup extends HttpApiGroup.make("checkout")
       .setPath(Schema.Struct({ order_id: Schema.String }))
       .addSuccess(CheckoutStatus)
   )
-  .add(HttpApiEndpoint.get("script", "/checkout-assets/checkout.js").addSuccess(HttpApiSchema.Text({ contentType: "text/javascript; charset=utf-8" })))
-  .add(HttpApiEndpoint.get("stylesheet", "/checkout-assets/checkout.css").addSuccess(HttpApiSchema.Text({ contentType: "text/css; charset=utf-8" })))
-  .annotate(OpenApi.Exclude, true)
-{}
+  .add(
+    HttpApiEndpoint.get("script", "/checkout-assets/checkout.js").addSuccess(
+      HttpApiSchema.Text({ contentType: "text/javascript; charset=utf-8" })
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("stylesheet", "/checkout-assets/checkout.css").addSuccess(
+      HttpApiSchema.Text({ contentType: "text/css; charset=utf-8" })
+    )
+  )
+  .annotate(OpenApi.Exclude, true) {}
 
 export class FacetApi extends HttpApi.make("facet")
   .add(SystemGroup)
@@ -362,5 +429,4 @@ export class FacetApi extends HttpApi.make("facet")
   .annotate(
     OpenApi.Description,
     "Custodial crypto payments on TRON, BNB Smart Chain and Solana. Amounts are decimal strings. Errors are {error: string}."
-  )
-{}
+  ) {}

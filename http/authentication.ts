@@ -6,13 +6,15 @@ import { Authentication } from "./api.js"
 /** X-API-Key → the merchant it belongs to; the contract's two 401 messages. */
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const keys = yield* ApiKeys
     return {
       apiKey: (key) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (Redacted.value(key).trim() === "") {
-            return yield* new UnauthorizedError({ error: "merchant authentication is required: send the X-API-Key header" })
+            return yield* new UnauthorizedError({
+              error: "merchant authentication is required: send the X-API-Key header"
+            })
           }
           const principal = yield* keys.authenticate(key)
           return yield* Option.match(principal, {

@@ -12,7 +12,6 @@ import { html, raw } from "./html.js"
 export const CHECKOUT_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-
 const STATUS_WORDS: Record<string, string> = {
   PENDING: "Waiting for your payment",
   CONFIRMING: "Payment seen — confirming",
@@ -24,7 +23,9 @@ const STATUS_WORDS: Record<string, string> = {
 const qrSvg = (uri: string) => QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "M", margin: 2, width: 240 })
 
 export const renderCheckoutPage = async (view: CheckoutView): Promise<string> => {
-  const panels = await Promise.all(view.assets.map(async (asset, i) => html`
+  const panels = await Promise.all(
+    view.assets.map(
+      async (asset, i) => html`
     <section class="asset" data-asset="${i}"${i === 0 ? "" : " hidden"}>
       <p class="amount"><span class="value">${asset.amount}</span> <span class="unit">${asset.currency}</span></p>
       <p class="network">on ${asset.network}${Option.match(asset.tokenContract, { onNone: () => undefined, onSome: (c) => html`<br><span class="contract">token contract <code>${c}</code></span>` })}</p>
@@ -33,10 +34,13 @@ export const renderCheckoutPage = async (view: CheckoutView): Promise<string> =>
       <p class="address"><code id="address-${i}">${asset.address}</code></p>
       <button type="button" class="copy" data-copy="address-${i}">Copy address</button>
       <p class="warning">Only ${asset.currency} on ${asset.network}. Other assets or networks are not credited to this order.</p>
-    </section>`))
-  const choices = view.checkoutMode === "multi_asset" && view.assets.length > 1
-    ? html`<label class="choose">Pay with <select id="asset-choice">${view.assets.map((a, i) => html`<option value="${i}">${a.currency} — ${a.network}</option>`)}</select></label>`
-    : undefined
+    </section>`
+    )
+  )
+  const choices =
+    view.checkoutMode === "multi_asset" && view.assets.length > 1
+      ? html`<label class="choose">Pay with <select id="asset-choice">${view.assets.map((a, i) => html`<option value="${i}">${a.currency} — ${a.network}</option>`)}</select></label>`
+      : undefined
   return html`<!doctype html>
 <html lang="en">
 <head>

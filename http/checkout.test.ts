@@ -26,85 +26,120 @@ const readQr = (png: Buffer) => {
 /** With FACET_SCREENSHOTS_DIR set (e.g. `docs`), the pages are saved there for docs/console-and-checkout.md. */
 const screenshot = (page: Page, name: string) => {
   const dir = process.env.FACET_SCREENSHOTS_DIR
-  return dir === undefined ? Effect.void : Effect.promise(() => page.screenshot({ path: path.join(dir, name), fullPage: true }))
+  return dir === undefined
+    ? Effect.void
+    : Effect.promise(() => page.screenshot({ path: path.join(dir, name), fullPage: true }))
 }
 
 describe("hosted checkout page in a real browser", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "180 seconds" })((it) => {
-    it.scoped("shows the order with a scannable QR code, follows the payment to PAID without a reload, fits a phone", () =>
-      Effect.gen(function*() {
-        const client = yield* TestClient
-        const browser = yield* launchBrowser
-        const { apiKey } = yield* onboardMerchant({ project_name: `Corner Shop ${Date.now()}`, return_url: "https://shop.example/thanks" })
-        const created = yield* client.request("POST", "/v1/orders", {
-          apiKey, json: { amount: "12.5", currency: "USDT", chain: "TRC20", product_name: "Blue mug", return_url: "https://shop.example/thanks" }
+    it.scoped(
+      "shows the order with a scannable QR code, follows the payment to PAID without a reload, fits a phone",
+      () =>
+        Effect.gen(function* () {
+          const client = yield* TestClient
+          const browser = yield* launchBrowser
+          const { apiKey } = yield* onboardMerchant({
+            project_name: `Corner Shop ${Date.now()}`,
+            return_url: "https://shop.example/thanks"
+          })
+          const created = yield* client.request("POST", "/v1/orders", {
+            apiKey,
+            json: {
+              amount: "12.5",
+              currency: "USDT",
+              chain: "TRC20",
+              product_name: "Blue mug",
+              return_url: "https://shop.example/thanks"
+            }
+          })
+          expect(created.status, created.text).toBe(201)
+          const order = asRecord(created.body)
+          // checkout_url carries the public base URL; the test reaches the same path on the service under test
+          const url = `${client.url}${new URL(String(order.checkout_url)).pathname}`
+
+          const page = yield* Effect.promise(() => browser.newPage({ viewport: { width: 390, height: 844 } }))
+          const response = yield* Effect.promise(() => page.goto(url))
+          expect(response?.status()).toBe(200)
+          expect(response?.headers()["content-security-policy"]).toContain("default-src 'none'")
+          const text = yield* Effect.promise(() => page.textContent("main"))
+          expect(text).toContain("Blue mug")
+          expect(text).toContain("12.5 USDT")
+          expect(text).toContain(String(order.pay_address))
+          expect(text).toContain("TRON (TRC20)")
+          expect(text).not.toContain(apiKey)
+          // a phone shows it all without scrolling sideways
+          const scrollWidth = yield* Effect.promise(() => page.evaluate("document.documentElement.scrollWidth"))
+          expect(scrollWidth).toBeLessThanOrEqual(390)
+          // the QR code scans to the order's payment URI
+          expect(yield* Effect.promise(() => page.isVisible("#return"))).toBe(false)
+          yield* screenshot(page, "checkout-pending.png")
+          const qr = yield* Effect.promise(() => page.locator(".qr").first().screenshot())
+          expect(readQr(qr)).toBe(order.pay_qrcode)
+
+          // paid on the devnet: the open page moves on by itself
+          yield* pay("TRC20-USDT", String(order.pay_address), "12.5")
+          yield* Effect.promise(() =>
+            page.waitForSelector("#status[data-status=CONFIRMING], #status[data-status=PAID]", { timeout: 30_000 })
+          )
+          yield* Effect.promise(() => page.waitForSelector("#status[data-status=PAID]", { timeout: 30_000 }))
+          expect(yield* Effect.promise(() => page.textContent("#status"))).toBe("Paid")
+          expect(yield* Effect.promise(() => page.isVisible("#return"))).toBe(true)
+          // a paid order no longer invites a payment
+          expect(yield* Effect.promise(() => page.isVisible(".qr"))).toBe(false)
+          yield* screenshot(page, "checkout-paid.png")
+          yield* Effect.promise(() => page.close())
         })
-        expect(created.status, created.text).toBe(201)
-        const order = asRecord(created.body)
-        // checkout_url carries the public base URL; the test reaches the same path on the service under test
-        const url = `${client.url}${new URL(String(order.checkout_url)).pathname}`
+    )
 
-        const page = yield* Effect.promise(() => browser.newPage({ viewport: { width: 390, height: 844 } }))
-        const response = yield* Effect.promise(() => page.goto(url))
-        expect(response?.status()).toBe(200)
-        expect(response?.headers()["content-security-policy"]).toContain("default-src 'none'")
-        const text = yield* Effect.promise(() => page.textContent("main"))
-        expect(text).toContain("Blue mug")
-        expect(text).toContain("12.5 USDT")
-        expect(text).toContain(String(order.pay_address))
-        expect(text).toContain("TRON (TRC20)")
-        expect(text).not.toContain(apiKey)
-        // a phone shows it all without scrolling sideways
-        const scrollWidth = yield* Effect.promise(() => page.evaluate("document.documentElement.scrollWidth"))
-        expect(scrollWidth).toBeLessThanOrEqual(390)
-        // the QR code scans to the order's payment URI
-        expect(yield* Effect.promise(() => page.isVisible("#return"))).toBe(false)
-        yield* screenshot(page, "checkout-pending.png")
-        const qr = yield* Effect.promise(() => page.locator(".qr").first().screenshot())
-        expect(readQr(qr)).toBe(order.pay_qrcode)
-
-        // paid on the devnet: the open page moves on by itself
-        yield* pay("TRC20-USDT", String(order.pay_address), "12.5")
-        yield* Effect.promise(() => page.waitForSelector("#status[data-status=CONFIRMING], #status[data-status=PAID]", { timeout: 30_000 }))
-        yield* Effect.promise(() => page.waitForSelector("#status[data-status=PAID]", { timeout: 30_000 }))
-        expect(yield* Effect.promise(() => page.textContent("#status"))).toBe("Paid")
-        expect(yield* Effect.promise(() => page.isVisible("#return"))).toBe(true)
-        // a paid order no longer invites a payment
-        expect(yield* Effect.promise(() => page.isVisible(".qr"))).toBe(false)
-        yield* screenshot(page, "checkout-paid.png")
-        yield* Effect.promise(() => page.close())
-      }))
-
-    it.scoped("an expired order says so, and a payment after it is noticed as late; an unknown order is a 404 page", () =>
-      Effect.gen(function*() {
-        const client = yield* TestClient
-        const sql = yield* SqlClient.SqlClient
-        const browser = yield* launchBrowser
-        const { apiKey } = yield* onboardMerchant()
-        const order = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "3", currency: "USDT", chain: "BEP20", expire_minutes: 1 } })).body)
-        yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${String(order.order_id)}`
-        const page = yield* Effect.promise(() => browser.newPage())
-        yield* Effect.promise(() => page.goto(`${client.url}/checkout/${String(order.order_id)}`))
-        yield* Effect.promise(() => page.waitForSelector("#status[data-status=EXPIRED]", { timeout: 30_000 }))
-        // paid in full after its time was up: credited, PAID, and the page says the payment was late
-        yield* pay("BEP20-USDT", String(order.pay_address), "3")
-        yield* Effect.promise(() => page.waitForSelector("#status[data-status=PAID]", { timeout: 30_000 }))
-        expect(yield* Effect.promise(() => page.isVisible("#late"))).toBe(true)
-        const missing = yield* Effect.promise(() => page.goto(`${client.url}/checkout/ord_nothing_here`))
-        expect(missing?.status()).toBe(404)
-        expect(yield* Effect.promise(() => page.textContent("main"))).toContain("Order not found")
-      }))
+    it.scoped(
+      "an expired order says so, and a payment after it is noticed as late; an unknown order is a 404 page",
+      () =>
+        Effect.gen(function* () {
+          const client = yield* TestClient
+          const sql = yield* SqlClient.SqlClient
+          const browser = yield* launchBrowser
+          const { apiKey } = yield* onboardMerchant()
+          const order = asRecord(
+            (yield* client.request("POST", "/v1/orders", {
+              apiKey,
+              json: { amount: "3", currency: "USDT", chain: "BEP20", expire_minutes: 1 }
+            })).body
+          )
+          yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${String(order.order_id)}`
+          const page = yield* Effect.promise(() => browser.newPage())
+          yield* Effect.promise(() => page.goto(`${client.url}/checkout/${String(order.order_id)}`))
+          yield* Effect.promise(() => page.waitForSelector("#status[data-status=EXPIRED]", { timeout: 30_000 }))
+          // paid in full after its time was up: credited, PAID, and the page says the payment was late
+          yield* pay("BEP20-USDT", String(order.pay_address), "3")
+          yield* Effect.promise(() => page.waitForSelector("#status[data-status=PAID]", { timeout: 30_000 }))
+          expect(yield* Effect.promise(() => page.isVisible("#late"))).toBe(true)
+          const missing = yield* Effect.promise(() => page.goto(`${client.url}/checkout/ord_nothing_here`))
+          expect(missing?.status()).toBe(404)
+          expect(yield* Effect.promise(() => page.textContent("main"))).toContain("Order not found")
+        })
+    )
 
     it.scoped("a multi-asset order lets the customer choose; a partial payment shows what is still due", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client = yield* TestClient
         const sql = yield* SqlClient.SqlClient
         const browser = yield* launchBrowser
         const { apiKey } = yield* onboardMerchant()
-        const order = asRecord((yield* client.request("POST", "/v1/orders", {
-          apiKey,
-          json: { amount: "20", currency: "USDT", checkout_mode: "multi_asset", accepted_assets: [{ chain: "TRC20", currency: "USDT" }, { chain: "BEP20", currency: "USDT" }] }
-        })).body)
+        const order = asRecord(
+          (yield* client.request("POST", "/v1/orders", {
+            apiKey,
+            json: {
+              amount: "20",
+              currency: "USDT",
+              checkout_mode: "multi_asset",
+              accepted_assets: [
+                { chain: "TRC20", currency: "USDT" },
+                { chain: "BEP20", currency: "USDT" }
+              ]
+            }
+          })).body
+        )
         const assets = Array.isArray(order.available_assets) ? order.available_assets.map(asRecord) : []
         const bep20 = assets.find((a) => a.chain === "BEP20")
         const tron = assets.find((a) => a.chain === "TRC20")
@@ -113,16 +148,25 @@ describe("hosted checkout page in a real browser", () => {
         yield* Effect.promise(() => page.selectOption("#asset-choice", "1"))
         expect(yield* Effect.promise(() => page.isVisible("section.asset[data-asset='1']"))).toBe(true)
         expect(yield* Effect.promise(() => page.isVisible("section.asset[data-asset='0']"))).toBe(false)
-        expect(readQr(yield* Effect.promise(() => page.locator("section.asset[data-asset='1'] .qr").screenshot()))).toBe(bep20?.pay_qrcode)
+        expect(
+          readQr(yield* Effect.promise(() => page.locator("section.asset[data-asset='1'] .qr").screenshot()))
+        ).toBe(bep20?.pay_qrcode)
 
         // 5 of 20 paid on TRON, then the order's time is up: PARTIALLY_PAID with 15 still due
         yield* pay("TRC20-USDT", String(tron?.pay_address), "5")
-        yield* eventually(client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }), (r) => asRecord(r.body).paid_amount === "5.000000", 30_000)
+        yield* eventually(
+          client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }),
+          (r) => asRecord(r.body).paid_amount === "5.000000",
+          30_000
+        )
         // before its time is up the page already says what is still due
-        yield* Effect.promise(() => page.locator("#detail", { hasText: "15 USDT still due" }).waitFor({ timeout: 30_000 }))
+        yield* Effect.promise(() =>
+          page.locator("#detail", { hasText: "15 USDT still due" }).waitFor({ timeout: 30_000 })
+        )
         yield* sql`UPDATE orders SET expire_at = now() - interval '1 second' WHERE id = ${String(order.order_id)}`
         yield* Effect.promise(() => page.waitForSelector("#status[data-status=PARTIALLY_PAID]", { timeout: 30_000 }))
         expect(yield* Effect.promise(() => page.textContent("#detail"))).toContain("15 USDT still due")
-      }))
+      })
+    )
   })
 })

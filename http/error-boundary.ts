@@ -47,10 +47,13 @@ const declaredRoutes = (): ReadonlyArray<RoutePattern> => {
   HttpApi.reflect(FacetApi, {
     onGroup: () => undefined,
     onEndpoint: ({ endpoint }) => {
-      const source = endpoint.path.split("/").map((part) =>
-        // the router takes a path parameter of at most 100 characters (find-my-way's limit): longer is no route
-        part.startsWith(":") ? "[^/]{1,100}" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-      ).join("/")
+      const source = endpoint.path
+        .split("/")
+        .map((part) =>
+          // the router takes a path parameter of at most 100 characters (find-my-way's limit): longer is no route
+          part.startsWith(":") ? "[^/]{1,100}" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        )
+        .join("/")
       routes.push({ method: endpoint.method, pattern: new RegExp(`^${source}$`) })
     }
   })
@@ -88,8 +91,10 @@ const isTooDeep = (error: unknown) => error instanceof RangeError && error.messa
 
 /** A /v1 request with a body must say it is JSON (a form-encoded body is not read as if it were). */
 const wrongContentType = (request: HttpServerRequest.HttpServerRequest, path: string) => {
-  if (!path.startsWith("/v1/") || (request.method !== "POST" && request.method !== "PUT" && request.method !== "PATCH")) return false
-  const hasBody = Number(request.headers["content-length"] ?? "0") > 0 || request.headers["transfer-encoding"] !== undefined
+  if (!path.startsWith("/v1/") || (request.method !== "POST" && request.method !== "PUT" && request.method !== "PATCH"))
+    return false
+  const hasBody =
+    Number(request.headers["content-length"] ?? "0") > 0 || request.headers["transfer-encoding"] !== undefined
   const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
   return hasBody && type !== "application/json" && !type.endsWith("+json")
 }
@@ -104,7 +109,7 @@ const encodeRateLimited = Schema.encodeSync(RateLimited)
  */
 export const ErrorBoundaryLive = HttpApiBuilder.middleware(
   FacetApi,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     const limiter = yield* RateLimiter
     const routes = declaredRoutes()
@@ -112,12 +117,20 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
     const notFound = (method: string, path: string): BoundaryError => {
       const allowed = routes.filter((r) => r.pattern.test(path)).map((r) => r.method)
       return allowed.length > 0
-        ? new MethodNotAllowedError({ error: `method ${method} is not allowed on ${path.length > 120 ? `${path.slice(0, 120)}…` : path}; allowed: ${[...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", ")}` })
-        : new NotFoundError({ error: `no such endpoint: ${method} ${path.length > 120 ? `${path.slice(0, 120)}…` : path}` })
+        ? new MethodNotAllowedError({
+            error: `method ${method} is not allowed on ${path.length > 120 ? `${path.slice(0, 120)}…` : path}; allowed: ${[...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", ")}`
+          })
+        : new NotFoundError({
+            error: `no such endpoint: ${method} ${path.length > 120 ? `${path.slice(0, 120)}…` : path}`
+          })
     }
 
-    const fromFailure = (error: unknown, request: HttpServerRequest.HttpServerRequest): Option.Option<BoundaryError> => {
-      if (error instanceof HttpApiError.HttpApiDecodeError) return Option.some(new BadRequestError({ error: describeIssues(error) }))
+    const fromFailure = (
+      error: unknown,
+      request: HttpServerRequest.HttpServerRequest
+    ): Option.Option<BoundaryError> => {
+      if (error instanceof HttpApiError.HttpApiDecodeError)
+        return Option.some(new BadRequestError({ error: describeIssues(error) }))
       if (error instanceof HttpServerError.RouteNotFound) {
         return Option.some(notFound(request.method, new URL(request.url, "http://localhost").pathname))
       }
@@ -130,7 +143,10 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
       }
       if (isTooDeep(error)) return Option.some(new BadRequestError({ error: "request body is nested too deeply" }))
       if (error instanceof SqlError) {
-        if (isNulCharacter(error)) return Option.some(new BadRequestError({ error: "a NUL character (\\u0000 or %00) is not accepted in any field or path" }))
+        if (isNulCharacter(error))
+          return Option.some(
+            new BadRequestError({ error: "a NUL character (\\u0000 or %00) is not accepted in any field or path" })
+          )
         return Option.some(
           isUnavailable(error)
             ? new ServiceUnavailableError({ error: "the database is temporarily unavailable; retry with backoff" })
@@ -141,21 +157,25 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
     }
 
     return (app) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const path = new URL(request.url, "http://localhost").pathname
-        if (request.url.includes("\u0000") || /%00/i.test(request.url)) return yield* new BadRequestError({ error: "a NUL character (%00) is not accepted in a URL" })
+        if (request.url.includes("\u0000") || /%00/i.test(request.url))
+          return yield* new BadRequestError({ error: "a NUL character (%00) is not accepted in a URL" })
         if (wrongContentType(request, path)) {
-          return yield* new UnsupportedMediaTypeError({ error: `the body of ${request.method} ${path} must be JSON: send Content-Type: application/json` })
+          return yield* new UnsupportedMediaTypeError({
+            error: `the body of ${request.method} ${path} must be JSON: send Content-Type: application/json`
+          })
         }
         const declaredLength = Number(request.headers["content-length"] ?? "0")
         if (Number.isFinite(declaredLength) && declaredLength > config.maxBodyBytes) {
           return yield* new PayloadTooLargeError({ error: `request body exceeds ${config.maxBodyBytes} bytes` })
         }
         const apiKey = request.headers["x-api-key"]
-        const bucket = apiKey !== undefined && apiKey !== ""
-          ? `key:${hashSecret(apiKey)}`
-          : `addr:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+        const bucket =
+          apiKey !== undefined && apiKey !== ""
+            ? `key:${hashSecret(apiKey)}`
+            : `addr:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
         const wait = yield* limiter.take(bucket)
         if (Option.isSome(wait)) {
           const error = new RateLimitedError({ error: `rate limit exceeded; retry after ${wait.value} s` })
@@ -168,7 +188,7 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
       }).pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(config.maxBodyBytes)),
         Effect.catchAllCause((cause) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
             const request = yield* HttpServerRequest.HttpServerRequest
             const failure = Cause.failureOption(cause)

@@ -14,8 +14,34 @@ const SEED = Number(process.env.FACET_FUZZ_SEED ?? 20261123)
 
 /** Values a hostile client puts where a field's value goes. */
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom("", " ", "\u0000", "a\u0000b", "1e309", "-1", "0x10", "NaN", "Infinity", "1".repeat(400), "9".repeat(40), "0.0000000000000000001",
-    "TRC20", "USDT", "ＵＳＤＴ", "\u202e", "😀", "<script>", "'; DROP TABLE orders; --", null, true, 0, -1, 1e308, [], {}),
+  fc.constantFrom(
+    "",
+    " ",
+    "\u0000",
+    "a\u0000b",
+    "1e309",
+    "-1",
+    "0x10",
+    "NaN",
+    "Infinity",
+    "1".repeat(400),
+    "9".repeat(40),
+    "0.0000000000000000001",
+    "TRC20",
+    "USDT",
+    "ＵＳＤＴ",
+    "\u202e",
+    "😀",
+    "<script>",
+    "'; DROP TABLE orders; --",
+    null,
+    true,
+    0,
+    -1,
+    1e308,
+    [],
+    {}
+  ),
   fc.string({ maxLength: 300 }),
   fc.integer(),
   fc.double(),
@@ -30,11 +56,27 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 const VALID: Record<string, Record<string, unknown>> = {
   "/v1/wallet-asset-enrollments": { chain: "TRC20", currency: "USDT" },
   "/v1/wallet-assets/TRC20-USDT/sweep": { from_wallet_id: "wal_none" },
-  "/v1/orders": { amount: "12.5", currency: "USDT", chain: "TRC20", out_trade_no: "inv-1", notify_url: "https://merchant.example/n", metadata: { a: 1 } },
+  "/v1/orders": {
+    amount: "12.5",
+    currency: "USDT",
+    chain: "TRC20",
+    out_trade_no: "inv-1",
+    notify_url: "https://merchant.example/n",
+    metadata: { a: 1 }
+  },
   "/v1/deposit-addresses": { external_user_id: "user-1", chain: "TRC20", currency: "USDT", label: "vip" },
-  "/v1/deposit-addresses/batch": { items: [{ external_user_id: "user-2", chain: "BEP20", currency: "USDT" }], continue_on_error: true },
+  "/v1/deposit-addresses/batch": {
+    items: [{ external_user_id: "user-2", chain: "BEP20", currency: "USDT" }],
+    continue_on_error: true
+  },
   "/v1/withdrawal-fee-quote": { chain: "TRC20", currency: "USDT", amount: "10" },
-  "/v1/withdrawals": { chain: "TRC20", currency: "USDT", amount: "10", to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy", out_withdrawal_no: "w-1" }
+  "/v1/withdrawals": {
+    chain: "TRC20",
+    currency: "USDT",
+    amount: "10",
+    to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy",
+    out_withdrawal_no: "w-1"
+  }
 }
 
 /** A body: the valid one, it with one field made hostile, dropped or added, or any JSON at all. */
@@ -52,60 +94,87 @@ const bodies = (valid: Record<string, unknown>): fc.Arbitrary<unknown> => {
 
 describe("fuzzing every JSON endpoint from the API declaration", () => {
   layer(TestAppLive(), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
-    it.effect("valid and hostile bodies: never a 5xx, every error is {error}, and no 4xx changes anything", () =>
-      Effect.gen(function*() {
-        const client = yield* TestClient
-        const sql = yield* SqlClient.SqlClient
-        const { apiKey } = yield* onboardMerchant({ integration_mode: "hybrid" })
-        // every JSON endpoint the API declares (a new one without a valid sample fails here)
-        const targets: Array<string> = []
-        HttpApi.reflect(FacetApi, {
-          onGroup: () => undefined,
-          onEndpoint: ({ endpoint }) => {
-            if (endpoint.method === "POST" && endpoint.path.startsWith("/v1/") && !endpoint.path.includes("merchant-apply") && Option.isSome(endpoint.payloadSchema)) {
-              targets.push(endpoint.path.replace(":asset_key", "TRC20-USDT"))
+    it.effect(
+      "valid and hostile bodies: never a 5xx, every error is {error}, and no 4xx changes anything",
+      () =>
+        Effect.gen(function* () {
+          const client = yield* TestClient
+          const sql = yield* SqlClient.SqlClient
+          const { apiKey } = yield* onboardMerchant({ integration_mode: "hybrid" })
+          // every JSON endpoint the API declares (a new one without a valid sample fails here)
+          const targets: Array<string> = []
+          HttpApi.reflect(FacetApi, {
+            onGroup: () => undefined,
+            onEndpoint: ({ endpoint }) => {
+              if (
+                endpoint.method === "POST" &&
+                endpoint.path.startsWith("/v1/") &&
+                !endpoint.path.includes("merchant-apply") &&
+                Option.isSome(endpoint.payloadSchema)
+              ) {
+                targets.push(endpoint.path.replace(":asset_key", "TRC20-USDT"))
+              }
             }
-          }
-        })
-        expect(targets.filter((t) => VALID[t] === undefined)).toEqual([])
-        // what a refused request must not change (a merchant's main wallet is provisioned on first need, by any request)
-        const fingerprint = sql<{ state: string }>`
+          })
+          expect(targets.filter((t) => VALID[t] === undefined)).toEqual([])
+          // what a refused request must not change (a merchant's main wallet is provisioned on first need, by any request)
+          const fingerprint = sql<{ state: string }>`
           SELECT concat_ws(',', (SELECT count(*) FROM orders), (SELECT count(*) FROM deposit_addresses), (SELECT count(*) FROM wallets WHERE kind <> 'main'),
             (SELECT count(*) FROM withdrawals), (SELECT count(*) FROM merchant_assets), (SELECT count(*) FROM custody_operations),
             (SELECT count(*) FROM ledger_transfers), (SELECT count(*) FROM webhook_events), (SELECT count(*) FROM idempotency_keys)) AS state`.pipe(
-          Effect.map((rows) => rows[0]?.state ?? ""), Effect.orDie)
-        const problems: Array<string> = []
-        let sent = 0
-        for (const path of targets) {
-          yield* Effect.promise(() =>
-            fc.assert(
-              fc.asyncProperty(bodies(VALID[path] ?? {}), async (body) => {
-                if (process.env.FACET_FUZZ_TRACE !== undefined) console.log("send", path, JSON.stringify(body)?.slice(0, 150)) // FACET_FUZZ_TRACE: each request as sent
-                const before = await Effect.runPromise(fingerprint)
-                const res = await Effect.runPromise(client.request("POST", path, { apiKey, rawBody: JSON.stringify(body) ?? "null" }))
-                sent += 1
-                const shown = `${path} ${JSON.stringify(body)?.slice(0, 200)} → ${res.status} ${res.text.slice(0, 200)}`
-                // 503 is the contract's answer while a chain cannot be reached (this app has none); 500 is a bug
-                if (res.status >= 500 && res.status !== 503) problems.push(`5xx: ${shown}`)
-                if (res.status >= 400 && res.status !== 503) {
-                  const error = typeof res.body === "object" && res.body !== null && Object.keys(res.body).length === 1 && "error" in res.body
-                  if (!error) problems.push(`not {error}: ${shown}`)
-                  const after = await Effect.runPromise(fingerprint)
-                  if (after !== before && res.status !== 429) problems.push(`a ${res.status} changed state (${before} → ${after}): ${shown}`)
-                }
-                // problems are collected, not shrunk: the seed replays the run
-                return true
-              }),
-              { numRuns: RUNS, seed: SEED }
-            )
+            Effect.map((rows) => rows[0]?.state ?? ""),
+            Effect.orDie
           )
-        }
-        yield* Effect.logInfo(`fuzz: ${sent} requests to ${targets.length} endpoints (seed ${SEED})`)
-        shareResult({
-          scenario: "hostile input: fuzzed bodies", faults: 0, faultDetail: `${RUNS} runs per endpoint, ${targets.length} endpoints, seed ${SEED}`, restarts: 0,
-          requestsFuzzed: sent, payments: 0, violations: problems.map((detail) => ({ invariant: "no 5xx, every error {error}, no 4xx changes state", detail }))
-        })
-        expect(problems.slice(0, 10)).toEqual([])
-      }), { timeout: Math.max(60_000, RUNS * 1_000) }) // 500 runs per endpoint took more than a minute on a busy machine
+          const problems: Array<string> = []
+          let sent = 0
+          for (const path of targets) {
+            yield* Effect.promise(() =>
+              fc.assert(
+                fc.asyncProperty(bodies(VALID[path] ?? {}), async (body) => {
+                  if (process.env.FACET_FUZZ_TRACE !== undefined)
+                    console.log("send", path, JSON.stringify(body)?.slice(0, 150)) // FACET_FUZZ_TRACE: each request as sent
+                  const before = await Effect.runPromise(fingerprint)
+                  const res = await Effect.runPromise(
+                    client.request("POST", path, { apiKey, rawBody: JSON.stringify(body) ?? "null" })
+                  )
+                  sent += 1
+                  const shown = `${path} ${JSON.stringify(body)?.slice(0, 200)} → ${res.status} ${res.text.slice(0, 200)}`
+                  // 503 is the contract's answer while a chain cannot be reached (this app has none); 500 is a bug
+                  if (res.status >= 500 && res.status !== 503) problems.push(`5xx: ${shown}`)
+                  if (res.status >= 400 && res.status !== 503) {
+                    const error =
+                      typeof res.body === "object" &&
+                      res.body !== null &&
+                      Object.keys(res.body).length === 1 &&
+                      "error" in res.body
+                    if (!error) problems.push(`not {error}: ${shown}`)
+                    const after = await Effect.runPromise(fingerprint)
+                    if (after !== before && res.status !== 429)
+                      problems.push(`a ${res.status} changed state (${before} → ${after}): ${shown}`)
+                  }
+                  // problems are collected, not shrunk: the seed replays the run
+                  return true
+                }),
+                { numRuns: RUNS, seed: SEED }
+              )
+            )
+          }
+          yield* Effect.logInfo(`fuzz: ${sent} requests to ${targets.length} endpoints (seed ${SEED})`)
+          shareResult({
+            scenario: "hostile input: fuzzed bodies",
+            faults: 0,
+            faultDetail: `${RUNS} runs per endpoint, ${targets.length} endpoints, seed ${SEED}`,
+            restarts: 0,
+            requestsFuzzed: sent,
+            payments: 0,
+            violations: problems.map((detail) => ({
+              invariant: "no 5xx, every error {error}, no 4xx changes state",
+              detail
+            }))
+          })
+          expect(problems.slice(0, 10)).toEqual([])
+        }),
+      { timeout: Math.max(60_000, RUNS * 1_000) }
+    ) // 500 runs per endpoint took more than a minute on a busy machine
   })
 })

@@ -11,11 +11,17 @@ export interface Html {
 /** What a template may hold: text (escaped), HTML (as it is), lists of either, or nothing (`undefined`, `false`: left out). */
 export type HtmlValue = string | number | Html | ReadonlyArray<string | number | Html> | undefined | false
 
-const isHtml = (value: unknown): value is Html => typeof value === "object" && value !== null && "_tag" in value && value._tag === "Html"
+const isHtml = (value: unknown): value is Html =>
+  typeof value === "object" && value !== null && "_tag" in value && value._tag === "Html"
 
 /** Text as HTML text or an attribute value (quoted). */
 export const escapeHtml = (value: string): string =>
-  value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+  value
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;")
 
 const render = (value: HtmlValue): string => {
   if (value === undefined || value === false) return ""

@@ -1,5 +1,8 @@
 /** GET /llms.txt: plain-text guidance for AI agents that discover the service. */
-export const llmsTxt = (baseUrl: string, contractVersion: string): string => `# Facet — custodial crypto payments for merchants and AI agents
+export const llmsTxt = (
+  baseUrl: string,
+  contractVersion: string
+): string => `# Facet — custodial crypto payments for merchants and AI agents
 
 > Facet takes crypto payments on TRON (TRC20), BNB Smart Chain (BEP20) and Solana for merchants:
 > hosted checkout orders, long-term deposit addresses per end user, custodial balances, collection

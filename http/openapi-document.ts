@@ -15,7 +15,14 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const withoutFrameworkErrors = (node: unknown): unknown => {
   if (Array.isArray(node)) {
     return node
-      .filter((item) => !(isRecord(item) && typeof item.$ref === "string" && FRAMEWORK_SCHEMAS.some((s) => item.$ref === `#/components/schemas/${s}`)))
+      .filter(
+        (item) =>
+          !(
+            isRecord(item) &&
+            typeof item.$ref === "string" &&
+            FRAMEWORK_SCHEMAS.some((s) => item.$ref === `#/components/schemas/${s}`)
+          )
+      )
       .map(withoutFrameworkErrors)
   }
   if (!isRecord(node)) return node
@@ -34,20 +41,44 @@ const withoutFrameworkErrors = (node: unknown): unknown => {
 
 const WEBHOOK_HEADERS = [
   { name: "X-FACET-EVENT", description: "The transport event name" },
-  { name: "X-FACET-IDEMPOTENCY-KEY", description: "Stable across retries: persist it and deduplicate before any balance change" },
-  { name: "X-FACET-SIGNATURE", description: "Lowercase hex HMAC-SHA256 of the exact raw body, keyed with the webhook secret", schema: { type: "string", pattern: "^[a-f0-9]{64}$" } }
+  {
+    name: "X-FACET-IDEMPOTENCY-KEY",
+    description: "Stable across retries: persist it and deduplicate before any balance change"
+  },
+  {
+    name: "X-FACET-SIGNATURE",
+    description: "Lowercase hex HMAC-SHA256 of the exact raw body, keyed with the webhook secret",
+    schema: { type: "string", pattern: "^[a-f0-9]{64}$" }
+  }
 ]
 
 /** The webhooks the service sends (OpenAPI 3.1 `webhooks`), from the receiver's own body schemas. */
-const webhooks = <A, I>(defs: Record<string, unknown>, entries: ReadonlyArray<readonly [string, string, Schema.Schema<A, I>]>) =>
-  Object.fromEntries(entries.map(([event, summary, body]) => [event, {
-    post: {
-      summary,
-      parameters: WEBHOOK_HEADERS.map((h) => ({ in: "header", required: true, schema: { type: "string" }, ...h })),
-      requestBody: { required: true, content: { "application/json": { schema: OpenApiJsonSchema.makeWithDefs(body, { defs, defsPath: "#/components/schemas/" }) } } },
-      responses: { "200": { description: "Any 2xx accepts the delivery; anything else is retried with backoff for 24 h" } }
-    }
-  }]))
+const webhooks = <A, I>(
+  defs: Record<string, unknown>,
+  entries: ReadonlyArray<readonly [string, string, Schema.Schema<A, I>]>
+) =>
+  Object.fromEntries(
+    entries.map(([event, summary, body]) => [
+      event,
+      {
+        post: {
+          summary,
+          parameters: WEBHOOK_HEADERS.map((h) => ({ in: "header", required: true, schema: { type: "string" }, ...h })),
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: OpenApiJsonSchema.makeWithDefs(body, { defs, defsPath: "#/components/schemas/" })
+              }
+            }
+          },
+          responses: {
+            "200": { description: "Any 2xx accepts the delivery; anything else is retried with backoff for 24 h" }
+          }
+        }
+      }
+    ])
+  )
 
 /** The OpenAPI 3.1 document of the `/v1` API, generated from its `HttpApi` declaration. */
 export const openApiDocument = (serverUrl: string): Record<string, unknown> => {
@@ -57,12 +88,16 @@ export const openApiDocument = (serverUrl: string): Record<string, unknown> => {
   const schemas: Record<string, unknown> = isRecord(components.schemas) ? { ...components.schemas } : {}
   for (const name of FRAMEWORK_SCHEMAS) delete schemas[name]
   const hooks = {
-    ...webhooks(schemas, [[
-      "order.updated",
-      "A checkout order's payment was detected, confirmed, reversed by a reorg or restored, or the order expired (body `event`)",
-      OrderWebhook
-    ]]),
-    ...webhooks(schemas, [["wallet.deposit.confirmed", "A deposit to a long-term address is final", WalletDepositWebhook]]),
+    ...webhooks(schemas, [
+      [
+        "order.updated",
+        "A checkout order's payment was detected, confirmed, reversed by a reorg or restored, or the order expired (body `event`)",
+        OrderWebhook
+      ]
+    ]),
+    ...webhooks(schemas, [
+      ["wallet.deposit.confirmed", "A deposit to a long-term address is final", WalletDepositWebhook]
+    ]),
     ...webhooks(schemas, [
       ["wallet.withdrawal.completed", "A withdrawal completed", WithdrawalWebhook],
       ["wallet.withdrawal.failed", "A withdrawal failed", WithdrawalWebhook]

@@ -17,15 +17,28 @@ const assetsOf = (order: Record<string, unknown>) =>
 describe("checkout orders", () => {
   layer(TestAppLive(), { excludeTestServices: true })((it) => {
     it.effect("creates a pending order on the default asset with its own derived pay address", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { apiKey } = yield* onboardMerchant()
         const before = Date.now()
-        const res = yield* createOrder(apiKey, { amount: "12.50", out_trade_no: "INV-1", product_name: "Plan", metadata: { cart: 7 } })
+        const res = yield* createOrder(apiKey, {
+          amount: "12.50",
+          out_trade_no: "INV-1",
+          product_name: "Plan",
+          metadata: { cart: 7 }
+        })
         expect(res.status).toBe(201)
         const order = asRecord(res.body)
         expect(order).toMatchObject({
-          status: "PENDING", amount: "12.50", paid_amount: "0", currency: "USDT", chain: "TRC20",
-          out_trade_no: "INV-1", checkout_mode: "single_asset", late_payment: false, product_name: "Plan", metadata: { cart: 7 }
+          status: "PENDING",
+          amount: "12.50",
+          paid_amount: "0",
+          currency: "USDT",
+          chain: "TRC20",
+          out_trade_no: "INV-1",
+          checkout_mode: "single_asset",
+          late_payment: false,
+          product_name: "Plan",
+          metadata: { cart: 7 }
         })
         expect(String(order.pay_address)).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/)
         expect(order.checkout_url).toBe(`http://facet.test/checkout/${String(order.order_id)}`)
@@ -36,15 +49,24 @@ describe("checkout orders", () => {
 
         // the address is the HD key at the wallet's recorded derivation path, and the wallet is the merchant's
         const sql = yield* SqlClient.SqlClient
-        const [wallet] = yield* sql<{ derivation_path: string; family: "TRON"; address: string; kind: string; purpose: string }>`
+        const [wallet] = yield* sql<{
+          derivation_path: string
+          family: "TRON"
+          address: string
+          kind: string
+          purpose: string
+        }>`
           SELECT derivation_path, family, address, kind, purpose FROM wallets WHERE address = ${String(order.pay_address)}`
         expect(wallet).toMatchObject({ kind: "receive", purpose: "order" })
-        expect(deriveKey(mnemonicToSeedSync(TEST_MNEMONIC), "TRON", wallet?.derivation_path ?? "").address).toBe(order.pay_address)
+        expect(deriveKey(mnemonicToSeedSync(TEST_MNEMONIC), "TRON", wallet?.derivation_path ?? "").address).toBe(
+          order.pay_address
+        )
         expect(wallet?.derivation_path).toMatch(/^m\/44'\/195'\/[1-9]\d*'\/0\/\d+$/)
-      }))
+      })
+    )
 
     it.effect("never reuses a pay address across orders", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { apiKey } = yield* onboardMerchant()
         const results = yield* Effect.all(
           Array.from({ length: 12 }, (_, i) => createOrder(apiKey, { amount: `${i + 1}` })),
@@ -53,36 +75,52 @@ describe("checkout orders", () => {
         const addresses = results.map((r) => String(asRecord(r.body).pay_address))
         expect(results.every((r) => r.status === 201)).toBe(true)
         expect(new Set(addresses).size).toBe(12)
-      }))
+      })
+    )
 
     it.effect("resolves chain and currency defaults and offers several assets with one address per network", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { apiKey } = yield* onboardMerchant()
-        expect(asRecord((yield* createOrder(apiKey, { amount: "5", chain: "BEP20" })).body)).toMatchObject({ chain: "BEP20", currency: "USDT" })
-        expect(asRecord((yield* createOrder(apiKey, { amount: "5", currency: "trx" })).body)).toMatchObject({ chain: "TRC20", currency: "TRX" })
-        const multi = asRecord((yield* createOrder(apiKey, { amount: "5", currency: "USDT", checkout_mode: "multi_asset" })).body)
+        expect(asRecord((yield* createOrder(apiKey, { amount: "5", chain: "BEP20" })).body)).toMatchObject({
+          chain: "BEP20",
+          currency: "USDT"
+        })
+        expect(asRecord((yield* createOrder(apiKey, { amount: "5", currency: "trx" })).body)).toMatchObject({
+          chain: "TRC20",
+          currency: "TRX"
+        })
+        const multi = asRecord(
+          (yield* createOrder(apiKey, { amount: "5", currency: "USDT", checkout_mode: "multi_asset" })).body
+        )
         expect(assetsOf(multi).map((a) => a.asset_key)).toEqual(["TRC20-USDT", "BEP20-USDT"])
         expect(String(assetsOf(multi)[1]?.pay_address)).toMatch(/^0x[0-9a-fA-F]{40}$/)
 
         const mixed = yield* createOrder(apiKey, {
           amount: "10",
-          accepted_assets: [{ chain: "TRC20", currency: "USDT" }, { chain: "TRC20", currency: "TRX" }, { chain: "BEP20", currency: "USDT" }],
+          accepted_assets: [
+            { chain: "TRC20", currency: "USDT" },
+            { chain: "TRC20", currency: "TRX" },
+            { chain: "BEP20", currency: "USDT" }
+          ],
           exchange_rate: "3.33333333"
         })
         expect(mixed.status).toBe(201)
         const assets = assetsOf(asRecord(mixed.body))
         expect(assets.map((a) => [a.asset_key, a.amount])).toEqual([
-          ["TRC20-USDT", "10"], ["TRC20-TRX", "33.333334"], ["BEP20-USDT", "10"]
+          ["TRC20-USDT", "10"],
+          ["TRC20-TRX", "33.333334"],
+          ["BEP20-USDT", "10"]
         ])
         // TRON assets share the order's TRON address; BEP20 has its own
         expect(assets[0]?.pay_address).toBe(assets[1]?.pay_address)
         expect(assets[2]?.pay_address).not.toBe(assets[0]?.pay_address)
         expect(asRecord(mixed.body).checkout_mode).toBe("multi_asset")
         expect(String(assets[1]?.pay_qrcode)).toBe(`tron:${String(assets[1]?.pay_address)}?amount=33.333334`)
-      }))
+      })
+    )
 
     it.effect("refuses bad orders with 400 and a reason, creating nothing", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { apiKey } = yield* onboardMerchant()
         const cases: ReadonlyArray<[unknown, RegExp]> = [
           [{ amount: "1.1234567" }, /more than 6 fractional digits/],
@@ -104,7 +142,16 @@ describe("checkout orders", () => {
           [{ amount: "1", accepted_assets: [{ chain: "TRC20", currency: "TRX" }], currency: "USDT" }, /exchange_rate/],
           [{ amount: "1", currency: "DOGE" }, /no live asset/],
           [{ amount: "1", notify_url: "javascript:alert(1)" }, /notify_url/],
-          [{ amount: "1", accepted_assets: [{ chain: "TRC20", currency: "USDT" }, { chain: "TRC20", currency: "USDT" }] }, /twice/]
+          [
+            {
+              amount: "1",
+              accepted_assets: [
+                { chain: "TRC20", currency: "USDT" },
+                { chain: "TRC20", currency: "USDT" }
+              ]
+            },
+            /twice/
+          ]
         ]
         for (const [json, message] of cases) {
           const res = yield* createOrder(apiKey, json)
@@ -113,10 +160,11 @@ describe("checkout orders", () => {
         }
         const client = yield* TestClient
         expect(asRecord((yield* client.request("GET", "/v1/orders", { apiKey })).body).total).toBe(0)
-      }))
+      })
+    )
 
     it.effect("replays the same order for the same idempotency key and request, 409 for another request", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { apiKey } = yield* onboardMerchant()
         const key = { "x-service-idempotency-key": "order-42:attempt" }
         const first = yield* createOrder(apiKey, { amount: "12.5", out_trade_no: "A" }, key)
@@ -137,13 +185,16 @@ describe("checkout orders", () => {
           expect(res.status, bad).toBe(400)
           expect(String(asRecord(res.body).error)).toMatch(/X-Service-Idempotency-Key/)
         }
-      }))
+      })
+    )
 
     it.effect("creates one order when many requests race with one key", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { apiKey, merchantId } = yield* onboardMerchant()
         const results = yield* Effect.all(
-          Array.from({ length: 10 }, () => createOrder(apiKey, { amount: "7" }, { "x-service-idempotency-key": "race-1" })),
+          Array.from({ length: 10 }, () =>
+            createOrder(apiKey, { amount: "7" }, { "x-service-idempotency-key": "race-1" })
+          ),
           { concurrency: "unbounded" }
         )
         expect(results.map((r) => r.status)).toEqual(Array(10).fill(201))
@@ -151,10 +202,11 @@ describe("checkout orders", () => {
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM orders WHERE merchant_id = ${merchantId}`
         expect(row?.n).toBe("1")
-      }))
+      })
+    )
 
     it.effect("reads one order and lists them newest first with filters and paging", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client = yield* TestClient
         const { apiKey } = yield* onboardMerchant()
         const ids: Array<string> = []
@@ -168,8 +220,11 @@ describe("checkout orders", () => {
         const page1 = asRecord((yield* client.request("GET", "/v1/orders?size=2", { apiKey })).body)
         expect(page1).toMatchObject({ total: 5, page: 1, size: 2 })
         const page3 = asRecord((yield* client.request("GET", "/v1/orders?size=2&page=3", { apiKey })).body)
-        const listed = [page1, asRecord((yield* client.request("GET", "/v1/orders?size=2&page=2", { apiKey })).body), page3]
-          .flatMap((p) => (Array.isArray(p.items) ? p.items.map((o) => asRecord(o).order_id) : []))
+        const listed = [
+          page1,
+          asRecord((yield* client.request("GET", "/v1/orders?size=2&page=2", { apiKey })).body),
+          page3
+        ].flatMap((p) => (Array.isArray(p.items) ? p.items.map((o) => asRecord(o).order_id) : []))
         expect(listed).toEqual([...ids].reverse())
         const bep = asRecord((yield* client.request("GET", "/v1/orders?chain=BEP20", { apiKey })).body)
         expect(bep.total).toBe(2)
@@ -185,15 +240,20 @@ describe("checkout orders", () => {
         expect((yield* client.request("GET", `/v1/orders/${ids[0] ?? ""}`, { apiKey: other.apiKey })).status).toBe(404)
         expect((yield* client.request("GET", "/v1/orders/ord_missing", { apiKey })).status).toBe(404)
         expect(asRecord((yield* client.request("GET", "/v1/orders", { apiKey: other.apiKey })).body).total).toBe(0)
-      }))
+      })
+    )
 
     it.effect("expires unpaid orders on its own, once, with an order.updated event in the outbox", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client = yield* TestClient
         const sql = yield* SqlClient.SqlClient
         const orders = yield* Orders
         const { apiKey } = yield* onboardMerchant()
-        const unpaid = String(asRecord((yield* createOrder(apiKey, { amount: "3", notify_url: "https://merchant.example/order-hook" })).body).order_id)
+        const unpaid = String(
+          asRecord(
+            (yield* createOrder(apiKey, { amount: "3", notify_url: "https://merchant.example/order-hook" })).body
+          ).order_id
+        )
         const partial = String(asRecord((yield* createOrder(apiKey, { amount: "3" })).body).order_id)
         const fresh = String(asRecord((yield* createOrder(apiKey, { amount: "3" })).body).order_id)
         yield* sql`UPDATE orders SET paid_amount = 1 WHERE id = ${partial}`
@@ -206,13 +266,18 @@ describe("checkout orders", () => {
         expect(yield* status(unpaid)).toBe("EXPIRED")
         expect(yield* status(partial)).toBe("PARTIALLY_PAID")
         expect(yield* status(fresh)).toBe("PENDING")
-        const events = yield* sql<{ order_id: string; idempotency_key: string; destination: string | null; body: string; event: string }>`
+        const events = yield* sql<{
+          order_id: string
+          idempotency_key: string
+          destination: string | null
+          body: string
+          event: string
+        }>`
           SELECT order_id, idempotency_key, destination, body, event FROM webhook_events WHERE ${sql.in("order_id", [unpaid, partial, fresh])}
           ORDER BY idempotency_key`
-        expect(events.map((e) => e.idempotency_key).sort()).toEqual([
-          `${partial}:order.partially_paid:PARTIALLY_PAID`,
-          `${unpaid}:order.expired:EXPIRED`
-        ].sort())
+        expect(events.map((e) => e.idempotency_key).sort()).toEqual(
+          [`${partial}:order.partially_paid:PARTIALLY_PAID`, `${unpaid}:order.expired:EXPIRED`].sort()
+        )
         const expiredEvent = events.find((e) => e.order_id === unpaid)
         expect(expiredEvent?.event).toBe("order.updated")
         expect(expiredEvent?.destination).toBe("https://merchant.example/order-hook")
@@ -221,15 +286,21 @@ describe("checkout orders", () => {
         expect(body.event).toBe("order.expired")
         expect(asRecord(body.order)).toMatchObject({ order_id: unpaid, status: "EXPIRED" })
         expect(typeof body.created_at).toBe("string")
-      }))
+      })
+    )
 
     it.effect("an order is not expired while a chain it can be paid on has not been indexed past expire_at", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const orders = yield* Orders
         const client = yield* TestClient
         const { apiKey } = yield* onboardMerchant()
-        const created = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "3", chain: "TRC20", currency: "USDT" } })).body)
+        const created = asRecord(
+          (yield* client.request("POST", "/v1/orders", {
+            apiKey,
+            json: { amount: "3", chain: "TRC20", currency: "USDT" }
+          })).body
+        )
         const id = String(created.order_id)
         // the TRON indexer lags: the newest block it has read was made before expire_at. Stored before the
         // order's time is moved back: the app's own expiry tick, running meanwhile, must find it too
@@ -245,6 +316,7 @@ describe("checkout orders", () => {
         expect(asRecord((yield* client.request("GET", `/v1/orders/${id}`, { apiKey })).body).status).toBe("EXPIRED")
         yield* sql`DELETE FROM indexer_cursors WHERE chain = 'TRC20'`
         yield* sql`DELETE FROM indexed_blocks WHERE chain = 'TRC20'`
-      }))
+      })
+    )
   })
 })

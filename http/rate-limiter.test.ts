@@ -6,19 +6,27 @@ import { makeRateLimiter } from "./rate-limiter.js"
 
 describe("rate limits shared by every process", () => {
   layer(TestDatabaseLive, { excludeTestServices: true })((it) => {
-    it.effect("two processes' limiters draw from one bucket per key: burst 5 in all, then a wait; another key is untouched", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        // two limiters over one database stand for two service processes
-        const one = makeRateLimiter(sql, { perSecond: 0.5, burst: 5 })
-        const two = makeRateLimiter(sql, { perSecond: 0.5, burst: 5 })
-        const answers = yield* Effect.forEach([one, two, one, two, one, two, one, two], (limiter) => limiter.take("key:abc"))
-        expect(answers.slice(0, 5).every(Option.isNone)).toBe(true)
-        expect(answers.slice(5).map((a) => Option.getOrElse(a, () => 0))).toEqual([2, 2, 2])
-        expect(Option.isNone(yield* two.take("key:other"))).toBe(true)
-        // concurrent takes from both at once never grant more than the burst
-        const burst = yield* Effect.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? one : two).take("key:race")), { concurrency: "unbounded" })
-        expect(burst.filter(Option.isNone)).toHaveLength(5)
-      }))
+    it.effect(
+      "two processes' limiters draw from one bucket per key: burst 5 in all, then a wait; another key is untouched",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          // two limiters over one database stand for two service processes
+          const one = makeRateLimiter(sql, { perSecond: 0.5, burst: 5 })
+          const two = makeRateLimiter(sql, { perSecond: 0.5, burst: 5 })
+          const answers = yield* Effect.forEach([one, two, one, two, one, two, one, two], (limiter) =>
+            limiter.take("key:abc")
+          )
+          expect(answers.slice(0, 5).every(Option.isNone)).toBe(true)
+          expect(answers.slice(5).map((a) => Option.getOrElse(a, () => 0))).toEqual([2, 2, 2])
+          expect(Option.isNone(yield* two.take("key:other"))).toBe(true)
+          // concurrent takes from both at once never grant more than the burst
+          const burst = yield* Effect.all(
+            Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? one : two).take("key:race")),
+            { concurrency: "unbounded" }
+          )
+          expect(burst.filter(Option.isNone)).toHaveLength(5)
+        })
+    )
   })
 })

@@ -25,9 +25,15 @@ export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSet
                  - CASE WHEN least(${settings.burst}, b.tokens + extract(epoch FROM clock_timestamp() - b.updated_at) * ${settings.perSecond}) >= 1 THEN 1 ELSE 0 END,
         updated_at = clock_timestamp()
       RETURNING granted, tokens`.pipe(
-      Effect.map(([row]): Option.Option<number> =>
-        row === undefined || row.granted ? Option.none() : Option.some(Math.max(1, Math.ceil((1 - Number(row.tokens)) / settings.perSecond)))),
-      Effect.catchAll((error) => Effect.as(Effect.logWarning(`rate limit not checked (database): ${error.message}`), Option.none()))
+      Effect.map(
+        ([row]): Option.Option<number> =>
+          row === undefined || row.granted
+            ? Option.none()
+            : Option.some(Math.max(1, Math.ceil((1 - Number(row.tokens)) / settings.perSecond)))
+      ),
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning(`rate limit not checked (database): ${error.message}`), Option.none())
+      )
     )
 
   /** Buckets idle long enough to be full again are dropped (they would be recreated full). */
@@ -37,7 +43,7 @@ export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSet
 }
 
 export class RateLimiter extends Effect.Service<RateLimiter>()("facet/RateLimiter", {
-  scoped: Effect.gen(function*() {
+  scoped: Effect.gen(function* () {
     const { rateLimit } = yield* AppConfig
     const limiter = makeRateLimiter(yield* SqlClient.SqlClient, rateLimit)
     yield* limiter.prune.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(Duration.minutes(1))), Effect.forkScoped)

@@ -10,17 +10,26 @@ import { asRecord } from "../test/json.js"
 const apply = (projectName: string) =>
   Effect.flatMap(TestClient, (client) =>
     client.request("POST", "/v1/ai/merchant-apply", {
-      json: { project_name: projectName, business_type: "shop", use_case: "payments", agree_terms: true, contact_email: "o@x.example" }
-    }))
+      json: {
+        project_name: projectName,
+        business_type: "shop",
+        use_case: "payments",
+        agree_terms: true,
+        contact_email: "o@x.example"
+      }
+    })
+  )
 
 describe("rate limiting", () => {
   layer(TestAppLive({ rateLimit: { perSecond: 1, burst: 3 } }), { excludeTestServices: true })((it) => {
     it.effect("answers 429 with Retry-After once a key's bucket is empty, per key", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client = yield* TestClient
         const statuses: Array<number> = []
         for (let i = 0; i < 4; i++) {
-          statuses.push((yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_key-one" })).status)
+          statuses.push(
+            (yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_key-one" })).status
+          )
         }
         expect(statuses).toEqual([401, 401, 401, 429])
         const limited = yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_key-one" })
@@ -28,14 +37,17 @@ describe("rate limiting", () => {
         expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
         expect(asRecord(limited.body).error).toMatch(/rate limit/)
         // another key has its own bucket
-        expect((yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_key-two" })).status).toBe(401)
-      }))
+        expect((yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_key-two" })).status).toBe(
+          401
+        )
+      })
+    )
   })
 })
 
 describe("database outage", () => {
   it.live("answers 503 {error} while the database is down, never 500", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-test-pg-outage-"))
       const pgScope = yield* Scope.make()
       const pg = yield* startEmbeddedPostgres({ dataDir }).pipe(Scope.extend(pgScope), Effect.orDie)
@@ -51,8 +63,11 @@ describe("database outage", () => {
       const health = yield* run(Effect.flatMap(TestClient, (c) => c.request("GET", "/health")))
       expect(health.status).toBe(503)
       expect(asRecord(asRecord(health.body).checks).database).toBe("unreachable")
-      const authed = yield* run(Effect.flatMap(TestClient, (c) => c.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_x" })))
+      const authed = yield* run(
+        Effect.flatMap(TestClient, (c) => c.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_x" }))
+      )
       expect(authed.status).toBe(503)
       fs.rmSync(dataDir, { recursive: true, force: true })
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 })

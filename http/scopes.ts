@@ -11,4 +11,5 @@ export const requireScope = (scope: string, what: string) =>
   Effect.flatMap(CurrentMerchant, (principal) =>
     principal.scopes.includes(scope)
       ? Effect.succeed(principal)
-      : Effect.fail(new ForbiddenError({ error: `this API key lacks the ${scope} scope that ${what} needs` })))
+      : Effect.fail(new ForbiddenError({ error: `this API key lacks the ${scope} scope that ${what} needs` }))
+  )

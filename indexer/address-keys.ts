@@ -38,7 +38,7 @@ const hexDigits = (() => {
   return table
 })()
 
-const hexDigit = (char: number) => (char < 128 ? hexDigits[char] ?? -1 : -1)
+const hexDigit = (char: number) => (char < 128 ? (hexDigits[char] ?? -1) : -1)
 
 const packEvm = (charAt: CharAt, length: number, out: Uint8Array, offset: number) => {
   if (length !== 42 || charAt(0) !== 48 || (charAt(1) | 32) !== 120) return false
@@ -74,7 +74,7 @@ const base58Keys = (maxChars: number): AddressKeys => {
       let o = offset
       for (let i = 0; i < length; i++) {
         const char = address.charCodeAt(i)
-        const code = char < 128 ? codes[char] ?? 0 : 0
+        const code = char < 128 ? (codes[char] ?? 0) : 0
         if (code === 0) return false
         acc = (acc << 6) | code
         bits += 6
@@ -96,7 +96,7 @@ const base58Keys = (maxChars: number): AddressKeys => {
       let o = offset
       for (let i = start; i < end; i++) {
         const char = data[i] ?? 0
-        const code = char < 128 ? codes[char] ?? 0 : 0
+        const code = char < 128 ? (codes[char] ?? 0) : 0
         if (code === 0) return false
         acc = (acc << 6) | code
         bits += 6

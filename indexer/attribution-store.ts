@@ -52,7 +52,8 @@ const TxRow = Schema.Struct({
 })
 type TxRow = typeof TxRow.Type
 const decodeTxRows = Schema.decodeUnknown(Schema.Array(TxRow))
-const TX_COLUMNS = "id, merchant_id, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, status, confirmations, wallet_id, order_id, deposit_address_id, counted, order_value::text AS order_value, confirmed_at"
+const TX_COLUMNS =
+  "id, merchant_id, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, status, confirmations, wallet_id, order_id, deposit_address_id, counted, order_value::text AS order_value, confirmed_at"
 
 /** A block as `indexed_blocks` keeps it (its time in seconds or milliseconds, as the chain gives it). */
 const indexedBlockRow = (block: BlockRecord) => ({
@@ -83,7 +84,8 @@ const PaymentRow = Schema.Struct({
 const decodePaymentRows = Schema.decodeUnknown(Schema.Array(PaymentRow))
 
 /** A block's time as a Date (chains give seconds or milliseconds); none when the chain gave none. */
-const blockTime = (block: BlockRecord) => (block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null)
+const blockTime = (block: BlockRecord) =>
+  block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null
 
 /** A transfer's identity on its chain (the transactions table's unique key, less the chain). */
 const transferKey = (t: { readonly tx_hash: string; readonly event_index: number; readonly to_address: string }) =>
@@ -99,7 +101,7 @@ const depositKey = (t: TxRow, bodyEvent: string) =>
  */
 export class AttributionStore extends Effect.Service<AttributionStore>()("facet/AttributionStore", {
   dependencies: [UntracedBlocks.Default],
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const orders = yield* Orders
     const outbox = yield* WebhookOutbox
@@ -109,7 +111,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     // takeover waiting until this transaction ends, and a transaction begun after it finds another name
     const assertLease = (chain: Chain, holder: string) =>
       Effect.flatMap(
-        sql<{ holder: string }>`SELECT holder FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder} FOR SHARE`,
+        sql<{
+          holder: string
+        }>`SELECT holder FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder} FOR SHARE`,
         (rows) => (rows.length === 0 ? Effect.fail(new LeaseLost({ chain })) : Effect.void)
       )
 
@@ -122,9 +126,12 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       merchantIds.length === 0
         ? Effect.succeed(new Map<string, string | null>())
         : Effect.map(
-          sql<{ id: string; webhook_url: string | null }>`SELECT id, webhook_url FROM merchants WHERE ${sql.in("id", [...new Set(merchantIds)])}`,
-          (rows) => new Map(rows.map((r) => [r.id, r.webhook_url]))
-        )
+            sql<{
+              id: string
+              webhook_url: string | null
+            }>`SELECT id, webhook_url FROM merchants WHERE ${sql.in("id", [...new Set(merchantIds)])}`,
+            (rows) => new Map(rows.map((r) => [r.id, r.webhook_url]))
+          )
 
     const paymentOf = (t: TxRow) => ({
       chain: t.chain,
@@ -144,13 +151,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * and could put CONFIRMING back to PENDING).
      */
     const settleOrder = (orderId: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const [order] = yield* sql`
           SELECT o.status, o.late_payment, o.expire_at, order_time_is_up(o.id, o.expire_at) AS expired, o.amount::text AS amount,
                  (SELECT p.amount_precision FROM wallet_asset_policies p WHERE p.chain = o.chain AND p.currency = o.currency) AS digits
-          FROM orders o WHERE o.id = ${orderId} FOR UPDATE OF o`.pipe(
-          Effect.flatMap(decodeOrderRows)
-        )
+          FROM orders o WHERE o.id = ${orderId} FOR UPDATE OF o`.pipe(Effect.flatMap(decodeOrderRows))
         if (order === undefined) return { changed: false, status: "" }
         const assets = yield* sql<{ chain: string; currency: string; asked: string }>`
           SELECT chain, currency, amount::text AS asked FROM order_assets WHERE order_id = ${orderId}`
@@ -164,9 +169,21 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         const next = settle(
           { status: order.status, latePayment: order.late_payment, expireAt: order.expire_at, expired: order.expired },
           assets,
-          payments.map((p) => ({ chain: p.chain, currency: p.currency, amount: p.amount, status: p.status, blockTime: p.block_time }))
+          payments.map((p) => ({
+            chain: p.chain,
+            currency: p.currency,
+            amount: p.amount,
+            status: p.status,
+            blockTime: p.block_time
+          }))
         )
-        const settled = payments.map((p) => ({ chain: p.chain, currency: p.currency, amount: p.amount, status: p.status, blockTime: p.block_time }))
+        const settled = payments.map((p) => ({
+          chain: p.chain,
+          currency: p.currency,
+          amount: p.amount,
+          status: p.status,
+          blockTime: p.block_time
+        }))
         // recomputed from the payments each time, never accumulated from rounded per-payment values
         const paid = paidValue(order.amount, assets, settled, order.digits ?? 18)
         yield* sql`UPDATE orders SET status = ${next.status}, tx_hash = ${last?.tx_hash ?? null}, late_payment = ${next.latePayment},
@@ -181,7 +198,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * (DECISIONS.md), counted from the ones already in the outbox, in the same transaction.
      */
     const nthKey = (t: TxRow, bodyEvent: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = depositKey(t, bodyEvent)
         if (bodyEvent !== "payment.reversed" && bodyEvent !== "payment.restored") return key
         const [earlier] = yield* Effect.orDie(sql<{ n: number }>`
@@ -192,7 +209,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       })
 
     const orderEvent = (t: TxRow, bodyEvent: string, hooks: Map<string, string | null>, now: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (t.order_id === null) return
         const order = yield* orders.get(t.merchant_id, t.order_id).pipe(Effect.orDie)
         const fallback = bodyEvent === "order.expired" || bodyEvent === "order.partially_paid"
@@ -211,7 +228,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * `payment.restored` for one a reorg had reversed and that is mined again.
      */
     const onDetected = (rows: ReadonlyArray<TxRow & { readonly revived: boolean }>, now: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const forOrders = rows.filter((t) => t.order_id !== null && t.counted)
         if (forOrders.length === 0) return
         const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
@@ -225,7 +242,10 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * posted totals, as two INSERT … SELECT parts of the caller's statement.
      */
     const ledgerParts = (kind: "deposit" | "deposit_reversal", which: Fragment) => {
-      const [debit, credit] = kind === "deposit" ? [sql`'chain'`, sql`'uncollected:' || c.wallet_id`] : [sql`'uncollected:' || c.wallet_id`, sql`'chain'`]
+      const [debit, credit] =
+        kind === "deposit"
+          ? [sql`'chain'`, sql`'uncollected:' || c.wallet_id`]
+          : [sql`'uncollected:' || c.wallet_id`, sql`'chain'`]
       return sql`
         moved AS MATERIALIZED (
           SELECT c.id, c.merchant_id, c.wallet_id, c.chain, c.currency, trim_scale(c.amount * (10::numeric ^ a.decimals)) AS units
@@ -283,7 +303,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
 
     /** Confirms the pending deposits of a chain at or below its finalized height. */
     const confirmUpTo = (chain: Chain, finalized: bigint, head: bigint, now: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const [pending] = yield* sql<{ n: number }>`
           SELECT count(*)::int AS n FROM transactions
           WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}`
@@ -310,7 +330,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
 
     /** What confirmation means for order payments: the order's paid total and status, the events. */
     const settleConfirmedOrders = (confirmed: ReadonlyArray<TxRow>, now: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const counted = confirmed.filter((t) => t.order_id !== null && t.counted && t.order_value !== null)
         if (counted.length === 0) return
         const hooks = yield* merchantHooks(counted.map((t) => t.merchant_id))
@@ -323,11 +343,20 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * (Deposit-address hits need no lookup here: the insert joins their deposit address.)
      */
     const orderDestinations = (chain: Chain, hits: ReadonlyArray<Attributed>) =>
-      Effect.gen(function*() {
-        const orderWallets = [...new Set(hits.filter((h) => h.wallet.purpose === "order").map((h) => h.wallet.walletId))]
-        const orderAssets = orderWallets.length === 0 ? [] : yield* sql<{
-          order_id: string; wallet_id: string; currency: string; asset_amount: string; order_amount: string
-        }>`SELECT oa.order_id, oa.wallet_id, oa.currency, oa.amount::text AS asset_amount, o.amount::text AS order_amount
+      Effect.gen(function* () {
+        const orderWallets = [
+          ...new Set(hits.filter((h) => h.wallet.purpose === "order").map((h) => h.wallet.walletId))
+        ]
+        const orderAssets =
+          orderWallets.length === 0
+            ? []
+            : yield* sql<{
+                order_id: string
+                wallet_id: string
+                currency: string
+                asset_amount: string
+                order_amount: string
+              }>`SELECT oa.order_id, oa.wallet_id, oa.currency, oa.amount::text AS asset_amount, o.amount::text AS order_amount
            FROM order_assets oa JOIN orders o ON o.id = oa.order_id
            WHERE oa.chain = ${chain} AND ${sql.in("oa.wallet_id", orderWallets)}`
         const orderOfWallet = new Map(orderAssets.map((a) => [a.wallet_id, a.order_id]))
@@ -338,9 +367,14 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           return {
             order_id: orderOfWallet.get(hit.wallet.walletId) ?? null,
             counted: asset !== undefined,
-            order_value: asset === undefined
-              ? null
-              : new MoneyDecimal(hit.amount).times(asset.order_amount).div(asset.asset_amount).toDecimalPlaces(18, MoneyDecimal.ROUND_DOWN).toFixed()
+            order_value:
+              asset === undefined
+                ? null
+                : new MoneyDecimal(hit.amount)
+                    .times(asset.order_amount)
+                    .div(asset.asset_amount)
+                    .toDecimalPlaces(18, MoneyDecimal.ROUND_DOWN)
+                    .toFixed()
           }
         }
       })
@@ -350,7 +384,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * them, all in one transaction: a block is never half-written, and catching up many blocks costs one
      * commit instead of one per block. Following the head, it is called with one block.
      */
-    const writeBlocks = Effect.fn("AttributionStore.writeBlocks")(function*(
+    const writeBlocks = Effect.fn("AttributionStore.writeBlocks")(function* (
       blocks: ReadonlyArray<{ readonly block: BlockRecord; readonly hits: ReadonlyArray<Attributed> }>,
       finalized: bigint,
       holder: string,
@@ -373,7 +407,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       if (last === undefined) return { detected: 0, confirmed: 0 }
       const chain = last.block.chain
       return yield* sql.withTransaction(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // a catch-up batch holds thousands of rows in the statement's CTEs: with the default 4 MB of
           // work_mem they spill to temporary files. Following, the fence, that setting and the blocks' rows
           // are one statement (one round trip of the few around each block's write)
@@ -393,27 +427,43 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           // one row per transfer even if a node repeats a log within the batch: a repeat in the same
           // statement would otherwise fail the insert (or, joined twice, credit twice)
           const seen = new Set<string>()
-          const unique = blocks.flatMap(({ block, hits }, index) => hits.map((hit) => ({ block, hit, place: index + 1 }))).filter(({ hit }) => {
-            const id = transferKey({ tx_hash: hit.transfer.txHash, event_index: hit.transfer.eventIndex, to_address: hit.transfer.to })
-            if (seen.has(id)) return false
-            seen.add(id)
-            return true
-          })
+          const unique = blocks
+            .flatMap(({ block, hits }, index) => hits.map((hit) => ({ block, hit, place: index + 1 })))
+            .filter(({ hit }) => {
+              const id = transferKey({
+                tx_hash: hit.transfer.txHash,
+                event_index: hit.transfer.eventIndex,
+                to_address: hit.transfer.to
+              })
+              if (seen.has(id)) return false
+              seen.add(id)
+              return true
+            })
           // custody's own transactions (gas funding, collections) are never deposits: custody stored their
           // hashes before broadcasting them, so they are known before they can be seen (a withdrawal to
           // someone's deposit address is a real payment to them, and stays one). One indexed lookup per
           // batch: as a NOT EXISTS inside the write statement it made the statement six times slower.
           const hashes = [...new Set(unique.map(({ hit }) => hit.transfer.txHash))]
-          const own = hashes.length === 0 ? new Set<string>() : new Set((yield* sql<{ tx_hash: string }>`
+          const own =
+            hashes.length === 0
+              ? new Set<string>()
+              : new Set(
+                  (yield* sql<{ tx_hash: string }>`
             SELECT ct.tx_hash FROM custody_transactions ct JOIN custody_operations o ON o.id = ct.operation_id
-            WHERE ct.chain = ${chain} AND ct.tx_hash = ANY(string_to_array(${hashes.join(",")}, ',')) AND o.type <> 'withdrawal'`).map((r) => r.tx_hash))
+            WHERE ct.chain = ${chain} AND ct.tx_hash = ANY(string_to_array(${hashes.join(",")}, ',')) AND o.type <> 'withdrawal'`).map(
+                    (r) => r.tx_hash
+                  )
+                )
           const hits = own.size === 0 ? unique : unique.filter(({ hit }) => !own.has(hit.transfer.txHash))
           // order payments written (new or revived) go on to the order logic; deposits are only counted
           const forOrders: Array<TxRow & { readonly revived: boolean }> = []
           let detected = 0
           let final = 0
           if (hits.length > 0) {
-            const destinationOf = yield* orderDestinations(chain, hits.map((h) => h.hit))
+            const destinationOf = yield* orderDestinations(
+              chain,
+              hits.map((h) => h.hit)
+            )
             const confirmedAt = new Date()
             const ids = newIds("txn", hits.length)
             const eventIds = newIds("evt", hits.length)
@@ -426,33 +476,99 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
               // a block that is already final (catching up) is written confirmed at once: one write per row
               const isFinal = block.number <= finalized
               const row: TxRow = {
-                id: ids[index] ?? "", merchant_id: hit.wallet.merchantId, chain: block.chain, currency: hit.transfer.currency, amount: hit.amount,
-                tx_hash: hit.transfer.txHash, event_index: hit.transfer.eventIndex, from_address: hit.transfer.from, to_address: hit.transfer.to,
-                block_number: block.number.toString(), status: isFinal ? "confirmed" : "pending",
-                confirmations: isFinal ? Number(finalized - block.number) + 1 : 0, wallet_id: hit.wallet.walletId,
-                order_id: destination.order_id, deposit_address_id: null, counted: destination.counted, order_value: destination.order_value,
+                id: ids[index] ?? "",
+                merchant_id: hit.wallet.merchantId,
+                chain: block.chain,
+                currency: hit.transfer.currency,
+                amount: hit.amount,
+                tx_hash: hit.transfer.txHash,
+                event_index: hit.transfer.eventIndex,
+                from_address: hit.transfer.from,
+                to_address: hit.transfer.to,
+                block_number: block.number.toString(),
+                status: isFinal ? "confirmed" : "pending",
+                confirmations: isFinal ? Number(finalized - block.number) + 1 : 0,
+                wallet_id: hit.wallet.walletId,
+                order_id: destination.order_id,
+                deposit_address_id: null,
+                counted: destination.counted,
+                order_value: destination.order_value,
                 confirmed_at: isFinal ? confirmedAt : null
               }
               orderRows.set(transferKey(row), row)
             })
             // the transfers as one column each, pointing at their block by its place in the batch; the blocks
             // once each below (number, hash and time; final or not follows from the number)
-            const column = (type: DelimitedType, values: ReadonlyArray<string | number | boolean | null>) => delimitedColumn(sql, type, values)
-            const transfer = <A extends string | number | boolean | null>(f: (hit: Attributed) => A) => hits.map(({ hit }) => f(hit))
+            const column = (type: DelimitedType, values: ReadonlyArray<string | number | boolean | null>) =>
+              delimitedColumn(sql, type, values)
+            const transfer = <A extends string | number | boolean | null>(f: (hit: Attributed) => A) =>
+              hits.map(({ hit }) => f(hit))
             const c = yield* Effect.all({
-              block: column("int", hits.map(({ place }) => place)), event_id: column("text", eventIds), id: column("text", ids),
-              merchant_id: column("text", transfer((h) => h.wallet.merchantId)), currency: column("text", transfer((h) => h.transfer.currency)),
-              amount: column("numeric", transfer((h) => h.amount)), tx_hash: column("text", transfer((h) => h.transfer.txHash)),
-              event_index: column("int", transfer((h) => h.transfer.eventIndex)), from_address: column("text", transfer((h) => h.transfer.from)),
-              to_address: column("text", transfer((h) => h.transfer.to)), wallet_id: column("text", transfer((h) => h.wallet.walletId)),
-              purpose: column("text", transfer((h) => h.wallet.purpose)), order_id: column("text", destinations.map((d) => d.order_id)),
-              counted: column("boolean", destinations.map((d) => d.counted)), order_value: column("numeric", destinations.map((d) => d.order_value))
+              block: column(
+                "int",
+                hits.map(({ place }) => place)
+              ),
+              event_id: column("text", eventIds),
+              id: column("text", ids),
+              merchant_id: column(
+                "text",
+                transfer((h) => h.wallet.merchantId)
+              ),
+              currency: column(
+                "text",
+                transfer((h) => h.transfer.currency)
+              ),
+              amount: column(
+                "numeric",
+                transfer((h) => h.amount)
+              ),
+              tx_hash: column(
+                "text",
+                transfer((h) => h.transfer.txHash)
+              ),
+              event_index: column(
+                "int",
+                transfer((h) => h.transfer.eventIndex)
+              ),
+              from_address: column(
+                "text",
+                transfer((h) => h.transfer.from)
+              ),
+              to_address: column(
+                "text",
+                transfer((h) => h.transfer.to)
+              ),
+              wallet_id: column(
+                "text",
+                transfer((h) => h.wallet.walletId)
+              ),
+              purpose: column(
+                "text",
+                transfer((h) => h.wallet.purpose)
+              ),
+              order_id: column(
+                "text",
+                destinations.map((d) => d.order_id)
+              ),
+              counted: column(
+                "boolean",
+                destinations.map((d) => d.counted)
+              ),
+              order_value: column(
+                "numeric",
+                destinations.map((d) => d.order_value)
+              )
             })
             // a transfer seen before is not written again; one reversed by a reorg comes back to life. Only a
             // count and the order payments come back. Final rows (catching up) are credited and announced in
             // the same statement: the deposit address is looked up once for both the row and its event.
             const written = yield* sql<{
-              written: number; final: number; id: string | null; tx_hash: string | null; event_index: number | null; to_address: string | null
+              written: number
+              final: number
+              id: string | null
+              tx_hash: string | null
+              event_index: number | null
+              to_address: string | null
               revived: boolean | null
             }>`
               WITH b AS (
@@ -503,26 +619,37 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
               detected = w.written
               final = w.final
               if (w.id === null || w.tx_hash === null || w.event_index === null || w.to_address === null) continue
-              const row = orderRows.get(transferKey({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address }))
+              const row = orderRows.get(
+                transferKey({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address })
+              )
               // an insert's xmax is 0; an ON CONFLICT update (a reversed transfer mined again) has one
-              if (row !== undefined) forOrders.push({ ...row, id: w.id, deposit_address_id: null, revived: w.revived === true })
+              if (row !== undefined)
+                forOrders.push({ ...row, id: w.id, deposit_address_id: null, revived: w.revived === true })
             }
             yield* onDetected(forOrders, now)
           }
-          yield* settleConfirmedOrders(forOrders.filter((t) => t.status === "confirmed"), now)
+          yield* settleConfirmedOrders(
+            forOrders.filter((t) => t.status === "confirmed"),
+            now
+          )
           // what a block's traces could not show is recorded with it (a rescan that traced it clears it)
           yield* untraced.record(blocks.map((b) => b.block))
           if (mode === "rescan") {
             yield* untraced.traced(blocks.map((b) => b.block))
             return { detected, confirmed: final }
           }
-          const confirmed = final + (options.confirmPending === false ? 0 : yield* confirmUpTo(chain, finalized, last.block.number, now))
+          const confirmed =
+            final +
+            (options.confirmPending === false ? 0 : yield* confirmUpTo(chain, finalized, last.block.number, now))
           // the cursor and the block window's end, one statement
-          const cursor = cursorTo === "last"
-            ? sql`INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
+          const cursor =
+            cursorTo === "last"
+              ? sql`INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
                   VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash}, ${blocks[0]?.block.number.toString() ?? null})
                   ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
-            : Option.isSome(cursorTo) ? moveCursorForward(chain, cursorTo.value) : sql`SELECT 1`
+              : Option.isSome(cursorTo)
+                ? moveCursorForward(chain, cursorTo.value)
+                : sql`SELECT 1`
           yield* sql`
             WITH stored_cursor AS (${cursor})
             DELETE FROM indexed_blocks WHERE chain = ${chain} AND number < ${(last.block.number - 512n).toString()}`
@@ -532,7 +659,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     })
 
     /** The cursor moved forward to a block whose batch and every one before it have committed. */
-    const advanceCursor = Effect.fn("AttributionStore.advanceCursor")(function*(chain: Chain, to: BlockCursor, holder: string) {
+    const advanceCursor = Effect.fn("AttributionStore.advanceCursor")(function* (
+      chain: Chain,
+      to: BlockCursor,
+      holder: string
+    ) {
       return yield* sql.withTransaction(Effect.zipRight(assertLease(chain, holder), moveCursorForward(chain, to)))
     })
 
@@ -540,11 +671,18 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       writeBlocks([{ block, hits }], finalized, holder)
 
     /** Confirmations with no new block (a chain whose finality moved on while the head did not). */
-    const confirm = Effect.fn("AttributionStore.confirm")(function*(chain: Chain, finalized: bigint, head: bigint, holder: string) {
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* assertLease(chain, holder)
-        return yield* confirmUpTo(chain, finalized, head, DateTime.formatIso(yield* DateTime.now))
-      }))
+    const confirm = Effect.fn("AttributionStore.confirm")(function* (
+      chain: Chain,
+      finalized: bigint,
+      head: bigint,
+      holder: string
+    ) {
+      return yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* assertLease(chain, holder)
+          return yield* confirmUpTo(chain, finalized, head, DateTime.formatIso(yield* DateTime.now))
+        })
+      )
     })
 
     /**
@@ -552,12 +690,17 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * blocks are marked reversed (never deleted), a confirmed one gets an opposite ledger entry, orders are
      * settled again with their events, and the cursor goes back to the ancestor.
      */
-    const rollbackTo = Effect.fn("AttributionStore.rollbackTo")(function*(chain: Chain, ancestor: { readonly number: bigint; readonly hash: string }, holder: string) {
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* assertLease(chain, holder)
-        const now = DateTime.formatIso(yield* DateTime.now)
-        // a reversed deposit that had been credited gets the opposite entry, in the same statement
-        const reversed = yield* sql`
+    const rollbackTo = Effect.fn("AttributionStore.rollbackTo")(function* (
+      chain: Chain,
+      ancestor: { readonly number: bigint; readonly hash: string },
+      holder: string
+    ) {
+      return yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* assertLease(chain, holder)
+          const now = DateTime.formatIso(yield* DateTime.now)
+          // a reversed deposit that had been credited gets the opposite entry, in the same statement
+          const reversed = yield* sql`
           WITH r AS (
             UPDATE transactions SET status = 'reversed', reversed_at = clock_timestamp(), updated_at = clock_timestamp()
             WHERE chain = ${chain} AND type = 'deposit' AND block_number > ${ancestor.number.toString()}::bigint
@@ -566,34 +709,37 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           c AS MATERIALIZED (SELECT r.* FROM r),
           ${ledgerParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
           SELECT ${sql.literal(TX_COLUMNS)} FROM c`.pipe(Effect.flatMap(decodeTxRows))
-        const forOrders = reversed.filter((t) => t.order_id !== null && t.counted)
-        const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
-        for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
-        // the reorg's outcome for the order (back to PENDING, CONFIRMING or EXPIRED) is in this event's
-        // body; `order.expired` stays the expiry's own event, sent once
-        for (const t of forOrders) yield* orderEvent(t, "payment.reversed", hooks, now)
-        yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number > ${ancestor.number.toString()}`
-        yield* untraced.dropAbove(chain, ancestor.number)
-        yield* sql`UPDATE indexer_cursors SET block_number = ${ancestor.number.toString()}, block_hash = ${ancestor.hash}, updated_at = now()
+          const forOrders = reversed.filter((t) => t.order_id !== null && t.counted)
+          const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
+          for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
+          // the reorg's outcome for the order (back to PENDING, CONFIRMING or EXPIRED) is in this event's
+          // body; `order.expired` stays the expiry's own event, sent once
+          for (const t of forOrders) yield* orderEvent(t, "payment.reversed", hooks, now)
+          yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number > ${ancestor.number.toString()}`
+          yield* untraced.dropAbove(chain, ancestor.number)
+          yield* sql`UPDATE indexer_cursors SET block_number = ${ancestor.number.toString()}, block_hash = ${ancestor.hash}, updated_at = now()
                    WHERE chain = ${chain}`
-        return reversed.length
-      }))
+          return reversed.length
+        })
+      )
     })
 
     /**
      * A chain's first cursor, where its indexing starts, with its block (the base a reorg walks back to);
      * kept as it is if another process stored one first.
      */
-    const startCursor = Effect.fn("AttributionStore.startCursor")(function*(block: BlockRecord, holder: string) {
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* assertLease(block.chain, holder)
-        const [stored] = yield* sql<{ chain: string }>`
+    const startCursor = Effect.fn("AttributionStore.startCursor")(function* (block: BlockRecord, holder: string) {
+      return yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* assertLease(block.chain, holder)
+          const [stored] = yield* sql<{ chain: string }>`
           INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
           VALUES (${block.chain}, ${block.number.toString()}, ${block.hash}, ${block.number.toString()})
           ON CONFLICT (chain) DO NOTHING RETURNING chain`
-        if (stored === undefined) return
-        yield* sql`INSERT INTO indexed_blocks ${sql.insert(indexedBlockRow(block))} ON CONFLICT (chain, number) DO NOTHING`
-      }))
+          if (stored === undefined) return
+          yield* sql`INSERT INTO indexed_blocks ${sql.insert(indexedBlockRow(block))} ON CONFLICT (chain, number) DO NOTHING`
+        })
+      )
     })
 
     return { writeBlock, writeBlocks, advanceCursor, confirm, rollbackTo, startCursor } as const

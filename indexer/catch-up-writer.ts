@@ -22,7 +22,7 @@ export const DEFAULT_CATCH_UP_WRITERS = 2
  * A batch with a block not yet final (the head, where reorgs happen) first waits for every earlier one
  * and is written alone with its own cursor, as before.
  */
-export const makeCatchUpWriter = Effect.fn("makeCatchUpWriter")(function*(
+export const makeCatchUpWriter = Effect.fn("makeCatchUpWriter")(function* (
   chain: Chain,
   holder: string,
   writers: number,
@@ -57,7 +57,7 @@ export const makeCatchUpWriter = Effect.fn("makeCatchUpWriter")(function*(
   })
 
   /** The writes that have ended, oldest first, taken in as far as there is no gap. */
-  const collectEnded = Effect.gen(function*() {
+  const collectEnded = Effect.gen(function* () {
     for (let oldest = inFlight[0]; oldest !== undefined; oldest = inFlight[0]) {
       if (Option.isNone(yield* Fiber.poll(oldest.fiber))) return
       yield* awaitOldest
@@ -65,7 +65,7 @@ export const makeCatchUpWriter = Effect.fn("makeCatchUpWriter")(function*(
   })
 
   /** Every write waited for, and the cursor stored where they reached. */
-  const drain = Effect.gen(function*() {
+  const drain = Effect.gen(function* () {
     while (inFlight.length > 0) yield* awaitOldest
     if (committed.number > stored.number) {
       yield* store.advanceCursor(chain, committed, holder)
@@ -74,7 +74,7 @@ export const makeCatchUpWriter = Effect.fn("makeCatchUpWriter")(function*(
   })
 
   const write = (batch: BlockBatch, finalized: bigint) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const last = batch[batch.length - 1]
       if (last === undefined) return
       const tip = { number: last.block.number, hash: last.block.hash }
@@ -95,7 +95,9 @@ export const makeCatchUpWriter = Effect.fn("makeCatchUpWriter")(function*(
       // the cursor this batch stores: as far as the batches before it are known to have committed
       const stores = committed.number > stored.number ? Option.some(committed) : Option.none()
       const started = performance.now()
-      const fiber = yield* Effect.forkScoped(store.writeBlocks(batch, finalized, holder, { cursor: stores, confirmPending: false }))
+      const fiber = yield* Effect.forkScoped(
+        store.writeBlocks(batch, finalized, holder, { cursor: stores, confirmPending: false })
+      )
       inFlight.push({ fiber, tip, stores, started })
     })
 

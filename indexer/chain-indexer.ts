@@ -12,7 +12,10 @@ import { earliestWatched, startBlockFor } from "./start-block.js"
 import { type ChainIndexerStatus, currentStatus, reportStatus, standbyStatus } from "../src/indexing/indexer-status.js"
 import { WatchList } from "./watch-list.js"
 
-export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{ readonly chain: string; readonly message: string }> {}
+export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{
+  readonly chain: string
+  readonly message: string
+}> {}
 
 export interface IndexerOptions {
   /** Blocks fetched per batch; the next batches are fetched while this one is written. */
@@ -36,11 +39,18 @@ export interface IndexerOptions {
 /** What a node answers for `from`–`to` must cover the range: every block, or (slots) every produced one. */
 export const checkCovers = (client: ChainClient, answer: ReadonlyArray<ChainBlock>, from: bigint, to: bigint) => {
   const complete = client.skipsNumbers
-    ? answer.every((b, i) => b.number >= from && b.number <= to && (i === 0 || b.number > (answer[i - 1]?.number ?? to)))
+    ? answer.every(
+        (b, i) => b.number >= from && b.number <= to && (i === 0 || b.number > (answer[i - 1]?.number ?? to))
+      )
     : answer.length === Number(to - from + 1n) && answer.every((b, i) => b.number === from + BigInt(i))
   return complete
     ? Effect.void
-    : Effect.fail(new ChainRpcError({ chain: client.chain, message: `the node answered ${answer.length} blocks for ${from}–${to}, not the whole range; reading them again` }))
+    : Effect.fail(
+        new ChainRpcError({
+          chain: client.chain,
+          message: `the node answered ${answer.length} blocks for ${from}–${to}, not the whole range; reading them again`
+        })
+      )
 }
 
 /**
@@ -66,17 +76,24 @@ const holderId = () => `${os.hostname()}:${process.pid}:${randomBytes(4).toStrin
  * chain and rolls back to the common ancestor; a fork deeper than the chain's finality window halts it.
  */
 export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* AttributionStore
     const chain = client.chain
     let holder = holderId()
     const watch = new WatchList(chain)
-    const decimals = new Map((yield* sql<{ currency: string; decimals: number }>`
-      SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
+    const decimals = new Map(
+      (yield* sql<{ currency: string; decimals: number }>`
+      SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals])
+    )
 
     // what a standby runner read from the database (the stored cursor) stays shown until this one knows more
-    let status: ChainIndexerStatus = { ...((yield* currentStatus(chain)) ?? standbyStatus(chain)), state: "starting", detail: "", nodeAnsweredAt: Date.now() }
+    let status: ChainIndexerStatus = {
+      ...((yield* currentStatus(chain)) ?? standbyStatus(chain)),
+      state: "starting",
+      detail: "",
+      nodeAnsweredAt: Date.now()
+    }
     // errors in a row: the wait before trying again doubles with each (1 s … 10 s), so a sick node is not hammered
     let errorsInRow = 0
     const report = (patch: Partial<ChainIndexerStatus>) => {
@@ -96,7 +113,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
      * election: the cluster has chosen this one, so it takes the row whoever had it.
      */
     let mustTakeOver = true
-    const takeOver = Effect.gen(function*() {
+    const takeOver = Effect.gen(function* () {
       holder = holderId()
       // a holding of its own: the node's silence is counted from here, not from what a standby runner saw
       status = { ...status, nodeAnsweredAt: Date.now() }
@@ -105,9 +122,11 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       mustTakeOver = false
       yield* Effect.logInfo(`${chain} indexer runs here (${holder})`)
     })
-    const release = Effect.suspend(() => sql`DELETE FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder}`).pipe(Effect.ignore)
+    const release = Effect.suspend(
+      () => sql`DELETE FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder}`
+    ).pipe(Effect.ignore)
 
-    const loadCursor = Effect.gen(function*() {
+    const loadCursor = Effect.gen(function* () {
       const [row] = yield* sql<{ block_number: string; block_hash: string }>`
         SELECT block_number::text AS block_number, block_hash FROM indexer_cursors WHERE chain = ${chain}`
       if (row !== undefined) return { number: BigInt(row.block_number), hash: row.block_hash }
@@ -123,17 +142,27 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       const earliest = start >= 0n ? null : yield* earliestWatched(chain)
       const { block, truncated } = yield* startBlockFor(client, at, earliest)
       if (truncated) {
-        yield* Effect.logError(`${chain}: addresses were issued from ${earliest?.toISOString()} on, before this chain's indexer first ran, but its nodes hold nothing older than block ${block.number}: ` +
-          `what was paid to them before it is not read here — rescan from the block of ${earliest?.toISOString()} with an archive node (npm run indexer -- --chain ${chain} --rescan-from N)`)
+        yield* Effect.logError(
+          `${chain}: addresses were issued from ${earliest?.toISOString()} on, before this chain's indexer first ran, but its nodes hold nothing older than block ${block.number}: ` +
+            `what was paid to them before it is not read here — rescan from the block of ${earliest?.toISOString()} with an archive node (npm run indexer -- --chain ${chain} --rescan-from N)`
+        )
       } else if (block.number !== at.number) {
-        yield* Effect.logWarning(`${chain}: addresses were issued from ${earliest?.toISOString()} on, before this chain's indexer first ran; it starts at block ${block.number}, ${at.number - block.number} blocks before the head ${at.number}, and reads them first`)
+        yield* Effect.logWarning(
+          `${chain}: addresses were issued from ${earliest?.toISOString()} on, before this chain's indexer first ran; it starts at block ${block.number}, ${at.number - block.number} blocks before the head ${at.number}, and reads them first`
+        )
       }
-      yield* store.startCursor({ chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }, holder)
+      yield* store.startCursor(
+        { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp },
+        holder
+      )
       return { number: block.number, hash: block.hash }
     })
 
     const finalityHalt = (message: string) =>
-      new ReorgTooDeep({ chain, message: `${chain}: a fork deeper than the finality window: ${message}; refusing to reverse final credits — an operator must look at it` })
+      new ReorgTooDeep({
+        chain,
+        message: `${chain}: a fork deeper than the finality window: ${message}; refusing to reverse final credits — an operator must look at it`
+      })
 
     /**
      * Walks back over the blocks we stored until the node agrees with one: the common ancestor. A fork that
@@ -143,7 +172,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
      * the branch. Nothing final is undone by leaving it, so it is left, loudly.
      */
     const findAncestor = (cursor: BlockCursor, finalized: bigint) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // newest first, by the number itself (ordering its text would put 9 above 10)
         const stored = yield* sql<{ block: string; hash: string }>`
           SELECT number::text AS block, hash FROM indexed_blocks WHERE chain = ${chain} AND number <= ${cursor.number.toString()}
@@ -156,10 +185,14 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
               SELECT min(block_number)::text AS block FROM transactions
               WHERE chain = ${chain} AND type = 'deposit' AND status = 'confirmed' AND block_number > ${row.block}::bigint`
             if (final?.block !== null && final?.block !== undefined) {
-              return yield* finalityHalt(`going back to block ${n} would reverse deposits already final (from block ${final.block})`)
+              return yield* finalityHalt(
+                `going back to block ${n} would reverse deposits already final (from block ${final.block})`
+              )
             }
             if (n < finalized) {
-              yield* Effect.logWarning(`${chain}: the branch indexed above block ${n} is not the node's chain, whose final height is ${finalized}; no final credit is on it, so it is rolled back (a node served a branch it left)`)
+              yield* Effect.logWarning(
+                `${chain}: the branch indexed above block ${n} is not the node's chain, whose final height is ${finalized}; no final credit is on it, so it is rolled back (a node served a branch it left)`
+              )
             }
             return { number: n, hash: row.hash }
           }
@@ -176,9 +209,15 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       Effect.flatMap(client.blockHash(number), (theirs) =>
         Option.contains(theirs, hash)
           ? Effect.succeed(true)
-          : Effect.as(Effect.logWarning(`${chain}: the node's block ${number} (final height ${finalized}) is ${Option.getOrElse(theirs, () => "missing")}, not the ${hash} we indexed: nothing there is confirmed until they agree`), false))
+          : Effect.as(
+              Effect.logWarning(
+                `${chain}: the node's block ${number} (final height ${finalized}) is ${Option.getOrElse(theirs, () => "missing")}, not the ${hash} we indexed: nothing there is confirmed until they agree`
+              ),
+              false
+            )
+      )
 
-    const index = Effect.gen(function*() {
+    const index = Effect.gen(function* () {
       let cursor = yield* loadCursor
       const writer = yield* makeCatchUpWriter(chain, holder, options.writers ?? DEFAULT_CATCH_UP_WRITERS, cursor)
       yield* report({ cursorStored: true, cursor: cursor.number.toString() })
@@ -193,7 +232,11 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       const prefetchBatches = options.prefetchBatches ?? DEFAULT_PREFETCH_BATCHES
       // batches asked of the node beyond the one written next, in order: with a remote node a batch is
       // mostly waiting, so several in flight keep the writer busy. Each covers what was asked then.
-      let ahead: Array<{ readonly from: bigint; readonly to: bigint; readonly fiber: Fiber.RuntimeFiber<ReadonlyArray<ChainBlock>, ChainRpcError> }> = []
+      let ahead: Array<{
+        readonly from: bigint
+        readonly to: bigint
+        readonly fiber: Fiber.RuntimeFiber<ReadonlyArray<ChainBlock>, ChainRpcError>
+      }> = []
       const dropAhead = Effect.suspend(() => {
         const fibers = ahead.map((a) => a.fiber)
         ahead = []
@@ -201,10 +244,18 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       })
       // the head and the final height from one node: one node's head beside another's final height would
       // make blocks final that the node we read never called final
-      const readTip = Effect.flatMap(client.tip, ({ head, finalized }): Effect.Effect<readonly [bigint, bigint], ChainRpcError> =>
-        finalized > head
-          ? Effect.fail(new ChainRpcError({ chain, message: `the node says block ${finalized} is final above its head ${head}` }))
-          : Effect.succeed([head, finalized] as const)).pipe(Effect.retry(CALL_RETRY))
+      const readTip = Effect.flatMap(
+        client.tip,
+        ({ head, finalized }): Effect.Effect<readonly [bigint, bigint], ChainRpcError> =>
+          finalized > head
+            ? Effect.fail(
+                new ChainRpcError({
+                  chain,
+                  message: `the node says block ${finalized} is final above its head ${head}`
+                })
+              )
+            : Effect.succeed([head, finalized] as const)
+      ).pipe(Effect.retry(CALL_RETRY))
       // catching up, the head and final height are asked while a batch is written: no batch waits for them
       let tipAhead: Option.Option<Fiber.RuntimeFiber<readonly [bigint, bigint], ChainRpcError>> = Option.none()
       for (;;) {
@@ -218,8 +269,16 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           const upTo = finalized < cursor.number ? finalized : cursor.number
           const [ours] = yield* sql<{ number: string; hash: string }>`
             SELECT number::text AS number, hash FROM indexed_blocks WHERE chain = ${chain} AND number <= ${upTo.toString()} ORDER BY number DESC LIMIT 1`
-          if (ours === undefined || (yield* finalIsOurs(BigInt(ours.number), ours.hash, finalized))) yield* store.confirm(chain, upTo, head, holder)
-          yield* report({ state: "following", head: head.toString(), cursor: cursor.number.toString(), lagBlocks: 0, lagSeconds: 0, watchedAddresses: watch.size })
+          if (ours === undefined || (yield* finalIsOurs(BigInt(ours.number), ours.hash, finalized)))
+            yield* store.confirm(chain, upTo, head, holder)
+          yield* report({
+            state: "following",
+            head: head.toString(),
+            cursor: cursor.number.toString(),
+            lagBlocks: 0,
+            lagSeconds: 0,
+            watchedAddresses: watch.size
+          })
           yield* Effect.sleep(options.pollInterval)
           continue
         }
@@ -233,11 +292,17 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         // at most two more each time: asked all at once, the batches' answers would all be decoded at once,
         // and that burst held up the process's other work (the cluster's shard-lock refresh timed out)
         for (let added = 0; added < 2 && ahead.length <= prefetchBatches && next <= head; added++) {
-          const size = BigInt(starting && added === 0 ? Math.max(1, Math.ceil(options.batchSize / 10)) : options.batchSize)
+          const size = BigInt(
+            starting && added === 0 ? Math.max(1, Math.ceil(options.batchSize / 10)) : options.batchSize
+          )
           const end = next + size - 1n < head ? next + size - 1n : head
           // a batch that fails (a rate limit, a node that cannot give it) is asked again where it stands: the
           // batches fetched ahead of it are kept, not thrown away with a restart of the loop
-          ahead.push({ from: next, to: end, fiber: yield* Effect.forkScoped(Effect.retry(client.blocks(next, end), CALL_RETRY)) })
+          ahead.push({
+            from: next,
+            to: end,
+            fiber: yield* Effect.forkScoped(Effect.retry(client.blocks(next, end), CALL_RETRY))
+          })
           next = end + 1n
         }
         const asked = ahead.shift()
@@ -248,7 +313,8 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         windowFetchMs += Date.now() - fetchStarted
         yield* checkCovers(client, current, from, to)
         const last = current[current.length - 1]
-        if (last !== undefined && head - last.number > BigInt(options.batchSize)) tipAhead = Option.some(yield* Effect.forkScoped(readTip))
+        if (last !== undefined && head - last.number > BigInt(options.batchSize))
+          tipAhead = Option.some(yield* Effect.forkScoped(readTip))
         // the batch must extend what we wrote, block by block; the first that does not starts a reorg
         let valid = 0
         let tip = cursor
@@ -259,13 +325,23 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         }
         if (valid > 0) {
           const writes = current.slice(0, valid).map((block) => ({
-            block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp, untraced: block.untraced },
+            block: {
+              chain,
+              number: block.number,
+              hash: block.hash,
+              parentHash: block.parentHash,
+              timestamp: block.timestamp,
+              untraced: block.untraced
+            },
             hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
           }))
           // blocks at or below the final height are written final only if the node's final chain has the
           // batch's block there (the node that answered the height may not be the one that served the batch)
           const finalInBatch = writes.filter((w) => w.block.number <= finalized).at(-1)?.block
-          const batchFinal = finalInBatch === undefined || (yield* finalIsOurs(finalInBatch.number, finalInBatch.hash, finalized)) ? finalized : cursor.number
+          const batchFinal =
+            finalInBatch === undefined || (yield* finalIsOurs(finalInBatch.number, finalInBatch.hash, finalized))
+              ? finalized
+              : cursor.number
           // catching up, this waits only when the writes already in flight are as many as allowed
           const writeStarted = Date.now()
           yield* writer.write(writes, batchFinal)
@@ -278,7 +354,9 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           yield* writer.drain
           const ancestor = yield* findAncestor(cursor, finalized)
           const reversed = yield* store.rollbackTo(chain, ancestor, holder)
-          yield* Effect.logWarning(`${chain} reorg: block ${cursor.number + 1n} does not extend ${cursor.hash}; rolled back to ${ancestor.number}, ${reversed} transfers reversed`)
+          yield* Effect.logWarning(
+            `${chain} reorg: block ${cursor.number + 1n} does not extend ${cursor.hash}; rolled back to ${ancestor.number}, ${reversed} transfers reversed`
+          )
           cursor = ancestor
           yield* writer.wentBackTo(ancestor)
         }
@@ -290,16 +368,29 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         // what is shown is what is written: the batches still being written are not counted yet
         const written = writer.pending === 0 ? cursor : yield* writer.committed
         const lagBlocks = Number(head - written.number)
-        const lagSeconds = last === undefined ? 0 : Math.max(0, Math.round(Date.now() / 1000 - (last.timestamp > 1e12 ? last.timestamp / 1000 : last.timestamp)))
+        const lagSeconds =
+          last === undefined
+            ? 0
+            : Math.max(
+                0,
+                Math.round(Date.now() / 1000 - (last.timestamp > 1e12 ? last.timestamp / 1000 : last.timestamp))
+              )
         yield* report({
           state: lagBlocks > options.batchSize ? "catching_up" : "following",
-          head: head.toString(), cursor: written.number.toString(), lagBlocks, lagSeconds, watchedAddresses: watch.size, blocksPerSecond: Math.round(rate)
+          head: head.toString(),
+          cursor: written.number.toString(),
+          lagBlocks,
+          lagSeconds,
+          watchedAddresses: watch.size,
+          blocksPerSecond: Math.round(rate)
         })
         if (Date.now() - lastProgressLog > 5000 && lagBlocks > options.batchSize) {
           lastProgressLog = Date.now()
           const eta = rate > 0 ? Math.round(lagBlocks / rate) : -1
           const share = (ms: number) => `${Math.round((100 * ms) / Math.max(1, Date.now() - windowStart))}%`
-          yield* Effect.logInfo(`${chain} catching up: block ${written.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"} (waiting for the node ${share(windowFetchMs)}, for a writer ${share(windowWriteMs)})`)
+          yield* Effect.logInfo(
+            `${chain} catching up: block ${written.number} of ${head}, ${rate.toFixed(1)} blocks/s, lag ${lagBlocks} blocks, ETA ${eta >= 0 ? `${eta} s` : "unknown"} (waiting for the node ${share(windowFetchMs)}, for a writer ${share(windowWriteMs)})`
+          )
           windowStart = Date.now()
           windowBlocks = 0
           windowFetchMs = 0
@@ -309,7 +400,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       // what was asked ahead ends with it (an error, an interruption)
     }).pipe(Effect.scoped)
 
-    const run = Effect.gen(function*() {
+    const run = Effect.gen(function* () {
       if (mustTakeOver) yield* takeOver
       yield* report({ state: "starting", detail: "" })
       yield* checkChainIdentity(chain, options.network, yield* client.genesis)
@@ -326,29 +417,40 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       Effect.catchTag("LeaseLost", () =>
         Effect.suspend(() => {
           mustTakeOver = true
-          return Effect.all([
-            report({ state: "standby", detail: "another indexer took this chain over" }),
-            Effect.logWarning(`${chain} indexer: another indexer took this chain over; this one stopped writing`),
-            Effect.sleep(options.retakeAfter ?? Duration.seconds(10))
-          ], { discard: true })
-        })),
+          return Effect.all(
+            [
+              report({ state: "standby", detail: "another indexer took this chain over" }),
+              Effect.logWarning(`${chain} indexer: another indexer took this chain over; this one stopped writing`),
+              Effect.sleep(options.retakeAfter ?? Duration.seconds(10))
+            ],
+            { discard: true }
+          )
+        })
+      ),
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause) || isHalt(cause)
           ? Effect.failCause(cause)
           : Effect.suspend(() => {
-            const wait = Duration.millis(Math.min(10_000, 1_000 * 2 ** Math.min(errorsInRow, 4)))
-            errorsInRow += 1
-            return Effect.zipRight(
-              Effect.zipRight(
-                Effect.suspend(() => {
-                  const reason = Cause.pretty(cause).split("\n")[0] ?? ""
-                  return report({ state: "retrying", detail: reason, failing: { since: status.failing?.since ?? Date.now(), reason } })
-                }),
-                Effect.logWarning(`${chain} indexer error (${errorsInRow} in a row); retrying in ${Duration.format(wait)}`, cause)
-              ),
-              Effect.sleep(wait)
-            )
-          })
+              const wait = Duration.millis(Math.min(10_000, 1_000 * 2 ** Math.min(errorsInRow, 4)))
+              errorsInRow += 1
+              return Effect.zipRight(
+                Effect.zipRight(
+                  Effect.suspend(() => {
+                    const reason = Cause.pretty(cause).split("\n")[0] ?? ""
+                    return report({
+                      state: "retrying",
+                      detail: reason,
+                      failing: { since: status.failing?.since ?? Date.now(), reason }
+                    })
+                  }),
+                  Effect.logWarning(
+                    `${chain} indexer error (${errorsInRow} in a row); retrying in ${Duration.format(wait)}`,
+                    cause
+                  )
+                ),
+                Effect.sleep(wait)
+              )
+            })
       ),
       Effect.repeat(Schedule.forever),
       Effect.tapError((error) => report({ state: "halted", detail: error.message })),

@@ -25,7 +25,7 @@ const USAGE = "usage: npm run indexer -- --chain TRC20|BEP20|SOLANA [--rescan-fr
  * `--rescan-untraced`: the same for every block recorded as untraced (its contract calls could not be
  * traced), run against a node that can trace them (e.g. FACET_BEP20_RPC_URL=<archive node>).
  */
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const args = process.argv.slice(2)
   const chain = chainArgument(args)
   if (chain === undefined) return yield* new OperatorError({ message: USAGE })
@@ -33,7 +33,7 @@ const main = Effect.gen(function*() {
   const from = blockArgument(args, "--rescan-from")
   if (args.includes("--rescan-from") && from === undefined) return yield* new OperatorError({ message: USAGE })
   if (args.includes("--rescan-untraced")) {
-    const done = yield* Effect.gen(function*() {
+    const done = yield* Effect.gen(function* () {
       const client = (yield* ChainClients).get(chain)
       if (Option.isNone(client)) return yield* new OperatorError({ message: `no client for ${chain}` })
       return yield* rescanUntraced(client.value, config.indexer.batchSize)
@@ -43,31 +43,38 @@ const main = Effect.gen(function*() {
     return
   }
   if (from !== undefined) {
-    const done = yield* Effect.gen(function*() {
+    const done = yield* Effect.gen(function* () {
       const client = (yield* ChainClients).get(chain)
       if (Option.isNone(client)) return yield* new OperatorError({ message: `no client for ${chain}` })
       return yield* rescan(client.value, from, blockArgument(args, "--to"), config.indexer.batchSize)
     }).pipe(Effect.provide(operatorLive(config)))
-    console.log(JSON.stringify({ chain: done.chain, from: done.from.toString(), to: done.to.toString(), added: done.added }))
+    console.log(
+      JSON.stringify({ chain: done.chain, from: done.from.toString(), to: done.to.toString(), added: done.added })
+    )
     return
   }
   yield* Effect.logInfo(`indexing ${chain} in this process (${config.network}) when the cluster hands it the chain`)
-  return yield* Layer.launch(IndexersLive.pipe(Layer.provide(makeClusterLive({ wallets: false })), Layer.provideMerge(operatorLive(config))))
+  return yield* Layer.launch(
+    IndexersLive.pipe(Layer.provide(makeClusterLive({ wallets: false })), Layer.provideMerge(operatorLive(config)))
+  )
 }).pipe(
   Effect.catchTags({
-    OperatorError: (error) => Effect.sync(() => {
-      console.error(error.message)
-      process.exitCode = 2
-    }),
-    RescanRefused: (error) => Effect.sync(() => {
-      console.error(error.message)
-      process.exitCode = 1
-    }),
+    OperatorError: (error) =>
+      Effect.sync(() => {
+        console.error(error.message)
+        process.exitCode = 2
+      }),
+    RescanRefused: (error) =>
+      Effect.sync(() => {
+        console.error(error.message)
+        process.exitCode = 1
+      }),
     // a rescan that could not read a block says where it stopped and why, without a stack trace
-    ChainRpcError: (error) => Effect.sync(() => {
-      console.error(error.message)
-      process.exitCode = 1
-    })
+    ChainRpcError: (error) =>
+      Effect.sync(() => {
+        console.error(error.message)
+        process.exitCode = 1
+      })
   })
 )
 

@@ -9,7 +9,11 @@ import { runChainIndexer } from "./chain-indexer.js"
 import { refreshStandby, reportStandby, reportStatus, standbyStatus } from "../src/indexing/indexer-status.js"
 import { followingBudget } from "./request-budget.js"
 
-const StoredChain = Schema.Struct({ cursor: Schema.NullOr(Schema.String), idle_ms: Schema.NullOr(Schema.Number), holder: Schema.NullOr(Schema.String) })
+const StoredChain = Schema.Struct({
+  cursor: Schema.NullOr(Schema.String),
+  idle_ms: Schema.NullOr(Schema.Number),
+  holder: Schema.NullOr(Schema.String)
+})
 
 /**
  * Each configured chain's indexer (FACET_INDEXER_CHAINS) as a cluster singleton, `indexer/<CHAIN>`: one
@@ -23,7 +27,7 @@ const StoredChain = Schema.Struct({ cursor: Schema.NullOr(Schema.String), idle_m
  * FACET_HEALTH_NODE_UNREACHABLE_MS (the holder halted or stuck, or no runner runs it).
  */
 export const IndexersLive = Layer.scopedDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     const clients = yield* ChainClients
     const sharding = yield* Sharding.Sharding
@@ -35,13 +39,19 @@ export const IndexersLive = Layer.scopedDiscard(
       if (Option.isNone(client)) continue
       const startBlock = yield* Config.option(
         Config.string(`FACET_INDEXER_START_${chain}`).pipe(
-          Config.validate({ message: `FACET_INDEXER_START_${chain} must be a block number`, validation: (v) => /^\d+$/.test(v) }),
+          Config.validate({
+            message: `FACET_INDEXER_START_${chain} must be a block number`,
+            validation: (v) => /^\d+$/.test(v)
+          }),
           Config.map(BigInt)
         )
       )
       // a chain's own poll interval (FACET_INDEXER_POLL_MS_<CHAIN>): a provider's quota is per chain
       const pollMs = yield* Config.number(`FACET_INDEXER_POLL_MS_${chain}`).pipe(
-        Config.validate({ message: `FACET_INDEXER_POLL_MS_${chain} must be a number greater than 0`, validation: (n) => Number.isFinite(n) && n > 0 }),
+        Config.validate({
+          message: `FACET_INDEXER_POLL_MS_${chain} must be a number greater than 0`,
+          validation: (n) => Number.isFinite(n) && n > 0
+        }),
         Config.withDefault(Duration.toMillis(config.indexer.pollInterval))
       )
       yield* Effect.logInfo(followingBudget(chain, pollMs, (yield* ChainEndpoints).bep20.traces !== "off").text)
@@ -55,13 +65,14 @@ export const IndexersLive = Layer.scopedDiscard(
           Option.match(Option.fromNullable(rows[0]), {
             onNone: () => Effect.void,
             onSome: (row) => refreshStandby(chain, { cursor: row.cursor, idleMs: row.idle_ms, holder: row.holder })
-          })),
+          })
+        ),
         // a database that does not answer is the readiness check's to report
         Effect.ignore
       )
       yield* Effect.forkScoped(Effect.repeat(stored, Schedule.spaced("2 seconds")))
 
-      const indexer = Effect.gen(function*() {
+      const indexer = Effect.gen(function* () {
         yield* runChainIndexer(client.value, {
           batchSize: config.indexer.batchSize,
           prefetchBatches: config.indexer.prefetchBatches,

@@ -19,20 +19,31 @@ import { readDevnetFile } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { rescan } from "./rescan.js"
 
-const chain = { id: ANVIL_CHAIN_ID, name: "devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [] } } } as const
+const chain = {
+  id: ANVIL_CHAIN_ID,
+  name: "devnet",
+  nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 },
+  rpcUrls: { default: { http: [] } }
+} as const
 
 describe("BNB sent by a contract (internal transfers)", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
     it.effect("is credited once per leg that succeeded, never from a reverted sub-call", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client = yield* TestClient
         const sql = yield* SqlClient.SqlClient
         const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
         const addressOf = (user: string) =>
-          Effect.map(client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: user, chain: "BEP20", currency: "BNB" } }), (r) => {
-            const address = String(asRecord(r.body).address)
-            return isHexAddress(address) ? address : "0x0000000000000000000000000000000000000000"
-          })
+          Effect.map(
+            client.request("POST", "/v1/deposit-addresses", {
+              apiKey,
+              json: { external_user_id: user, chain: "BEP20", currency: "BNB" }
+            }),
+            (r) => {
+              const address = String(asRecord(r.body).address)
+              return isHexAddress(address) ? address : "0x0000000000000000000000000000000000000000"
+            }
+          )
         const alice = yield* addressOf("alice")
         const bob = yield* addressOf("bob")
         const carol = yield* addressOf("carol")
@@ -47,9 +58,20 @@ describe("BNB sent by a contract (internal transfers)", () => {
           const hash = await wallet.deployContract({ abi: forwarder.abi, bytecode: forwarder.bytecode })
           return (await reader.waitForTransactionReceipt({ hash })).contractAddress ?? "0x"
         })
-        const call = (functionName: "forward" | "split" | "split3" | "tryForward", args: ReadonlyArray<Address>, value: bigint) =>
+        const call = (
+          functionName: "forward" | "split" | "split3" | "tryForward",
+          args: ReadonlyArray<Address>,
+          value: bigint
+        ) =>
           Effect.promise(async () => {
-            const hash = await wallet.writeContract({ address: deployed, abi: forwarder.abi, functionName, args: [...args], value, gas: 200_000n })
+            const hash = await wallet.writeContract({
+              address: deployed,
+              abi: forwarder.abi,
+              functionName,
+              args: [...args],
+              value,
+              gas: 200_000n
+            })
             await reader.waitForTransactionReceipt({ hash })
             return hash
           })
@@ -63,10 +85,25 @@ describe("BNB sent by a contract (internal transfers)", () => {
             SELECT tx_hash, to_address, event_index, trim_scale(amount)::text AS amount, status FROM transactions
             WHERE type = 'deposit' AND chain = 'BEP20' AND currency = 'BNB' AND tx_hash IN ${sql.in(hashes)}
             ORDER BY tx_hash, event_index DESC`
-        const rows = yield* eventually(deposits(), (r) => r.length === 5 && r.every((t) => t.status === "confirmed"), 30_000)
-        const seen = rows.map((r) => `${r.tx_hash === forwarded ? "forward" : r.tx_hash === split ? "split" : r.tx_hash === splitTwo ? "splitTwo" : "failed"} ${r.to_address.toLowerCase() === alice.toLowerCase() ? "alice" : r.to_address.toLowerCase() === bob.toLowerCase() ? "bob" : "carol"} ${r.amount}`).sort()
+        const rows = yield* eventually(
+          deposits(),
+          (r) => r.length === 5 && r.every((t) => t.status === "confirmed"),
+          30_000
+        )
+        const seen = rows
+          .map(
+            (r) =>
+              `${r.tx_hash === forwarded ? "forward" : r.tx_hash === split ? "split" : r.tx_hash === splitTwo ? "splitTwo" : "failed"} ${r.to_address.toLowerCase() === alice.toLowerCase() ? "alice" : r.to_address.toLowerCase() === bob.toLowerCase() ? "bob" : "carol"} ${r.amount}`
+          )
+          .sort()
         // two legs to bob in one transaction are two deposits; the reverted sub-call credited nobody
-        expect(seen).toEqual(["forward alice 0.5", "split bob 0.15", "split bob 0.15", "splitTwo alice 0.1", "splitTwo carol 0.1"])
+        expect(seen).toEqual([
+          "forward alice 0.5",
+          "split bob 0.15",
+          "split bob 0.15",
+          "splitTwo alice 0.1",
+          "splitTwo carol 0.1"
+        ])
         for (const r of rows) expect(r.event_index).toBeLessThanOrEqual(-2)
         expect(new Set(rows.filter((r) => r.tx_hash === split).map((r) => r.event_index)).size).toBe(2)
         const [events] = yield* sql<{ n: number }>`
@@ -75,7 +112,11 @@ describe("BNB sent by a contract (internal transfers)", () => {
 
         // three legs of one call, two to bob: three deposits, three webhooks with their own keys
         const three = yield* call("split3", [alice, bob, bob], 9n * 10n ** 17n)
-        const legs = yield* eventually(deposits([three]), (r) => r.length === 3 && r.every((t) => t.status === "confirmed"), 30_000)
+        const legs = yield* eventually(
+          deposits([three]),
+          (r) => r.length === 3 && r.every((t) => t.status === "confirmed"),
+          30_000
+        )
         expect(legs.map((r) => r.amount)).toEqual(["0.3", "0.3", "0.3"])
         expect(new Set(legs.map((r) => r.event_index)).size).toBe(3)
         const [hooks] = yield* sql<{ n: number; keys: number }>`
@@ -84,28 +125,49 @@ describe("BNB sent by a contract (internal transfers)", () => {
         expect(hooks).toEqual({ n: 3, keys: 3 })
 
         // re-reading those final blocks (an operator's rescan, a restart's catch-up) credits no leg twice
-        const bep20 = yield* Effect.flatMap(ChainClients, (clients) => Option.match(clients.get("BEP20"), { onNone: () => Effect.dieMessage("no BEP20 client"), onSome: Effect.succeed }))
+        const bep20 = yield* Effect.flatMap(ChainClients, (clients) =>
+          Option.match(clients.get("BEP20"), {
+            onNone: () => Effect.dieMessage("no BEP20 client"),
+            onSome: Effect.succeed
+          })
+        )
         const [range] = yield* sql<{ low: string; high: string }>`
           SELECT min(block_number)::text AS low, max(block_number)::text AS high FROM transactions WHERE tx_hash IN (${forwarded}, ${three})`
         expect((yield* rescan(bep20, BigInt(range?.low ?? "0"), BigInt(range?.high ?? "0"), 10)).added).toBe(0)
         expect(yield* deposits([forwarded, split, splitTwo, failed, three])).toHaveLength(8)
 
         // an order paid through a contract call
-        const order = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "0.25", chain: "BEP20", currency: "BNB", out_trade_no: "bnb-via-contract" } })).body)
+        const order = asRecord(
+          (yield* client.request("POST", "/v1/orders", {
+            apiKey,
+            json: { amount: "0.25", chain: "BEP20", currency: "BNB", out_trade_no: "bnb-via-contract" }
+          })).body
+        )
         const payTo = String(order.pay_address)
         yield* call("forward", [isHexAddress(payTo) ? payTo : alice], 25n * 10n ** 16n)
-        const paid = yield* eventually(client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }), (r) => asRecord(r.body).status === "PAID", 60_000)
+        const paid = yield* eventually(
+          client.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }),
+          (r) => asRecord(r.body).status === "PAID",
+          60_000
+        )
         expect(asRecord(paid.body).paid_amount).toBe("0.25000000")
 
         // a reorg that drops the block reverses its internal legs as it does logs
         const dropped = yield* call("split", [alice, carol], 4n * 10n ** 17n)
         const mined = yield* eventually(deposits([dropped]), (r) => r.length === 2, 30_000)
         expect(mined.every((r) => r.status !== "confirmed")).toBe(true)
-        const [row] = yield* sql<{ block_number: string }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${dropped} LIMIT 1`
+        const [row] = yield* sql<{
+          block_number: string
+        }>`SELECT block_number::text AS block_number FROM transactions WHERE tx_hash = ${dropped} LIMIT 1`
         const head = yield* Effect.promise(() => reader.getBlockNumber())
         yield* reorgAnvil(devnet.bep20.rpcUrl, Number(head - BigInt(row?.block_number ?? "0")) + 1).pipe(Effect.orDie)
-        const reversed = yield* eventually(deposits([dropped]), (r) => r.length === 2 && r.every((t) => t.status === "reversed"), 30_000)
+        const reversed = yield* eventually(
+          deposits([dropped]),
+          (r) => r.length === 2 && r.every((t) => t.status === "reversed"),
+          30_000
+        )
         expect(reversed).toHaveLength(2)
-      }))
+      })
+    )
   })
 })

@@ -13,8 +13,18 @@ export class MemoryChain {
   private fork = 0
 
   /** `network` names another chain of the same family: another genesis. */
-  constructor(readonly chain: Chain, readonly finalityDepth: number, network = "") {
-    this.blocks.push({ number: 0n, hash: this.hashOf(0n, `genesis${network}`), parentHash: "", timestamp: 0, transfers: [] })
+  constructor(
+    readonly chain: Chain,
+    readonly finalityDepth: number,
+    network = ""
+  ) {
+    this.blocks.push({
+      number: 0n,
+      hash: this.hashOf(0n, `genesis${network}`),
+      parentHash: "",
+      timestamp: 0,
+      transfers: []
+    })
   }
 
   private hashOf(number: bigint, salt: string) {
@@ -35,7 +45,13 @@ export class MemoryChain {
     const number = BigInt(this.blocks.length)
     const hash = this.hashOf(number, parent?.hash ?? "")
     const parentHash = parent?.hash ?? ""
-    this.blocks.push({ number, hash, parentHash, timestamp: Math.floor(Date.now() / 1000), transfers: make(number, hash, parentHash) })
+    this.blocks.push({
+      number,
+      hash,
+      parentHash,
+      timestamp: Math.floor(Date.now() / 1000),
+      transfers: make(number, hash, parentHash)
+    })
   }
 
   /** Drops the last `depth` blocks and appends as many empty ones on a new branch. */
@@ -56,9 +72,12 @@ export class MemoryChain {
       blockHash: (number) => Effect.sync(() => Option.fromNullable(this.blocks[Number(number)]?.hash)),
       blocks: (from, to) => Effect.sync(() => this.blocks.slice(Number(from), Number(to) + 1)),
       balance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
-      finalBalance: () => Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
-      prepare: () => Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
-      broadcast: () => Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
+      finalBalance: () =>
+        Effect.fail(new ChainRpcError({ chain: this.chain, message: "no balances in a memory chain" })),
+      prepare: () =>
+        Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
+      broadcast: () =>
+        Effect.fail(new TransferRejected({ chain: this.chain, message: "no transfers in a memory chain" })),
       landing: () => Effect.succeed(LandingEvidence.Open()),
       feeEstimate: () => Effect.succeed(0n),
       finalNonce: () => Effect.succeed(0n),

@@ -24,45 +24,72 @@ import { OperatorError } from "../src/operator/operator-database.js"
  * devnet the endpoints the running service wrote; on mainnet the configuration), without its HTTP server.
  */
 
-
 /** On devnet: the endpoints the running service wrote; on mainnet: the configuration. */
-const endpointsFor = (dataDir: string, network: "devnet" | "mainnet"): Layer.Layer<ChainEndpoints, OperatorError, AppConfig> =>
+const endpointsFor = (
+  dataDir: string,
+  network: "devnet" | "mainnet"
+): Layer.Layer<ChainEndpoints, OperatorError, AppConfig> =>
   network === "mainnet"
-    ? MainnetEndpointsLive.pipe(Layer.catchAll((error) => Layer.fail(new OperatorError({ message: `mainnet endpoints: ${String(error)}` }))))
+    ? MainnetEndpointsLive.pipe(
+        Layer.catchAll((error) => Layer.fail(new OperatorError({ message: `mainnet endpoints: ${String(error)}` })))
+      )
     : Layer.effect(
-      ChainEndpoints,
-      Effect.gen(function*() {
-        const text = yield* Effect.try(() => fs.readFileSync(devnetFilePath(dataDir), "utf8")).pipe(
-          Effect.orElseFail(() => new OperatorError({ message: `no running devnet in ${dataDir}: start the service (npm start) first, or use FACET_NETWORK=mainnet` }))
-        )
-        const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(text).pipe(
-          Effect.mapError(() => new OperatorError({ message: `${devnetFilePath(dataDir)} is not a devnet file` }))
-        )
-        // the same finality as the service that runs the devnets (FACET_CONFIRMATIONS_*)
-        const confirmations = yield* confirmationsConfig("devnet").pipe(
-          Effect.mapError((error) => new OperatorError({ message: `confirmations: ${String(error)}` }))
-        )
-        // the nodes the service reaches the devnets through, where it is given them (FACET_DEVNET_VIA_<CHAIN>)
-        const via = yield* devnetViaConfig.pipe(Effect.mapError((error) => new OperatorError({ message: String(error) })))
-        return yield* reachedThrough({
-          bep20: {
-            rpcUrl: file.bep20.rpcUrl,
-            chainId: file.bep20.chainId,
-            tokens: new Map(Object.entries(file.bep20.tokens).flatMap(([c, a]) => (isHexAddress(a) ? [[c, a] as const] : []))),
-            confirmations: confirmations.bep20,
-            traces: "callTracer"
-          },
-          tron: { url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: confirmations.tron },
-          solana: { rpcUrl: file.solana.rpcUrl, tokens: new Map(Object.entries(file.solana.tokens).map(([c, mint]) => [c, { mint, decimals: 6 }])) }
-        }, via)
-      })
-    )
+        ChainEndpoints,
+        Effect.gen(function* () {
+          const text = yield* Effect.try(() => fs.readFileSync(devnetFilePath(dataDir), "utf8")).pipe(
+            Effect.orElseFail(
+              () =>
+                new OperatorError({
+                  message: `no running devnet in ${dataDir}: start the service (npm start) first, or use FACET_NETWORK=mainnet`
+                })
+            )
+          )
+          const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(text).pipe(
+            Effect.mapError(() => new OperatorError({ message: `${devnetFilePath(dataDir)} is not a devnet file` }))
+          )
+          // the same finality as the service that runs the devnets (FACET_CONFIRMATIONS_*)
+          const confirmations = yield* confirmationsConfig("devnet").pipe(
+            Effect.mapError((error) => new OperatorError({ message: `confirmations: ${String(error)}` }))
+          )
+          // the nodes the service reaches the devnets through, where it is given them (FACET_DEVNET_VIA_<CHAIN>)
+          const via = yield* devnetViaConfig.pipe(
+            Effect.mapError((error) => new OperatorError({ message: String(error) }))
+          )
+          return yield* reachedThrough(
+            {
+              bep20: {
+                rpcUrl: file.bep20.rpcUrl,
+                chainId: file.bep20.chainId,
+                tokens: new Map(
+                  Object.entries(file.bep20.tokens).flatMap(([c, a]) => (isHexAddress(a) ? [[c, a] as const] : []))
+                ),
+                confirmations: confirmations.bep20,
+                traces: "callTracer"
+              },
+              tron: {
+                url: file.tron.url,
+                tokens: new Map(Object.entries(file.tron.tokens)),
+                confirmations: confirmations.tron
+              },
+              solana: {
+                rpcUrl: file.solana.rpcUrl,
+                tokens: new Map(Object.entries(file.solana.tokens).map(([c, mint]) => [c, { mint, decimals: 6 }]))
+              }
+            },
+            via
+          )
+        })
+      )
 
 /** Database (migrated), keys, chain clients and the attribution store, for an operator command. */
 export const operatorLive = (config: AppConfigShape) => {
   const ConfigLive = Layer.succeed(AppConfig, config)
-  const Base = Layer.mergeAll(LocalSignerLive.pipe(Layer.provide(MasterSeedLive)), DatabaseLive).pipe(Layer.provideMerge(ConfigLive))
-  const Chains = Layer.mergeAll(ChainClientsLive, ChainSettingsLive).pipe(Layer.provideMerge(endpointsFor(config.dataDir, config.network)))
+  const Base = Layer.mergeAll(LocalSignerLive.pipe(Layer.provide(MasterSeedLive)), DatabaseLive).pipe(
+    Layer.provideMerge(ConfigLive)
+  )
+  const Chains = Layer.mergeAll(ChainClientsLive, ChainSettingsLive).pipe(
+    Layer.provideMerge(endpointsFor(config.dataDir, config.network))
+  )
   const Store = AttributionStore.Default.pipe(
     Layer.provide(Layer.mergeAll(Orders.Default, WebhookOutbox.Default)),
     Layer.provide(AssetCatalog.Default)

@@ -30,7 +30,11 @@ export interface ChainReconciliation {
   readonly differences: ReadonlyArray<Difference>
 }
 
-const LatestRun = Schema.Struct({ chain: Schema.String, finished_at: Schema.DateFromSelf, differences: Schema.parseJson(Schema.Array(Difference)) })
+const LatestRun = Schema.Struct({
+  chain: Schema.String,
+  finished_at: Schema.DateFromSelf,
+  differences: Schema.parseJson(Schema.Array(Difference))
+})
 
 /**
  * The backstop behind the indexers: for every receive and main address of a chain and every asset of that
@@ -42,7 +46,7 @@ const LatestRun = Schema.Struct({ chain: Schema.String, finished_at: Schema.Date
  */
 export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reconciliation", {
   dependencies: [UntracedBlocks.Default],
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clients = yield* ChainClients
     const untraced = yield* UntracedBlocks
@@ -55,7 +59,15 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
      * up to that height, and the fees the address paid in its native asset). EVM addresses in any case; the
      * others exactly. One statement for a page of addresses; the answers in the pairs' order.
      */
-    const explain = (chain: Chain, pairs: ReadonlyArray<{ readonly address: string; readonly currency: string; readonly decimals: number; readonly height: bigint }>) =>
+    const explain = (
+      chain: Chain,
+      pairs: ReadonlyArray<{
+        readonly address: string
+        readonly currency: string
+        readonly decimals: number
+        readonly height: bigint
+      }>
+    ) =>
       Effect.map(
         sql<{ i: number; explained: string }>`
           WITH p AS (
@@ -97,21 +109,24 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
         (rows) => rows.map((r) => r.explained)
       )
 
-    const reconcileChain = Effect.fn("Reconciliation.reconcileChain")(function*(chain: Chain) {
+    const reconcileChain = Effect.fn("Reconciliation.reconcileChain")(function* (chain: Chain) {
       const started = new Date()
       const client = clients.get(chain)
-      if (Option.isNone(client)) return { chain, height: undefined, checked: 0, skipped: 0, differences: [] } satisfies ChainReconciliation
+      if (Option.isNone(client))
+        return { chain, height: undefined, checked: 0, skipped: 0, differences: [] } satisfies ChainReconciliation
       const assets = yield* sql<{ currency: string; decimals: number }>`
         SELECT currency, decimals FROM wallet_asset_policies
         WHERE chain = ${chain} AND can_deposit AND status IN ('live', 'deposit_live') ORDER BY currency`
       const [cursor] = yield* sql<{ block: string; started: string | null }>`
         SELECT block_number::text AS block, started_at_block::text AS started FROM indexer_cursors WHERE chain = ${chain}`
-      if (cursor === undefined) return { chain, height: undefined, checked: 0, skipped: 0, differences: [] } satisfies ChainReconciliation
+      if (cursor === undefined)
+        return { chain, height: undefined, checked: 0, skipped: 0, differences: [] } satisfies ChainReconciliation
       // page by page (keyset on seq): balances read from the node, then what the ledger explains for the
       // whole page in one statement — one query per address made a run quadratic (the soak found it:
       // minutes of CPU and API latency in seconds at 90,000 addresses). `w.seq`, qualified: a bare `seq`
       // in ORDER BY is the text output column, and "10" sorts before "9" (pages skipped addresses)
-      const results: Array<{ readonly skipped: boolean; readonly height: bigint; readonly difference?: Difference }> = []
+      const results: Array<{ readonly skipped: boolean; readonly height: bigint; readonly difference?: Difference }> =
+        []
       let afterSeq = "0"
       for (;;) {
         const wallets = yield* sql<{ seq: string; address: string }>`
@@ -121,11 +136,17 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
         if (lastWallet === undefined) break
         afterSeq = lastWallet.seq
         const pairs = wallets.flatMap((w) => assets.map((a) => ({ address: w.address, ...a })))
-        const balances = yield* Effect.forEach(pairs, (pair) =>
-          Effect.map(client.value.finalBalance(pair.address, pair.currency), (final) => ({ ...pair, ...final })), { concurrency: 8 })
+        const balances = yield* Effect.forEach(
+          pairs,
+          (pair) =>
+            Effect.map(client.value.finalBalance(pair.address, pair.currency), (final) => ({ ...pair, ...final })),
+          { concurrency: 8 }
+        )
         // the indexer's cursor as it is now, after the balances were read: a run takes a while and the
         // cursor moves on with the chain (read once at the start, most of a long run was skipped)
-        const [now] = yield* sql<{ block: string }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${chain}`
+        const [now] = yield* sql<{
+          block: string
+        }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${chain}`
         const indexed = BigInt(now?.block ?? cursor.block)
         const readable = balances.filter((b) => b.height <= indexed)
         for (const b of balances) if (b.height > indexed) results.push({ skipped: true, height: b.height })
@@ -156,24 +177,34 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
       const found = results.flatMap((r) => ("difference" in r && r.difference !== undefined ? [r.difference] : []))
       // what the untraced blocks of the range may hide is named with the difference
       const differences = yield* Effect.forEach(found, (d) =>
-        Effect.map(untraced.countIn(chain, BigInt(d.from_block), BigInt(d.to_block)), (n) => (n === 0 ? d : { ...d, untraced_blocks: n })))
+        Effect.map(untraced.countIn(chain, BigInt(d.from_block), BigInt(d.to_block)), (n) =>
+          n === 0 ? d : { ...d, untraced_blocks: n }
+        )
+      )
       const skipped = results.filter((r) => r.skipped).length
-      const height = results.reduce<bigint | undefined>((h, r) => (h === undefined || r.height > h ? r.height : h), undefined)
+      const height = results.reduce<bigint | undefined>(
+        (h, r) => (h === undefined || r.height > h ? r.height : h),
+        undefined
+      )
       for (const d of differences) {
         yield* Effect.logError(
           `${chain} RECONCILIATION DIFFERENCE at ${d.address}: ${d.currency} on chain ${d.on_chain}, ledger explains ${d.explained} ` +
             `(${d.difference}); look at blocks ${d.from_block}–${d.to_block} (npm run indexer -- --chain ${chain} --rescan-from ${d.from_block} --to ${d.to_block})` +
-            (d.untraced_blocks === undefined ? "" : `; ${d.untraced_blocks} block(s) there could not be traced and may hide it (npm run indexer -- --chain ${chain} --rescan-untraced, against a node that can trace them)`)
+            (d.untraced_blocks === undefined
+              ? ""
+              : `; ${d.untraced_blocks} block(s) there could not be traced and may hide it (npm run indexer -- --chain ${chain} --rescan-untraced, against a node that can trace them)`)
         )
       }
       yield* sql`INSERT INTO reconciliation_runs (chain, started_at, height, checked, skipped, differences)
                  VALUES (${chain}, ${started}, ${height?.toString() ?? null}, ${results.length - skipped}, ${skipped}, ${JSON.stringify(differences)}::jsonb)`
-      yield* Effect.logInfo(`${chain} reconciliation: ${results.length - skipped} balances checked, ${skipped} above the indexer's cursor, ${differences.length} differences, in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s`)
+      yield* Effect.logInfo(
+        `${chain} reconciliation: ${results.length - skipped} balances checked, ${skipped} above the indexer's cursor, ${differences.length} differences, in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s`
+      )
       return { chain, height, checked: results.length - skipped, skipped, differences } satisfies ChainReconciliation
     })
 
     /** The latest run of each chain that has one: what /health and /metrics report. */
-    const latest = Effect.gen(function*() {
+    const latest = Effect.gen(function* () {
       const rows = yield* sql`
         SELECT DISTINCT ON (chain) chain, finished_at, differences::text AS differences FROM reconciliation_runs ORDER BY chain, id DESC`
       return yield* Schema.decodeUnknown(Schema.Array(LatestRun))(rows)
@@ -191,7 +222,9 @@ export const reconciliationProblems = (runs: ReadonlyArray<LatestRun>): Readonly
     const [first] = run.differences
     return first === undefined
       ? []
-      : [`${run.chain} reconciliation: ${run.differences.length} balance(s) the ledger does not explain (first: ${first.address} ${first.currency} on chain ${first.on_chain}, ledger ${first.explained}; blocks ${first.from_block}–${first.to_block}${first.untraced_blocks === undefined ? "" : `, of which ${first.untraced_blocks} could not be traced`})`]
+      : [
+          `${run.chain} reconciliation: ${run.differences.length} balance(s) the ledger does not explain (first: ${first.address} ${first.currency} on chain ${first.on_chain}, ledger ${first.explained}; blocks ${first.from_block}–${first.to_block}${first.untraced_blocks === undefined ? "" : `, of which ${first.untraced_blocks} could not be traced`})`
+        ]
   })
 
 /** Prometheus gauges of the latest reconciliation per chain. */
@@ -202,7 +235,10 @@ export const reconciliationMetrics = (runs: ReadonlyArray<LatestRun>): string =>
     ...runs.map((r) => `facet_reconciliation_differences{chain="${r.chain}"} ${r.differences.length}`),
     "# HELP facet_reconciliation_last_run_timestamp_seconds When the latest reconciliation of the chain finished.",
     "# TYPE facet_reconciliation_last_run_timestamp_seconds gauge",
-    ...runs.map((r) => `facet_reconciliation_last_run_timestamp_seconds{chain="${r.chain}"} ${Math.floor(r.finished_at.getTime() / 1000)}`)
+    ...runs.map(
+      (r) =>
+        `facet_reconciliation_last_run_timestamp_seconds{chain="${r.chain}"} ${Math.floor(r.finished_at.getTime() / 1000)}`
+    )
   ].join("\n") + "\n"
 
 /**
@@ -210,15 +246,23 @@ export const reconciliationMetrics = (runs: ReadonlyArray<LatestRun>): string =>
  * process indexes are reconciled. A failure (a node down) is logged and tried again next time.
  */
 export const ReconciliationLive = Layer.scopedDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     const reconciliation = yield* Reconciliation
     const intervalMs = yield* Config.integer("FACET_RECONCILE_INTERVAL_MS").pipe(Config.withDefault(600_000))
     if (intervalMs <= 0 || config.indexer.chains.length === 0) return
-    const run = Effect.forEach(config.indexer.chains, (chain) =>
-      reconciliation.reconcileChain(chain).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning(`${chain} reconciliation failed; trying again next time`, cause))
-      ), { discard: true })
+    const run = Effect.forEach(
+      config.indexer.chains,
+      (chain) =>
+        reconciliation
+          .reconcileChain(chain)
+          .pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logWarning(`${chain} reconciliation failed; trying again next time`, cause)
+            )
+          ),
+      { discard: true }
+    )
     yield* Effect.forkScoped(Effect.schedule(run, Schedule.spaced(Duration.millis(intervalMs))))
   })
 )

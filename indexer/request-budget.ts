@@ -1,15 +1,38 @@
 import type { Chain } from "../src/domain/chain.js"
 
 /** A chain's own pace and the node calls an indexer makes following it (what providers bill and limit). */
-const PACE: Record<Chain, { readonly blockSeconds: number; readonly tipCalls: number; readonly callsPerBlock: number; readonly what: string }> = {
+const PACE: Record<
+  Chain,
+  { readonly blockSeconds: number; readonly tipCalls: number; readonly callsPerBlock: number; readonly what: string }
+> = {
   // tip: the head and the solidified block's headers; a block: its body and its transaction infos
-  TRC20: { blockSeconds: 3, tipCalls: 2, callsPerBlock: 2, what: "head and solidified headers per poll; a block's body and its transaction infos" },
+  TRC20: {
+    blockSeconds: 3,
+    tipCalls: 2,
+    callsPerBlock: 2,
+    what: "head and solidified headers per poll; a block's body and its transaction infos"
+  },
   // tip: the head and the finalized block (one batch, two calls); a block: its body, a share of the logs,
   // and its trace when traces are on (receipts only for BNB-carrying transactions, not counted)
-  BEP20: { blockSeconds: 0.75, tipCalls: 2, callsPerBlock: 1.1, what: "head and finalized block per poll; a block's body and its share of eth_getLogs (+1 with traces)" },
+  BEP20: {
+    blockSeconds: 0.75,
+    tipCalls: 2,
+    callsPerBlock: 1.1,
+    what: "head and finalized block per poll; a block's body and its share of eth_getLogs (+1 with traces)"
+  },
   // tip: the confirmed and finalized slots; a slot: its block, plus a share of getBlocks
-  SOLANA: { blockSeconds: 0.4, tipCalls: 2, callsPerBlock: 1.05, what: "confirmed and finalized slots per poll; a slot's block and its share of getBlocks" },
-  POLYGON: { blockSeconds: 2, tipCalls: 2, callsPerBlock: 1.1, what: "head and finalized block per poll; a block's body and its share of eth_getLogs" }
+  SOLANA: {
+    blockSeconds: 0.4,
+    tipCalls: 2,
+    callsPerBlock: 1.05,
+    what: "confirmed and finalized slots per poll; a slot's block and its share of getBlocks"
+  },
+  POLYGON: {
+    blockSeconds: 2,
+    tipCalls: 2,
+    callsPerBlock: 1.1,
+    what: "head and finalized block per poll; a block's body and its share of eth_getLogs"
+  }
 }
 
 /**
@@ -25,7 +48,8 @@ export const followingBudget = (chain: Chain, pollMs: number, traces: boolean) =
   return {
     perSecond,
     perDay,
-    text: `${chain} indexer following the head: about ${perSecond.toFixed(1)} node calls a second, ${perDay.toLocaleString("en-US")} a day ` +
+    text:
+      `${chain} indexer following the head: about ${perSecond.toFixed(1)} node calls a second, ${perDay.toLocaleString("en-US")} a day ` +
       `(polling every ${pollMs} ms: ${pace.what}); catching up costs more while it lasts`
   }
 }

@@ -17,25 +17,40 @@ export class RescanRefused extends Schema.TaggedError<RescanRefused>()("RescanRe
  */
 /** How far a rescan may read: the node's final height, the indexer's cursor, and the lower of the two. */
 const reach = (client: ChainClient) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const finalized = yield* client.finalized
-    const [cursor] = yield* sql<{ block: string }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${client.chain}`
+    const [cursor] = yield* sql<{
+      block: string
+    }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${client.chain}`
     const indexed = cursor === undefined ? -1n : BigInt(cursor.block)
     return { finalized, indexed, limit: finalized < indexed ? finalized : indexed }
   })
 
-export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: bigint, to: bigint | undefined, batchSize: number) {
+export const rescan = Effect.fn("rescan")(function* (
+  client: ChainClient,
+  from: bigint,
+  to: bigint | undefined,
+  batchSize: number
+) {
   const sql = yield* SqlClient.SqlClient
   const store = yield* AttributionStore
   const chain = client.chain
   const { finalized, indexed, limit } = yield* reach(client)
   const last = to ?? limit
   if (from > last) return yield* new RescanRefused({ message: `nothing to rescan: block ${from} is after ${last}` })
-  if (last > finalized) return yield* new RescanRefused({ message: `${chain}: only final blocks can be rescanned; block ${last} is above the final height ${finalized}` })
-  if (last > indexed) return yield* new RescanRefused({ message: `${chain}: the indexer has not read block ${last} yet (it is at ${indexed}); it will read it itself` })
-  const decimals = new Map((yield* sql<{ currency: string; decimals: number }>`
-    SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals]))
+  if (last > finalized)
+    return yield* new RescanRefused({
+      message: `${chain}: only final blocks can be rescanned; block ${last} is above the final height ${finalized}`
+    })
+  if (last > indexed)
+    return yield* new RescanRefused({
+      message: `${chain}: the indexer has not read block ${last} yet (it is at ${indexed}); it will read it itself`
+    })
+  const decimals = new Map(
+    (yield* sql<{ currency: string; decimals: number }>`
+    SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals])
+  )
   const watch = new WatchList(chain)
   yield* watch.refresh
   let added = 0
@@ -46,16 +61,31 @@ export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: b
     const end = start + BigInt(batchSize) - 1n < last ? start + BigInt(batchSize) - 1n : last
     // what it could not read fails the rescan, saying where it stopped: never a success over blocks unread
     const stopped = (error: ChainRpcError) =>
-      new ChainRpcError({ chain, message: `${chain} rescan of ${from}–${last} stopped at block ${start} (${added} transfers added before it): ${error.message}` })
+      new ChainRpcError({
+        chain,
+        message: `${chain} rescan of ${from}–${last} stopped at block ${start} (${added} transfers added before it): ${error.message}`
+      })
     const blocks = yield* client.blocks(start, end).pipe(Effect.mapError(stopped))
     yield* checkCovers(client, blocks, start, end).pipe(Effect.mapError(stopped))
     const first = blocks[0]
     if (previous !== undefined && first !== undefined && first.parentHash !== previous.hash) {
-      return yield* stopped(new ChainRpcError({ chain, message: `block ${first.number} does not extend block ${previous.number} read before it: blocks between them were left out, or read from another branch` }))
+      return yield* stopped(
+        new ChainRpcError({
+          chain,
+          message: `block ${first.number} does not extend block ${previous.number} read before it: blocks between them were left out, or read from another branch`
+        })
+      )
     }
     previous = blocks.at(-1) ?? previous
     const writes = blocks.map((block) => ({
-      block: { chain, number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp, untraced: block.untraced },
+      block: {
+        chain,
+        number: block.number,
+        hash: block.hash,
+        parentHash: block.parentHash,
+        timestamp: block.timestamp,
+        untraced: block.untraced
+      },
       hits: attributeTransfers(block.transfers, watch, (c) => decimals.get(c))
     }))
     added += (yield* store.writeBlocks(writes, finalized, "rescan", { mode: "rescan" })).detected
@@ -82,7 +112,7 @@ export const rescan = Effect.fn("rescan")(function*(client: ChainClient, from: b
  * chain's URL for this command): BNB their contracts sent is credited now, and each block traced in full
  * is cleared. Blocks still untraced stay recorded.
  */
-export const rescanUntraced = Effect.fn("rescanUntraced")(function*(client: ChainClient, batchSize: number) {
+export const rescanUntraced = Effect.fn("rescanUntraced")(function* (client: ChainClient, batchSize: number) {
   const untraced = yield* UntracedBlocks
   const chain = client.chain
   const { limit } = yield* reach(client)

@@ -15,16 +15,17 @@ const Earliest = Schema.Struct({ earliest: Schema.NullOr(Schema.DateFromSelf) })
  * chain's indexer first ran — its node refused the indexer at the very start (a ban, an outage), or the chain
  * was added later — may have been paid before the head the indexer would start at.
  */
-export const earliestWatched = Effect.fn("earliestWatched")(function*(chain: string) {
+export const earliestWatched = Effect.fn("earliestWatched")(function* (chain: string) {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql`SELECT min(created_at) AS earliest FROM wallets WHERE network = ${chain} AND kind IN ('receive', 'main')`
+  const rows =
+    yield* sql`SELECT min(created_at) AS earliest FROM wallets WHERE network = ${chain} AND kind IN ('receive', 'main')`
   const [row] = yield* Schema.decodeUnknown(Schema.Array(Earliest))(rows).pipe(Effect.orDie)
   return row?.earliest ?? null
 })
 
 /** The first block at or after `n` (a Solana slot may be skipped: the next few are looked at), up to `head`. */
 const firstFrom = (client: ChainClient, n: bigint, head: bigint) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const span of [0n, 3n, 15n, 63n]) {
       const to = n + span < head ? n + span : head
       const [block] = yield* client.blocks(n, to)
@@ -55,7 +56,11 @@ const startAt = (block: ChainBlock, truncated = false): StartBlock => ({ block, 
  * nodes no longer hold blocks that old (a pruned ledger), the oldest block they hold, found by halving the
  * gap, and `truncated`: the indexer says so, and a rescan with an archive node reads the rest.
  */
-export const startBlockFor = Effect.fn("startBlockFor")(function*(client: ChainClient, head: ChainBlock, earliest: Date | null) {
+export const startBlockFor = Effect.fn("startBlockFor")(function* (
+  client: ChainClient,
+  head: ChainBlock,
+  earliest: Date | null
+) {
   if (earliest === null) return startAt(head)
   const before = earliest.getTime() - CLOCK_MARGIN_MS
   // a block without a time (a node that gave none) is not proof it is early enough

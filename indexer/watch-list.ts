@@ -55,7 +55,10 @@ export class WatchList {
   private readonly pageSize: number
   private readonly bulkThreshold: number
 
-  constructor(readonly chain: Chain, options: WatchListOptions = {}) {
+  constructor(
+    readonly chain: Chain,
+    options: WatchListOptions = {}
+  ) {
     this.table = new WatchTable(addressKeysOf(chain))
     this.pageSize = options.pageSize ?? 50_000
     this.bulkThreshold = options.bulkThreshold ?? 50_000
@@ -83,7 +86,7 @@ export class WatchList {
    * which every wallet's transaction has ended: one still open may hold a lower number than one already
    * committed, and reading past it would skip it for good.
    */
-  readonly refresh = Effect.gen(this, function*() {
+  readonly refresh = Effect.gen(this, function* () {
     const sql = yield* SqlClient.SqlClient
     const [mark] = yield* sql<{ settled: string }>`SELECT wallets_settled_seq()::text AS settled`
     const settled = Number(mark?.settled ?? "0")
@@ -97,7 +100,8 @@ export class WatchList {
         SELECT w.seq::text AS seq, w.id, w.merchant_id, ${sql.literal(WATCHED_PURPOSE_TEXT)} AS purpose, w.address FROM wallets w
         WHERE w.network = ${this.chain} AND ${sql.literal(WATCHED_KINDS_TEXT)} AND w.seq > ${this.lastSeq} AND w.seq <= ${settled}
         ORDER BY w.seq LIMIT ${this.pageSize}`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(WalletRow))))
-      for (const row of rows) this.add(row.address, { walletId: row.id, merchantId: row.merchant_id, purpose: row.purpose })
+      for (const row of rows)
+        this.add(row.address, { walletId: row.id, merchantId: row.merchant_id, purpose: row.purpose })
       const last = rows[rows.length - 1]
       if (rows.length < this.pageSize || last === undefined) {
         this.lastSeq = settled
@@ -114,7 +118,7 @@ export class WatchList {
     const chain = this.chain
     const from = Math.trunc(this.lastSeq)
     const to = Math.trunc(settled)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       // sized once: growing ten million entries step by step copies and re-indexes them many times over
       const [count] = yield* sql<{ n: string }>`
@@ -127,8 +131,8 @@ export class WatchList {
         const purpose = sameBytes(row.data, row.start(3), row.end(3), ORDER)
           ? "order"
           : sameBytes(row.data, row.start(3), row.end(3), DEPOSIT)
-          ? "deposit"
-          : undefined
+            ? "deposit"
+            : undefined
         if (row.isNull(0) || row.isNull(1) || row.isNull(2) || purpose === undefined) {
           throw new Error(`wallet ${row.text(1) ?? "?"} of ${chain} has no address, merchant or purpose`)
         }

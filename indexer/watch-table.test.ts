@@ -5,7 +5,11 @@ import { evmAddress, solanaAddress, tronAddress } from "../src/keys/address-enco
 import { addressKeysOf } from "./address-keys.js"
 import { type WatchedWallet, WatchTable } from "./watch-table.js"
 
-const wallet = (i: number): WatchedWallet => ({ walletId: newId("wal"), merchantId: `mch_${i % 7}`, purpose: i % 3 === 0 ? "order" : "deposit" })
+const wallet = (i: number): WatchedWallet => ({
+  walletId: newId("wal"),
+  merchantId: `mch_${i % 7}`,
+  purpose: i % 3 === 0 ? "order" : "deposit"
+})
 
 describe("watch table", () => {
   it("finds every address it holds and none it does not, on each chain's real address shapes, across growth", () => {

@@ -48,7 +48,10 @@ export class WatchTable {
   private readonly scratch: Uint8Array
   private readonly idScratch = new Uint8Array(WALLET_PREFIX.length + ID_LENGTH)
 
-  constructor(private readonly addressKeys: AddressKeys, capacity = 1_024) {
+  constructor(
+    private readonly addressKeys: AddressKeys,
+    capacity = 1_024
+  ) {
     this.keys = new Uint8Array(capacity * addressKeys.width)
     this.walletIds = new Uint8Array(capacity * ID_BYTES)
     this.owners = new Uint32Array(capacity)
@@ -90,17 +93,32 @@ export class WatchTable {
    * `add` for a bulk load: the address and the wallet id as ASCII byte ranges of `data`, so ten million
    * rows make no strings but the merchants'.
    */
-  addBytes(data: Uint8Array, address: readonly [number, number], walletId: readonly [number, number], merchantId: string, purpose: WatchedWallet["purpose"]) {
+  addBytes(
+    data: Uint8Array,
+    address: readonly [number, number],
+    walletId: readonly [number, number],
+    merchantId: string,
+    purpose: WatchedWallet["purpose"]
+  ) {
     const [addressStart, addressEnd] = address
     const [idStart, idEnd] = walletId
     if (!this.addressKeys.packBytes(data, addressStart, addressEnd, this.scratch, 0)) {
       const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      this.add(text.toString("utf8", addressStart, addressEnd), { walletId: text.toString("utf8", idStart, idEnd), merchantId, purpose })
+      this.add(text.toString("utf8", addressStart, addressEnd), {
+        walletId: text.toString("utf8", idStart, idEnd),
+        merchantId,
+        purpose
+      })
       return
     }
     const entry = this.entryForScratch()
     const packed = packWalletId(data, idStart, idEnd, this.walletIds, entry * ID_BYTES)
-    this.setOwner(entry, merchantId, purpose, packed ? undefined : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8", idStart, idEnd))
+    this.setOwner(
+      entry,
+      merchantId,
+      purpose,
+      packed ? undefined : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8", idStart, idEnd)
+    )
   }
 
   /** The entry of the key in `scratch`: the one holding it, or a new one placed in the index. */
@@ -171,7 +189,7 @@ export class WatchTable {
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const stored = this.slots[slot] ?? 0
       if (stored === 0) return slot
-      if (((stored ^ tag) >>> indexBits) !== 0) continue
+      if ((stored ^ tag) >>> indexBits !== 0) continue
       const offset = this.entryOf(stored) * width
       let i = 0
       while (i < width && this.keys[offset + i] === key[i]) i++
@@ -217,7 +235,8 @@ export class WatchTable {
   private walletAt(entry: number): WatchedWallet {
     const owner = this.owners[entry] ?? 0
     return {
-      walletId: (owner & ODD_ID) !== 0 ? this.oddIds.get(entry) ?? "" : unpackWalletId(this.walletIds, entry * ID_BYTES),
+      walletId:
+        (owner & ODD_ID) !== 0 ? (this.oddIds.get(entry) ?? "") : unpackWalletId(this.walletIds, entry * ID_BYTES),
       merchantId: this.merchants[owner & MERCHANT] ?? "",
       purpose: (owner & ORDER) !== 0 ? "order" : "deposit"
     }
@@ -246,7 +265,7 @@ const packWalletId = (data: Uint8Array, start: number, end: number, out: Uint8Ar
   let o = offset
   for (let i = start + WALLET_PREFIX.length; i < end; i++) {
     const char = data[i] ?? 0
-    const code = char < 128 ? idCodes[char] ?? -1 : -1
+    const code = char < 128 ? (idCodes[char] ?? -1) : -1
     if (code < 0) return false
     acc = (acc << 5) | code
     bits += 5

@@ -56,7 +56,7 @@ import { Readiness } from "./readiness.js"
  * DATABASE_URL) and is migrated before any service or the HTTP server is built.
  */
 const MigrationsLive = Layer.effectDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* runMigrations()
     yield* Effect.flatMap(Readiness, (readiness) => readiness.mark("migrations", "ok"))
   })
@@ -74,28 +74,74 @@ export const NetworkLive = Layer.unwrapEffect(
  * Everything but the HTTP server, over the given chain endpoints (tests may pass fixed ones that no
  * node serves, and a policy clock they move); needs `AppConfig`.
  */
-export const makeCoreLive = <E, R>(network: Layer.Layer<ChainEndpoints, E, R>, clock: Layer.Layer<PolicyClock> = PolicyClock.System) => Layer.mergeAll(
-  OrderExpiryLive, WebhookDispatcherLive, IndexersLive, ReconciliationLive, CustodyWalletLive, CustodyResumeLive, GasWalletsRefreshLive, AutoSweepLive, WithdrawalExpiryLive,
-  PolicySettleLive, NativeConsolidationLive
-).pipe(
-  Layer.provideMerge(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default))),
-  Layer.provideMerge(Layer.mergeAll(WithdrawalDecisions.Default, AddressBook.Default, ConsoleUsers.Default)),
-  Layer.provideMerge(WithdrawalPolicy.Default),
-  Layer.provideMerge(Layer.mergeAll(WebhookHttpClientLive, WebhookAdmin.Default, AttributionStore.Default, Reconciliation.Default, Collections.Default, WalletPortfolioViews.Default, CustodyHealth.Default, WithdrawalStore.Default, Checkout.Default, ConsoleAccounts.Default)),
-  Layer.provideMerge(Layer.mergeAll(
-    Onboarding.Default, Orders.Default, DepositAddresses.Default, Transactions.Default, IndexerStatus.layer, TransferSender.Default, WalletActors.Default, GasWallets.Default
-  )),
-  Layer.provideMerge(Layer.mergeAll(
-    AssetCatalog.Default, ApiKeys.Default, Wallets.Default, WebhookOutbox.Default, ChainSettingsLive, ChainClientsLive,
-    CustodyStore.Default, Ledger.Default, CustodyConfigLive, ClusterLive, UntracedBlocks.Default
-  )),
-  Layer.provideMerge(Layer.merge(AuditLog.Default, clock)),
-  Layer.provideMerge(network),
-  Layer.provideMerge(SealSecretsLive),
-  Layer.provideMerge(KeysLive),
-  Layer.provideMerge(MigrationsLive),
-  Layer.provideMerge(Readiness.Default),
-  Layer.provideMerge(DatabaseLive)
-)
+export const makeCoreLive = <E, R>(
+  network: Layer.Layer<ChainEndpoints, E, R>,
+  clock: Layer.Layer<PolicyClock> = PolicyClock.System
+) =>
+  Layer.mergeAll(
+    OrderExpiryLive,
+    WebhookDispatcherLive,
+    IndexersLive,
+    ReconciliationLive,
+    CustodyWalletLive,
+    CustodyResumeLive,
+    GasWalletsRefreshLive,
+    AutoSweepLive,
+    WithdrawalExpiryLive,
+    PolicySettleLive,
+    NativeConsolidationLive
+  ).pipe(
+    Layer.provideMerge(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default))),
+    Layer.provideMerge(Layer.mergeAll(WithdrawalDecisions.Default, AddressBook.Default, ConsoleUsers.Default)),
+    Layer.provideMerge(WithdrawalPolicy.Default),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        WebhookHttpClientLive,
+        WebhookAdmin.Default,
+        AttributionStore.Default,
+        Reconciliation.Default,
+        Collections.Default,
+        WalletPortfolioViews.Default,
+        CustodyHealth.Default,
+        WithdrawalStore.Default,
+        Checkout.Default,
+        ConsoleAccounts.Default
+      )
+    ),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        Onboarding.Default,
+        Orders.Default,
+        DepositAddresses.Default,
+        Transactions.Default,
+        IndexerStatus.layer,
+        TransferSender.Default,
+        WalletActors.Default,
+        GasWallets.Default
+      )
+    ),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        AssetCatalog.Default,
+        ApiKeys.Default,
+        Wallets.Default,
+        WebhookOutbox.Default,
+        ChainSettingsLive,
+        ChainClientsLive,
+        CustodyStore.Default,
+        Ledger.Default,
+        CustodyConfigLive,
+        ClusterLive,
+        UntracedBlocks.Default
+      )
+    ),
+    Layer.provideMerge(Layer.merge(AuditLog.Default, clock)),
+    Layer.provideMerge(network),
+    Layer.provideMerge(SealSecretsLive),
+    Layer.provideMerge(KeysLive),
+    Layer.provideMerge(MigrationsLive),
+    Layer.provideMerge(Readiness.Default),
+    Layer.provideMerge(DatabaseLive)
+  )
 
 export const CoreLive = makeCoreLive(NetworkLive)

@@ -26,9 +26,14 @@ const ALL_GROUPS = [WALLETS_GROUP, ...INDEXED_CHAINS.map(indexerShardGroup)]
 
 /** The cluster's settings (FACET_CLUSTER_*), for the runner and for what waits on its timings. */
 export const clusterSettings = Config.all({
-  address: Config.option(Config.string("FACET_CLUSTER_RUNNER_ADDRESS").pipe(
-    Config.validate({ message: "FACET_CLUSTER_RUNNER_ADDRESS must be host:port", validation: (v) => /^[^:\s]+:\d{1,5}$/.test(v) })
-  )),
+  address: Config.option(
+    Config.string("FACET_CLUSTER_RUNNER_ADDRESS").pipe(
+      Config.validate({
+        message: "FACET_CLUSTER_RUNNER_ADDRESS must be host:port",
+        validation: (v) => /^[^:\s]+:\d{1,5}$/.test(v)
+      })
+    )
+  ),
   pollMs: Config.integer("FACET_CLUSTER_POLL_MS").pipe(Config.withDefault(250)),
   lockMs: Config.integer("FACET_CLUSTER_SHARD_LOCK_MS").pipe(Config.withDefault(10_000))
 })
@@ -46,17 +51,23 @@ const CLUSTER_SETUP_LOCK = [0x66616365, 2] as const
  * The lock is taken on a connection of its own and given back as soon as the layer is built.
  */
 const builtOneAtATime = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
-  Layer.scopedContext(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const scope = yield* Effect.scope
-    return yield* Effect.scoped(Effect.gen(function*() {
-      const conn = yield* sql.reserve
-      yield* conn.executeRaw("SELECT pg_advisory_lock($1, $2)", [...CLUSTER_SETUP_LOCK])
-      return yield* Layer.buildWithScope(layer, scope).pipe(
-        Effect.ensuring(conn.executeRaw("SELECT pg_advisory_unlock($1, $2)", [...CLUSTER_SETUP_LOCK]).pipe(Effect.ignore))
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const scope = yield* Effect.scope
+      return yield* Effect.scoped(
+        Effect.gen(function* () {
+          const conn = yield* sql.reserve
+          yield* conn.executeRaw("SELECT pg_advisory_lock($1, $2)", [...CLUSTER_SETUP_LOCK])
+          return yield* Layer.buildWithScope(layer, scope).pipe(
+            Effect.ensuring(
+              conn.executeRaw("SELECT pg_advisory_unlock($1, $2)", [...CLUSTER_SETUP_LOCK]).pipe(Effect.ignore)
+            )
+          )
+        })
       )
-    }))
-  }))
+    })
+  )
 
 /**
  * The cluster over our PostgreSQL (SqlMessageStorage, SqlRunnerStorage): the wallet actors and each
@@ -80,7 +91,7 @@ const builtOneAtATime = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
  */
 export const makeClusterLive = (role: { readonly wallets: boolean }) =>
   Layer.unwrapEffect(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const raw = yield* clusterSettings
       const groups = [...(role.wallets ? [WALLETS_GROUP] : []), ...config.indexer.chains.map(indexerShardGroup)]
@@ -95,23 +106,30 @@ export const makeClusterLive = (role: { readonly wallets: boolean }) =>
         // a sweep waits for finality inside its handler: an actor is never idle while it does
         entityMaxIdleTime: Duration.minutes(5)
       }
-      return builtOneAtATime(Option.match(raw.address, {
-        onNone: () =>
-          SingleRunner.layer({
-            runnerStorage: "sql",
-            shardingConfig: role.wallets
-              ? shardingConfig
-              : { ...shardingConfig, runnerAddress: Option.some(RunnerAddress.make(`indexer-${config.indexer.chains.join("-")}.${os.hostname()}`, 0)) }
-          }),
-        onSome: (address) => {
-          const [host = "localhost", port = "0"] = address.split(":")
-          return NodeClusterSocket.layer({
-            storage: "sql",
-            runnerHealth: "ping",
-            shardingConfig: { ...shardingConfig, runnerAddress: Option.some(RunnerAddress.make(host, Number(port))) }
-          })
-        }
-      }))
+      return builtOneAtATime(
+        Option.match(raw.address, {
+          onNone: () =>
+            SingleRunner.layer({
+              runnerStorage: "sql",
+              shardingConfig: role.wallets
+                ? shardingConfig
+                : {
+                    ...shardingConfig,
+                    runnerAddress: Option.some(
+                      RunnerAddress.make(`indexer-${config.indexer.chains.join("-")}.${os.hostname()}`, 0)
+                    )
+                  }
+            }),
+          onSome: (address) => {
+            const [host = "localhost", port = "0"] = address.split(":")
+            return NodeClusterSocket.layer({
+              storage: "sql",
+              runnerHealth: "ping",
+              shardingConfig: { ...shardingConfig, runnerAddress: Option.some(RunnerAddress.make(host, Number(port))) }
+            })
+          }
+        })
+      )
     })
   )
 

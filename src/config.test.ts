@@ -7,7 +7,7 @@ const load = (env: Record<string, string>) =>
 
 describe("configuration", () => {
   it.effect("has working defaults for a fresh machine", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* Effect.flatMap(load({}), Either.match({ onLeft: Effect.die, onRight: Effect.succeed }))
       expect(config.port).toBe(8080)
       expect(config.baseUrl).toBe("http://localhost:8080")
@@ -15,22 +15,33 @@ describe("configuration", () => {
       expect(Option.isNone(config.databaseUrl)).toBe(true)
       expect(config.network).toBe("devnet")
       expect(config.indexer.writers).toBe(2)
-    }))
+    })
+  )
 
   it.effect("derives the public URL from PORT and takes DATABASE_URL", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* Effect.flatMap(
-        load({ PORT: "9000", DATABASE_URL: "postgres://u:p@db:5432/facet", FACET_BASE_URL: "https://pay.example.com/" }),
+        load({
+          PORT: "9000",
+          DATABASE_URL: "postgres://u:p@db:5432/facet",
+          FACET_BASE_URL: "https://pay.example.com/"
+        }),
         Either.match({ onLeft: Effect.die, onRight: Effect.succeed })
       )
       expect(config.port).toBe(9000)
       expect(config.baseUrl).toBe("https://pay.example.com")
       expect(Option.map(config.databaseUrl, Redacted.value)).toEqual(Option.some("postgres://u:p@db:5432/facet"))
-    }))
+    })
+  )
 
   it.effect("names every bad variable in a clear message", () =>
-    Effect.gen(function*() {
-      const result = yield* load({ PORT: "http", FACET_BASE_URL: "pay.example.com", DATABASE_URL: "mysql://x", FACET_NETWORK: "testnet" })
+    Effect.gen(function* () {
+      const result = yield* load({
+        PORT: "http",
+        FACET_BASE_URL: "pay.example.com",
+        DATABASE_URL: "mysql://x",
+        FACET_NETWORK: "testnet"
+      })
       expect(Either.isLeft(result)).toBe(true)
       const message = Either.isLeft(result) ? result.left : ""
       expect(message).toMatch(/PORT/)
@@ -43,6 +54,9 @@ describe("configuration", () => {
       const network = yield* load({ FACET_NETWORK: "testnet" })
       expect(Either.isLeft(network) ? network.left : "").toMatch(/FACET_NETWORK/)
       const writers = yield* load({ FACET_INDEXER_WRITERS: "0" })
-      expect(Either.isLeft(writers) ? writers.left : "").toMatch(/FACET_INDEXER_WRITERS must be a whole number of batches from 1 to 4/)
-    }))
+      expect(Either.isLeft(writers) ? writers.left : "").toMatch(
+        /FACET_INDEXER_WRITERS must be a whole number of batches from 1 to 4/
+      )
+    })
+  )
 })

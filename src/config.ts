@@ -46,13 +46,19 @@ export interface AppConfigShape {
 const port = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({ message: `${name} must be a TCP port between 0 and 65535`, validation: (n) => n >= 0 && n <= 65535 })
+    Config.validate({
+      message: `${name} must be a TCP port between 0 and 65535`,
+      validation: (n) => n >= 0 && n <= 65535
+    })
   )
 
 const positiveNumber = (name: string, fallback: number) =>
   Config.number(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({ message: `${name} must be a number greater than 0`, validation: (n) => Number.isFinite(n) && n > 0 })
+    Config.validate({
+      message: `${name} must be a number greater than 0`,
+      validation: (n) => Number.isFinite(n) && n > 0
+    })
   )
 
 const httpUrl = (name: string) =>
@@ -97,7 +103,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   orderExpiryIntervalMs: positiveNumber("FACET_ORDER_EXPIRY_INTERVAL_MS", 1000),
   indexerChains: Config.string("FACET_INDEXER_CHAINS").pipe(
     Config.withDefault("TRC20,BEP20,SOLANA"),
-    Config.map((value) => value.trim().toLowerCase() === "none" ? [] : value.split(",").map((c) => c.trim().toUpperCase()).filter((c) => c !== "")),
+    Config.map((value) =>
+      value.trim().toLowerCase() === "none"
+        ? []
+        : value
+            .split(",")
+            .map((c) => c.trim().toUpperCase())
+            .filter((c) => c !== "")
+    ),
     Config.validate({
       message: "FACET_INDEXER_CHAINS must list TRC20, BEP20, SOLANA (comma-separated) or be none",
       validation: (chains) => chains.every((c) => c === "TRC20" || c === "BEP20" || c === "SOLANA")
@@ -107,12 +120,18 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   indexerBatch: positiveNumber("FACET_INDEXER_BATCH", 50),
   indexerPrefetch: Config.integer("FACET_INDEXER_PREFETCH").pipe(
     Config.withDefault(4),
-    Config.validate({ message: "FACET_INDEXER_PREFETCH must be a whole number of batches, 0 or more", validation: (n) => n >= 0 })
+    Config.validate({
+      message: "FACET_INDEXER_PREFETCH must be a whole number of batches, 0 or more",
+      validation: (n) => n >= 0
+    })
   ),
   indexerWriters: Config.integer("FACET_INDEXER_WRITERS").pipe(
     Config.withDefault(2),
     // each writer holds one of the pool's 20 connections while it writes, per chain indexed in the process
-    Config.validate({ message: "FACET_INDEXER_WRITERS must be a whole number of batches from 1 to 4", validation: (n) => n >= 1 && n <= 4 })
+    Config.validate({
+      message: "FACET_INDEXER_WRITERS must be a whole number of batches from 1 to 4",
+      validation: (n) => n >= 1 && n <= 4
+    })
   ),
   indexerPollMs: positiveNumber("FACET_INDEXER_POLL_MS", 500),
   nodeUnreachableMs: positiveNumber("FACET_HEALTH_NODE_UNREACHABLE_MS", 60_000),
@@ -178,6 +197,4 @@ export class AppConfig extends Context.Tag("facet/AppConfig")<AppConfig, AppConf
     )
 }
 
-export const loadAppConfig = Effect.either(appConfig).pipe(
-  Effect.map(Either.mapLeft(describeConfigError))
-)
+export const loadAppConfig = Effect.either(appConfig).pipe(Effect.map(Either.mapLeft(describeConfigError)))

@@ -7,7 +7,9 @@ import { ConflictError } from "./domain/errors.js"
 export const canonicalJson = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
   if (typeof value === "object" && value !== null) {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`
   }
   return JSON.stringify(value) ?? "null"
@@ -27,9 +29,9 @@ export interface IdempotentReplay {
  * the unique index until the first commits, then replays its result (same request) or gets 409.
  */
 export class Idempotency extends Effect.Service<Idempotency>()("facet/Idempotency", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const claim = Effect.fn("Idempotency.claim")(function*(args: {
+    const claim = Effect.fn("Idempotency.claim")(function* (args: {
       readonly merchantId: string
       readonly endpoint: string
       readonly key: string

@@ -37,7 +37,8 @@ const wrongWayImports = (): ReadonlyArray<string> =>
       const to = LAYERS.indexOf(topFolder(target))
       if (NEVER_IMPORTED.has(topFolder(target))) return [`${file} → ${target}`]
       return to > from && !COMPOSITION_ROOT.has(file) ? [`${file} → ${target}`] : []
-    }))
+    })
+  )
 
 describe("the import rule", () => {
   it("the kernel imports no feature; indexer → custody → http only downward; nothing imports tests or benches", () => {

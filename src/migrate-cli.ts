@@ -5,7 +5,7 @@ import { DatabaseLive } from "./database/database.js"
 import { runMigrations } from "./database/migrator.js"
 
 /** `npm run migrate`: apply pending migrations to the configured database and exit. */
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const config = yield* loadAppConfig
   if (Either.isLeft(config)) {
     yield* Effect.logError(`invalid configuration:\n${config.left}`)

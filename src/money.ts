@@ -5,14 +5,19 @@ import { Schema } from "effect"
  * Money is a fixed-point decimal string on the wire, a `Decimal` in arithmetic and a bigint of base
  * units on chain; never a JS number.
  */
-export const MoneyDecimal = Decimal.clone({ precision: 80, rounding: Decimal.ROUND_DOWN, toExpNeg: -100, toExpPos: 100 })
+export const MoneyDecimal = Decimal.clone({
+  precision: 80,
+  rounding: Decimal.ROUND_DOWN,
+  toExpNeg: -100,
+  toExpPos: 100
+})
 export type MoneyDecimal = Decimal
 
 const DECIMAL_STRING = /^\d+(\.\d+)?$/
 
 export const DecimalString = Schema.String.pipe(
   Schema.pattern(DECIMAL_STRING, {
-    message: () => "must be a non-negative decimal string such as \"12.5\" (digits, optionally a dot and digits)"
+    message: () => 'must be a non-negative decimal string such as "12.5" (digits, optionally a dot and digits)'
   })
 ).annotations({
   identifier: "DecimalString",
@@ -25,9 +30,15 @@ const MAX_REQUEST_AMOUNT = new MoneyDecimal("1e15")
 
 /** An amount in a request: a DecimalString below 10^15 with at most 18 fractional digits (no 10^38 USDT order). */
 export const RequestAmount = DecimalString.pipe(
-  Schema.filter((value) => (value.length <= 40 && new MoneyDecimal(value).lessThan(MAX_REQUEST_AMOUNT) && fractionDigits(value) <= 18) ||
-    "must be below 1000000000000000 with at most 18 fractional digits")
-).annotations({ identifier: "RequestAmount", jsonSchema: { type: "string", pattern: "^\\d{1,15}(\\.\\d{1,18})?$", maxLength: 34 } })
+  Schema.filter(
+    (value) =>
+      (value.length <= 40 && new MoneyDecimal(value).lessThan(MAX_REQUEST_AMOUNT) && fractionDigits(value) <= 18) ||
+      "must be below 1000000000000000 with at most 18 fractional digits"
+  )
+).annotations({
+  identifier: "RequestAmount",
+  jsonSchema: { type: "string", pattern: "^\\d{1,15}(\\.\\d{1,18})?$", maxLength: 34 }
+})
 
 /** Number of digits after the dot as written, trailing zeros included ("1.50" has 2). */
 export const fractionDigits = (value: string): number => {

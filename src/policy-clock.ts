@@ -5,8 +5,11 @@ import { Context, Effect, Layer } from "effect"
  * approval rights. Its own service so tests move it forward (no sleeping through a 24 h cooling-off);
  * the service itself always runs on the system clock.
  */
-export class PolicyClock extends Context.Tag("facet/PolicyClock")<PolicyClock, {
-  readonly now: Effect.Effect<Date>
-}>() {
+export class PolicyClock extends Context.Tag("facet/PolicyClock")<
+  PolicyClock,
+  {
+    readonly now: Effect.Effect<Date>
+  }
+>() {
   static readonly System = Layer.succeed(PolicyClock, { now: Effect.sync(() => new Date()) })
 }

@@ -6,13 +6,13 @@ import { Effect, Ref } from "effect"
  * indexers and dispatchers add theirs), and the database is pinged on every check.
  */
 export class Readiness extends Effect.Service<Readiness>()("facet/Readiness", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const parts = yield* Ref.make<ReadonlyMap<string, string>>(new Map([["migrations", "pending"]]))
 
     const mark = (part: string, status: "ok" | string) => Ref.update(parts, (m) => new Map(m).set(part, status))
 
-    const report = Effect.gen(function*() {
+    const report = Effect.gen(function* () {
       const database = yield* sql`SELECT 1`.pipe(
         Effect.timeout("2 seconds"),
         Effect.as("ok"),

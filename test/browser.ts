@@ -13,6 +13,7 @@ export const launchBrowser: Effect.Effect<Browser, never, Scope.Scope> = Effect.
       executablePath: await chromium.executablePath(),
       args: chromium.args.filter((arg) => arg !== "--single-process"),
       headless: true
-    })),
+    })
+  ),
   (browser) => Effect.promise(() => browser.close())
 )

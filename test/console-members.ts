@@ -9,7 +9,7 @@ const INVITER: AuditActor = { kind: "operator", name: "ops", from: "test" }
 
 /** A console user of the merchant with a role, through the real invite flow; their id. */
 export const member = (merchantId: string, login: string, role: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const users = yield* ConsoleUsers
     const sql = yield* SqlClient.SqlClient
     const invite = yield* users.invite(merchantId, { loginName: login, role }, INVITER)
@@ -19,4 +19,5 @@ export const member = (merchantId: string, login: string, role: string) =>
   })
 
 /** A console user's decision, as the console makes it for their own session. */
-export const asUser = (userId: string, login: string) => ({ kind: "console_user", by: login, userId, from: "127.0.0.1", userAgent: "test" }) as const
+export const asUser = (userId: string, login: string) =>
+  ({ kind: "console_user", by: login, userId, from: "127.0.0.1", userAgent: "test" }) as const

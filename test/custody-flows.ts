@@ -15,22 +15,27 @@ import { onboardMerchant } from "./merchants.js"
 
 /** A devnet customer pays `amount` of `asset` to `to`. */
 export const pay = (asset: string, to: string, amount: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     return yield* payFromCustomer(yield* readDevnetFile(config.dataDir), asset, to, amount)
   })
 
 /** The service's chain client of a chain. */
 export const clientOf = (chain: Chain) =>
-  Effect.flatMap(ChainClients, (clients) => Option.match(clients.get(chain), { onNone: () => Effect.dieMessage(`no ${chain} client`), onSome: Effect.succeed }))
+  Effect.flatMap(ChainClients, (clients) =>
+    Option.match(clients.get(chain), { onNone: () => Effect.dieMessage(`no ${chain} client`), onSome: Effect.succeed })
+  )
 
 /** A deposit address for a fresh user, paid and final. */
 export const fundedAddress = (apiKey: string, chain: Chain, currency: string, amount: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* TestClient
-    const created = asRecord((yield* client.request("POST", "/v1/deposit-addresses", {
-      apiKey, json: { external_user_id: `user-${Math.random().toString(36).slice(2)}`, chain, currency }
-    })).body)
+    const created = asRecord(
+      (yield* client.request("POST", "/v1/deposit-addresses", {
+        apiKey,
+        json: { external_user_id: `user-${Math.random().toString(36).slice(2)}`, chain, currency }
+      })).body
+    )
     yield* pay(`${chain}-${currency}`, String(created.address), amount)
     yield* eventually(
       client.request("GET", `/v1/deposit-addresses/${String(created.id)}/transactions`, { apiKey }),
@@ -51,12 +56,17 @@ export const sweep = (apiKey: string, assetKey: string, json: unknown) =>
 export const untilFinished = (apiKey: string, assetKey: string, operationId: string) =>
   Effect.flatMap(TestClient, (c) =>
     Effect.map(
-      eventually(c.request("GET", `/v1/wallet-assets/${assetKey}/sweeps/${operationId}`, { apiKey }), (r) => {
-        const status = asRecord(r.body).status
-        return status === "COMPLETED" || status === "FAILED"
-      }, 90_000),
+      eventually(
+        c.request("GET", `/v1/wallet-assets/${assetKey}/sweeps/${operationId}`, { apiKey }),
+        (r) => {
+          const status = asRecord(r.body).status
+          return status === "COMPLETED" || status === "FAILED"
+        },
+        90_000
+      ),
       (r) => asRecord(r.body)
-    ))
+    )
+  )
 
 /** A merchant's ledger balances of one asset, in its units. */
 export const ledgerBalances = (merchantId: string, chain: Chain, currency: string) =>
@@ -66,24 +76,32 @@ export const ledgerBalances = (merchantId: string, chain: Chain, currency: strin
         SELECT trim_scale(uncollected)::text AS uncollected, trim_scale(available)::text AS available, trim_scale(locked)::text AS locked
         FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency}`,
       (rows) => rows[0]
-    ))
+    )
+  )
 
 /** Uncollected and available only (what a sweep moves). */
 export const balances = (merchantId: string, chain: Chain, currency: string) =>
-  Effect.map(ledgerBalances(merchantId, chain, currency), (b) => (b === undefined ? undefined : { uncollected: b.uncollected, available: b.available }))
+  Effect.map(ledgerBalances(merchantId, chain, currency), (b) =>
+    b === undefined ? undefined : { uncollected: b.uncollected, available: b.available }
+  )
 
 /** A merchant with `amount` collected (available) on an asset: deposit, final, swept. */
 export const merchantWithFunds = (chain: Chain, currency: string, amount: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const merchant = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
     const receive = yield* fundedAddress(merchant.apiKey, chain, currency, amount)
     const native = currency === "TRX" || currency === "BNB"
-    if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE chain = ${chain} AND currency = ${currency}`
+    if (native)
+      yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE chain = ${chain} AND currency = ${currency}`
     const started = yield* sweep(merchant.apiKey, `${chain}-${currency}`, { from_wallet_id: receive.walletId })
-    const done = yield* untilFinished(merchant.apiKey, `${chain}-${currency}`, String(asRecord(started.body).operation_id))
-    if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE chain = ${chain} AND currency = ${currency}`
+    const done = yield* untilFinished(
+      merchant.apiKey,
+      `${chain}-${currency}`,
+      String(asRecord(started.body).operation_id)
+    )
+    if (native)
+      yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE chain = ${chain} AND currency = ${currency}`
     expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
     return { ...merchant, receive }
   })
-

@@ -6,12 +6,13 @@ import { inject } from "vitest"
 import { runMigrations } from "../src/database/migrator.js"
 
 /** Creates a fresh, empty database in the run's PostgreSQL (test/global-setup.ts) and returns its URL. */
-export const createTestDatabase = Effect.gen(function*() {
+export const createTestDatabase = Effect.gen(function* () {
   const admin = inject("databaseUrl")
   const name = `test_${randomBytes(6).toString("hex")}`
   yield* Effect.scoped(
     Effect.flatMap(PgClient.make({ url: Redacted.make(admin), maxConnections: 1 }), (sql) =>
-      sql.unsafe(`CREATE DATABASE ${name}`))
+      sql.unsafe(`CREATE DATABASE ${name}`)
+    )
   ).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
   const url = new URL(admin)
   url.pathname = `/${name}`

@@ -30,14 +30,17 @@ export interface RequestOptions {
 }
 
 /** Talks to the service under test over real HTTP on its free port. */
-export class TestClient extends Context.Tag("test/TestClient")<TestClient, {
-  readonly url: string
-  readonly request: (method: string, path: string, options?: RequestOptions) => Effect.Effect<TestResponse>
-}>() {}
+export class TestClient extends Context.Tag("test/TestClient")<
+  TestClient,
+  {
+    readonly url: string
+    readonly request: (method: string, path: string, options?: RequestOptions) => Effect.Effect<TestResponse>
+  }
+>() {}
 
 const TestClientLive = Layer.effect(
   TestClient,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const server = yield* HttpServer.HttpServer
     const address = server.address
     const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
@@ -95,7 +98,7 @@ export const TestAppLive = (
 ) => {
   const ConfigLive = Layer.scoped(
     AppConfig,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const loaded = yield* Effect.orDie(appConfig)
       const databaseUrl = overrides.databaseUrl ?? Option.some(yield* createTestDatabase)
       // removed when the service under test has stopped (its devnets keep their chains here)
@@ -113,8 +116,18 @@ export const TestAppLive = (
         masterSeed: Option.some(Redacted.make(TEST_MNEMONIC)),
         masterSeedFile: Option.none(),
         orderExpiryInterval: Duration.millis(200),
-        indexer: { ...loaded.indexer, chains: options.chains === "devnet" ? loaded.indexer.chains : [], pollInterval: Duration.millis(100) },
-        webhooks: { pollInterval: Duration.millis(50), concurrency: 16, perMerchant: 2, timeout: Duration.seconds(2), retryScale: 0.01 },
+        indexer: {
+          ...loaded.indexer,
+          chains: options.chains === "devnet" ? loaded.indexer.chains : [],
+          pollInterval: Duration.millis(100)
+        },
+        webhooks: {
+          pollInterval: Duration.millis(50),
+          concurrency: 16,
+          perMerchant: 2,
+          timeout: Duration.seconds(2),
+          retryScale: 0.01
+        },
         ...overrides,
         databaseUrl
       }
@@ -123,13 +136,18 @@ export const TestAppLive = (
   return TestClientLive.pipe(
     Layer.provideMerge(HttpLive),
     // the policy clock moves when the test says (ClockControl), the same instance the service reads
-    Layer.provideMerge(makeCoreLive(options.network ?? (options.chains === "devnet" ? DevnetsLive : NoChainsLive), AdjustableClockLive)),
+    Layer.provideMerge(
+      makeCoreLive(options.network ?? (options.chains === "devnet" ? DevnetsLive : NoChainsLive), AdjustableClockLive)
+    ),
     Layer.provideMerge(AdjustableClockLive),
     Layer.provideMerge(ConfigLive),
     Layer.provide(
       options.captureLogs === undefined
         ? Logger.minimumLogLevel(LogLevel.Warning)
-        : Layer.merge(Logger.replace(Logger.defaultLogger, capturingLogger(options.captureLogs)), Logger.minimumLogLevel(LogLevel.All))
+        : Layer.merge(
+            Logger.replace(Logger.defaultLogger, capturingLogger(options.captureLogs)),
+            Logger.minimumLogLevel(LogLevel.All)
+          )
     )
   )
 }

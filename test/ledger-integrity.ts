@@ -17,4 +17,5 @@ export const ledgerIntegrity = Effect.flatMap(SqlClient.SqlClient, (sql) =>
            OR b.credits_posted <> (SELECT coalesce(sum(l.amount), 0) FROM ledger_transfers l
                                    WHERE l.credit_account = b.account AND l.chain = b.chain AND l.currency = b.currency)) AS projection_off`,
     (rows) => rows[0]
-  ))
+  )
+)

@@ -6,7 +6,7 @@ let counter = 0
 
 /** Onboards a fresh merchant through the real endpoint and returns its key and id. */
 export const onboardMerchant = (overrides: Record<string, unknown> = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* TestClient
     counter += 1
     const name = `Merchant ${process.pid}-${counter}-${Math.random().toString(36).slice(2, 8)}`
@@ -31,11 +31,12 @@ export const onboardMerchant = (overrides: Record<string, unknown> = {}) =>
  * endpoints: each address with its receive wallet, in the order asked.
  */
 export const merchantWithDepositAddresses = (users: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* TestClient
     const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
     const res = yield* client.request("POST", "/v1/deposit-addresses/batch", {
-      apiKey, json: { external_user_ids: users, chain: "TRC20", currency: "USDT" }
+      apiKey,
+      json: { external_user_ids: users, chain: "TRC20", currency: "USDT" }
     })
     const items = asRecord(res.body).items
     const addresses = (Array.isArray(items) ? items : []).map((item) => {

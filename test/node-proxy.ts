@@ -10,14 +10,17 @@ export interface ProxiedCall {
 
 /** A JSON-RPC request's method, if `body` is one. */
 export const rpcMethod = (body: unknown): string | undefined =>
-  typeof body === "object" && body !== null && "method" in body && typeof body.method === "string" ? body.method : undefined
+  typeof body === "object" && body !== null && "method" in body && typeof body.method === "string"
+    ? body.method
+    : undefined
 
 /** A JSON-RPC request's params, if `body` is one. */
 export const rpcParams = (body: unknown): ReadonlyArray<unknown> =>
   typeof body === "object" && body !== null && "params" in body && Array.isArray(body.params) ? body.params : []
 
 /** A JSON-RPC request's id, to answer it in kind. */
-export const rpcId = (body: unknown): unknown => (typeof body === "object" && body !== null && "id" in body ? body.id : null)
+export const rpcId = (body: unknown): unknown =>
+  typeof body === "object" && body !== null && "id" in body ? body.id : null
 
 /** Reads a request to a test node whole: its path and its JSON body (`{}` when empty or not JSON). */
 export const onJsonRequest = (req: http.IncomingMessage, use: (path: string, body: unknown) => void) => {
@@ -53,13 +56,19 @@ export const startNodeProxy = (
       const forward = async (path: string, body: unknown) => {
         const base = typeof target === "string" ? target : target()
         if (base === undefined) throw new Error("no node behind this address yet")
-        const response = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+        const response = await fetch(`${base}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body)
+        })
         const parsed: unknown = await response.json()
         return parsed
       }
       const answer = (path: string, body: unknown) => {
         const faulted = fault({ path, body })
-        return faulted === undefined ? forward(path, body).then((answer) => rewrite({ path, body }, answer)) : Promise.resolve(faulted)
+        return faulted === undefined
+          ? forward(path, body).then((answer) => rewrite({ path, body }, answer))
+          : Promise.resolve(faulted)
       }
       const server = http.createServer((req, res) => {
         onJsonRequest(req, (path, body) => {
@@ -76,8 +85,9 @@ export const startNodeProxy = (
         resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, server }))
       })
     }),
-    ({ server }) => Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
   )

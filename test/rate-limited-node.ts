@@ -6,7 +6,11 @@ import { serveOnLoopback } from "../src/devnet/loopback-server.js"
 export const tronGridBan = (seconds: number) => ({
   ms: seconds * 1000,
   status: 403,
-  body: JSON.stringify({ Success: false, Error: `The key exceeds the frequency limit(15), and the query server is suspended for ${seconds}s`, StatusCode: 403 })
+  body: JSON.stringify({
+    Success: false,
+    Error: `The key exceeds the frequency limit(15), and the query server is suspended for ${seconds}s`,
+    StatusCode: 403
+  })
 })
 
 /**
@@ -23,7 +27,7 @@ export const startRateLimitedNode = (options: {
   readonly counted?: (body: string) => boolean
   readonly ban?: { readonly ms: number; readonly status: number; readonly body: string }
 }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const started: Array<number> = []
     const counts = { ok: 0, limited: 0 }
     let bannedUntil = 0
@@ -38,7 +42,9 @@ export const startRateLimitedNode = (options: {
           if (started.length >= options.perSecond || bannedUntil > now) {
             counts.limited += 1
             if (options.ban === undefined) {
-              res.writeHead(429, { "retry-after": options.retryAfter, "content-type": "text/plain" }).end("Too many requests")
+              res
+                .writeHead(429, { "retry-after": options.retryAfter, "content-type": "text/plain" })
+                .end("Too many requests")
               return
             }
             bannedUntil = Math.max(bannedUntil, now + options.ban.ms)
@@ -53,7 +59,8 @@ export const startRateLimitedNode = (options: {
           return
         }
         fetch(options.target, { method: "POST", headers: { "content-type": "application/json" }, body }).then(
-          async (answer) => res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()),
+          async (answer) =>
+            res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()),
           () => res.writeHead(502).end()
         )
       })

@@ -28,13 +28,19 @@ export const processWorkDir = (prefix: string) =>
       return dir
     }),
     // FACET_KEEP_TEST_DIRS=1 keeps it (the service's log, its database and devnets) to look at a failure
-    (dir) => Effect.sync(() => (process.env.FACET_KEEP_TEST_DIRS === "1" ? console.log(`kept ${dir}`) : fs.rmSync(dir, { recursive: true, force: true })))
+    (dir) =>
+      Effect.sync(() =>
+        process.env.FACET_KEEP_TEST_DIRS === "1"
+          ? console.log(`kept ${dir}`)
+          : fs.rmSync(dir, { recursive: true, force: true })
+      )
   )
 
 /** `eventually`, but a timeout is a failure that says what it waited for (and the last value). */
 export const until = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean, timeoutMs = 90_000) =>
   Effect.flatMap(eventually(read, done, timeoutMs), (value) =>
-    done(value) ? Effect.succeed(value) : Effect.dieMessage(`timed out waiting for ${what}: ${JSON.stringify(value)}`))
+    done(value) ? Effect.succeed(value) : Effect.dieMessage(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
+  )
 
 /** Fast devnets for tests that run the whole service as a process. */
 export const FAST_DEVNETS: Record<string, string> = {
@@ -54,15 +60,27 @@ export const FAST_DEVNETS: Record<string, string> = {
  * `devnets` is "as npm start" (its default block times and confirmations). `ready` "answering": ready
  * once /health answers at all (503 too: its nodes may be refusing it).
  */
-export const startService = (dataDir: string, name: string, env: Record<string, string> = {}, devnets: "fast" | "as npm start" = "fast", ready: "healthy" | "answering" = "healthy") =>
+export const startService = (
+  dataDir: string,
+  name: string,
+  env: Record<string, string> = {},
+  devnets: "fast" | "as npm start" = "fast",
+  ready: "healthy" | "answering" = "healthy"
+) =>
   Effect.acquireRelease(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const port = yield* freePort
       const logFile = path.join(path.dirname(dataDir), `${name}.log`)
       const out = fs.openSync(logFile, "w")
       const { DATABASE_URL: _ignored, ...inherited } = process.env
       const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-        env: { ...inherited, ...(devnets === "fast" ? FAST_DEVNETS : {}), ...env, FACET_DATA_DIR: dataDir, PORT: String(port) },
+        env: {
+          ...inherited,
+          ...(devnets === "fast" ? FAST_DEVNETS : {}),
+          ...env,
+          FACET_DATA_DIR: dataDir,
+          PORT: String(port)
+        },
         stdio: ["ignore", out, out]
       })
       fs.closeSync(out)
@@ -71,7 +89,12 @@ export const startService = (dataDir: string, name: string, env: Record<string, 
       const service: ServiceProcess = { pid, url, logFile, log: () => fs.readFileSync(logFile, "utf8") }
       const deadline = Date.now() + 120_000
       for (;;) {
-        const status = yield* Effect.promise(() => fetch(`${url}/health`).then((r) => r.status, () => 0))
+        const status = yield* Effect.promise(() =>
+          fetch(`${url}/health`).then(
+            (r) => r.status,
+            () => 0
+          )
+        )
         // "answering": up, whatever /health says (its nodes may refuse it for a while)
         if (status === 200 || (ready === "answering" && status === 503)) return service
         if (!isAlive(pid) || Date.now() > deadline) {
@@ -80,15 +103,21 @@ export const startService = (dataDir: string, name: string, env: Record<string, 
         yield* Effect.sleep("250 millis")
       }
     }),
-    (service) => Effect.gen(function*() {
-      if (!isAlive(service.pid)) return
-      process.kill(service.pid, "SIGINT")
-      if (!(yield* waitForExit(service.pid, "30 seconds"))) process.kill(service.pid, "SIGKILL")
-    })
+    (service) =>
+      Effect.gen(function* () {
+        if (!isAlive(service.pid)) return
+        process.kill(service.pid, "SIGINT")
+        if (!(yield* waitForExit(service.pid, "30 seconds"))) process.kill(service.pid, "SIGKILL")
+      })
   )
 
 /** Runs a project command (`src/main.ts`, a CLI) on `dataDir` to its end: exit code and everything it printed. */
-export const runToExit = (script: string, args: ReadonlyArray<string>, dataDir: string, env: Record<string, string> = {}) =>
+export const runToExit = (
+  script: string,
+  args: ReadonlyArray<string>,
+  dataDir: string,
+  env: Record<string, string> = {}
+) =>
   Effect.async<{ readonly code: number | null; readonly output: string }>((resume) => {
     const { DATABASE_URL: _ignored, ...inherited } = process.env
     const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
@@ -105,14 +134,16 @@ export const runToExit = (script: string, args: ReadonlyArray<string>, dataDir: 
 
 /** Stops the service as Ctrl-C does and waits for it to exit. */
 export const interrupt = (service: ServiceProcess) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     process.kill(service.pid, "SIGINT")
     return yield* waitForExit(service.pid, "30 seconds")
   })
 
 /** The endpoints the running service wrote for `npm run pay`. */
 export const readDevnetFile = (dataDir: string) =>
-  Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(dataDir), "utf8")).pipe(Effect.orDie)
+  Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(dataDir), "utf8")).pipe(
+    Effect.orDie
+  )
 
 /**
  * The devnets' own addresses as the running service last wrote them (each start of the service starts
@@ -134,11 +165,20 @@ export const devnetsOf = (dataDir: string) => {
 }
 
 /** Calls the service's API over HTTP; JSON in and out. */
-export const api = (service: ServiceProcess, method: string, url: string, options: { readonly apiKey?: string; readonly json?: unknown; readonly headers?: Record<string, string> } = {}) =>
+export const api = (
+  service: ServiceProcess,
+  method: string,
+  url: string,
+  options: { readonly apiKey?: string; readonly json?: unknown; readonly headers?: Record<string, string> } = {}
+) =>
   Effect.promise(async () => {
     const response = await fetch(`${service.url}${url}`, {
       method,
-      headers: { "content-type": "application/json", ...(options.apiKey === undefined ? {} : { "x-api-key": options.apiKey }), ...options.headers },
+      headers: {
+        "content-type": "application/json",
+        ...(options.apiKey === undefined ? {} : { "x-api-key": options.apiKey }),
+        ...options.headers
+      },
       ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) })
     })
     const body: unknown = await response.json().catch(() => undefined)
@@ -156,7 +196,7 @@ const processesUnder = (dir: string): ReadonlyArray<{ readonly pid: number; read
 
 /** Waits (up to 10 s) until nothing runs under `dir`; what still does. */
 export const waitUntilNoneUnder = (dir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 100 && processesUnder(dir).length > 0; i++) yield* Effect.sleep("100 millis")
     return processesUnder(dir)
   })

@@ -13,7 +13,12 @@ export interface ReceivedRequest {
  */
 export const startReceiver = (respond: (seen: number, request: ReceivedRequest) => number = () => 200, port = 0) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly port: number; readonly received: Array<ReceivedRequest>; readonly server: http.Server }>((resume) => {
+    Effect.async<{
+      readonly url: string
+      readonly port: number
+      readonly received: Array<ReceivedRequest>
+      readonly server: http.Server
+    }>((resume) => {
       const received: Array<ReceivedRequest> = []
       const server = http.createServer((req, res) => {
         const chunks: Array<Buffer> = []
@@ -31,15 +36,16 @@ export const startReceiver = (respond: (seen: number, request: ReceivedRequest) 
         resume(Effect.succeed({ url: `http://127.0.0.1:${bound}/hook`, port: bound, received, server }))
       })
     }),
-    ({ server }) => Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
   )
 
 /** Waits (polling) until `predicate` holds, up to `timeoutMs`. */
 export const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, predicate: (a: A) => boolean, timeoutMs = 10_000) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const deadline = Date.now() + timeoutMs
     for (;;) {
       const value = yield* check

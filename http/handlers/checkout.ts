@@ -9,17 +9,36 @@ import { pageHeaders } from "../html.js"
 const SECURE = pageHeaders(CHECKOUT_CSP)
 
 export const CheckoutHandlers = HttpApiBuilder.group(FacetApi, "checkout", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const checkout = yield* Checkout
     return handlers
       .handle("page", ({ path }) =>
         checkout.view(path.order_id).pipe(
           Effect.flatMap((view) => Effect.promise(() => renderCheckoutPage(view))),
-          Effect.map((html) => HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8", headers: SECURE })),
+          Effect.map((html) =>
+            HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8", headers: SECURE })
+          ),
           Effect.catchTag("NotFound", () =>
-            Effect.succeed(HttpServerResponse.text(renderNotFoundPage(), { status: 404, contentType: "text/html; charset=utf-8", headers: SECURE })))
-        ))
+            Effect.succeed(
+              HttpServerResponse.text(renderNotFoundPage(), {
+                status: 404,
+                contentType: "text/html; charset=utf-8",
+                headers: SECURE
+              })
+            )
+          )
+        )
+      )
       .handle("status", ({ path }) => checkout.status(path.order_id))
-      .handle("script", () => Effect.succeed(HttpServerResponse.text(CHECKOUT_JS, { contentType: "text/javascript; charset=utf-8", headers: SECURE })))
-      .handle("stylesheet", () => Effect.succeed(HttpServerResponse.text(CHECKOUT_CSS, { contentType: "text/css; charset=utf-8", headers: SECURE })))
-  }))
+      .handle("script", () =>
+        Effect.succeed(
+          HttpServerResponse.text(CHECKOUT_JS, { contentType: "text/javascript; charset=utf-8", headers: SECURE })
+        )
+      )
+      .handle("stylesheet", () =>
+        Effect.succeed(
+          HttpServerResponse.text(CHECKOUT_CSS, { contentType: "text/css; charset=utf-8", headers: SECURE })
+        )
+      )
+  })
+)

@@ -6,12 +6,24 @@ import { FacetApi } from "../api.js"
 import { requireScope } from "../scopes.js"
 
 export const DepositAddressesHandlers = HttpApiBuilder.group(FacetApi, "depositAddresses", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const deposits = yield* DepositAddresses
     return handlers
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentMerchant, (p) => deposits.list(p.merchantId, urlParams)))
-      .handle("create", ({ payload }) => Effect.flatMap(requireScope("deposits", "creating a deposit address"), (p) => deposits.create(p.merchantId, payload)))
-      .handle("batch", ({ payload }) => Effect.flatMap(requireScope("deposits", "creating deposit addresses"), (p) => deposits.batch(p.merchantId, payload)))
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(requireScope("deposits", "creating a deposit address"), (p) =>
+          deposits.create(p.merchantId, payload)
+        )
+      )
+      .handle("batch", ({ payload }) =>
+        Effect.flatMap(requireScope("deposits", "creating deposit addresses"), (p) =>
+          deposits.batch(p.merchantId, payload)
+        )
+      )
       .handle("transactions", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentMerchant, (p) => deposits.transactions(p.merchantId, path.deposit_address_id, urlParams.limit)))
-  }))
+        Effect.flatMap(CurrentMerchant, (p) =>
+          deposits.transactions(p.merchantId, path.deposit_address_id, urlParams.limit)
+        )
+      )
+  })
+)

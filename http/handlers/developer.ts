@@ -8,7 +8,7 @@ import { openApiDocument } from "../openapi-document.js"
 
 /** The contract about itself: OpenAPI generated from the declaration, change history, AI guidance. */
 export const DeveloperHandlers = HttpApiBuilder.group(FacetApi, "developer", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     const document = openApiDocument(config.baseUrl)
     const guidance = llmsTxt(config.baseUrl, CONTRACT_VERSION)
@@ -16,5 +16,8 @@ export const DeveloperHandlers = HttpApiBuilder.group(FacetApi, "developer", (ha
       .handle("openapi", () => Effect.succeed(document))
       .handle("changelog", () => Effect.succeed(changelog))
       .handle("llmsTxt", () => Effect.succeed(guidance))
-      .handle("wellKnownOpenapi", () => Effect.succeed(HttpServerResponse.redirect("/v1/openapi.json", { status: 308 })))
-  }))
+      .handle("wellKnownOpenapi", () =>
+        Effect.succeed(HttpServerResponse.redirect("/v1/openapi.json", { status: 308 }))
+      )
+  })
+)

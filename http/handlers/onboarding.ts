@@ -6,19 +6,22 @@ import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { FacetApi } from "../api.js"
 
 export const OnboardingHandlers = HttpApiBuilder.group(FacetApi, "onboarding", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const onboarding = yield* Onboarding
     return handlers
       .handle("merchantApply", ({ payload, request }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // the application is kept as sent, additional properties included
           const application = yield* Effect.orDie(request.json)
           const { created, response } = yield* onboarding.apply(payload, application)
           // 201 for a new package, 200 for a repeat: the status is the outcome, not the schema
-          return yield* HttpServerResponse.schemaJson(MerchantApplyResponse)(response, { status: created ? 201 : 200 }).pipe(
-            Effect.orDie
-          )
-        }))
+          return yield* HttpServerResponse.schemaJson(MerchantApplyResponse)(response, {
+            status: created ? 201 : 200
+          }).pipe(Effect.orDie)
+        })
+      )
       .handle("onboardingStatus", ({ path }) =>
-        Effect.flatMap(CurrentMerchant, (principal) => onboarding.status(principal, path.merchant_id)))
-  }))
+        Effect.flatMap(CurrentMerchant, (principal) => onboarding.status(principal, path.merchant_id))
+      )
+  })
+)

@@ -5,7 +5,10 @@ import { Transactions } from "../../src/transactions/transactions.js"
 import { FacetApi } from "../api.js"
 
 export const TransactionsHandlers = HttpApiBuilder.group(FacetApi, "transactions", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const transactions = yield* Transactions
-    return handlers.handle("search", ({ urlParams }) => Effect.flatMap(CurrentMerchant, (p) => transactions.search(p.merchantId, urlParams)))
-  }))
+    return handlers.handle("search", ({ urlParams }) =>
+      Effect.flatMap(CurrentMerchant, (p) => transactions.search(p.merchantId, urlParams))
+    )
+  })
+)

@@ -37,7 +37,7 @@ const toPolicy = (row: MerchantAssetRow): AssetPolicy => ({
  * Fail closed: an asset is usable by a merchant only when its policy allows it and the merchant enabled it.
  */
 export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCatalog", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const listForMerchant = SqlSchema.findAll({
@@ -58,18 +58,18 @@ export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCat
         sql`SELECT * FROM wallet_asset_policies WHERE chain = ${chain} AND currency = ${currency}`
     })
 
-    const policies = Effect.fn("AssetCatalog.policies")(function*(merchantId: string) {
+    const policies = Effect.fn("AssetCatalog.policies")(function* (merchantId: string) {
       const rows = yield* Effect.orDie(listForMerchant(merchantId))
       return rows.map(toPolicy)
     })
 
-    const policy = Effect.fn("AssetCatalog.policy")(function*(merchantId: string, chain: Chain, currency: string) {
+    const policy = Effect.fn("AssetCatalog.policy")(function* (merchantId: string, chain: Chain, currency: string) {
       const rows = yield* policies(merchantId)
       return Option.fromNullable(rows.find((p) => p.chain === chain && p.currency === currency))
     })
 
     /** Enables every `default_for_new_merchants` asset; part of the onboarding transaction. */
-    const enableDefaults = Effect.fn("AssetCatalog.enableDefaults")(function*(merchantId: string) {
+    const enableDefaults = Effect.fn("AssetCatalog.enableDefaults")(function* (merchantId: string) {
       yield* Effect.orDie(sql`
         INSERT INTO merchant_assets (merchant_id, chain, currency, enabled, source)
         SELECT ${merchantId}, chain, currency, true, 'default'
@@ -79,7 +79,7 @@ export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCat
     })
 
     /** POST /v1/wallet-asset-enrollments: idempotent; the first enrollment's source is kept. */
-    const enroll = Effect.fn("AssetCatalog.enroll")(function*(
+    const enroll = Effect.fn("AssetCatalog.enroll")(function* (
       merchantId: string,
       request: { readonly chain: Chain; readonly currency: string; readonly source: string }
     ) {
@@ -87,7 +87,9 @@ export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCat
       const key = `${request.chain}-${currency}`
       const row = yield* Effect.orDie(findPolicyRow({ chain: request.chain, currency }))
       if (Option.isNone(row)) {
-        return yield* new BadRequestError({ error: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the supported assets` })
+        return yield* new BadRequestError({
+          error: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the supported assets`
+        })
       }
       switch (row.value.status) {
         case "disabled":

@@ -13,19 +13,22 @@ export class ChainSettings extends Context.Tag("facet/ChainSettings")<ChainSetti
 
 export const ChainSettingsLive = Layer.effect(
   ChainSettings,
-  Effect.map(ChainEndpoints, (endpoints): ChainSettingsShape => ({
-    tokenContract: (asset) => {
-      switch (asset.chain) {
-        case "BEP20":
-          return Option.fromNullable(endpoints.bep20.tokens.get(asset.currency))
-        case "TRC20":
-          return Option.fromNullable(endpoints.tron.tokens.get(asset.currency))
-        case "SOLANA":
-          return Option.map(Option.fromNullable(endpoints.solana.tokens.get(asset.currency)), (t) => t.mint)
-        case "POLYGON":
-          return Option.none()
-      }
-    },
-    bep20ChainId: endpoints.bep20.chainId
-  }))
+  Effect.map(
+    ChainEndpoints,
+    (endpoints): ChainSettingsShape => ({
+      tokenContract: (asset) => {
+        switch (asset.chain) {
+          case "BEP20":
+            return Option.fromNullable(endpoints.bep20.tokens.get(asset.currency))
+          case "TRC20":
+            return Option.fromNullable(endpoints.tron.tokens.get(asset.currency))
+          case "SOLANA":
+            return Option.map(Option.fromNullable(endpoints.solana.tokens.get(asset.currency)), (t) => t.mint)
+          case "POLYGON":
+            return Option.none()
+        }
+      },
+      bep20ChainId: endpoints.bep20.chainId
+    })
+  )
 )

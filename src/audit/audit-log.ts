@@ -61,7 +61,17 @@ export interface AuditFilter {
   readonly limit: number
 }
 
-const CSV_COLUMNS = ["id", "at", "actor_kind", "actor", "from_address", "user_agent", "action", "subject", "detail"] as const
+const CSV_COLUMNS = [
+  "id",
+  "at",
+  "actor_kind",
+  "actor",
+  "from_address",
+  "user_agent",
+  "action",
+  "subject",
+  "detail"
+] as const
 
 /** One CSV field: quoted when needed; a leading = + - @ is defused so a spreadsheet never runs it as a formula. */
 const csvField = (value: string) => {
@@ -74,30 +84,44 @@ const csvField = (value: string) => {
  * in the transaction of the act it records, so an act and its record commit or vanish together.
  */
 export class AuditLog extends Effect.Service<AuditLog>()("facet/AuditLog", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const record = (merchantId: string | null, actor: AuditActor, action: AuditAction, subject = "", detail = "") =>
       sql`INSERT INTO audit_log ${sql.insert({
-        merchant_id: merchantId, actor_kind: actor.kind, actor: actor.name.slice(0, 200), from_address: (actor.from ?? "").slice(0, 200),
-        user_agent: (actor.userAgent ?? "").slice(0, 300), action, subject, detail
+        merchant_id: merchantId,
+        actor_kind: actor.kind,
+        actor: actor.name.slice(0, 200),
+        from_address: (actor.from ?? "").slice(0, 200),
+        user_agent: (actor.userAgent ?? "").slice(0, 300),
+        action,
+        subject,
+        detail
       })}`.pipe(Effect.asVoid, Effect.orDie)
 
-    const list = Effect.fn("AuditLog.list")(function*(merchantId: string, filter: AuditFilter) {
+    const list = Effect.fn("AuditLog.list")(function* (merchantId: string, filter: AuditFilter) {
       const where = sql.and([
         sql`merchant_id = ${merchantId}`,
         ...(filter.action === undefined || filter.action === "" ? [] : [sql`action = ${filter.action}`]),
-        ...(filter.actor === undefined || filter.actor === "" ? [] : [sql`actor ILIKE ${`%${filter.actor.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`]),
+        ...(filter.actor === undefined || filter.actor === ""
+          ? []
+          : [sql`actor ILIKE ${`%${filter.actor.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`]),
         ...(filter.since === undefined ? [] : [sql`at >= ${filter.since}`]),
         ...(filter.until === undefined ? [] : [sql`at < ${filter.until}`]),
         ...(filter.before === undefined || !/^\d+$/.test(filter.before) ? [] : [sql`id < ${filter.before}`])
       ])
       return yield* sql`SELECT id::text AS id, at, actor_kind, actor, from_address, user_agent, action, subject, detail
-                        FROM audit_log WHERE ${where} ORDER BY id DESC LIMIT ${filter.limit}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+                        FROM audit_log WHERE ${where} ORDER BY id DESC LIMIT ${filter.limit}`.pipe(
+        Effect.flatMap(decodeRows),
+        Effect.orDie
+      )
     })
 
     const csv = (rows: ReadonlyArray<AuditRow>) =>
-      [CSV_COLUMNS.join(","), ...rows.map((row) => CSV_COLUMNS.map((c) => csvField(c === "at" ? row.at.toISOString() : row[c])).join(","))].join("\r\n") + "\r\n"
+      [
+        CSV_COLUMNS.join(","),
+        ...rows.map((row) => CSV_COLUMNS.map((c) => csvField(c === "at" ? row.at.toISOString() : row[c])).join(","))
+      ].join("\r\n") + "\r\n"
 
     return { record, list, csv } as const
   })

@@ -149,7 +149,12 @@ export class FeeAboveCap extends Schema.TaggedError<FeeAboveCap>()("FeeAboveCap"
 }
 
 /** The cap a signed transfer's fee and price must stay within (none: no cap). */
-export const checkFeeCap = (chain: string, cap: FeeCap | undefined, maxFee: bigint, gasPrice: bigint): Effect.Effect<void, FeeAboveCap> =>
+export const checkFeeCap = (
+  chain: string,
+  cap: FeeCap | undefined,
+  maxFee: bigint,
+  gasPrice: bigint
+): Effect.Effect<void, FeeAboveCap> =>
   cap === undefined || (maxFee <= cap.maxFee && gasPrice <= cap.maxGasPrice)
     ? Effect.void
     : Effect.fail(new FeeAboveCap({ chain, maxFee, gasPrice, cap }))
@@ -182,9 +187,14 @@ export interface ChainClient {
   readonly nodeChecks?: Effect.Effect<Readonly<Record<string, string>>>
   readonly balance: (address: string, currency: string) => Effect.Effect<bigint, ChainRpcError>
   /** The balance in the chain's final state, with the height it is final at (what reconciliation compares). */
-  readonly finalBalance: (address: string, currency: string) => Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError>
+  readonly finalBalance: (
+    address: string,
+    currency: string
+  ) => Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError>
   /** Builds and signs (through the Signer) without sending: refused here when it would fail on chain. */
-  readonly prepare: (request: TransferRequest) => Effect.Effect<SignedTransfer, ChainRpcError | TransferRejected | FeeAboveCap>
+  readonly prepare: (
+    request: TransferRequest
+  ) => Effect.Effect<SignedTransfer, ChainRpcError | TransferRejected | FeeAboveCap>
   /** Sends signed bytes; sending the same bytes again is harmless (a node that knows them is success). */
   readonly broadcast: (raw: string) => Effect.Effect<void, ChainRpcError | TransferRejected>
   /**
@@ -196,7 +206,13 @@ export interface ChainClient {
    * The native base units this transfer costs whoever pays its fee (a token sweep's gas, an account's
    * creation, a Solana recipient's token-account rent); `sponsored`: a separate fee payer signs too (Solana).
    */
-  readonly feeEstimate: (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint; readonly sponsored: boolean }) => Effect.Effect<bigint, ChainRpcError>
+  readonly feeEstimate: (request: {
+    readonly from: string
+    readonly to: string
+    readonly currency: string
+    readonly amount: bigint
+    readonly sponsored: boolean
+  }) => Effect.Effect<bigint, ChainRpcError>
   /** EVM: the number of transactions the address has sent, in final state (what custody's nonces start from). */
   readonly finalNonce: (address: string) => Effect.Effect<bigint, ChainRpcError>
   readonly transaction: (txHash: string) => Effect.Effect<Option.Option<TransactionLookup>, ChainRpcError>

@@ -34,11 +34,13 @@ export interface ChainEndpointsShape {
 
 export class ChainEndpoints extends Context.Tag("facet/ChainEndpoints")<ChainEndpoints, ChainEndpointsShape>() {}
 
-
 const evmToken = (name: string, fallback: string | undefined) =>
   Config.option(Config.string(name)).pipe(
     Config.map((value) => Option.orElse(value, () => Option.fromNullable(fallback))),
-    Config.validate({ message: `${name} must be a 0x-prefixed 20-byte contract address`, validation: (value) => Option.match(value, { onNone: () => true, onSome: isHexAddress }) }),
+    Config.validate({
+      message: `${name} must be a 0x-prefixed 20-byte contract address`,
+      validation: (value) => Option.match(value, { onNone: () => true, onSome: isHexAddress })
+    }),
     Config.map(Option.filter(isHexAddress))
   )
 
@@ -49,11 +51,21 @@ const evmToken = (name: string, fallback: string | undefined) =>
 const nodeUrls = (name: string, fallback: string | undefined) =>
   Config.all({ one: Config.option(Config.string(name)), many: Config.option(Config.string(`${name}S`)) }).pipe(
     Config.mapOrFail(({ one, many }) => {
-      if (Option.isSome(one) && Option.isSome(many)) return Either.left(ConfigError.InvalidData([], `set ${name} or ${name}S, not both`))
-      const urls = Option.isSome(many) ? splitUrls(many.value) : Option.isSome(one) ? [one.value] : fallback === undefined ? [] : [fallback]
+      if (Option.isSome(one) && Option.isSome(many))
+        return Either.left(ConfigError.InvalidData([], `set ${name} or ${name}S, not both`))
+      const urls = Option.isSome(many)
+        ? splitUrls(many.value)
+        : Option.isSome(one)
+          ? [one.value]
+          : fallback === undefined
+            ? []
+            : [fallback]
       const invalid = urls.find((url) => !URL.canParse(url))
-      if (invalid !== undefined) return Either.left(ConfigError.InvalidData([], `${name}S: ${endpointLabel(invalid)} is not a URL`))
-      return isNonEmptyReadonlyArray(urls) ? Either.right(urls) : Either.left(ConfigError.MissingData([], `${name} (or ${name}S) is required on mainnet`))
+      if (invalid !== undefined)
+        return Either.left(ConfigError.InvalidData([], `${name}S: ${endpointLabel(invalid)} is not a URL`))
+      return isNonEmptyReadonlyArray(urls)
+        ? Either.right(urls)
+        : Either.left(ConfigError.MissingData([], `${name} (or ${name}S) is required on mainnet`))
     })
   )
 
@@ -67,7 +79,7 @@ export const confirmationsConfig = (network: "devnet" | "mainnet") =>
 /** FACET_NETWORK=mainnet: real networks from configuration; no devnet is started. */
 export const MainnetEndpointsLive = Layer.effect(
   ChainEndpoints,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* AppConfig
     const confirmations = yield* confirmationsConfig("mainnet")
     const urls = yield* Config.all({
@@ -77,28 +89,53 @@ export const MainnetEndpointsLive = Layer.effect(
     })
     const usdt = yield* evmToken("FACET_TOKEN_BEP20_USDT", "0x55d398326f99059fF775485246999027B3197955")
     const velnx = yield* evmToken("FACET_TOKEN_BEP20_VELNX", undefined)
-    const tronUsdt = yield* Config.string("FACET_TOKEN_TRC20_USDT").pipe(Config.withDefault("TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"))
-    const solUsdt = yield* Config.string("FACET_TOKEN_SOLANA_USDT").pipe(Config.withDefault("Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"))
+    const tronUsdt = yield* Config.string("FACET_TOKEN_TRC20_USDT").pipe(
+      Config.withDefault("TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t")
+    )
+    const solUsdt = yield* Config.string("FACET_TOKEN_SOLANA_USDT").pipe(
+      Config.withDefault("Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB")
+    )
     const chainId = yield* Config.integer("FACET_BEP20_CHAIN_ID").pipe(Config.withDefault(56))
     // the operator chooses: BSC nodes serve traces only with the debug (geth) or trace (parity) namespace
-    const traces = yield* Config.literal("callTracer", "parity", "off")("FACET_BEP20_TRACES").pipe(Config.withDefault("off" as const))
+    const traces = yield* Config.literal(
+      "callTracer",
+      "parity",
+      "off"
+    )("FACET_BEP20_TRACES").pipe(Config.withDefault("off" as const))
     // BSC serves fast finality's `finalized` block; the depth stays the floor when it stalls
-    const finality = yield* Config.literal("finalized", "depth")("FACET_BEP20_FINALITY").pipe(Config.withDefault("finalized" as const))
+    const finality = yield* Config.literal(
+      "finalized",
+      "depth"
+    )("FACET_BEP20_FINALITY").pipe(Config.withDefault("finalized" as const))
     if (traces === "off") {
-      yield* Effect.logWarning("FACET_BEP20_TRACES=off: BNB that contracts send to deposit addresses (internal transfers) is NOT credited; set callTracer or parity if the node serves traces")
+      yield* Effect.logWarning(
+        "FACET_BEP20_TRACES=off: BNB that contracts send to deposit addresses (internal transfers) is NOT credited; set callTracer or parity if the node serves traces"
+      )
     }
     return {
       bep20: {
         rpcUrl: urls.bep20[0],
         fallbackUrls: urls.bep20.slice(1),
         chainId,
-        tokens: new Map([...Option.toArray(Option.map(usdt, (a) => ["USDT", a] as const)), ...Option.toArray(Option.map(velnx, (a) => ["VELNX", a] as const))]),
+        tokens: new Map([
+          ...Option.toArray(Option.map(usdt, (a) => ["USDT", a] as const)),
+          ...Option.toArray(Option.map(velnx, (a) => ["VELNX", a] as const))
+        ]),
         confirmations: confirmations.bep20,
         traces,
         finality
       },
-      tron: { url: urls.tron[0], fallbackUrls: urls.tron.slice(1), tokens: new Map([["USDT", tronUsdt]]), confirmations: confirmations.tron },
-      solana: { rpcUrl: urls.solana[0], fallbackUrls: urls.solana.slice(1), tokens: new Map([["USDT", { mint: solUsdt, decimals: 6 }]]) }
+      tron: {
+        url: urls.tron[0],
+        fallbackUrls: urls.tron.slice(1),
+        tokens: new Map([["USDT", tronUsdt]]),
+        confirmations: confirmations.tron
+      },
+      solana: {
+        rpcUrl: urls.solana[0],
+        fallbackUrls: urls.solana.slice(1),
+        tokens: new Map([["USDT", { mint: solUsdt, decimals: 6 }]])
+      }
     }
   })
 )

@@ -12,7 +12,11 @@ export class ChainIdentityMismatch extends Schema.TaggedError<ChainIdentityMisma
  * Checks that `genesis` is the genesis the database recorded for `chain`, recording it the first time.
  * Fails with a message an operator can act on when it is not.
  */
-export const checkChainIdentity = Effect.fn("checkChainIdentity")(function*(chain: string, network: Network, genesis: string) {
+export const checkChainIdentity = Effect.fn("checkChainIdentity")(function* (
+  chain: string,
+  network: Network,
+  genesis: string
+) {
   const sql = yield* SqlClient.SqlClient
   yield* sql`INSERT INTO chain_identities (chain, network, genesis_hash) VALUES (${chain}, ${network}, ${genesis})
              ON CONFLICT (chain) DO NOTHING`
@@ -21,8 +25,11 @@ export const checkChainIdentity = Effect.fn("checkChainIdentity")(function*(chai
   if (recorded !== undefined && (recorded.genesis_hash !== genesis || recorded.network !== network)) {
     return yield* new ChainIdentityMismatch({
       chain,
-      message: `${chain}: the node's chain (genesis ${genesis}, ${network}) is not the one this database indexed (genesis ${recorded.genesis_hash}, ${recorded.network})` +
-        (network === "devnet" ? "; `npm run devnet:reset` starts the devnets and their rows afresh" : "; point the service at the right node")
+      message:
+        `${chain}: the node's chain (genesis ${genesis}, ${network}) is not the one this database indexed (genesis ${recorded.genesis_hash}, ${recorded.network})` +
+        (network === "devnet"
+          ? "; `npm run devnet:reset` starts the devnets and their rows afresh"
+          : "; point the service at the right node")
     })
   }
 })

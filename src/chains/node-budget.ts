@@ -23,7 +23,10 @@ export const nodeBudgetConfig = (chain: Chain, network: "devnet" | "mainnet") =>
   Config.all({
     requestsPerSecond: Config.number(`FACET_NODE_RPS_${chain}`).pipe(
       Config.withDefault(network === "devnet" ? 0 : chain === "TRC20" ? 12 : chain === "SOLANA" ? 8 : 25),
-      Config.validate({ message: `FACET_NODE_RPS_${chain} must be 0 (no limit) or more`, validation: (n) => Number.isFinite(n) && n >= 0 })
+      Config.validate({
+        message: `FACET_NODE_RPS_${chain} must be 0 (no limit) or more`,
+        validation: (n) => Number.isFinite(n) && n >= 0
+      })
     ),
     inFlight: Config.integer(`FACET_NODE_IN_FLIGHT_${chain}`).pipe(
       Config.withDefault(network === "devnet" ? 64 : 8),
@@ -52,18 +55,35 @@ export const retryAfterMs = (header: string | null, tries: number, now: number):
  * (a ban, no Retry-After) and 503 beyond a key's rate. Any other 403 (a bad key) or 503 is the caller's to
  * read. Undefined: not a limit.
  */
-export const readLimit = async (response: Response, tries: number, now: number): Promise<{ readonly waitMs: number; readonly said: string } | undefined> => {
+export const readLimit = async (
+  response: Response,
+  tries: number,
+  now: number
+): Promise<{ readonly waitMs: number; readonly said: string } | undefined> => {
   const retryAfter = response.headers.get("retry-after")
   if (response.status === 429) {
-    return { waitMs: retryAfterMs(retryAfter, tries, now), said: `HTTP 429${retryAfter === null ? "" : ` (Retry-After ${retryAfter})`}` }
+    return {
+      waitMs: retryAfterMs(retryAfter, tries, now),
+      said: `HTTP 429${retryAfter === null ? "" : ` (Retry-After ${retryAfter})`}`
+    }
   }
   if (response.status !== 403 && response.status !== 503) return undefined
   // a copy is read: the caller gets the answer whole when it is not a limit
-  const text = (await response.clone().text().catch(() => "")).slice(0, 1000)
+  const text = (
+    await response
+      .clone()
+      .text()
+      .catch(() => "")
+  ).slice(0, 1000)
   // narrow words: "exceeds the" alone is also geth's fee cap, "suspended" alone a key suspended for good
   if (!/frequency limit|rate limit|too many requests|suspended for \d+\s*s/i.test(text)) return undefined
   const suspended = /suspended for (\d+)\s*s/i.exec(text)?.[1]
-  const waitMs = retryAfter !== null ? retryAfterMs(retryAfter, tries, now) : suspended !== undefined ? Math.min(MAX_WAIT_MS, Number(suspended) * 1000) : retryAfterMs(null, tries, now)
+  const waitMs =
+    retryAfter !== null
+      ? retryAfterMs(retryAfter, tries, now)
+      : suspended !== undefined
+        ? Math.min(MAX_WAIT_MS, Number(suspended) * 1000)
+        : retryAfterMs(null, tries, now)
   const message = /"(?:Error|error|message)"\s*:\s*"([^"]{1,160})/.exec(text)?.[1] ?? text.slice(0, 160)
   return { waitMs, said: `HTTP ${response.status}: ${message}` }
 }
@@ -178,7 +198,10 @@ export const makeBudgetedFetch = (budget: NodeBudget, base: typeof fetch = fetch
     }
   }
 
-  const budgeted = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> => {
+  const budgeted = async (
+    input: Parameters<typeof fetch>[0],
+    init?: Parameters<typeof fetch>[1]
+  ): Promise<Response> => {
     for (let tries = 0; ; tries++) {
       const response = await once(input, init)
       const limit = await readLimit(response, tries, Date.now())
@@ -206,7 +229,8 @@ export const throttleCheck = (chain: Chain, budget: NodeBudget, state: Effect.Ef
     const waiting = t.waitingUntil - Date.now()
     const limits = `${budget.requestsPerSecond > 0 ? `${budget.requestsPerSecond} calls a second` : "no rate set"}, ${budget.inFlight} at once`
     return {
-      [`${chain.toLowerCase()}_node_rate_limit`]: `the node answered "too many requests" ${t.limited} times (last: ${t.lastLimit})` +
+      [`${chain.toLowerCase()}_node_rate_limit`]:
+        `the node answered "too many requests" ${t.limited} times (last: ${t.lastLimit})` +
         `${waiting > 0 ? `; waiting ${Math.ceil(waiting / 1000)} s more as it asked` : ""}; budget ${limits} (FACET_NODE_RPS_${chain}, FACET_NODE_IN_FLIGHT_${chain})`
     }
   })

@@ -12,7 +12,10 @@ export const nodeHeadersConfig = Config.option(Config.redacted("FACET_NODE_HEADE
   Config.mapOrFail((value) => {
     const byHost = new Map<string, NodeHeaders>()
     if (value._tag === "None") return Either.right(byHost)
-    for (const entry of Redacted.value(value.value).split(";").map((e) => e.trim()).filter((e) => e !== "")) {
+    for (const entry of Redacted.value(value.value)
+      .split(";")
+      .map((e) => e.trim())
+      .filter((e) => e !== "")) {
       const at = entry.indexOf("=")
       const host = entry.slice(0, at).trim().toLowerCase()
       const headers: Record<string, string> = {}
@@ -20,7 +23,12 @@ export const nodeHeadersConfig = Config.option(Config.redacted("FACET_NODE_HEADE
         const colon = pair.indexOf(":")
         const name = pair.slice(0, colon).trim()
         if (at <= 0 || colon <= 0 || !/^[A-Za-z0-9-]+$/.test(name)) {
-          return Either.left(ConfigError.InvalidData([], `FACET_NODE_HEADERS: expected host=Header-Name:value[,Header-Name:value]; … (an entry for ${host === "" ? "no host" : host} is not)`))
+          return Either.left(
+            ConfigError.InvalidData(
+              [],
+              `FACET_NODE_HEADERS: expected host=Header-Name:value[,Header-Name:value]; … (an entry for ${host === "" ? "no host" : host} is not)`
+            )
+          )
         }
         headers[name] = pair.slice(colon + 1).trim()
       }
@@ -32,4 +40,4 @@ export const nodeHeadersConfig = Config.option(Config.redacted("FACET_NODE_HEADE
 
 /** The headers configured for a node's host (none when its host has none). */
 export const headersFor = (byHost: ReadonlyMap<string, NodeHeaders>, url: string): NodeHeaders =>
-  URL.canParse(url) ? byHost.get(new URL(url).hostname.toLowerCase()) ?? {} : {}
+  URL.canParse(url) ? (byHost.get(new URL(url).hostname.toLowerCase()) ?? {}) : {}

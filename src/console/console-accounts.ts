@@ -34,7 +34,7 @@ export const LOGIN_NAME = /^[a-z0-9][a-z0-9._-]{2,63}$/
  * and absolute expiry, and a CSRF token per session.
  */
 export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/ConsoleAccounts", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
     // TOTP seeds are stored sealed (a database dump shows none)
@@ -46,7 +46,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
      * becomes (in one statement, so two requests with the same code cannot both pass).
      */
     const acceptTotp = (userId: string, sealedSecret: string, code: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const step = totpStep(box.open(sealedSecret), code)
         if (step === undefined) return false
         const taken = yield* Effect.orDie(sql`
@@ -67,96 +67,174 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       found === undefined
         ? Effect.fail(new ConsoleRefusal({ status: 400, message: "This setup link is not valid. Ask for a new one." }))
         : found.used
-        ? Effect.fail(new ConsoleRefusal({ status: 400, message: "This setup link was already used: the console account exists. Log in instead." }))
-        : found.expired
-        ? Effect.fail(new ConsoleRefusal({ status: 400, message: "This setup link has expired. Ask for a new one." }))
-        : Effect.void
+          ? Effect.fail(
+              new ConsoleRefusal({
+                status: 400,
+                message: "This setup link was already used: the console account exists. Log in instead."
+              })
+            )
+          : found.expired
+            ? Effect.fail(
+                new ConsoleRefusal({ status: 400, message: "This setup link has expired. Ask for a new one." })
+              )
+            : Effect.void
 
     /** What the setup page offers for a token (a suggested login name), or why it cannot be used. */
-    const setupOffer = Effect.fn("ConsoleAccounts.setupOffer")(function*(consoleToken: string) {
+    const setupOffer = Effect.fn("ConsoleAccounts.setupOffer")(function* (consoleToken: string) {
       const found = yield* Effect.orDie(handoff(consoleToken, false))
       yield* usable(found)
-      return { merchantName: found?.project_name ?? "", suggestedLoginName: (found?.project_name ?? "owner").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40) || "owner" }
+      return {
+        merchantName: found?.project_name ?? "",
+        suggestedLoginName:
+          (found?.project_name ?? "owner")
+            .toLowerCase()
+            .replace(/[^a-z0-9]+/g, "-")
+            .replace(/^-+|-+$/g, "")
+            .slice(0, 40) || "owner"
+      }
     })
 
     const openSession = (userId: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const cookie = token()
         yield* sql`INSERT INTO console_sessions ${sql.insert({
-          id_hash: sha256(cookie), user_id: userId, csrf_token: token(),
+          id_hash: sha256(cookie),
+          user_id: userId,
+          csrf_token: token(),
           expires_at: new Date(Date.now() + ABSOLUTE_HOURS * 3600_000)
         })}`
         return cookie
       })
 
     /** Binds the owner: one transaction checks the token, creates the account, kills the token, opens a session. */
-    const setup = Effect.fn("ConsoleAccounts.setup")(function*(consoleToken: string, loginName: string, password: string) {
+    const setup = Effect.fn("ConsoleAccounts.setup")(function* (
+      consoleToken: string,
+      loginName: string,
+      password: string
+    ) {
       const name = loginName.trim().toLowerCase()
-      if (!LOGIN_NAME.test(name)) return yield* new ConsoleRefusal({ status: 400, message: "The login name must be 3 to 64 characters: letters, digits, dot, dash or underscore." })
+      if (!LOGIN_NAME.test(name))
+        return yield* new ConsoleRefusal({
+          status: 400,
+          message: "The login name must be 3 to 64 characters: letters, digits, dot, dash or underscore."
+        })
       const problem = passwordProblem(password, name)
-      if (problem !== undefined) return yield* new ConsoleRefusal({ status: 400, message: `Choose another password: ${problem}.` })
+      if (problem !== undefined)
+        return yield* new ConsoleRefusal({ status: 400, message: `Choose another password: ${problem}.` })
       const hash = yield* hashPassword(password)
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        const found = yield* handoff(consoleToken, true)
-        yield* usable(found)
-        if (found === undefined) return yield* Effect.dieMessage("unreachable")
-        const taken = yield* sql<{ id: string }>`SELECT id FROM console_users WHERE login_name = ${name}`
-        if (taken.length > 0) return yield* new ConsoleRefusal({ status: 400, message: `The login name ${name} is taken. Choose another.` })
-        const userId = newId("usr")
-        yield* sql`INSERT INTO console_users ${sql.insert({ id: userId, merchant_id: found.merchant_id, login_name: name, password_hash: hash, role: "owner" })}`
-        yield* sql`UPDATE console_handoffs SET used_at = now() WHERE id = ${found.id}`
-        yield* audit.record(found.merchant_id, { kind: "console_user", name }, "user.joined", userId, "owner (console setup link)")
-        yield* sql`UPDATE merchants SET console_bound_at = now(), updated_at = now() WHERE id = ${found.merchant_id}`
-        return yield* openSession(userId)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const found = yield* handoff(consoleToken, true)
+            yield* usable(found)
+            if (found === undefined) return yield* Effect.dieMessage("unreachable")
+            const taken = yield* sql<{ id: string }>`SELECT id FROM console_users WHERE login_name = ${name}`
+            if (taken.length > 0)
+              return yield* new ConsoleRefusal({
+                status: 400,
+                message: `The login name ${name} is taken. Choose another.`
+              })
+            const userId = newId("usr")
+            yield* sql`INSERT INTO console_users ${sql.insert({ id: userId, merchant_id: found.merchant_id, login_name: name, password_hash: hash, role: "owner" })}`
+            yield* sql`UPDATE console_handoffs SET used_at = now() WHERE id = ${found.id}`
+            yield* audit.record(
+              found.merchant_id,
+              { kind: "console_user", name },
+              "user.joined",
+              userId,
+              "owner (console setup link)"
+            )
+            yield* sql`UPDATE merchants SET console_bound_at = now(), updated_at = now() WHERE id = ${found.merchant_id}`
+            return yield* openSession(userId)
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     /**
      * Password login, throttled per address and per account (SignInThrottle: a stranger's failures slow an
      * account down, never lock its owner out); a TOTP code is accepted once.
      */
-    const login = Effect.fn("ConsoleAccounts.login")(function*(loginName: string, password: string, address: string, code: string, userAgent: string) {
+    const login = Effect.fn("ConsoleAccounts.login")(function* (
+      loginName: string,
+      password: string,
+      address: string,
+      code: string,
+      userAgent: string
+    ) {
       const name = loginName.trim().toLowerCase()
       yield* throttle.gate(name, address)
-      const [user] = yield* Effect.orDie(sql<{ id: string; merchant_id: string; password_hash: string; totp_secret: string | null }>`
+      const [user] = yield* Effect.orDie(sql<{
+        id: string
+        merchant_id: string
+        password_hash: string
+        totp_secret: string | null
+      }>`
         SELECT id, merchant_id, password_hash, totp_secret FROM console_users WHERE login_name = ${name} AND removed_at IS NULL`)
       const actor = { kind: "console_user", name, from: address, userAgent } as const
       const failed = (why: string) =>
-        Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-          yield* throttle.failed(name, address, "login")
-          yield* audit.record(user?.merchant_id ?? null, actor, "console.login_failed", user?.id ?? "", why)
-        })))
+        Effect.orDie(
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* throttle.failed(name, address, "login")
+              yield* audit.record(user?.merchant_id ?? null, actor, "console.login_failed", user?.id ?? "", why)
+            })
+          )
+        )
       // a missing account costs the same as a wrong password, and looks the same
-      const ok = yield* verifyPassword(password, user?.password_hash ?? "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+      const ok = yield* verifyPassword(
+        password,
+        user?.password_hash ?? "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+      )
       if (user === undefined || !ok) {
         yield* failed(user === undefined ? "no such login" : "wrong password")
         return yield* new ConsoleRefusal({ status: 401, message: "Wrong login name or password." })
       }
       if (user.totp_secret !== null && !(yield* acceptTotp(user.id, user.totp_secret, code))) {
         yield* failed("wrong, missing or already used authenticator code")
-        return yield* new ConsoleRefusal({ status: 401, message: "The 6-digit code from your authenticator app is missing, wrong or already used: wait for the next one." })
+        return yield* new ConsoleRefusal({
+          status: 401,
+          message:
+            "The 6-digit code from your authenticator app is missing, wrong or already used: wait for the next one."
+        })
       }
-      return yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-        yield* audit.record(user.merchant_id, actor, "console.login", user.id)
-        return yield* openSession(user.id)
-      })))
+      return yield* Effect.orDie(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            yield* audit.record(user.merchant_id, actor, "console.login", user.id)
+            return yield* openSession(user.id)
+          })
+        )
+      )
     })
 
     /** The session of a cookie, if it is alive (and now touched); idle or absolute expiry ends it. */
-    const session = Effect.fn("ConsoleAccounts.session")(function*(cookie: string | undefined) {
+    const session = Effect.fn("ConsoleAccounts.session")(function* (cookie: string | undefined) {
       if (cookie === undefined || cookie === "") return Option.none<ConsoleSession>()
-      const [row] = yield* Effect.orDie(sql<{ user_id: string; merchant_id: string; login_name: string; role: string; csrf_token: string; totp: boolean }>`
+      const [row] = yield* Effect.orDie(sql<{
+        user_id: string
+        merchant_id: string
+        login_name: string
+        role: string
+        csrf_token: string
+        totp: boolean
+      }>`
         UPDATE console_sessions s SET last_seen_at = clock_timestamp()
         FROM console_users u
         WHERE s.id_hash = ${sha256(cookie)} AND u.id = s.user_id AND u.removed_at IS NULL AND s.ended_at IS NULL AND s.expires_at > now()
           AND s.last_seen_at > now() - ${IDLE_MINUTES} * interval '1 minute'
         RETURNING s.user_id, u.merchant_id, u.login_name, u.role, s.csrf_token, u.totp_secret IS NOT NULL AS totp`)
       return Option.map(Option.fromNullable(row), (r) => ({
-        userId: r.user_id, merchantId: r.merchant_id, loginName: r.login_name, role: r.role, csrfToken: r.csrf_token, totp: r.totp
+        userId: r.user_id,
+        merchantId: r.merchant_id,
+        loginName: r.login_name,
+        role: r.role,
+        csrfToken: r.csrf_token,
+        totp: r.totp
       }))
     })
 
-    const logout = Effect.fn("ConsoleAccounts.logout")(function*(cookie: string | undefined) {
+    const logout = Effect.fn("ConsoleAccounts.logout")(function* (cookie: string | undefined) {
       if (cookie === undefined) return
       yield* Effect.orDie(sql`UPDATE console_sessions SET ended_at = now() WHERE id_hash = ${sha256(cookie)}`)
     })
@@ -166,23 +244,48 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
      * address book or the policy, a new API key: failures count with failed logins and are throttled the same
      * way (a session proves who asks, not that they know the password).
      */
-    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function*(userId: string, password: string, code: string, address: string, done = "approved") {
-      const [user] = yield* Effect.orDie(sql<{ merchant_id: string; login_name: string; password_hash: string; totp_secret: string | null }>`
+    const confirmPassword = Effect.fn("ConsoleAccounts.confirmPassword")(function* (
+      userId: string,
+      password: string,
+      code: string,
+      address: string,
+      done = "approved"
+    ) {
+      const [user] = yield* Effect.orDie(sql<{
+        merchant_id: string
+        login_name: string
+        password_hash: string
+        totp_secret: string | null
+      }>`
         SELECT merchant_id, login_name, password_hash, totp_secret FROM console_users WHERE id = ${userId}`)
-      if (user === undefined) return yield* new ConsoleRefusal({ status: 403, message: `This account is gone: nothing was ${done}.` })
+      if (user === undefined)
+        return yield* new ConsoleRefusal({ status: 403, message: `This account is gone: nothing was ${done}.` })
       yield* throttle.gate(user.login_name, address, true)
       const failed = (why: string) =>
-        Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-          yield* throttle.failed(user.login_name, address, "reconfirm")
-          yield* audit.record(user.merchant_id, { kind: "console_user", name: user.login_name, from: address }, "console.reconfirm_failed", userId, why)
-        })))
+        Effect.orDie(
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* throttle.failed(user.login_name, address, "reconfirm")
+              yield* audit.record(
+                user.merchant_id,
+                { kind: "console_user", name: user.login_name, from: address },
+                "console.reconfirm_failed",
+                userId,
+                why
+              )
+            })
+          )
+        )
       if (!(yield* verifyPassword(password, user.password_hash))) {
         yield* failed("wrong password")
         return yield* new ConsoleRefusal({ status: 403, message: `The password is not right: nothing was ${done}.` })
       }
       if (user.totp_secret !== null && !(yield* acceptTotp(userId, user.totp_secret, code))) {
         yield* failed("wrong, missing or already used authenticator code")
-        return yield* new ConsoleRefusal({ status: 403, message: `The 6-digit code is missing, wrong or already used (wait for the next one): nothing was ${done}.` })
+        return yield* new ConsoleRefusal({
+          status: 403,
+          message: `The 6-digit code is missing, wrong or already used (wait for the next one): nothing was ${done}.`
+        })
       }
     })
 
@@ -191,17 +294,37 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
      * code made from it is right (so a mistyped setup never locks the owner out), and that code's step is
      * the last one accepted.
      */
-    const enrollTotp = Effect.fn("ConsoleAccounts.enrollTotp")(function*(session: ConsoleSession, secret: string, code: string, password: string, from: string) {
+    const enrollTotp = Effect.fn("ConsoleAccounts.enrollTotp")(function* (
+      session: ConsoleSession,
+      secret: string,
+      code: string,
+      password: string,
+      from: string
+    ) {
       yield* confirmPassword(session.userId, password, "", from, "changed")
       const step = /^[A-Z2-7]{32}$/.test(secret) ? totpStep(secret, code) : undefined
       if (step === undefined) {
-        return yield* new ConsoleRefusal({ status: 400, message: "That code does not match: scan the QR code again and enter the current code." })
+        return yield* new ConsoleRefusal({
+          status: 400,
+          message: "That code does not match: scan the QR code again and enter the current code."
+        })
       }
-      yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-        const enrolled = yield* sql`UPDATE console_users SET totp_secret = ${box.seal(secret)}, totp_last_step = ${step}, updated_at = now()
+      yield* Effect.orDie(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const enrolled =
+              yield* sql`UPDATE console_users SET totp_secret = ${box.seal(secret)}, totp_last_step = ${step}, updated_at = now()
                                     WHERE id = ${session.userId} AND totp_secret IS NULL RETURNING id`
-        if (enrolled.length > 0) yield* audit.record(session.merchantId, { kind: "console_user", name: session.loginName, from }, "totp.enabled", session.userId)
-      })))
+            if (enrolled.length > 0)
+              yield* audit.record(
+                session.merchantId,
+                { kind: "console_user", name: session.loginName, from },
+                "totp.enabled",
+                session.userId
+              )
+          })
+        )
+      )
     })
 
     return { setupOffer, setup, login, session, logout, confirmPassword, enrollTotp, openSession } as const

@@ -19,27 +19,43 @@ const WINDOW = "15 minutes"
  * the owner's own session: no stranger can lock a named approver out of logging in or approving.
  */
 export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/SignInThrottle", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     /**
      * Refuses (429, saying how long to wait) an attempt the counts forbid now; nothing is counted.
      * `session`: a re-confirmation by a signed-in user (the account-wide backoff does not apply).
      */
-    const gate = Effect.fn("SignInThrottle.gate")(function*(loginName: string, address: string, session = false) {
-      const [counts] = yield* Effect.orDie(sql<{ by_address: number; by_pair: number; by_name: number; since_last: number | null }>`
+    const gate = Effect.fn("SignInThrottle.gate")(function* (loginName: string, address: string, session = false) {
+      const [counts] = yield* Effect.orDie(sql<{
+        by_address: number
+        by_pair: number
+        by_name: number
+        since_last: number | null
+      }>`
         SELECT (SELECT count(*)::int FROM console_login_failures WHERE address = ${address} AND at > now() - ${WINDOW}::interval) AS by_address,
                (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND address = ${address} AND at > now() - ${WINDOW}::interval) AS by_pair,
                (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - ${WINDOW}::interval) AS by_name,
                (SELECT extract(epoch FROM clock_timestamp() - max(at))::float8 FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - ${WINDOW}::interval) AS since_last`)
       if (counts === undefined) return
       if (counts.by_address >= MAX_PER_ADDRESS || counts.by_pair >= MAX_PER_ACCOUNT_AND_ADDRESS) {
-        return yield* new ConsoleRefusal({ status: 429, message: "Too many failed attempts from here. Wait 15 minutes and try again." })
+        return yield* new ConsoleRefusal({
+          status: 429,
+          message: "Too many failed attempts from here. Wait 15 minutes and try again."
+        })
       }
-      if (!session && counts.by_name >= BACKOFF_AFTER && counts.since_last !== null && !(yield* knownAddress(loginName, address))) {
+      if (
+        !session &&
+        counts.by_name >= BACKOFF_AFTER &&
+        counts.since_last !== null &&
+        !(yield* knownAddress(loginName, address))
+      ) {
         const wait = Math.min(MAX_BACKOFF_SECONDS, 2 ** (counts.by_name - BACKOFF_AFTER))
         if (counts.since_last < wait) {
-          return yield* new ConsoleRefusal({ status: 429, message: `Too many failed attempts for this account. Wait ${Math.ceil(wait - counts.since_last)} seconds and try again.` })
+          return yield* new ConsoleRefusal({
+            status: 429,
+            message: `Too many failed attempts for this account. Wait ${Math.ceil(wait - counts.since_last)} seconds and try again.`
+          })
         }
       }
     })
@@ -47,13 +63,21 @@ export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/Sign
     /** The account's owner has logged in from this address before. */
     const knownAddress = (loginName: string, address: string) =>
       Effect.map(
-        Effect.orDie(sql`SELECT 1 FROM audit_log WHERE action = 'console.login' AND actor = ${loginName} AND from_address = ${address} LIMIT 1`),
+        Effect.orDie(
+          sql`SELECT 1 FROM audit_log WHERE action = 'console.login' AND actor = ${loginName} AND from_address = ${address} LIMIT 1`
+        ),
         (rows) => rows.length > 0
       )
 
     /** One failure, in the caller's transaction when it has one. */
-    const failed = Effect.fn("SignInThrottle.failed")(function*(loginName: string, address: string, kind: "login" | "reconfirm") {
-      yield* Effect.orDie(sql`INSERT INTO console_login_failures (login_name, address, kind) VALUES (${loginName}, ${address}, ${kind})`)
+    const failed = Effect.fn("SignInThrottle.failed")(function* (
+      loginName: string,
+      address: string,
+      kind: "login" | "reconfirm"
+    ) {
+      yield* Effect.orDie(
+        sql`INSERT INTO console_login_failures (login_name, address, kind) VALUES (${loginName}, ${address}, ${kind})`
+      )
     })
 
     return { gate, failed } as const

@@ -10,7 +10,7 @@ import { to as copyTo } from "pg-copy-streams"
  * row into one). The query takes no parameters — COPY has none — so it must be built from values that
  * are already checked (numbers, schema-checked literals).
  */
-export const copyOut = Effect.fn("copyOut")(function*(query: string, onChunk: (chunk: Buffer) => void) {
+export const copyOut = Effect.fn("copyOut")(function* (query: string, onChunk: (chunk: Buffer) => void) {
   const client = yield* PgClient.PgClient
   const url = client.config.url
   if (url === undefined) return yield* new SqlError({ message: "COPY needs the database URL the pool was made with" })
@@ -41,6 +41,7 @@ export const copyOut = Effect.fn("copyOut")(function*(query: string, onChunk: (c
         stream.on("error", reject)
         stream.on("end", () => resolve())
       }),
-    catch: (cause) => new SqlError({ cause, message: `COPY failed: ${cause instanceof Error ? cause.message : String(cause)}` })
+    catch: (cause) =>
+      new SqlError({ cause, message: `COPY failed: ${cause instanceof Error ? cause.message : String(cause)}` })
   })
 }, Effect.scoped)

@@ -48,7 +48,10 @@ export class CopyTextRows {
   private pending: Buffer = Buffer.alloc(0)
   private readonly row: CopyTextRow
 
-  constructor(columns: number, private readonly onRow: (row: CopyTextRow) => void) {
+  constructor(
+    columns: number,
+    private readonly onRow: (row: CopyTextRow) => void
+  ) {
     this.row = new CopyTextRow(columns)
   }
 

@@ -8,7 +8,7 @@ import { startEmbeddedPostgres } from "./embedded-postgres.js"
  * `FACET_DATA_DIR` and stopped when the layer is released.
  */
 export const DatabaseLive = Layer.unwrapScoped(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     const url = Option.isSome(config.databaseUrl)
       ? config.databaseUrl.value

@@ -22,7 +22,10 @@ export const delimitedColumn = (
 ): Effect.Effect<Fragment> =>
   Effect.suspend(() => {
     // one element alone could be the empty string, which `string_to_array` reads as no element at all
-    if (values.length <= 1) return Effect.succeed(sql`${values.map((value) => value === null ? null : String(value))}::${sql.literal(type)}[]`)
+    if (values.length <= 1)
+      return Effect.succeed(
+        sql`${values.map((value) => (value === null ? null : String(value)))}::${sql.literal(type)}[]`
+      )
     const texts: Array<string> = []
     for (const value of values) {
       if (value === null) {

@@ -11,9 +11,9 @@ import { isAlive } from "../processes/child-process.js"
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./embedded-postgres.js"
 
 const query = (pg: EmbeddedPostgres, text: string) =>
-  Effect.scoped(Effect.flatMap(PgClient.make({ url: pg.url, maxConnections: 1 }), (sql) => sql.unsafe<{ v: string }>(text))).pipe(
-    Effect.provide(Reactivity.layer)
-  )
+  Effect.scoped(
+    Effect.flatMap(PgClient.make({ url: pg.url, maxConnections: 1 }), (sql) => sql.unsafe<{ v: string }>(text))
+  ).pipe(Effect.provide(Reactivity.layer))
 
 // a stopped child may stay a zombie until node reaps it: that is stopped, not alive
 const alive = isAlive
@@ -22,51 +22,64 @@ const tempDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "facet-test-pg-e
 
 describe("embedded PostgreSQL", () => {
   it.live("keeps its data across a restart and stops cleanly with its scope", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dataDir = tempDataDir()
       const first = yield* Effect.scoped(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const pg = yield* startEmbeddedPostgres({ dataDir })
           yield* query(pg, "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('survives')")
           return pg
         })
       )
       expect(alive(first.pid)).toBe(false)
-      const rows = yield* Effect.scoped(Effect.flatMap(startEmbeddedPostgres({ dataDir }), (pg) => query(pg, "SELECT v FROM kept")))
+      const rows = yield* Effect.scoped(
+        Effect.flatMap(startEmbeddedPostgres({ dataDir }), (pg) => query(pg, "SELECT v FROM kept"))
+      )
       expect(rows.map((r) => r.v)).toEqual(["survives"])
       fs.rmSync(dataDir, { recursive: true, force: true })
-    }))
+    })
+  )
 
   it.live("stops an orphan left by a killed parent before starting again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dataDir = tempDataDir()
       const leaked = yield* Scope.make()
       const orphan = yield* startEmbeddedPostgres({ dataDir }).pipe(Scope.extend(leaked))
       // pretend the parent was SIGKILLed: its pid in the owner record is dead, its postgres still runs
       const deadPid = spawnSync("true").pid
       const ownerFile = path.join(dataDir, "postgres.owner.json")
-      fs.writeFileSync(ownerFile, JSON.stringify({ ...asRecord(JSON.parse(fs.readFileSync(ownerFile, "utf8"))), servicePid: deadPid }))
+      fs.writeFileSync(
+        ownerFile,
+        JSON.stringify({ ...asRecord(JSON.parse(fs.readFileSync(ownerFile, "utf8"))), servicePid: deadPid })
+      )
       expect(alive(orphan.pid)).toBe(true)
 
-      const rows = yield* Effect.scoped(Effect.flatMap(startEmbeddedPostgres({ dataDir }), (pg) => query(pg, "SELECT 'up' AS v")))
+      const rows = yield* Effect.scoped(
+        Effect.flatMap(startEmbeddedPostgres({ dataDir }), (pg) => query(pg, "SELECT 'up' AS v"))
+      )
       expect(rows[0]?.v).toBe("up")
       expect(alive(orphan.pid)).toBe(false)
       yield* Scope.close(leaked, Exit.void)
       fs.rmSync(dataDir, { recursive: true, force: true })
-    }))
+    })
+  )
 
   it.live("refuses a data directory that a running service owns", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dataDir = tempDataDir()
       const scope = yield* Scope.make()
       yield* startEmbeddedPostgres({ dataDir }).pipe(Scope.extend(scope))
       const other = spawn("sleep", ["30"])
       const ownerFile = path.join(dataDir, "postgres.owner.json")
-      fs.writeFileSync(ownerFile, JSON.stringify({ ...asRecord(JSON.parse(fs.readFileSync(ownerFile, "utf8"))), servicePid: other.pid }))
+      fs.writeFileSync(
+        ownerFile,
+        JSON.stringify({ ...asRecord(JSON.parse(fs.readFileSync(ownerFile, "utf8"))), servicePid: other.pid })
+      )
       const refused = yield* Effect.flip(Effect.scoped(startEmbeddedPostgres({ dataDir })))
       expect(refused.message).toMatch(/in use by another running service/)
       other.kill()
       yield* Scope.close(scope, Exit.void)
       fs.rmSync(dataDir, { recursive: true, force: true })
-    }))
+    })
+  )
 })

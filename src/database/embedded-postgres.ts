@@ -42,12 +42,14 @@ const execFileAsync = promisify(execFile)
 
 const fail = (message: string) => (cause: unknown) => new EmbeddedPostgresError({ message, cause })
 
-const OwnerRecord = Schema.parseJson(Schema.Struct({
-  servicePid: Schema.Number,
-  postgresPid: Schema.Number,
-  port: Schema.Number,
-  clusterDir: Schema.String
-}))
+const OwnerRecord = Schema.parseJson(
+  Schema.Struct({
+    servicePid: Schema.Number,
+    postgresPid: Schema.Number,
+    port: Schema.Number,
+    clusterDir: Schema.String
+  })
+)
 const decodeOwner = Schema.decodeUnknownOption(OwnerRecord)
 const encodeOwner = Schema.encodeSync(OwnerRecord)
 
@@ -84,7 +86,7 @@ const binariesVersion = (nativeDir: string) =>
  * the binaries and the data. A checkout under a private home directory fails that, so root runs the
  * binaries from a copy in a world-readable cache directory.
  */
-const runnableNativeDir = Effect.gen(function*() {
+const runnableNativeDir = Effect.gen(function* () {
   const source = yield* packagedNativeDir
   if (!isRoot()) return source
   const version = yield* binariesVersion(source)
@@ -113,7 +115,7 @@ interface PostgresUser {
   readonly gid: number
 }
 
-const ensurePostgresUser: Effect.Effect<Option.Option<PostgresUser>, EmbeddedPostgresError> = Effect.gen(function*() {
+const ensurePostgresUser: Effect.Effect<Option.Option<PostgresUser>, EmbeddedPostgresError> = Effect.gen(function* () {
   if (!isRoot()) return Option.none()
   const lookup = Effect.tryPromise(async () => {
     const uid = await execFileAsync("id", ["-u", "postgres"])
@@ -124,7 +126,15 @@ const ensurePostgresUser: Effect.Effect<Option.Option<PostgresUser>, EmbeddedPos
   if (Option.isSome(found)) return found
   yield* Effect.logWarning("creating system user `postgres` to run the embedded PostgreSQL (it refuses to run as root)")
   yield* Effect.tryPromise({
-    try: () => execFileAsync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"]),
+    try: () =>
+      execFileAsync("useradd", [
+        "--system",
+        "--user-group",
+        "--no-create-home",
+        "--shell",
+        "/usr/sbin/nologin",
+        "postgres"
+      ]),
     catch: fail("cannot create the `postgres` user needed to run PostgreSQL as root")
   })
   return Option.some(yield* Effect.mapError(lookup, fail("cannot look up the `postgres` user")))
@@ -140,11 +150,12 @@ const traversableBy = (dir: string, user: PostgresUser): boolean => {
     } catch {
       return false
     }
-    const canEnter = stat.uid === user.uid
-      ? (stat.mode & 0o100) !== 0
-      : stat.gid === user.gid
-      ? (stat.mode & 0o010) !== 0
-      : (stat.mode & 0o001) !== 0
+    const canEnter =
+      stat.uid === user.uid
+        ? (stat.mode & 0o100) !== 0
+        : stat.gid === user.gid
+          ? (stat.mode & 0o010) !== 0
+          : (stat.mode & 0o001) !== 0
     if (!canEnter) return false
     const parent = path.dirname(current)
     if (parent === current) return true
@@ -158,7 +169,7 @@ const traversableBy = (dir: string, user: PostgresUser): boolean => {
  * data dir shows where.
  */
 const clusterLocation = (dataDir: string, user: Option.Option<PostgresUser>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const inside = path.join(dataDir, "postgres")
     if (Option.isNone(user) || traversableBy(dataDir, user.value)) return inside
     const key = createHash("sha256").update(fs.realpathSync(dataDir)).digest("hex").slice(0, 16)
@@ -199,7 +210,7 @@ export const freePort = Effect.async<number, EmbeddedPostgresError>((resume) => 
  * port, picked the same way by a test) would otherwise be handed out again before they are bound.
  */
 export const freePortAvoiding = (taken: ReadonlyArray<number>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (;;) {
       const port = yield* freePort
       if (!taken.includes(port)) return port
@@ -207,14 +218,19 @@ export const freePortAvoiding = (taken: ReadonlyArray<number>) =>
   })
 
 /** Stops a postgres process that we (or an earlier run of this service) started: fast shutdown, then harder. */
-const stopPostgresPid = (pid: number) => stopPid(pid, [["SIGINT", "30 seconds"], ["SIGQUIT", "10 seconds"], ["SIGKILL", "10 seconds"]])
+const stopPostgresPid = (pid: number) =>
+  stopPid(pid, [
+    ["SIGINT", "30 seconds"],
+    ["SIGQUIT", "10 seconds"],
+    ["SIGKILL", "10 seconds"]
+  ])
 
 /**
  * A PostgreSQL still running on this cluster from a parent that was killed (SIGKILL leaves it behind) is
  * stopped before we start; one that belongs to a live service refuses the start instead.
  */
 const stopOrphan = (clusterDir: string, ownerFile: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const pidFile = path.join(clusterDir, "postmaster.pid")
     if (!fs.existsSync(pidFile)) return
     const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0])
@@ -235,8 +251,14 @@ const spawnOptions = (user: Option.Option<PostgresUser>, libDir: string) => ({
   ...(Option.isSome(user) ? { uid: user.value.uid, gid: user.value.gid } : {})
 })
 
-const initCluster = (binDir: string, libDir: string, clusterDir: string, passwordFile: string, user: Option.Option<PostgresUser>) =>
-  Effect.gen(function*() {
+const initCluster = (
+  binDir: string,
+  libDir: string,
+  clusterDir: string,
+  passwordFile: string,
+  user: Option.Option<PostgresUser>
+) =>
+  Effect.gen(function* () {
     if (fs.existsSync(path.join(clusterDir, "PG_VERSION"))) return
     yield* Effect.logInfo(`initialising a new PostgreSQL cluster in ${clusterDir}`)
     const password = randomBytes(24).toString("hex")
@@ -251,15 +273,24 @@ const initCluster = (binDir: string, libDir: string, clusterDir: string, passwor
           await fs.promises.chown(pwfile, user.value.uid, user.value.gid)
         }
         try {
-          await execFileAsync(path.join(binDir, "initdb"), [
-            "--pgdata", clusterDir,
-            "--username", "postgres",
-            "--pwfile", pwfile,
-            "--auth", "scram-sha-256",
-            "--encoding", "UTF8",
-            "--no-locale",
-            "--no-instructions"
-          ], spawnOptions(user, libDir))
+          await execFileAsync(
+            path.join(binDir, "initdb"),
+            [
+              "--pgdata",
+              clusterDir,
+              "--username",
+              "postgres",
+              "--pwfile",
+              pwfile,
+              "--auth",
+              "scram-sha-256",
+              "--encoding",
+              "UTF8",
+              "--no-locale",
+              "--no-instructions"
+            ],
+            spawnOptions(user, libDir)
+          )
         } finally {
           await fs.promises.rm(pwfile, { force: true })
         }
@@ -283,19 +314,36 @@ const runPostgres = (
   port: number,
   user: Option.Option<PostgresUser>
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const offset = fs.existsSync(logFile) ? fs.statSync(logFile).size : 0
-    const logFd = yield* Effect.try({ try: () => fs.openSync(logFile, "a", 0o600), catch: fail(`cannot open ${logFile}`) })
+    const logFd = yield* Effect.try({
+      try: () => fs.openSync(logFile, "a", 0o600),
+      catch: fail(`cannot open ${logFile}`)
+    })
     // SIGINT is PostgreSQL's fast shutdown: it also comes when the service dies (lifeline)
-    const run = withLifeline(path.join(binDir, "postgres"), [
-      "-D", clusterDir,
-      "-p", String(port),
-      "-c", "listen_addresses=127.0.0.1",
-      "-c", "unix_socket_directories=",
-      "-c", "max_connections=200"
-    ], "INT")
+    const run = withLifeline(
+      path.join(binDir, "postgres"),
+      [
+        "-D",
+        clusterDir,
+        "-p",
+        String(port),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "unix_socket_directories=",
+        "-c",
+        "max_connections=200"
+      ],
+      "INT"
+    )
     const child = yield* Effect.try({
-      try: () => spawn(run.command, run.args, { ...spawnOptions(user, libDir), detached: true, stdio: ["ignore", logFd, logFd] }),
+      try: () =>
+        spawn(run.command, run.args, {
+          ...spawnOptions(user, libDir),
+          detached: true,
+          stdio: ["ignore", logFd, logFd]
+        }),
       catch: fail("cannot spawn postgres")
     }).pipe(Effect.ensuring(Effect.sync(() => fs.closeSync(logFd))))
     let exited: string | undefined
@@ -312,13 +360,16 @@ const runPostgres = (
     const isReady = Effect.suspend(() =>
       exited === undefined
         ? Effect.succeed(logSinceStart().includes(READY_LINE))
-        : Effect.fail(new EmbeddedPostgresError({ message: `PostgreSQL exited during start-up (${exited}):\n${logSinceStart()}` }))
+        : Effect.fail(
+            new EmbeddedPostgresError({ message: `PostgreSQL exited during start-up (${exited}):\n${logSinceStart()}` })
+          )
     )
     yield* isReady.pipe(
       Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (ready) => ready }),
       Effect.timeoutFail({
         duration: "60 seconds",
-        onTimeout: () => new EmbeddedPostgresError({ message: `PostgreSQL did not become ready in 60 s:\n${logSinceStart()}` })
+        onTimeout: () =>
+          new EmbeddedPostgresError({ message: `PostgreSQL did not become ready in 60 s:\n${logSinceStart()}` })
       }),
       Effect.tapError(() => Effect.sync(() => child.kill("SIGKILL")))
     )
@@ -330,7 +381,7 @@ const runPostgres = (
  * closes. Data survives restarts.
  */
 export const startEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const dataDir = path.resolve(options.dataDir)
     const user = yield* ensurePostgresUser
     yield* Effect.tryPromise({
@@ -357,18 +408,18 @@ export const startEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
     const port = options.port && options.port > 0 ? options.port : yield* freePortAvoiding(options.avoidPorts ?? [])
 
     const logFile = path.join(dataDir, "postgres.log")
-    const child = yield* Effect.acquireRelease(
-      runPostgres(binDir, libDir, clusterDir, logFile, port, user),
-      (child) =>
-        Effect.gen(function*() {
-          if (child.pid !== undefined) yield* stopPostgresPid(child.pid)
-          yield* Effect.sync(() => fs.rmSync(ownerFile, { force: true }))
-          yield* Effect.logInfo("embedded PostgreSQL stopped")
-        })
+    const child = yield* Effect.acquireRelease(runPostgres(binDir, libDir, clusterDir, logFile, port, user), (child) =>
+      Effect.gen(function* () {
+        if (child.pid !== undefined) yield* stopPostgresPid(child.pid)
+        yield* Effect.sync(() => fs.rmSync(ownerFile, { force: true }))
+        yield* Effect.logInfo("embedded PostgreSQL stopped")
+      })
     )
     const pid = child.pid ?? 0
     yield* Effect.sync(() =>
-      fs.writeFileSync(ownerFile, encodeOwner({ servicePid: process.pid, postgresPid: pid, port, clusterDir }), { mode: 0o600 })
+      fs.writeFileSync(ownerFile, encodeOwner({ servicePid: process.pid, postgresPid: pid, port, clusterDir }), {
+        mode: 0o600
+      })
     )
     yield* Effect.logInfo(`embedded PostgreSQL ready on 127.0.0.1:${port} (pid ${pid}, cluster ${clusterDir})`)
     const url = Redacted.make(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`)
@@ -380,7 +431,7 @@ export const startEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
  * process is gone (a test run that was killed). Only clusters we recorded as ours are touched.
  */
 export const reapStaleClusters = (parent: string, prefix: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const entries = yield* Effect.try(() => fs.readdirSync(parent)).pipe(Effect.orElseSucceed((): Array<string> => []))
     for (const entry of entries.filter((name) => name.startsWith(prefix))) {
       const dir = path.join(parent, entry)
@@ -405,5 +456,7 @@ export const runningEmbeddedUrl = (dataDir: string): Option.Option<Redacted.Reda
   const owner = decodeOwner(fs.readFileSync(ownerFile, "utf8"))
   if (Option.isNone(owner) || !isAlive(owner.value.postgresPid)) return Option.none()
   const password = fs.readFileSync(passwordFile, "utf8").trim()
-  return Option.some(Redacted.make(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${owner.value.port}/postgres`))
+  return Option.some(
+    Redacted.make(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${owner.value.port}/postgres`)
+  )
 }

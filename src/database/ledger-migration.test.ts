@@ -6,9 +6,9 @@ import { runMigrations } from "./migrator.js"
 
 describe("the ledger migration to one transfer per movement", () => {
   it.scopedLive("converts entries and postings into transfers in base units and keeps every balance", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const db = yield* databaseAtMigration(10)
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         // the old shape: a deposit of 12.5 USDT and 0.75 TRX, and the TRX one reversed by a reorg
         yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
@@ -24,19 +24,51 @@ describe("the ledger migration to one transfer per movement", () => {
 
         const { applied } = yield* runMigrations()
         expect(applied).toContain(11)
-        const transfers = yield* sql<{ debit_account: string; credit_account: string; currency: string; amount: string; kind: string; reference: string }>`
+        const transfers = yield* sql<{
+          debit_account: string
+          credit_account: string
+          currency: string
+          amount: string
+          kind: string
+          reference: string
+        }>`
           SELECT debit_account, credit_account, currency, amount::text AS amount, kind, reference FROM ledger_transfers ORDER BY id`
         expect(transfers).toEqual([
-          { debit_account: "chain", credit_account: "uncollected:w1", currency: "USDT", amount: "12500000", kind: "deposit", reference: "txn_a" },
-          { debit_account: "chain", credit_account: "uncollected:w1", currency: "TRX", amount: "750000", kind: "deposit", reference: "txn_b" },
-          { debit_account: "uncollected:w1", credit_account: "chain", currency: "TRX", amount: "750000", kind: "deposit_reversal", reference: "txn_b" }
+          {
+            debit_account: "chain",
+            credit_account: "uncollected:w1",
+            currency: "USDT",
+            amount: "12500000",
+            kind: "deposit",
+            reference: "txn_a"
+          },
+          {
+            debit_account: "chain",
+            credit_account: "uncollected:w1",
+            currency: "TRX",
+            amount: "750000",
+            kind: "deposit",
+            reference: "txn_b"
+          },
+          {
+            debit_account: "uncollected:w1",
+            credit_account: "chain",
+            currency: "TRX",
+            amount: "750000",
+            kind: "deposit_reversal",
+            reference: "txn_b"
+          }
         ])
         const balances = yield* sql<{ currency: string; uncollected: string }>`
           SELECT currency, uncollected::text AS uncollected FROM merchant_balances WHERE merchant_id = 'm1' ORDER BY currency`
-        expect(balances).toEqual([{ currency: "TRX", uncollected: "0" }, { currency: "USDT", uncollected: "12.5" }])
+        expect(balances).toEqual([
+          { currency: "TRX", uncollected: "0" },
+          { currency: "USDT", uncollected: "12.5" }
+        ])
         const [chain] = yield* sql<{ debits: string; credits: string }>`
           SELECT debits_posted::text AS debits, credits_posted::text AS credits FROM ledger_balances WHERE account = 'chain' AND currency = 'TRX'`
         expect(chain).toEqual({ debits: "750000", credits: "750000" })
       }).pipe(Effect.provide(db))
-    }))
+    })
+  )
 })

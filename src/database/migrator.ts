@@ -25,7 +25,11 @@ const FILE_NAME = /^(\d{4})_([a-z0-9_]+)\.sql$/
 /** Reads `NNNN_name.sql` files in id order; a gap or a duplicate id is an error, not a guess. */
 export const loadMigrations = (dir: string = defaultMigrationsDir) =>
   Effect.try({
-    try: () => fs.readdirSync(dir).filter((file) => file.endsWith(".sql")).sort(),
+    try: () =>
+      fs
+        .readdirSync(dir)
+        .filter((file) => file.endsWith(".sql"))
+        .sort(),
     catch: (cause) => new MigrationError({ message: `cannot read migrations from ${dir}`, cause })
   }).pipe(
     Effect.flatMap((files) =>
@@ -36,7 +40,9 @@ export const loadMigrations = (dir: string = defaultMigrationsDir) =>
         }
         const id = Number(match[1])
         if (id !== index + 1) {
-          return Effect.fail(new MigrationError({ message: `migration ${file} breaks the sequence: expected id ${index + 1}` }))
+          return Effect.fail(
+            new MigrationError({ message: `migration ${file} breaks the sequence: expected id ${index + 1}` })
+          )
         }
         const sql = fs.readFileSync(path.join(dir, file), "utf8")
         return Effect.succeed<Migration>({
@@ -57,24 +63,26 @@ const MIGRATION_LOCK = 7_202_608_020
  * processes starting together apply each migration exactly once. An applied migration whose file has
  * changed stops the start: the database no longer matches the code.
  */
-export const runMigrations = Effect.fn("runMigrations")(function*(dir: string = defaultMigrationsDir) {
+export const runMigrations = Effect.fn("runMigrations")(function* (dir: string = defaultMigrationsDir) {
   const sql = yield* SqlClient.SqlClient
   const migrations = yield* loadMigrations(dir)
   // under the lock too: CREATE TABLE IF NOT EXISTS is not safe against itself (two sessions creating
   // the table at once: one fails on pg_type's unique index)
-  yield* sql.withTransaction(Effect.zipRight(
-    sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`,
-    sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+  yield* sql.withTransaction(
+    Effect.zipRight(
+      sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`,
+      sql`CREATE TABLE IF NOT EXISTS schema_migrations (
       id integer PRIMARY KEY,
       name text NOT NULL,
       checksum text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`
-  ))
+    )
+  )
   const applied: Array<number> = []
   for (const migration of migrations) {
     const ran = yield* sql.withTransaction(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
         const rows = yield* sql<{ checksum: string }>`SELECT checksum FROM schema_migrations WHERE id = ${migration.id}`
         const existing = rows[0]

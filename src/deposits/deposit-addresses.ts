@@ -60,8 +60,10 @@ const render = (row: DepositRow): DepositAddress => ({
 const refusal = (key: string, policy: AssetPolicy | undefined): string | undefined => {
   if (key.startsWith("POLYGON-")) return `${key}: POLYGON is sunset and unavailable for new deposit addresses`
   if (policy === undefined) return `${key} is not a supported asset (GET /v1/wallet-asset-policies lists them)`
-  if (policy.status !== "live" && policy.status !== "deposit_live") return `${key} is ${policy.status} and takes no deposits`
-  if (!policy.merchant_enabled) return `${key} is not enabled for this merchant: enroll it with POST /v1/wallet-asset-enrollments`
+  if (policy.status !== "live" && policy.status !== "deposit_live")
+    return `${key} is ${policy.status} and takes no deposits`
+  if (!policy.merchant_enabled)
+    return `${key} is not enabled for this merchant: enroll it with POST /v1/wallet-asset-enrollments`
   if (!policy.actions.deposit) return `${key} does not allow deposits`
   return undefined
 }
@@ -87,7 +89,7 @@ const itemKey = (item: { external_user_id: string; chain: string; currency: stri
  * of one network share the user's network wallet, so a user has one address per network.
  */
 export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/DepositAddresses", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
@@ -96,7 +98,7 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
      * Assigns addresses to many requests in one transaction, in bulk (one counter update per key family,
      * one insert per table). Invalid items fail alone, unless `allOrNothing`: then nothing is written.
      */
-    const assign = Effect.fn("DepositAddresses.assign")(function*(
+    const assign = Effect.fn("DepositAddresses.assign")(function* (
       merchantId: string,
       requests: ReadonlyArray<CreateDepositAddressRequest>,
       allOrNothing: boolean
@@ -117,61 +119,75 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       const valid = items.filter((_, i) => outcomes[i]?.status !== "failed")
       if (valid.length === 0) return outcomes
 
-      const rows = yield* sql.withTransaction(
-        Effect.gen(function*() {
-          // one assignment at a time per merchant: no two wallets for one user and network
-          yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`deposit-addresses:${merchantId}`}))`
-          const users = [...new Set(valid.map((v) => v.external_user_id))]
-          const existing = yield* SELECT_DEPOSITS(sql).pipe(
-            (base) => sql`${base} WHERE d.merchant_id = ${merchantId} AND ${sql.in("d.external_user_id", users)}`,
-            Effect.flatMap(decodeRows)
-          )
-          const known = new Map(existing.map((row) => [itemKey(row), row]))
-          const missing = [...new Map(valid.filter((v) => !known.has(itemKey(v))).map((v) => [itemKey(v), v])).values()]
-          if (missing.length === 0) return { known, created: new Set<string>() }
+      const rows = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            // one assignment at a time per merchant: no two wallets for one user and network
+            yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`deposit-addresses:${merchantId}`}))`
+            const users = [...new Set(valid.map((v) => v.external_user_id))]
+            const existing = yield* SELECT_DEPOSITS(sql).pipe(
+              (base) => sql`${base} WHERE d.merchant_id = ${merchantId} AND ${sql.in("d.external_user_id", users)}`,
+              Effect.flatMap(decodeRows)
+            )
+            const known = new Map(existing.map((row) => [itemKey(row), row]))
+            const missing = [
+              ...new Map(valid.filter((v) => !known.has(itemKey(v))).map((v) => [itemKey(v), v])).values()
+            ]
+            if (missing.length === 0) return { known, created: new Set<string>() }
 
-          const userWallets = yield* sql<{ id: string; external_user_id: string | null; network: string; address: string }>`
+            const userWallets = yield* sql<{
+              id: string
+              external_user_id: string | null
+              network: string
+              address: string
+            }>`
             SELECT id, external_user_id, network, address FROM wallets
             WHERE merchant_id = ${merchantId} AND purpose = 'deposit' AND ${sql.in("external_user_id", users)}`
-          const walletOf = new Map(userWallets.map((w) => [`${w.external_user_id ?? ""}\u0000${w.network}`, w]))
-          const needed = [...new Map(
-            missing.filter((m) => !walletOf.has(`${m.external_user_id}\u0000${m.chain}`))
-              .map((m) => [`${m.external_user_id}\u0000${m.chain}`, m])
-          ).values()]
-          if (needed.length > 0) {
-            const [merchant] = yield* sql<{ key_account: number }>`SELECT key_account FROM merchants WHERE id = ${merchantId}`
-            if (merchant === undefined) return yield* Effect.die(new Error(`merchant ${merchantId} vanished`))
-            const created = yield* wallets.createReceive(
-              merchantId,
-              merchant.key_account,
-              needed.map((n) => ({ network: n.chain, purpose: "deposit", externalUserId: n.external_user_id }))
-            )
-            for (const w of created) walletOf.set(`${w.external_user_id ?? ""}\u0000${w.network}`, w)
-          }
-          const inserts = missing.map((m) => {
-            const wallet = walletOf.get(`${m.external_user_id}\u0000${m.chain}`)
-            if (wallet === undefined) throw new Error("no wallet for a deposit address")
-            return {
-              id: newId("dep"),
-              merchant_id: merchantId,
-              external_user_id: m.external_user_id,
-              chain: m.chain,
-              currency: m.currency,
-              wallet_id: wallet.id,
-              address: wallet.address,
-              label: m.label ?? null
+            const walletOf = new Map(userWallets.map((w) => [`${w.external_user_id ?? ""}\u0000${w.network}`, w]))
+            const needed = [
+              ...new Map(
+                missing
+                  .filter((m) => !walletOf.has(`${m.external_user_id}\u0000${m.chain}`))
+                  .map((m) => [`${m.external_user_id}\u0000${m.chain}`, m])
+              ).values()
+            ]
+            if (needed.length > 0) {
+              const [merchant] = yield* sql<{
+                key_account: number
+              }>`SELECT key_account FROM merchants WHERE id = ${merchantId}`
+              if (merchant === undefined) return yield* Effect.die(new Error(`merchant ${merchantId} vanished`))
+              const created = yield* wallets.createReceive(
+                merchantId,
+                merchant.key_account,
+                needed.map((n) => ({ network: n.chain, purpose: "deposit", externalUserId: n.external_user_id }))
+              )
+              for (const w of created) walletOf.set(`${w.external_user_id ?? ""}\u0000${w.network}`, w)
             }
+            const inserts = missing.map((m) => {
+              const wallet = walletOf.get(`${m.external_user_id}\u0000${m.chain}`)
+              if (wallet === undefined) throw new Error("no wallet for a deposit address")
+              return {
+                id: newId("dep"),
+                merchant_id: merchantId,
+                external_user_id: m.external_user_id,
+                chain: m.chain,
+                currency: m.currency,
+                wallet_id: wallet.id,
+                address: wallet.address,
+                label: m.label ?? null
+              }
+            })
+            const ids = inserts.map((i) => i.id)
+            yield* sql`INSERT INTO deposit_addresses ${sql.insert(inserts)}`
+            const fresh = yield* SELECT_DEPOSITS(sql).pipe(
+              (base) => sql`${base} WHERE ${sql.in("d.id", ids)}`,
+              Effect.flatMap(decodeRows)
+            )
+            for (const row of fresh) known.set(itemKey(row), row)
+            return { known, created: new Set(fresh.map((row) => itemKey(row))) }
           })
-          const ids = inserts.map((i) => i.id)
-          yield* sql`INSERT INTO deposit_addresses ${sql.insert(inserts)}`
-          const fresh = yield* SELECT_DEPOSITS(sql).pipe(
-            (base) => sql`${base} WHERE ${sql.in("d.id", ids)}`,
-            Effect.flatMap(decodeRows)
-          )
-          for (const row of fresh) known.set(itemKey(row), row)
-          return { known, created: new Set(fresh.map((row) => itemKey(row))) }
-        })
-      ).pipe(Effect.orDie)
+        )
+        .pipe(Effect.orDie)
 
       const reported = new Set<string>()
       return outcomes.map((outcome, i): AssignOutcome => {
@@ -187,15 +203,24 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       })
     })
 
-    const create = Effect.fn("DepositAddresses.create")(function*(merchantId: string, request: CreateDepositAddressRequest) {
+    const create = Effect.fn("DepositAddresses.create")(function* (
+      merchantId: string,
+      request: CreateDepositAddressRequest
+    ) {
       const [outcome] = yield* assign(merchantId, [request], true)
       if (outcome?.address === undefined) return yield* new BadRequestError({ error: outcome?.error ?? "not assigned" })
       return outcome.address
     })
 
-    const list = Effect.fn("DepositAddresses.list")(function*(
+    const list = Effect.fn("DepositAddresses.list")(function* (
       merchantId: string,
-      filter: { readonly external_user_id?: string | undefined; readonly chain?: Chain | undefined; readonly currency?: string | undefined; readonly limit: number; readonly offset: number }
+      filter: {
+        readonly external_user_id?: string | undefined
+        readonly chain?: Chain | undefined
+        readonly currency?: string | undefined
+        readonly limit: number
+        readonly offset: number
+      }
     ) {
       const where = sql.and([
         sql`d.merchant_id = ${merchantId}`,
@@ -203,27 +228,32 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
         ...(filter.chain === undefined ? [] : [sql`d.chain = ${filter.chain}`]),
         ...(filter.currency === undefined ? [] : [sql`d.currency = ${filter.currency.trim().toUpperCase()}`])
       ])
-      const [count] = yield* Effect.orDie(sql<{ total: string }>`SELECT count(*) AS total FROM deposit_addresses d WHERE ${where}`)
+      const [count] = yield* Effect.orDie(
+        sql<{ total: string }>`SELECT count(*) AS total FROM deposit_addresses d WHERE ${where}`
+      )
       const rows = yield* SELECT_DEPOSITS(sql).pipe(
-        (base) => sql`${base} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+        (base) =>
+          sql`${base} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`,
         Effect.flatMap(decodeRows),
         Effect.orDie
       )
       return { total: Number(count?.total ?? 0), limit: filter.limit, offset: filter.offset, items: rows.map(render) }
     })
 
-    const transactions = Effect.fn("DepositAddresses.transactions")(function*(merchantId: string, depositAddressId: string, limit: number) {
+    const transactions = Effect.fn("DepositAddresses.transactions")(function* (
+      merchantId: string,
+      depositAddressId: string,
+      limit: number
+    ) {
       const owned = yield* Effect.orDie(sql<{ id: string }>`
         SELECT id FROM deposit_addresses WHERE id = ${depositAddressId} AND merchant_id = ${merchantId}`)
-      if (owned.length === 0) return yield* new NotFoundError({ error: `deposit address ${depositAddressId} not found` })
+      if (owned.length === 0)
+        return yield* new NotFoundError({ error: `deposit address ${depositAddressId} not found` })
       const [count] = yield* Effect.orDie(sql<{ total: string }>`
         SELECT count(*) AS total FROM transactions WHERE deposit_address_id = ${depositAddressId}`)
       const rows = yield* sql`
         SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM transactions WHERE deposit_address_id = ${depositAddressId}
-        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(
-        Effect.flatMap(decodeTransactionRows),
-        Effect.orDie
-      )
+        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.flatMap(decodeTransactionRows), Effect.orDie)
       return { total: Number(count?.total ?? 0), limit, offset: 0, items: rows.map(renderTransaction) }
     })
 
@@ -231,43 +261,77 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
      * POST /v1/deposit-addresses/batch. Valid shapes: `items` alone, or `external_user_ids` with `chain`
      * and `currency` (and no `items`); `label_prefix` labels items that carry no label of their own.
      */
-    const batch = Effect.fn("DepositAddresses.batch")(function*(merchantId: string, request: BatchCreateDepositAddressRequest) {
+    const batch = Effect.fn("DepositAddresses.batch")(function* (
+      merchantId: string,
+      request: BatchCreateDepositAddressRequest
+    ) {
       const byUsers = request.external_user_ids !== undefined
       if (byUsers === (request.items !== undefined)) {
-        return yield* new BadRequestError({ error: "send either items, or external_user_ids with chain and currency (not both)" })
+        return yield* new BadRequestError({
+          error: "send either items, or external_user_ids with chain and currency (not both)"
+        })
       }
       // each item checked on its own: a bad one is that item's failure (all or nothing without continue_on_error)
-      let checked: Array<Either.Either<CreateDepositAddressRequest, { readonly raw: { readonly external_user_id: string; readonly chain: string; readonly currency: string }; readonly error: string }>>
+      let checked: Array<
+        Either.Either<
+          CreateDepositAddressRequest,
+          {
+            readonly raw: { readonly external_user_id: string; readonly chain: string; readonly currency: string }
+            readonly error: string
+          }
+        >
+      >
       if (request.external_user_ids !== undefined) {
         const { chain, currency } = request
         if (chain === undefined || currency === undefined) {
           return yield* new BadRequestError({ error: "external_user_ids needs chain and currency" })
         }
-        checked = request.external_user_ids.map((external_user_id) => Either.right({ external_user_id, chain, currency }))
+        checked = request.external_user_ids.map((external_user_id) =>
+          Either.right({ external_user_id, chain, currency })
+        )
       } else {
         if (request.chain !== undefined || request.currency !== undefined) {
           return yield* new BadRequestError({ error: "chain and currency go inside each item when items is used" })
         }
         checked = (request.items ?? []).map((raw) =>
-          Either.mapLeft(decodeItem(raw), (issue) => ({ raw, error: ParseResult.ArrayFormatter.formatErrorSync(issue).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") })))
+          Either.mapLeft(decodeItem(raw), (issue) => ({
+            raw,
+            error: ParseResult.ArrayFormatter.formatErrorSync(issue)
+              .map((i) => `${i.path.join(".")}: ${i.message}`)
+              .join("; ")
+          }))
+        )
       }
       if (checked.length === 0) return yield* new BadRequestError({ error: "the batch is empty" })
       if (checked.length > BATCH_LIMIT) {
-        return yield* new BadRequestError({ error: `a batch holds at most ${BATCH_LIMIT} items; this one has ${checked.length}` })
+        return yield* new BadRequestError({
+          error: `a batch holds at most ${BATCH_LIMIT} items; this one has ${checked.length}`
+        })
       }
       const invalid = checked.flatMap((c, i) => (Either.isLeft(c) ? [`items[${i}]: ${c.left.error}`] : []))
       if (!request.continue_on_error && invalid.length > 0) {
-        return yield* new BadRequestError({ error: `nothing was created: ${invalid.slice(0, 5).join("; ")}${invalid.length > 5 ? `; and ${invalid.length - 5} more` : ""}` })
+        return yield* new BadRequestError({
+          error: `nothing was created: ${invalid.slice(0, 5).join("; ")}${invalid.length > 5 ? `; and ${invalid.length - 5} more` : ""}`
+        })
       }
       const prefix = request.label_prefix
-      const labelled = checked.flatMap((c) => (Either.isRight(c) ? [c.right] : [])).map((r) =>
-        r.label === undefined && prefix !== undefined ? { ...r, label: `${prefix}${r.external_user_id}` } : r
-      )
+      const labelled = checked
+        .flatMap((c) => (Either.isRight(c) ? [c.right] : []))
+        .map((r) =>
+          r.label === undefined && prefix !== undefined ? { ...r, label: `${prefix}${r.external_user_id}` } : r
+        )
       const assigned = labelled.length === 0 ? [] : yield* assign(merchantId, labelled, !request.continue_on_error)
       let next = 0
       const items = checked.map((c, index): BatchItemResult => {
         if (Either.isLeft(c)) {
-          return { index, external_user_id: c.left.raw.external_user_id, chain: c.left.raw.chain, currency: c.left.raw.currency.trim().toUpperCase(), status: "failed", error: c.left.error }
+          return {
+            index,
+            external_user_id: c.left.raw.external_user_id,
+            chain: c.left.raw.chain,
+            currency: c.left.raw.currency.trim().toUpperCase(),
+            status: "failed",
+            error: c.left.error
+          }
         }
         const outcome = assigned[next]
         const item = labelled[next]

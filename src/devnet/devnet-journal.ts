@@ -31,7 +31,7 @@ export interface Journal<A> {
  * (that operation never completed); a journal of another kind or version refuses the start.
  */
 export const openJournal = <A, I>(file: string, kind: string, version: number, entry: Schema.Schema<A, I>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const decodeHeader = Schema.decodeUnknownEither(Schema.parseJson(JournalHeader))
     const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(entry))
     const encodeEntry = Schema.encodeSync(Schema.parseJson(entry))
@@ -66,16 +66,22 @@ export const openJournal = <A, I>(file: string, kind: string, version: number, e
         goodLength += Buffer.byteLength(line) + 1
       }
       if (goodLength < Buffer.byteLength(existing)) {
-        yield* Effect.logWarning(`${file}: dropping ${Buffer.byteLength(existing) - goodLength} bytes of an operation cut short by a crash`)
+        yield* Effect.logWarning(
+          `${file}: dropping ${Buffer.byteLength(existing) - goodLength} bytes of an operation cut short by a crash`
+        )
         fs.truncateSync(file, goodLength)
       }
     }
     const fd = yield* Effect.acquireRelease(
-      Effect.try({ try: () => fs.openSync(file, "a"), catch: (cause) => new DevnetError({ message: `cannot open ${file}`, cause }) }),
-      (fd) => Effect.sync(() => {
-        fs.fsyncSync(fd)
-        fs.closeSync(fd)
-      })
+      Effect.try({
+        try: () => fs.openSync(file, "a"),
+        catch: (cause) => new DevnetError({ message: `cannot open ${file}`, cause })
+      }),
+      (fd) =>
+        Effect.sync(() => {
+          fs.fsyncSync(fd)
+          fs.closeSync(fd)
+        })
     )
     return {
       header,
@@ -106,13 +112,17 @@ export const resumeFromJournal = <A, I, D extends Replayable<A>>(options: {
   readonly make: (header: JournalHeader) => D
   readonly flushesAfter: (op: A) => boolean
 }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const journal = yield* openJournal(options.file, options.kind, options.version, options.op)
     const devnet = options.make(journal.header)
     const started = Date.now()
     yield* Effect.try({
       try: () => devnet.replay(journal.entries),
-      catch: (cause) => new DevnetError({ message: `${options.file}: the ${options.kind} cannot be replayed: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+      catch: (cause) =>
+        new DevnetError({
+          message: `${options.file}: the ${options.kind} cannot be replayed: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause
+        })
     })
     devnet.recordTo((op) => {
       journal.append(op)

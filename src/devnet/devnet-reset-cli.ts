@@ -18,9 +18,12 @@ const WARNING = (dataDir: string) =>
 
 /** Asks on the terminal; without one, only `--yes` may go ahead. */
 const confirm = (dataDir: string, yes: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (yes) return
-    if (!process.stdin.isTTY) return yield* new ResetAborted({ message: `${WARNING(dataDir)}\nNot on a terminal: run it again with --yes to go ahead.` })
+    if (!process.stdin.isTTY)
+      return yield* new ResetAborted({
+        message: `${WARNING(dataDir)}\nNot on a terminal: run it again with --yes to go ahead.`
+      })
     const answer = yield* Effect.promise(async () => {
       const rl = readline.createInterface({ input: process.stdin, output: process.stdout })
       try {
@@ -36,15 +39,20 @@ const confirm = (dataDir: string, yes: boolean) =>
  * `npm run devnet:reset [-- --yes]`: a clean slate for the devnets (see resetDevnets), for a user who
  * wants one. Refused on mainnet and while a service runs on the same FACET_DATA_DIR.
  */
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const loaded = yield* loadAppConfig
   if (Either.isLeft(loaded)) return yield* new ResetAborted({ message: `invalid configuration:\n${loaded.left}` })
   const config = loaded.right
-  if (config.network !== "devnet") return yield* new ResetAborted({ message: "FACET_NETWORK is not devnet: there is no devnet to reset" })
+  if (config.network !== "devnet")
+    return yield* new ResetAborted({ message: "FACET_NETWORK is not devnet: there is no devnet to reset" })
   const endpoints = devnetFilePath(config.dataDir)
-  const running = fs.existsSync(endpoints) ? Schema.decodeUnknownOption(Schema.parseJson(DevnetFile))(fs.readFileSync(endpoints, "utf8")) : undefined
+  const running = fs.existsSync(endpoints)
+    ? Schema.decodeUnknownOption(Schema.parseJson(DevnetFile))(fs.readFileSync(endpoints, "utf8"))
+    : undefined
   if (running?._tag === "Some" && isAlive(running.value.pid)) {
-    return yield* new ResetAborted({ message: `the service (pid ${running.value.pid}) is running on ${config.dataDir}: stop it first` })
+    return yield* new ResetAborted({
+      message: `the service (pid ${running.value.pid}) is running on ${config.dataDir}: stop it first`
+    })
   }
   yield* confirm(config.dataDir, process.argv.slice(2).includes("--yes"))
   const counts = yield* Effect.zipRight(runMigrations(), resetDevnets(config.dataDir)).pipe(
@@ -56,14 +64,16 @@ const main = Effect.gen(function*() {
   )
 }).pipe(
   Effect.catchTags({
-    ResetAborted: (error) => Effect.sync(() => {
-      console.error(error.message)
-      process.exitCode = 1
-    }),
-    DevnetResetRefused: (error) => Effect.sync(() => {
-      console.error(error.message)
-      process.exitCode = 1
-    })
+    ResetAborted: (error) =>
+      Effect.sync(() => {
+        console.error(error.message)
+        process.exitCode = 1
+      }),
+    DevnetResetRefused: (error) =>
+      Effect.sync(() => {
+        console.error(error.message)
+        process.exitCode = 1
+      })
   })
 )
 

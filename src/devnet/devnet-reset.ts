@@ -3,7 +3,9 @@ import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import { devnetStatePaths } from "./devnets.js"
 
-export class DevnetResetRefused extends Schema.TaggedError<DevnetResetRefused>()("DevnetResetRefused", { message: Schema.String }) {}
+export class DevnetResetRefused extends Schema.TaggedError<DevnetResetRefused>()("DevnetResetRefused", {
+  message: Schema.String
+}) {}
 
 /** How many rows of each kind a reset removed (orders are put back to unpaid, not removed). */
 export interface DevnetResetCounts {
@@ -21,51 +23,65 @@ export interface DevnetResetCounts {
  * next start makes new ones. Merchants, keys, wallets, deposit addresses and orders stay: addresses come
  * from the master seed, not from a chain. Refused unless every chain the database knows is a devnet.
  */
-export const resetDevnets = Effect.fn("resetDevnets")(function*(dataDir: string) {
+export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string) {
   const sql = yield* SqlClient.SqlClient
-  const counts = yield* sql.withTransaction(Effect.gen(function*() {
-    const real = yield* sql<{ chain: string }>`SELECT chain FROM chain_identities WHERE network <> 'devnet'`
-    if (real.length > 0) {
-      return yield* new DevnetResetRefused({ message: `this database indexes ${real.map((r) => r.chain).join(", ")} on a real network: a devnet reset never touches it` })
-    }
-    const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]?.n ?? 0
-    // the ledger is append-only (triggers refuse any DELETE): only a devnet reset lifts that, inside this transaction
-    yield* sql`ALTER TABLE ledger_transfers DISABLE TRIGGER ledger_transfers_kept`
-    const ledgerTransfers = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM ledger_transfers RETURNING 1) SELECT count(*)::int AS n FROM d`)
-    yield* sql`ALTER TABLE ledger_transfers ENABLE TRIGGER ledger_transfers_kept`
-    yield* sql`DELETE FROM ledger_balances`
-    const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event IN ('wallet.deposit.confirmed', 'wallet.withdrawal.completed', 'wallet.withdrawal.failed')`
-    yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
-    const webhookEvents = count(yield* sql<{ n: number }>`
-      WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`)
-    const transactions = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`)
-    // custody's operations, their signed transactions and nonces belong to the chains that go
-    // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys)
-    yield* sql`UPDATE custody_operations SET withdrawal_id = NULL`
-    yield* sql`DELETE FROM withdrawals`
-    yield* sql`DELETE FROM idempotency_keys WHERE endpoint = 'POST /v1/withdrawals'`
-    yield* sql`DELETE FROM custody_transactions`
-    yield* sql`UPDATE custody_operations SET gas_funding_id = NULL, parent_id = NULL`
-    yield* sql`DELETE FROM custody_operations`
-    yield* sql`DELETE FROM evm_nonces`
-    // and so do the wallet actors' messages (the cluster's own tables, made at its first start)
-    for (const table of ["cluster_replies", "cluster_messages"]) {
-      const [exists] = yield* sql<{ found: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS found`
-      if (exists?.found === true) yield* sql`DELETE FROM ${sql(table)}`
-    }
-    const ordersUnpaid = count(yield* sql<{ n: number }>`
+  const counts = yield* sql.withTransaction(
+    Effect.gen(function* () {
+      const real = yield* sql<{ chain: string }>`SELECT chain FROM chain_identities WHERE network <> 'devnet'`
+      if (real.length > 0) {
+        return yield* new DevnetResetRefused({
+          message: `this database indexes ${real.map((r) => r.chain).join(", ")} on a real network: a devnet reset never touches it`
+        })
+      }
+      const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]?.n ?? 0
+      // the ledger is append-only (triggers refuse any DELETE): only a devnet reset lifts that, inside this transaction
+      yield* sql`ALTER TABLE ledger_transfers DISABLE TRIGGER ledger_transfers_kept`
+      const ledgerTransfers = count(
+        yield* sql<{ n: number }>`WITH d AS (DELETE FROM ledger_transfers RETURNING 1) SELECT count(*)::int AS n FROM d`
+      )
+      yield* sql`ALTER TABLE ledger_transfers ENABLE TRIGGER ledger_transfers_kept`
+      yield* sql`DELETE FROM ledger_balances`
+      const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event IN ('wallet.deposit.confirmed', 'wallet.withdrawal.completed', 'wallet.withdrawal.failed')`
+      yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
+      const webhookEvents = count(
+        yield* sql<{ n: number }>`
+      WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`
+      )
+      const transactions = count(
+        yield* sql<{ n: number }>`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`
+      )
+      // custody's operations, their signed transactions and nonces belong to the chains that go
+      // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys)
+      yield* sql`UPDATE custody_operations SET withdrawal_id = NULL`
+      yield* sql`DELETE FROM withdrawals`
+      yield* sql`DELETE FROM idempotency_keys WHERE endpoint = 'POST /v1/withdrawals'`
+      yield* sql`DELETE FROM custody_transactions`
+      yield* sql`UPDATE custody_operations SET gas_funding_id = NULL, parent_id = NULL`
+      yield* sql`DELETE FROM custody_operations`
+      yield* sql`DELETE FROM evm_nonces`
+      // and so do the wallet actors' messages (the cluster's own tables, made at its first start)
+      for (const table of ["cluster_replies", "cluster_messages"]) {
+        const [exists] = yield* sql<{ found: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS found`
+        if (exists?.found === true) yield* sql`DELETE FROM ${sql(table)}`
+      }
+      const ordersUnpaid = count(
+        yield* sql<{ n: number }>`
       WITH u AS (
         UPDATE orders SET paid_amount = 0, tx_hash = NULL, late_payment = false, updated_at = clock_timestamp(),
           status = CASE WHEN expire_at <= now() THEN 'EXPIRED' ELSE 'PENDING' END
         WHERE paid_amount <> 0 OR tx_hash IS NOT NULL OR status NOT IN ('PENDING', 'EXPIRED')
         RETURNING 1)
-      SELECT count(*)::int AS n FROM u`)
-    yield* sql`DELETE FROM indexed_blocks`
-    yield* sql`DELETE FROM indexer_leases`
-    yield* sql`DELETE FROM indexer_cursors`
-    const chains = count(yield* sql<{ n: number }>`WITH d AS (DELETE FROM chain_identities RETURNING 1) SELECT count(*)::int AS n FROM d`)
-    return { transactions, ledgerTransfers, webhookEvents, ordersUnpaid, chains } satisfies DevnetResetCounts
-  }))
+      SELECT count(*)::int AS n FROM u`
+      )
+      yield* sql`DELETE FROM indexed_blocks`
+      yield* sql`DELETE FROM indexer_leases`
+      yield* sql`DELETE FROM indexer_cursors`
+      const chains = count(
+        yield* sql<{ n: number }>`WITH d AS (DELETE FROM chain_identities RETURNING 1) SELECT count(*)::int AS n FROM d`
+      )
+      return { transactions, ledgerTransfers, webhookEvents, ordersUnpaid, chains } satisfies DevnetResetCounts
+    })
+  )
   yield* Effect.sync(() => fs.rmSync(devnetStatePaths(dataDir).dir, { recursive: true, force: true }))
   return counts
 })

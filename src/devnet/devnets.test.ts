@@ -14,7 +14,7 @@ const run = promisify(execFile)
 describe("the devnets as the service's default network", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
     it.effect("start with the service, write their endpoints, and take payments from `npm run pay`", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client = yield* TestClient
         const config = yield* AppConfig
         const chains = yield* ChainClients
@@ -27,13 +27,25 @@ describe("the devnets as the service's default network", () => {
         const to = "TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL6"
         const before = yield* tron.value.balance(to, "USDT")
         const { stdout } = yield* Effect.promise(() =>
-          run("node", ["--import", "tsx", "src/devnet/pay-cli.ts", "--asset", "TRC20-USDT", "--to", to, "--amount", "12.5"], {
-            env: { ...process.env, FACET_DATA_DIR: config.dataDir }
-          }))
+          run(
+            "node",
+            ["--import", "tsx", "src/devnet/pay-cli.ts", "--asset", "TRC20-USDT", "--to", to, "--amount", "12.5"],
+            {
+              env: { ...process.env, FACET_DATA_DIR: config.dataDir }
+            }
+          )
+        )
         const line: unknown = JSON.parse(stdout.trim())
-        expect(line).toMatchObject({ asset: "TRC20-USDT", to, amount: "12.5", tx_hash: expect.stringMatching(/^[0-9a-f]{64}$/) })
-        for (let i = 0; i < 60 && (yield* tron.value.balance(to, "USDT")) === before; i++) yield* Effect.sleep("100 millis")
+        expect(line).toMatchObject({
+          asset: "TRC20-USDT",
+          to,
+          amount: "12.5",
+          tx_hash: expect.stringMatching(/^[0-9a-f]{64}$/)
+        })
+        for (let i = 0; i < 60 && (yield* tron.value.balance(to, "USDT")) === before; i++)
+          yield* Effect.sleep("100 millis")
         expect((yield* tron.value.balance(to, "USDT")) - before).toBe(12_500_000n)
-      }))
+      })
+    )
   })
 })

@@ -18,9 +18,17 @@ import { startTronDevnet } from "./tron/tron-devnet.js"
 
 /** What `npm run pay` and the indexer CLI read to reach the devnets `npm start` runs. */
 export const DevnetFile = Schema.Struct({
-  bep20: Schema.Struct({ rpcUrl: Schema.String, chainId: Schema.Number, tokens: Schema.Record({ key: Schema.String, value: Schema.String }) }),
+  bep20: Schema.Struct({
+    rpcUrl: Schema.String,
+    chainId: Schema.Number,
+    tokens: Schema.Record({ key: Schema.String, value: Schema.String })
+  }),
   // forwarder: the devnet's built-in TRX forwarder contract (internal transactions); absent in older files
-  tron: Schema.Struct({ url: Schema.String, tokens: Schema.Record({ key: Schema.String, value: Schema.String }), forwarder: Schema.optional(Schema.String) }),
+  tron: Schema.Struct({
+    url: Schema.String,
+    tokens: Schema.Record({ key: Schema.String, value: Schema.String }),
+    forwarder: Schema.optional(Schema.String)
+  }),
   solana: Schema.Struct({ rpcUrl: Schema.String, tokens: Schema.Record({ key: Schema.String, value: Schema.String }) }),
   pid: Schema.Number
 })
@@ -29,14 +37,19 @@ export type DevnetFile = typeof DevnetFile.Type
 export const devnetFilePath = (dataDir: string) => path.join(dataDir, "devnet.json")
 
 /** Controls the tests and operators use on the running devnets. */
-export class Devnets extends Context.Tag("facet/Devnets")<Devnets, {
-  readonly bep20RpcUrl: string
-  readonly tronUrl: string
-  readonly solanaRpcUrl: string
-}>() {}
+export class Devnets extends Context.Tag("facet/Devnets")<
+  Devnets,
+  {
+    readonly bep20RpcUrl: string
+    readonly tronUrl: string
+    readonly solanaRpcUrl: string
+  }
+>() {}
 
 /** The devnets cannot be resumed (or must not be): the start refuses with this one line. */
-export class DevnetStateError extends Schema.TaggedError<DevnetStateError>()("DevnetStateError", { message: Schema.String }) {}
+export class DevnetStateError extends Schema.TaggedError<DevnetStateError>()("DevnetStateError", {
+  message: Schema.String
+}) {}
 
 /** The format of the devnets' kept state; state of another format is refused, not misread. */
 const DEVNET_FORMAT = 1
@@ -74,35 +87,53 @@ const RESET_HINT = "run `npm run devnet:reset` for a clean slate (it asks first)
  * state of another format, part of it missing, or a database that indexed devnet chains whose state is gone.
  */
 const planDevnets = (dataDir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const paths = devnetStatePaths(dataDir)
     const endpoints = devnetFilePath(dataDir)
     if (fs.existsSync(endpoints)) {
       const owner = Schema.decodeUnknownOption(Schema.parseJson(DevnetFile))(fs.readFileSync(endpoints, "utf8"))
       if (owner._tag === "Some" && owner.value.pid !== process.pid && isAlive(owner.value.pid)) {
-        return yield* new DevnetStateError({ message: `the devnets in ${dataDir} belong to a running service (pid ${owner.value.pid}); stop it first or use another FACET_DATA_DIR` })
+        return yield* new DevnetStateError({
+          message: `the devnets in ${dataDir} belong to a running service (pid ${owner.value.pid}); stop it first or use another FACET_DATA_DIR`
+        })
       }
     }
     if (fs.existsSync(paths.manifest)) {
-      const manifest = yield* Schema.decodeUnknown(Schema.parseJson(DevnetManifest))(fs.readFileSync(paths.manifest, "utf8")).pipe(
-        Effect.mapError(() => new DevnetStateError({ message: `${paths.manifest} is unreadable, so the devnets cannot be resumed; ${RESET_HINT}` }))
+      const manifest = yield* Schema.decodeUnknown(Schema.parseJson(DevnetManifest))(
+        fs.readFileSync(paths.manifest, "utf8")
+      ).pipe(
+        Effect.mapError(
+          () =>
+            new DevnetStateError({
+              message: `${paths.manifest} is unreadable, so the devnets cannot be resumed; ${RESET_HINT}`
+            })
+        )
       )
       if (manifest.format !== DEVNET_FORMAT) {
-        return yield* new DevnetStateError({ message: `the devnets in ${paths.dir} were kept by devnet format ${manifest.format}; this version reads format ${DEVNET_FORMAT} and cannot resume them; ${RESET_HINT}` })
+        return yield* new DevnetStateError({
+          message: `the devnets in ${paths.dir} were kept by devnet format ${manifest.format}; this version reads format ${DEVNET_FORMAT} and cannot resume them; ${RESET_HINT}`
+        })
       }
       const missing = [paths.anvilState, paths.tronJournal, paths.solanaJournal].filter((file) => !fs.existsSync(file))
       if (missing.length > 0) {
-        return yield* new DevnetStateError({ message: `the devnets in ${paths.dir} cannot be resumed: ${missing.map((f) => path.basename(f)).join(", ")} missing; ${RESET_HINT}` })
+        return yield* new DevnetStateError({
+          message: `the devnets in ${paths.dir} cannot be resumed: ${missing.map((f) => path.basename(f)).join(", ")} missing; ${RESET_HINT}`
+        })
       }
       const { USDT, VELNX } = manifest.bep20.tokens
-      if (!isHexAddress(USDT) || !isHexAddress(VELNX)) return yield* new DevnetStateError({ message: `${paths.manifest} names no BEP20 token contracts; ${RESET_HINT}` })
+      if (!isHexAddress(USDT) || !isHexAddress(VELNX))
+        return yield* new DevnetStateError({
+          message: `${paths.manifest} names no BEP20 token contracts; ${RESET_HINT}`
+        })
       return { resume: true as const, tokens: { USDT, VELNX }, genesisTimestamp: manifest.bep20.genesis_timestamp }
     }
     const sql = yield* SqlClient.SqlClient
     const [indexed] = yield* sql<{ chains: string | null }>`
       SELECT string_agg(chain, ', ' ORDER BY chain) AS chains FROM (SELECT chain FROM indexer_cursors UNION SELECT chain FROM chain_identities) c`
     if (indexed?.chains !== null && indexed?.chains !== undefined) {
-      return yield* new DevnetStateError({ message: `the database has indexed the devnet chains ${indexed.chains}, but ${paths.dir} holds no devnet to resume (deleted, or kept by an older version); new chains would not match; ${RESET_HINT}` })
+      return yield* new DevnetStateError({
+        message: `the database has indexed the devnet chains ${indexed.chains}, but ${paths.dir} holds no devnet to resume (deleted, or kept by an older version); new chains would not match; ${RESET_HINT}`
+      })
     }
     // what an interrupted first start may have left is not a chain anyone indexed: start clean
     yield* Effect.sync(() => fs.rmSync(paths.dir, { recursive: true, force: true }))
@@ -116,7 +147,7 @@ const planDevnets = (dataDir: string) =>
  * once, when the chains are made); each chain's genesis must be the one the database indexed.
  */
 export const DevnetsLive = Layer.scopedContext(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     const signer = yield* Signer
     const confirmations = yield* confirmationsConfig("devnet")
@@ -132,17 +163,30 @@ export const DevnetsLive = Layer.scopedContext(
     const plan = yield* planDevnets(config.dataDir)
     const paths = devnetStatePaths(config.dataDir)
     yield* Effect.sync(() => fs.mkdirSync(paths.dir, { recursive: true }))
-    const [anvil, tron, solana] = yield* Effect.all([
-      startAnvilDevnet({
-        blockTimeSeconds: timing.bep20BlockSeconds,
-        avoidPorts: [config.port],
-        stateFile: paths.anvilState,
-        ...(plan.genesisTimestamp === undefined ? {} : { genesisTimestamp: plan.genesisTimestamp }),
-        ...(plan.resume ? { tokens: plan.tokens } : {})
-      }),
-      startTronDevnet({ blockTimeMs: timing.tronBlockMs, solidLag: confirmations.tron, journalFile: paths.tronJournal, avoidPorts: [config.port] }),
-      startSolanaDevnet({ slotMs: timing.solanaSlotMs, finalityLag: timing.solanaFinalityLag, journalFile: paths.solanaJournal, avoidPorts: [config.port] })
-    ], { concurrency: 3 })
+    const [anvil, tron, solana] = yield* Effect.all(
+      [
+        startAnvilDevnet({
+          blockTimeSeconds: timing.bep20BlockSeconds,
+          avoidPorts: [config.port],
+          stateFile: paths.anvilState,
+          ...(plan.genesisTimestamp === undefined ? {} : { genesisTimestamp: plan.genesisTimestamp }),
+          ...(plan.resume ? { tokens: plan.tokens } : {})
+        }),
+        startTronDevnet({
+          blockTimeMs: timing.tronBlockMs,
+          solidLag: confirmations.tron,
+          journalFile: paths.tronJournal,
+          avoidPorts: [config.port]
+        }),
+        startSolanaDevnet({
+          slotMs: timing.solanaSlotMs,
+          finalityLag: timing.solanaFinalityLag,
+          journalFile: paths.solanaJournal,
+          avoidPorts: [config.port]
+        })
+      ],
+      { concurrency: 3 }
+    )
 
     if (!plan.resume) {
       // the platform's gas wallets (account 0, index 0 of each key family) and the TRON customer get funds
@@ -151,7 +195,8 @@ export const DevnetsLive = Layer.scopedContext(
         signer.deriveAddresses("TRON", 0, [0]),
         signer.deriveAddresses("SOLANA", 0, [0])
       ])
-      if (evmGas !== undefined && isHexAddress(evmGas.address)) yield* fundNative(anvil.rpcUrl, evmGas.address, 1_000n * 10n ** 18n)
+      if (evmGas !== undefined && isHexAddress(evmGas.address))
+        yield* fundNative(anvil.rpcUrl, evmGas.address, 1_000n * 10n ** 18n)
       const fundTron = (address: string | undefined, currency: string, amount: bigint) => {
         const hex = tronHex41(address)
         if (hex !== undefined) tron.ledger.fund(hex, currency, amount)
@@ -165,7 +210,11 @@ export const DevnetsLive = Layer.scopedContext(
       yield* Effect.sleep("1100 millis")
       yield* Effect.try({
         try: () => {
-          const manifest: typeof DevnetManifest.Encoded = { format: DEVNET_FORMAT, created_at: new Date().toISOString(), bep20: { tokens: anvil.tokens, genesis_timestamp: plan.genesisTimestamp } }
+          const manifest: typeof DevnetManifest.Encoded = {
+            format: DEVNET_FORMAT,
+            created_at: new Date().toISOString(),
+            bep20: { tokens: anvil.tokens, genesis_timestamp: plan.genesisTimestamp }
+          }
           fs.writeFileSync(`${paths.manifest}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`)
           fs.renameSync(`${paths.manifest}.tmp`, paths.manifest)
         },
@@ -178,14 +227,22 @@ export const DevnetsLive = Layer.scopedContext(
       try: () => createPublicClient({ transport: http(anvil.rpcUrl, { retryCount: 0 }) }).getBlock({ blockNumber: 0n }),
       catch: (cause) => new DevnetError({ message: "cannot read the BEP20 devnet's genesis", cause })
     })
-    for (const [chain, hash] of [["BEP20", genesis.hash], ["TRC20", tron.ledger.blocks[0]?.blockID ?? ""], ["SOLANA", solana.chain.genesisHash]] as const) {
+    for (const [chain, hash] of [
+      ["BEP20", genesis.hash],
+      ["TRC20", tron.ledger.blocks[0]?.blockID ?? ""],
+      ["SOLANA", solana.chain.genesisHash]
+    ] as const) {
       yield* checkChainIdentity(chain, "devnet", hash).pipe(
         Effect.catchTag("ChainIdentityMismatch", (mismatch) => new DevnetStateError({ message: mismatch.message }))
       )
     }
 
     const file: DevnetFile = {
-      bep20: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, tokens: { USDT: anvil.tokens.USDT, VELNX: anvil.tokens.VELNX } },
+      bep20: {
+        rpcUrl: anvil.rpcUrl,
+        chainId: anvil.chainId,
+        tokens: { USDT: anvil.tokens.USDT, VELNX: anvil.tokens.VELNX }
+      },
       tron: { url: tron.url, tokens: { USDT: tron.tokens.USDT }, forwarder: tron.forwarder },
       solana: { rpcUrl: solana.url, tokens: { USDT: solana.usdtMint } },
       pid: process.pid
@@ -197,18 +254,26 @@ export const DevnetsLive = Layer.scopedContext(
       }),
       () => Effect.sync(() => fs.rmSync(devnetFilePath(config.dataDir), { force: true }))
     )
-    yield* Effect.logInfo(`devnets ${plan.resume ? "resumed" : "made"} (kept in ${paths.dir}); endpoints in ${devnetFilePath(config.dataDir)}`)
-    const endpoints = yield* reachedThrough({
-      bep20: {
-        rpcUrl: anvil.rpcUrl,
-        chainId: anvil.chainId,
-        tokens: new Map<string, Address>([["USDT", anvil.tokens.USDT], ["VELNX", anvil.tokens.VELNX]]),
-        confirmations: confirmations.bep20,
-        traces: "callTracer" as const
+    yield* Effect.logInfo(
+      `devnets ${plan.resume ? "resumed" : "made"} (kept in ${paths.dir}); endpoints in ${devnetFilePath(config.dataDir)}`
+    )
+    const endpoints = yield* reachedThrough(
+      {
+        bep20: {
+          rpcUrl: anvil.rpcUrl,
+          chainId: anvil.chainId,
+          tokens: new Map<string, Address>([
+            ["USDT", anvil.tokens.USDT],
+            ["VELNX", anvil.tokens.VELNX]
+          ]),
+          confirmations: confirmations.bep20,
+          traces: "callTracer" as const
+        },
+        tron: { url: tron.url, tokens: new Map([["USDT", tron.tokens.USDT]]), confirmations: confirmations.tron },
+        solana: { rpcUrl: solana.url, tokens: new Map([["USDT", { mint: solana.usdtMint, decimals: 6 }]]) }
       },
-      tron: { url: tron.url, tokens: new Map([["USDT", tron.tokens.USDT]]), confirmations: confirmations.tron },
-      solana: { rpcUrl: solana.url, tokens: new Map([["USDT", { mint: solana.usdtMint, decimals: 6 }]]) }
-    }, via)
+      via
+    )
     return Context.make(ChainEndpoints, endpoints).pipe(
       Context.add(Devnets, { bep20RpcUrl: anvil.rpcUrl, tronUrl: tron.url, solanaRpcUrl: solana.url })
     )

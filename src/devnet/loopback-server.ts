@@ -4,7 +4,9 @@ import { DevnetError } from "./devnet-error.js"
 
 const listen = (server: http.Server, name: string, port: number) =>
   Effect.async<number, DevnetError>((resume) => {
-    server.once("error", (cause) => resume(Effect.fail(new DevnetError({ message: `cannot start the ${name}`, cause }))))
+    server.once("error", (cause) =>
+      resume(Effect.fail(new DevnetError({ message: `cannot start the ${name}`, cause })))
+    )
     server.listen(port, "127.0.0.1", () => {
       const address = server.address()
       resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
@@ -22,10 +24,15 @@ const close = (server: http.Server) =>
  * one, taken as it is bound, and never one of `avoidPorts` (the service's HTTP port, bound later: a test
  * picks it free, so the system may hand it out again before then).
  */
-export const serveOnLoopback = (server: http.Server, name: string, port?: number, avoidPorts: ReadonlyArray<number> = []) =>
-  Effect.gen(function*() {
+export const serveOnLoopback = (
+  server: http.Server,
+  name: string,
+  port?: number,
+  avoidPorts: ReadonlyArray<number> = []
+) =>
+  Effect.gen(function* () {
     const chosen = yield* Effect.acquireRelease(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (port !== undefined && port > 0) return yield* listen(server, name, port)
         for (;;) {
           const bound = yield* listen(server, name, 0)

@@ -15,7 +15,7 @@ const option = (args: ReadonlyArray<string>, name: string) => {
  * customer account to any address, on the devnets that `npm start` runs with the same FACET_DATA_DIR,
  * and prints one JSON line with `tx_hash`.
  */
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const args = process.argv.slice(2)
   const asset = option(args, "--asset")?.toUpperCase()
   const to = option(args, "--to")
@@ -26,9 +26,14 @@ const main = Effect.gen(function*() {
   const file = devnetFilePath(config.right.dataDir)
   const text = yield* Effect.try({
     try: () => fs.readFileSync(file, "utf8"),
-    catch: () => new PayError({ message: `no running devnet found (${file}): start the service with \`npm start\` and the same FACET_DATA_DIR` })
+    catch: () =>
+      new PayError({
+        message: `no running devnet found (${file}): start the service with \`npm start\` and the same FACET_DATA_DIR`
+      })
   })
-  const devnet = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(text).pipe(Effect.mapError(() => new PayError({ message: `${file} is not a devnet file` })))
+  const devnet = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(text).pipe(
+    Effect.mapError(() => new PayError({ message: `${file} is not a devnet file` }))
+  )
   const txHash = yield* payFromCustomer(devnet, asset, to, amount)
   console.log(JSON.stringify({ tx_hash: txHash, asset, to, amount }))
 }).pipe(
@@ -36,7 +41,8 @@ const main = Effect.gen(function*() {
     Effect.sync(() => {
       console.error(error.message)
       process.exitCode = 1
-    }))
+    })
+  )
 )
 
 NodeRuntime.runMain(main, { disableErrorReporting: false })

@@ -63,7 +63,10 @@ export const EnrollmentRequest = Schema.Struct({
   chain: Chain,
   currency: Schema.String.pipe(Schema.minLength(1)),
   source: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "merchant_api" })
-}).annotations({ identifier: "WalletAssetEnrollmentRequest", parseOptions: { onExcessProperty: "error", errors: "all" } })
+}).annotations({
+  identifier: "WalletAssetEnrollmentRequest",
+  parseOptions: { onExcessProperty: "error", errors: "all" }
+})
 
 /** What the merchant may do with an asset: the policy's capabilities, only when live and enabled. */
 export const assetActions = (policy: AssetPolicyRow, merchantEnabled: boolean) => {

@@ -14,7 +14,9 @@ export const CreateDepositAddressRequest = Schema.Struct({
   external_user_id: ExternalUserId,
   chain: Chain,
   currency: Schema.String.pipe(Schema.minLength(1)),
-  label: Schema.optional(Schema.String.pipe(Schema.maxLength(256, { message: () => "label must have at most 256 characters" })))
+  label: Schema.optional(
+    Schema.String.pipe(Schema.maxLength(256, { message: () => "label must have at most 256 characters" }))
+  )
 }).annotations({ identifier: "CreateDepositAddressRequest", parseOptions: strict })
 export type CreateDepositAddressRequest = typeof CreateDepositAddressRequest.Type
 
@@ -32,7 +34,11 @@ export const BatchItemInput = Schema.Struct({
 }).annotations({ identifier: "BatchCreateDepositAddressItem" })
 
 export const BatchCreateDepositAddressRequest = Schema.Struct({
-  items: Schema.optional(Schema.Array(BatchItemInput).pipe(Schema.maxItems(BATCH_LIMIT, { message: () => `a batch holds at most ${BATCH_LIMIT} items` }))),
+  items: Schema.optional(
+    Schema.Array(BatchItemInput).pipe(
+      Schema.maxItems(BATCH_LIMIT, { message: () => `a batch holds at most ${BATCH_LIMIT} items` })
+    )
+  ),
   external_user_ids: Schema.optional(Schema.Array(ExternalUserId)),
   chain: Schema.optional(Chain),
   currency: Schema.optional(Schema.String.pipe(Schema.minLength(1))),

@@ -21,30 +21,37 @@ const onTheWire = <Tag extends string, Self extends { readonly _tag: Tag; readon
   }).annotations({ ...HttpApiSchema.annotations({ status }), description, identifier: tag })
 
 export class BadRequestError extends Schema.TaggedError<BadRequestError>()("BadRequest", { error: Schema.String }) {}
-export class UnauthorizedError extends Schema.TaggedError<UnauthorizedError>()("Unauthorized", { error: Schema.String }) {}
+export class UnauthorizedError extends Schema.TaggedError<UnauthorizedError>()("Unauthorized", {
+  error: Schema.String
+}) {}
 export class ForbiddenError extends Schema.TaggedError<ForbiddenError>()("Forbidden", { error: Schema.String }) {}
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFound", { error: Schema.String }) {}
-export class MethodNotAllowedError
-  extends Schema.TaggedError<MethodNotAllowedError>()("MethodNotAllowed", { error: Schema.String })
-{}
+export class MethodNotAllowedError extends Schema.TaggedError<MethodNotAllowedError>()("MethodNotAllowed", {
+  error: Schema.String
+}) {}
 export class ConflictError extends Schema.TaggedError<ConflictError>()("Conflict", { error: Schema.String }) {}
-export class PayloadTooLargeError
-  extends Schema.TaggedError<PayloadTooLargeError>()("PayloadTooLarge", { error: Schema.String })
-{}
-export class UnsupportedMediaTypeError
-  extends Schema.TaggedError<UnsupportedMediaTypeError>()("UnsupportedMediaType", { error: Schema.String })
-{}
+export class PayloadTooLargeError extends Schema.TaggedError<PayloadTooLargeError>()("PayloadTooLarge", {
+  error: Schema.String
+}) {}
+export class UnsupportedMediaTypeError extends Schema.TaggedError<UnsupportedMediaTypeError>()("UnsupportedMediaType", {
+  error: Schema.String
+}) {}
 export class RateLimitedError extends Schema.TaggedError<RateLimitedError>()("RateLimited", { error: Schema.String }) {}
 export class InternalError extends Schema.TaggedError<InternalError>()("Internal", { error: Schema.String }) {}
-export class ServiceUnavailableError
-  extends Schema.TaggedError<ServiceUnavailableError>()("ServiceUnavailable", { error: Schema.String })
-{}
+export class ServiceUnavailableError extends Schema.TaggedError<ServiceUnavailableError>()("ServiceUnavailable", {
+  error: Schema.String
+}) {}
 
 export const BadRequest = onTheWire("BadRequest", BadRequestError, 400, "Invalid request: fix it before retrying")
 export const Unauthorized = onTheWire("Unauthorized", UnauthorizedError, 401, "Missing, invalid or inactive X-API-Key")
 export const Forbidden = onTheWire("Forbidden", ForbiddenError, 403, "The key may not act on this resource")
 export const NotFound = onTheWire("NotFound", NotFoundError, 404, "No such resource owned by the caller")
-export const MethodNotAllowed = onTheWire("MethodNotAllowed", MethodNotAllowedError, 405, "Only GET and HEAD are accepted")
+export const MethodNotAllowed = onTheWire(
+  "MethodNotAllowed",
+  MethodNotAllowedError,
+  405,
+  "Only GET and HEAD are accepted"
+)
 export const Conflict = onTheWire(
   "Conflict",
   ConflictError,

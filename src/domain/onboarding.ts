@@ -43,7 +43,8 @@ const NonBlank = (minLength: number, field: string) =>
 
 /** AIMerchantApplyRequest: additional properties are allowed (and kept with the application). */
 export const MerchantApplyRequest = Schema.Struct({
-  project_name: NonBlank(2, "project_name").pipe(Schema.maxLength(128, { message: () => "project_name: at most 128 characters" }))
+  project_name: NonBlank(2, "project_name")
+    .pipe(Schema.maxLength(128, { message: () => "project_name: at most 128 characters" }))
     .annotations({ jsonSchema: { type: "string", minLength: 2, maxLength: 128 } }),
   business_type: Schema.String.pipe(Schema.maxLength(200)),
   use_case: Schema.String.pipe(Schema.maxLength(2000)),

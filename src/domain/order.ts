@@ -19,7 +19,8 @@ export const AcceptedAsset = Schema.Struct({
 }).annotations({ identifier: "AcceptedAsset", parseOptions: strict })
 
 /** A request string with a documented maximum length. */
-export const BoundedString = (max: number) => Schema.String.pipe(Schema.maxLength(max, { message: () => `at most ${max} characters` }))
+export const BoundedString = (max: number) =>
+  Schema.String.pipe(Schema.maxLength(max, { message: () => `at most ${max} characters` }))
 
 export const CreateOrderRequest = Schema.Struct({
   amount: RequestAmount,
@@ -31,7 +32,9 @@ export const CreateOrderRequest = Schema.Struct({
   exchange_rate: Schema.optional(RequestAmount),
   notify_url: Schema.optional(HttpUri),
   return_url: Schema.optional(HttpUri),
-  expire_minutes: Schema.optional(Schema.Int.pipe(Schema.between(1, 1440, { message: () => "expire_minutes must be an integer from 1 to 1440" }))),
+  expire_minutes: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, 1440, { message: () => "expire_minutes must be an integer from 1 to 1440" }))
+  ),
   merchant_user_id: Schema.optional(BoundedString(128)),
   product_name: Schema.optional(BoundedString(256)),
   product_desc: Schema.optional(BoundedString(2000)),

@@ -42,6 +42,18 @@ export const TransactionListQuery = Schema.Struct({
   status: Schema.optional(TransactionStatus),
   chain: Schema.optional(Chain),
   currency: Schema.optional(Schema.String),
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })), { default: () => 50 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0, { message: () => "offset must be an integer of at least 0" })), { default: () => 0 })
+  limit: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })
+    ),
+    { default: () => 50 }
+  ),
+  offset: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.greaterThanOrEqualTo(0, { message: () => "offset must be an integer of at least 0" })
+    ),
+    { default: () => 0 }
+  )
 }).annotations({ parseOptions: { errors: "all" } })

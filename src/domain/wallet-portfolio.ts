@@ -51,12 +51,16 @@ export const WalletPortfolio = Schema.Struct({
   assets: Schema.Array(PortfolioAsset)
 }).annotations({
   identifier: "WalletPortfolio",
-  description: "Balances from the ledger. available_balance is collected and withdrawable; uncollected_balance is still in receive addresses; locked_balance is reserved by withdrawals. total_balance is not withdrawable."
+  description:
+    "Balances from the ledger. available_balance is collected and withdrawable; uncollected_balance is still in receive addresses; locked_balance is reserved by withdrawals. total_balance is not withdrawable."
 })
 export type WalletPortfolio = typeof WalletPortfolio.Type
 
 export const PortfolioQuery = Schema.Struct({
-  quote: Schema.optionalWith(Schema.Literal("USDT").annotations({ message: () => "quote must be USDT (the only quote currency)" }), { default: () => "USDT" as const })
+  quote: Schema.optionalWith(
+    Schema.Literal("USDT").annotations({ message: () => "quote must be USDT (the only quote currency)" }),
+    { default: () => "USDT" as const }
+  )
 }).annotations({ parseOptions: { onExcessProperty: "ignore" } })
 
 /** GET /v1/wallet-assets (deprecated): one row per asset key; totals are not withdrawable. */
@@ -75,7 +79,10 @@ export const WalletAssetList = Schema.Struct({
   successor: Schema.String,
   note: Schema.String,
   items: Schema.Array(WalletAssetSummary)
-}).annotations({ identifier: "WalletAssetList", description: "Deprecated: use GET /v1/wallet-portfolio. Totals here are not withdrawable balance." })
+}).annotations({
+  identifier: "WalletAssetList",
+  description: "Deprecated: use GET /v1/wallet-portfolio. Totals here are not withdrawable balance."
+})
 
 /** GET /v1/wallet-assets/{asset_key}: the receive wallets of one asset with what they still hold. */
 export const WalletAssetDetail = Schema.Struct({
@@ -88,22 +95,27 @@ export const WalletAssetDetail = Schema.Struct({
   locked_balance: DecimalString,
   total: Schema.Number,
   limit: Schema.Number,
-  items: Schema.Array(Schema.Struct({
-    wallet_id: Schema.String,
-    wallet_no: Schema.String,
-    address: Schema.String,
-    purpose: Schema.String,
-    external_user_id: Schema.NullOr(Schema.String),
-    uncollected_balance: DecimalString,
-    last_tx_hash: Schema.NullOr(Schema.String),
-    sweep_in_flight: Schema.NullOr(Schema.String)
-  }))
+  items: Schema.Array(
+    Schema.Struct({
+      wallet_id: Schema.String,
+      wallet_no: Schema.String,
+      address: Schema.String,
+      purpose: Schema.String,
+      external_user_id: Schema.NullOr(Schema.String),
+      uncollected_balance: DecimalString,
+      last_tx_hash: Schema.NullOr(Schema.String),
+      sweep_in_flight: Schema.NullOr(Schema.String)
+    })
+  )
 }).annotations({ identifier: "WalletAssetDetail" })
 
 export const WalletAssetDetailQuery = Schema.Struct({
   q: Schema.optional(Schema.String),
   limit: Schema.optionalWith(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })),
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })
+    ),
     { default: () => 50 }
   )
 }).annotations({ parseOptions: { onExcessProperty: "ignore" } })

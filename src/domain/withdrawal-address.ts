@@ -8,7 +8,9 @@ export const WithdrawalAddress = Schema.Struct({
   chain: Chain,
   address: Schema.String,
   label: Schema.String,
-  status: Schema.Literal("pending", "usable").annotations({ description: "pending: added, still cooling off until usable_from; usable: withdrawals may go there" }),
+  status: Schema.Literal("pending", "usable").annotations({
+    description: "pending: added, still cooling off until usable_from; usable: withdrawals may go there"
+  }),
   usable_from: Schema.String,
   created_at: Schema.String,
   created_by: Schema.String
@@ -16,7 +18,9 @@ export const WithdrawalAddress = Schema.Struct({
 export type WithdrawalAddress = typeof WithdrawalAddress.Type
 
 export const WithdrawalAddressList = Schema.Struct({
-  address_book: Schema.Literal("on", "off").annotations({ description: "on: POST /v1/withdrawals only to a usable entry (403 otherwise)" }),
+  address_book: Schema.Literal("on", "off").annotations({
+    description: "on: POST /v1/withdrawals only to a usable entry (403 otherwise)"
+  }),
   cooling_off_seconds: Schema.Number.annotations({ description: "How long a new entry waits before it is usable" }),
   total: Schema.Number,
   limit: Schema.Number,

@@ -3,9 +3,18 @@ import { DecimalString, RequestAmount } from "../money.js"
 import { Chain } from "./chain.js"
 import { LimitOffset } from "./order.js"
 
-export const WithdrawalStatus = Schema.Literal("PENDING", "APPROVED", "REJECTED", "CANCELLED", "BROADCAST", "COMPLETED", "FAILED").annotations({
+export const WithdrawalStatus = Schema.Literal(
+  "PENDING",
+  "APPROVED",
+  "REJECTED",
+  "CANCELLED",
+  "BROADCAST",
+  "COMPLETED",
+  "FAILED"
+).annotations({
   identifier: "WithdrawalStatus",
-  description: "PENDING (funds locked, awaiting a human in the console) → APPROVED → BROADCAST → COMPLETED | FAILED; PENDING → REJECTED | CANCELLED. REJECTED, CANCELLED and FAILED unlock the funds."
+  description:
+    "PENDING (funds locked, awaiting a human in the console) → APPROVED → BROADCAST → COMPLETED | FAILED; PENDING → REJECTED | CANCELLED. REJECTED, CANCELLED and FAILED unlock the funds."
 })
 export type WithdrawalStatus = typeof WithdrawalStatus.Type
 
@@ -39,7 +48,8 @@ export const FeeQuote = Schema.Struct({
   policy_version: Schema.String
 }).annotations({
   identifier: "WithdrawalFeeQuote",
-  description: "Every decimal at the asset's precision (network_fee at its gas asset's). Token withdrawals: network_fee is a native gas budget paid by the platform, not deducted; natives: included and deducted from the amount."
+  description:
+    "Every decimal at the asset's precision (network_fee at its gas asset's). Token withdrawals: network_fee is a native gas budget paid by the platform, not deducted; natives: included and deducted from the amount."
 })
 export type FeeQuote = typeof FeeQuote.Type
 
@@ -70,7 +80,8 @@ export const Withdrawal = Schema.Struct({
   fee_policy_version: Schema.String,
   failure_reason: Schema.NullOr(Schema.String),
   required_approvals: Schema.Number.annotations({
-    description: "Distinct approvals this withdrawal needs (the merchant's quorum policy, more above an amount); PENDING until reached"
+    description:
+      "Distinct approvals this withdrawal needs (the merchant's quorum policy, more above an amount); PENDING until reached"
   }),
   approvals: Schema.Array(WithdrawalApproval).annotations({ description: "Approvals recorded so far, oldest first" }),
   created_at: Schema.String,

@@ -23,14 +23,26 @@ export interface ChainIndexerStatus {
 }
 
 /** What each chain's indexer last reported, for /health and /metrics. */
-export class IndexerStatus extends Context.Tag("facet/IndexerStatus")<IndexerStatus, Ref.Ref<ReadonlyMap<string, ChainIndexerStatus>>>() {
+export class IndexerStatus extends Context.Tag("facet/IndexerStatus")<
+  IndexerStatus,
+  Ref.Ref<ReadonlyMap<string, ChainIndexerStatus>>
+>() {
   static readonly layer = Layer.effect(IndexerStatus, Ref.make<ReadonlyMap<string, ChainIndexerStatus>>(new Map()))
 }
 
 /** A chain's indexer this runner does not run (yet): what the database says until it does. */
 export const standbyStatus = (chain: string): ChainIndexerStatus => ({
-  chain, state: "standby", head: "0", cursor: "0", lagBlocks: 0, lagSeconds: 0, watchedAddresses: 0, blocksPerSecond: 0, detail: "",
-  nodeAnsweredAt: Date.now(), cursorStored: false
+  chain,
+  state: "standby",
+  head: "0",
+  cursor: "0",
+  lagBlocks: 0,
+  lagSeconds: 0,
+  watchedAddresses: 0,
+  blocksPerSecond: 0,
+  detail: "",
+  nodeAnsweredAt: Date.now(),
+  cursorStored: false
 })
 
 export const reportStatus = (status: ChainIndexerStatus) =>
@@ -45,14 +57,27 @@ export const currentStatus = (chain: string) => Effect.map(Effect.flatMap(Indexe
  */
 export const reportStandby = (chain: string, detail: string) =>
   Effect.flatMap(IndexerStatus, (ref) =>
-    Ref.update(ref, (m) => new Map(m).set(chain, { ...(m.get(chain) ?? standbyStatus(chain)), state: "standby", detail, lagBlocks: 0, lagSeconds: 0, blocksPerSecond: 0 })))
+    Ref.update(ref, (m) =>
+      new Map(m).set(chain, {
+        ...(m.get(chain) ?? standbyStatus(chain)),
+        state: "standby",
+        detail,
+        lagBlocks: 0,
+        lagSeconds: 0,
+        blocksPerSecond: 0
+      })
+    )
+  )
 
 /**
  * A standby chain's figures from the database (the stored cursor, how long ago it last moved, who holds
  * the chain); never over the status of an indexer running here, in one update so it cannot race one that
  * starts meanwhile.
  */
-export const refreshStandby = (chain: string, stored: { readonly cursor: string | null; readonly idleMs: number | null; readonly holder: string | null }) =>
+export const refreshStandby = (
+  chain: string,
+  stored: { readonly cursor: string | null; readonly idleMs: number | null; readonly holder: string | null }
+) =>
   Effect.flatMap(IndexerStatus, (ref) =>
     Ref.update(ref, (m) => {
       const current = m.get(chain) ?? standbyStatus(chain)
@@ -61,12 +86,24 @@ export const refreshStandby = (chain: string, stored: { readonly cursor: string 
       const cursor = stored.cursor ?? "0"
       return new Map(m).set(chain, {
         // standing by, "answered" is when the chain's indexer, wherever it runs, last moved the cursor
-        ...current, head: cursor, cursor, cursorStored: stored.cursor !== null, nodeAnsweredAt: Date.now() - (stored.idleMs ?? 0),
+        ...current,
+        head: cursor,
+        cursor,
+        cursorStored: stored.cursor !== null,
+        nodeAnsweredAt: Date.now() - (stored.idleMs ?? 0),
         detail: stored.holder === null ? "no runner indexes this chain at the moment" : `indexed by ${stored.holder}`
       })
-    }))
+    })
+  )
 
-const STATES: ReadonlyArray<ChainIndexerStatus["state"]> = ["standby", "starting", "catching_up", "following", "retrying", "halted"]
+const STATES: ReadonlyArray<ChainIndexerStatus["state"]> = [
+  "standby",
+  "starting",
+  "catching_up",
+  "following",
+  "retrying",
+  "halted"
+]
 
 /** Seconds since the chain's node last answered, 0 while another runner indexes the chain. */
 const unreachableSeconds = (s: ChainIndexerStatus, now: number) =>
@@ -86,19 +123,27 @@ export const indexersNotStarted = (statuses: ReadonlyArray<ChainIndexerStatus>):
  * nobody has moved for that long (its holder halted or stuck, or no runner can run it): every runner then
  * says so, not only the one holding it.
  */
-export const indexerProblems = (statuses: ReadonlyArray<ChainIndexerStatus>, now: number, unreachableAfterMs: number): ReadonlyArray<string> =>
+export const indexerProblems = (
+  statuses: ReadonlyArray<ChainIndexerStatus>,
+  now: number,
+  unreachableAfterMs: number
+): ReadonlyArray<string> =>
   statuses.flatMap((s) =>
     s.state === "halted"
       ? [`${s.chain} indexer halted: ${s.detail}`]
       : s.state === "standby"
-      ? s.cursorStored && now - s.nodeAnsweredAt > unreachableAfterMs
-        ? [`${s.chain} indexer on another runner has not moved for ${Math.floor((now - s.nodeAnsweredAt) / 1000)} s (${s.detail})`]
-        : []
-      : now - s.nodeAnsweredAt > unreachableAfterMs
-      ? [`${s.chain} node unreachable for ${unreachableSeconds(s, now)} s${s.detail === "" ? "" : `: ${s.detail}`}`]
-      : s.failing !== undefined && now - s.failing.since > unreachableAfterMs
-      ? [`${s.chain} indexer has not read past block ${s.cursor} for ${Math.floor((now - s.failing.since) / 1000)} s: ${s.failing.reason}`]
-      : []
+        ? s.cursorStored && now - s.nodeAnsweredAt > unreachableAfterMs
+          ? [
+              `${s.chain} indexer on another runner has not moved for ${Math.floor((now - s.nodeAnsweredAt) / 1000)} s (${s.detail})`
+            ]
+          : []
+        : now - s.nodeAnsweredAt > unreachableAfterMs
+          ? [`${s.chain} node unreachable for ${unreachableSeconds(s, now)} s${s.detail === "" ? "" : `: ${s.detail}`}`]
+          : s.failing !== undefined && now - s.failing.since > unreachableAfterMs
+            ? [
+                `${s.chain} indexer has not read past block ${s.cursor} for ${Math.floor((now - s.failing.since) / 1000)} s: ${s.failing.reason}`
+              ]
+            : []
   )
 
 /** Prometheus text exposition of the indexers' state and lag. */
@@ -121,7 +166,9 @@ export const prometheusMetrics = (statuses: ReadonlyArray<ChainIndexerStatus>, n
     ...statuses.map((s) => `facet_indexer_up{chain="${s.chain}",state="${s.state}"} ${s.state === "halted" ? 0 : 1}`),
     "# HELP facet_indexer_state 1 for the state the chain's indexer is in (halted: an operator must look at it).",
     "# TYPE facet_indexer_state gauge",
-    ...statuses.flatMap((s) => STATES.map((state) => `facet_indexer_state{chain="${s.chain}",state="${state}"} ${s.state === state ? 1 : 0}`)),
+    ...statuses.flatMap((s) =>
+      STATES.map((state) => `facet_indexer_state{chain="${s.chain}",state="${state}"} ${s.state === state ? 1 : 0}`)
+    ),
     "# HELP facet_indexer_node_unreachable_seconds Seconds since the chain's node last answered the indexer.",
     "# TYPE facet_indexer_node_unreachable_seconds gauge",
     ...statuses.map((s) => `facet_indexer_node_unreachable_seconds{chain="${s.chain}"} ${unreachableSeconds(s, now)}`)

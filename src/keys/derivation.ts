@@ -22,9 +22,7 @@ const MAX_INDEX = 0x7fffffff
 export const derivationPath = (family: KeyFamily, account: number, index: number): string => {
   if (!Number.isInteger(account) || account < 0 || account > MAX_INDEX) throw new RangeError(`bad account ${account}`)
   if (!Number.isInteger(index) || index < 0 || index > MAX_INDEX) throw new RangeError(`bad index ${index}`)
-  return family === "SOLANA"
-    ? `m/44'/501'/${account}'/${index}'`
-    : `m/44'/${COIN_TYPE[family]}'/${account}'/0/${index}`
+  return family === "SOLANA" ? `m/44'/501'/${account}'/${index}'` : `m/44'/${COIN_TYPE[family]}'/${account}'/0/${index}`
 }
 
 export interface DerivedKey {

@@ -16,31 +16,51 @@ const load = (overrides: Parameters<typeof AppConfig.layerFrom>[0]) =>
 
 describe("master seed", () => {
   it.effect("comes from FACET_MASTER_SEED or a file, never both", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const expected = Buffer.from(mnemonicToSeedSync(MNEMONIC)).toString("hex")
-      const fromEnv = yield* load({ masterSeed: Option.some(Redacted.make(`  ${MNEMONIC}\n`)), masterSeedFile: Option.none() })
-      expect(Buffer.from(fromEnv).toString("hex")).toBe(expected)
-      const file = path.join(yield* tempDir("facet-seed-"), "seed.txt")
-      fs.writeFileSync(file, MNEMONIC)
-      const fromFile = yield* load({ masterSeed: Option.none(), masterSeedFile: Option.some(file) })
-      expect(Buffer.from(fromFile).toString("hex")).toBe(expected)
-      const both = yield* Effect.flip(load({ masterSeed: Option.some(Redacted.make(MNEMONIC)), masterSeedFile: Option.some(file) }))
-      expect(both.message).toMatch(/not both/)
-      const invalid = yield* Effect.flip(load({ masterSeed: Option.some(Redacted.make("test test test")), masterSeedFile: Option.none() }))
-      expect(invalid.message).toMatch(/not a valid BIP-39/)
-      expect(invalid.message).not.toContain("test test")
-    })))
+    Effect.scoped(
+      Effect.gen(function* () {
+        const expected = Buffer.from(mnemonicToSeedSync(MNEMONIC)).toString("hex")
+        const fromEnv = yield* load({
+          masterSeed: Option.some(Redacted.make(`  ${MNEMONIC}\n`)),
+          masterSeedFile: Option.none()
+        })
+        expect(Buffer.from(fromEnv).toString("hex")).toBe(expected)
+        const file = path.join(yield* tempDir("facet-seed-"), "seed.txt")
+        fs.writeFileSync(file, MNEMONIC)
+        const fromFile = yield* load({ masterSeed: Option.none(), masterSeedFile: Option.some(file) })
+        expect(Buffer.from(fromFile).toString("hex")).toBe(expected)
+        const both = yield* Effect.flip(
+          load({ masterSeed: Option.some(Redacted.make(MNEMONIC)), masterSeedFile: Option.some(file) })
+        )
+        expect(both.message).toMatch(/not both/)
+        const invalid = yield* Effect.flip(
+          load({ masterSeed: Option.some(Redacted.make("test test test")), masterSeedFile: Option.none() })
+        )
+        expect(invalid.message).toMatch(/not a valid BIP-39/)
+        expect(invalid.message).not.toContain("test test")
+      })
+    )
+  )
 
   it.effect("generates a development seed once, 0600, on devnet only", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const dataDir = yield* tempDir("facet-seed-dev-")
-      const options = { masterSeed: Option.none(), masterSeedFile: Option.none(), dataDir, network: "devnet" as const }
-      const first = yield* load(options)
-      const file = path.join(dataDir, "master-seed.dev.txt")
-      expect(fs.statSync(file).mode & 0o777).toBe(0o600)
-      const second = yield* load(options)
-      expect(Buffer.from(second).equals(Buffer.from(first))).toBe(true)
-      const mainnet = yield* Effect.flip(load({ ...options, dataDir: yield* tempDir("facet-seed-main-"), network: "mainnet" }))
-      expect(mainnet.message).toMatch(/FACET_MASTER_SEED/)
-    })))
+    Effect.scoped(
+      Effect.gen(function* () {
+        const dataDir = yield* tempDir("facet-seed-dev-")
+        const options = {
+          masterSeed: Option.none(),
+          masterSeedFile: Option.none(),
+          dataDir,
+          network: "devnet" as const
+        }
+        const first = yield* load(options)
+        const file = path.join(dataDir, "master-seed.dev.txt")
+        expect(fs.statSync(file).mode & 0o777).toBe(0o600)
+        const second = yield* load(options)
+        expect(Buffer.from(second).equals(Buffer.from(first))).toBe(true)
+        const mainnet = yield* Effect.flip(
+          load({ ...options, dataDir: yield* tempDir("facet-seed-main-"), network: "mainnet" })
+        )
+        expect(mainnet.message).toMatch(/FACET_MASTER_SEED/)
+      })
+    )
+  )
 })

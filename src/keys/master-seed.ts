@@ -11,9 +11,12 @@ export class MasterSeedError extends Data.TaggedError("MasterSeedError")<{ reado
  * The HD master secret every address derives from. It comes from the operator (FACET_MASTER_SEED or
  * FACET_MASTER_SEED_FILE), is never written to the database and never logged; only the signer uses it.
  */
-export class MasterSeed extends Context.Tag("facet/MasterSeed")<MasterSeed, {
-  readonly seed: Redacted.Redacted<Uint8Array>
-}>() {}
+export class MasterSeed extends Context.Tag("facet/MasterSeed")<
+  MasterSeed,
+  {
+    readonly seed: Redacted.Redacted<Uint8Array>
+  }
+>() {}
 
 const DEV_SEED_FILE = "master-seed.dev.txt"
 
@@ -21,7 +24,11 @@ const fromMnemonic = (mnemonic: string, source: string) => {
   const words = mnemonic.trim().split(/\s+/).join(" ")
   return validateMnemonic(words, wordlist)
     ? Effect.succeed({ seed: Redacted.make(mnemonicToSeedSync(words)) })
-    : Effect.fail(new MasterSeedError({ message: `${source} is not a valid BIP-39 English mnemonic (12 to 24 words with a valid checksum)` }))
+    : Effect.fail(
+        new MasterSeedError({
+          message: `${source} is not a valid BIP-39 English mnemonic (12 to 24 words with a valid checksum)`
+        })
+      )
 }
 
 const readFile = (file: string) =>
@@ -32,18 +39,20 @@ const readFile = (file: string) =>
 
 export const MasterSeedLive = Layer.effect(
   MasterSeed,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     if (Option.isSome(config.masterSeed) && Option.isSome(config.masterSeedFile)) {
       return yield* new MasterSeedError({ message: "set FACET_MASTER_SEED or FACET_MASTER_SEED_FILE, not both" })
     }
-    if (Option.isSome(config.masterSeed)) return yield* fromMnemonic(Redacted.value(config.masterSeed.value), "FACET_MASTER_SEED")
+    if (Option.isSome(config.masterSeed))
+      return yield* fromMnemonic(Redacted.value(config.masterSeed.value), "FACET_MASTER_SEED")
     if (Option.isSome(config.masterSeedFile)) {
       return yield* fromMnemonic(yield* readFile(config.masterSeedFile.value), `the file in FACET_MASTER_SEED_FILE`)
     }
     if (config.network === "mainnet") {
       return yield* new MasterSeedError({
-        message: "FACET_NETWORK=mainnet needs the operator's master secret: set FACET_MASTER_SEED or FACET_MASTER_SEED_FILE"
+        message:
+          "FACET_NETWORK=mainnet needs the operator's master secret: set FACET_MASTER_SEED or FACET_MASTER_SEED_FILE"
       })
     }
     const file = path.join(config.dataDir, DEV_SEED_FILE)

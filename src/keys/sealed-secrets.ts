@@ -7,16 +7,24 @@ import { SecretBox } from "./secret-box.js"
  * existed, or under a rotated-out key version) is sealed now, row by row, so a dump never shows one.
  */
 export const SealSecretsLive = Layer.effectDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
     let sealed = 0
     // only what is not sealed under the current key is read: a start with nothing to do reads no secret
     const current = `sbx${box.version}:%`
-    for (const row of yield* sql<{ id: string; secret: string }>`SELECT id, webhook_secret AS secret FROM merchants WHERE webhook_secret NOT LIKE ${current}`) {      yield* sql`UPDATE merchants SET webhook_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND webhook_secret = ${row.secret}`
+    for (const row of yield* sql<{
+      id: string
+      secret: string
+    }>`SELECT id, webhook_secret AS secret FROM merchants WHERE webhook_secret NOT LIKE ${current}`) {
+      yield* sql`UPDATE merchants SET webhook_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND webhook_secret = ${row.secret}`
       sealed += 1
     }
-    for (const row of yield* sql<{ id: string; secret: string }>`SELECT id, totp_secret AS secret FROM console_users WHERE totp_secret NOT LIKE ${current}`) {      yield* sql`UPDATE console_users SET totp_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND totp_secret = ${row.secret}`
+    for (const row of yield* sql<{
+      id: string
+      secret: string
+    }>`SELECT id, totp_secret AS secret FROM console_users WHERE totp_secret NOT LIKE ${current}`) {
+      yield* sql`UPDATE console_users SET totp_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND totp_secret = ${row.secret}`
       sealed += 1
     }
     if (sealed > 0) yield* Effect.logInfo(`sealed ${sealed} stored secret(s) under key version ${box.version}`)

@@ -11,17 +11,36 @@ const logs: Array<string> = []
 describe("key secrecy", () => {
   layer(TestAppLive({}, { captureLogs: logs }), { excludeTestServices: true })((it) => {
     it.effect("no mnemonic, seed or private key reaches a table or a log line", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client = yield* TestClient
         const sql = yield* SqlClient.SqlClient
         const { apiKey } = yield* onboardMerchant()
-        yield* client.request("POST", "/v1/orders", { apiKey, json: { amount: "10", accepted_assets: [{ chain: "TRC20", currency: "USDT" }, { chain: "BEP20", currency: "USDT" }] } })
+        yield* client.request("POST", "/v1/orders", {
+          apiKey,
+          json: {
+            amount: "10",
+            accepted_assets: [
+              { chain: "TRC20", currency: "USDT" },
+              { chain: "BEP20", currency: "USDT" }
+            ]
+          }
+        })
         yield* client.request("POST", "/v1/deposit-addresses/batch", {
-          apiKey, json: { items: ["TRC20", "BEP20", "SOLANA"].map((chain) => ({ external_user_id: "s-1", chain, currency: chain === "SOLANA" ? "SOL" : "USDT" })) }
+          apiKey,
+          json: {
+            items: ["TRC20", "BEP20", "SOLANA"].map((chain) => ({
+              external_user_id: "s-1",
+              chain,
+              currency: chain === "SOLANA" ? "SOL" : "USDT"
+            }))
+          }
         })
 
         const seed = mnemonicToSeedSync(TEST_MNEMONIC)
-        const wallets = yield* sql<{ family: KeyFamily; derivation_path: string }>`SELECT family, derivation_path FROM wallets`
+        const wallets = yield* sql<{
+          family: KeyFamily
+          derivation_path: string
+        }>`SELECT family, derivation_path FROM wallets`
         expect(wallets.length).toBeGreaterThanOrEqual(5)
         const secrets = [
           TEST_MNEMONIC,
@@ -46,6 +65,7 @@ describe("key secrecy", () => {
           expect(logs.some((line) => line.includes(secret))).toBe(false)
         }
         expect(logs.some((line) => line.includes("test test test"))).toBe(false)
-      }))
+      })
+    )
   })
 })

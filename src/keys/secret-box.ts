@@ -10,27 +10,36 @@ import { MasterSeed } from "./master-seed.js"
  * value is `sbx<version>:<base64url(nonce ‖ ciphertext ‖ tag)>`; the version names the key, so the key can be
  * rotated (FACET_SECRET_BOX_VERSION) and older values are still opened, then resealed at start.
  */
-export class SecretBox extends Context.Tag("facet/SecretBox")<SecretBox, {
-  readonly version: number
-  readonly seal: (plain: string) => string
-  /** The plain text of a stored value; a value stored before sealing existed is returned as it is. */
-  readonly open: (stored: string) => string
-  /** Whether a stored value is sealed under the current key (else it should be resealed). */
-  readonly isCurrent: (stored: string) => boolean
-}>() {}
+export class SecretBox extends Context.Tag("facet/SecretBox")<
+  SecretBox,
+  {
+    readonly version: number
+    readonly seal: (plain: string) => string
+    /** The plain text of a stored value; a value stored before sealing existed is returned as it is. */
+    readonly open: (stored: string) => string
+    /** Whether a stored value is sealed under the current key (else it should be resealed). */
+    readonly isCurrent: (stored: string) => boolean
+  }
+>() {}
 
 const PREFIX = /^sbx(\d+):([A-Za-z0-9_-]+)$/
 
 export const SecretBoxLive = Layer.effect(
   SecretBox,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { seed } = yield* MasterSeed
     const version = yield* Config.integer("FACET_SECRET_BOX_VERSION").pipe(Config.withDefault(1), Effect.orDie)
     const keys = new Map<number, Uint8Array>()
     const keyFor = (v: number) => {
       let key = keys.get(v)
       if (key === undefined) {
-        key = hkdf(sha256, Redacted.value(seed), new TextEncoder().encode("facet secret box"), new TextEncoder().encode(`v${v}`), 32)
+        key = hkdf(
+          sha256,
+          Redacted.value(seed),
+          new TextEncoder().encode("facet secret box"),
+          new TextEncoder().encode(`v${v}`),
+          32
+        )
         keys.set(v, key)
       }
       return key

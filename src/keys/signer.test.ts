@@ -15,7 +15,7 @@ const MNEMONIC = "test test test test test test test test test test test junk"
 describe("HD derivation", () => {
   layer(LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic(MNEMONIC))))((it) => {
     it.effect("matches the published vectors for BEP20, TRON and Solana", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const signer = yield* Signer
         const [evm] = yield* signer.deriveAddresses("EVM", 0, [0])
         const [tron] = yield* signer.deriveAddresses("TRON", 0, [0])
@@ -23,10 +23,11 @@ describe("HD derivation", () => {
         expect(evm).toMatchObject({ path: "m/44'/60'/0'/0/0", address: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" })
         expect(tron).toMatchObject({ path: "m/44'/195'/0'/0/0", address: "TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL6" })
         expect(sol).toMatchObject({ path: "m/44'/501'/0'/0'", address: "oeYf6KAJkLYhBuR8CiGc6L4D4Xtfepr85fuDgA9kq96" })
-      }))
+      })
+    )
 
     it.effect("the cached branch derivation equals full-path derivation for other accounts and indexes", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const signer = yield* Signer
         const seed = mnemonicToSeedSync(MNEMONIC)
         for (const family of ["EVM", "TRON", "SOLANA"] as const) {
@@ -36,10 +37,11 @@ describe("HD derivation", () => {
           }
           expect(new Set(derived.map((d) => d.address)).size).toBe(3)
         }
-      }))
+      })
+    )
 
     it.effect("signs digests that recover to the address, and Solana messages that verify", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const signer = yield* Signer
         const digest = keccak_256(new TextEncoder().encode("pay 12.5 USDT"))
         const [evm] = yield* signer.deriveAddresses("EVM", 3, [5])
@@ -56,14 +58,17 @@ describe("HD derivation", () => {
         const tronSig = yield* signer.signDigest({ family: "TRON", account: 3, index: 5 }, digest)
         recoveredFormat[0] = tronSig[64] ?? 0
         recoveredFormat.set(tronSig.subarray(0, 64), 1)
-        const tronKey = secp256k1.Point.fromBytes(secp256k1.recoverPublicKey(recoveredFormat, digest, { prehash: false })).toBytes(false)
+        const tronKey = secp256k1.Point.fromBytes(
+          secp256k1.recoverPublicKey(recoveredFormat, digest, { prehash: false })
+        ).toBytes(false)
         expect(Buffer.from(secp256k1AccountId(tronKey))).toEqual(Buffer.from(tronAccountId(tron?.address ?? "") ?? []))
 
         const [sol] = yield* signer.deriveAddresses("SOLANA", 3, [5])
         const message = new TextEncoder().encode("solana message")
         const edSig = yield* signer.signMessage({ family: "SOLANA", account: 3, index: 5 }, message)
         expect(ed25519.verify(edSig, message, base58.decode(sol?.address ?? ""))).toBe(true)
-      }))
+      })
+    )
   })
 
   describe("address validation", () => {
@@ -78,7 +83,8 @@ describe("HD derivation", () => {
           expect(tronAccountId("TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL7")).toBeUndefined()
           expect(isSolanaAddress("oeYf6KAJkLYhBuR8CiGc6L4D4Xtfepr85fuDgA9kq96")).toBe(true)
           expect(isSolanaAddress("0x1234")).toBe(false)
-        }))
+        })
+      )
     })
   })
 })

@@ -23,13 +23,20 @@ export interface DerivedAddress extends KeyRef {
  * local one: addresses for derivation paths, secp256k1 signatures over 32-byte digests (TRON, BEP20),
  * ed25519 signatures over messages (Solana). Private keys never leave the implementation.
  */
-export class Signer extends Context.Tag("facet/Signer")<Signer, {
-  readonly deriveAddresses: (family: KeyFamily, account: number, indexes: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<DerivedAddress>>
-  /** 65 bytes: r (32) ‖ s (32) ‖ recovery id (1), low-s. */
-  readonly signDigest: (key: KeyRef, digest: Uint8Array) => Effect.Effect<Uint8Array>
-  /** 64-byte ed25519 signature. */
-  readonly signMessage: (key: KeyRef, message: Uint8Array) => Effect.Effect<Uint8Array>
-}>() {}
+export class Signer extends Context.Tag("facet/Signer")<
+  Signer,
+  {
+    readonly deriveAddresses: (
+      family: KeyFamily,
+      account: number,
+      indexes: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<DerivedAddress>>
+    /** 65 bytes: r (32) ‖ s (32) ‖ recovery id (1), low-s. */
+    readonly signDigest: (key: KeyRef, digest: Uint8Array) => Effect.Effect<Uint8Array>
+    /** 64-byte ed25519 signature. */
+    readonly signMessage: (key: KeyRef, message: Uint8Array) => Effect.Effect<Uint8Array>
+  }
+>() {}
 
 const COIN: Record<Exclude<KeyFamily, "SOLANA">, number> = { TRON: 195, EVM: 60 }
 const HARDENED = 0x80000000
@@ -37,7 +44,7 @@ const HARDENED = 0x80000000
 /** The local signer: derives from the master seed in memory, caching the per-account branch nodes. */
 export const LocalSignerLive = Layer.effect(
   Signer,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { seed } = yield* MasterSeed
     const secpRoot = HDKey.fromMasterSeed(Redacted.value(seed))
     const edRoot = Ed25519HDKey.fromMasterSeed(Redacted.value(seed))
@@ -72,7 +79,8 @@ export const LocalSignerLive = Layer.effect(
     const edPrivate = (ref: KeyRef) => edBranch(ref.account).deriveChild(ref.index + HARDENED).privateKey
 
     const addressOf = (ref: KeyRef): string => {
-      if (ref.family === "SOLANA") return solanaAddress(edBranch(ref.account).deriveChild(ref.index + HARDENED).publicKeyRaw)
+      if (ref.family === "SOLANA")
+        return solanaAddress(edBranch(ref.account).deriveChild(ref.index + HARDENED).publicKeyRaw)
       const id = secp256k1AccountId(secp256k1.getPublicKey(secpPrivate({ ...ref, family: ref.family }), false))
       return ref.family === "TRON" ? tronAddress(id) : evmAddress(id)
     }
@@ -92,7 +100,10 @@ export const LocalSignerLive = Layer.effect(
         Effect.sync(() => {
           if (ref.family === "SOLANA") throw new Error("Solana keys sign messages, not digests")
           if (digest.length !== 32) throw new RangeError("a digest is 32 bytes")
-          const recovered = secp256k1.sign(digest, secpPrivate({ ...ref, family: ref.family }), { prehash: false, format: "recovered" })
+          const recovered = secp256k1.sign(digest, secpPrivate({ ...ref, family: ref.family }), {
+            prehash: false,
+            format: "recovered"
+          })
           // noble puts the recovery byte first; chains put it last
           const out = new Uint8Array(65)
           out.set(recovered.subarray(1), 0)

@@ -9,7 +9,12 @@ export interface LedgerAccount {
   readonly walletId: string | null
 }
 
-const platform = (name: string, kind: LedgerAccount["kind"]): LedgerAccount => ({ name, kind, merchantId: null, walletId: null })
+const platform = (name: string, kind: LedgerAccount["kind"]): LedgerAccount => ({
+  name,
+  kind,
+  merchantId: null,
+  walletId: null
+})
 
 /**
  * The accounts by their role (DECISIONS.md, "Wallets and the ledger"). The platform's gas is `gas` while
@@ -21,9 +26,24 @@ export const Accounts = {
   fees: platform("fees", "fees"),
   gas: platform("gas", "gas"),
   gasAt: (walletId: string) => platform(`gas:${walletId}`, "gas"),
-  uncollected: (merchantId: string, walletId: string): LedgerAccount => ({ name: `uncollected:${walletId}`, kind: "uncollected", merchantId, walletId }),
-  available: (merchantId: string): LedgerAccount => ({ name: `available:${merchantId}`, kind: "available", merchantId, walletId: null }),
-  locked: (merchantId: string): LedgerAccount => ({ name: `locked:${merchantId}`, kind: "locked", merchantId, walletId: null })
+  uncollected: (merchantId: string, walletId: string): LedgerAccount => ({
+    name: `uncollected:${walletId}`,
+    kind: "uncollected",
+    merchantId,
+    walletId
+  }),
+  available: (merchantId: string): LedgerAccount => ({
+    name: `available:${merchantId}`,
+    kind: "available",
+    merchantId,
+    walletId: null
+  }),
+  locked: (merchantId: string): LedgerAccount => ({
+    name: `locked:${merchantId}`,
+    kind: "locked",
+    merchantId,
+    walletId: null
+  })
 } as const
 
 /** One movement: `amount` base units of one asset from the debit account to the credit account. */
@@ -43,50 +63,60 @@ export interface LedgerTransfer {
  * causes a movement and its transfers commit together). Zero amounts are skipped: a transfer moves something.
  */
 export class Ledger extends Effect.Service<Ledger>()("facet/Ledger", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const post = Effect.fn("Ledger.post")(function*(transfers: ReadonlyArray<LedgerTransfer>) {
+    const post = Effect.fn("Ledger.post")(function* (transfers: ReadonlyArray<LedgerTransfer>) {
       const moving = transfers.filter((t) => t.amount > 0n)
       if (moving.length === 0) return
-      yield* sql`INSERT INTO ledger_transfers ${sql.insert(moving.map((t) => ({
-        debit_account: t.debit.name,
-        credit_account: t.credit.name,
-        chain: t.chain,
-        currency: t.currency,
-        amount: t.amount.toString(),
-        kind: t.kind,
-        reference: t.reference
-      })))}`
+      yield* sql`INSERT INTO ledger_transfers ${sql.insert(
+        moving.map((t) => ({
+          debit_account: t.debit.name,
+          credit_account: t.credit.name,
+          chain: t.chain,
+          currency: t.currency,
+          amount: t.amount.toString(),
+          kind: t.kind,
+          reference: t.reference
+        }))
+      )}`
       const legs = moving.flatMap((t) => [
         { account: t.debit, chain: t.chain, currency: t.currency, debit: t.amount, credit: 0n },
         { account: t.credit, chain: t.chain, currency: t.currency, debit: 0n, credit: t.amount }
       ])
       // one row per account: an upsert may not touch the same row twice in one statement
-      const totals = new Map<string, { account: LedgerAccount; chain: string; currency: string; debit: bigint; credit: bigint }>()
+      const totals = new Map<
+        string,
+        { account: LedgerAccount; chain: string; currency: string; debit: bigint; credit: bigint }
+      >()
       for (const leg of legs) {
         const key = `${leg.account.name}|${leg.chain}|${leg.currency}`
         const seen = totals.get(key)
-        totals.set(key, seen === undefined ? leg : { ...seen, debit: seen.debit + leg.debit, credit: seen.credit + leg.credit })
+        totals.set(
+          key,
+          seen === undefined ? leg : { ...seen, debit: seen.debit + leg.debit, credit: seen.credit + leg.credit }
+        )
       }
       yield* sql`
-        INSERT INTO ledger_balances ${sql.insert([...totals.values()].map((t) => ({
-          account: t.account.name,
-          chain: t.chain,
-          currency: t.currency,
-          kind: t.account.kind,
-          merchant_id: t.account.merchantId,
-          wallet_id: t.account.walletId,
-          debits_posted: t.debit.toString(),
-          credits_posted: t.credit.toString()
-        })))}
+        INSERT INTO ledger_balances ${sql.insert(
+          [...totals.values()].map((t) => ({
+            account: t.account.name,
+            chain: t.chain,
+            currency: t.currency,
+            kind: t.account.kind,
+            merchant_id: t.account.merchantId,
+            wallet_id: t.account.walletId,
+            debits_posted: t.debit.toString(),
+            credits_posted: t.credit.toString()
+          }))
+        )}
         ON CONFLICT (account, chain, currency) DO UPDATE SET
           debits_posted = ledger_balances.debits_posted + excluded.debits_posted,
           credits_posted = ledger_balances.credits_posted + excluded.credits_posted`
     })
 
     /** Credits minus debits posted to an account, in base units (what a merchant account holds). */
-    const balance = Effect.fn("Ledger.balance")(function*(account: LedgerAccount, chain: string, currency: string) {
+    const balance = Effect.fn("Ledger.balance")(function* (account: LedgerAccount, chain: string, currency: string) {
       const [row] = yield* sql<{ balance: string }>`
         SELECT trim_scale(credits_posted - debits_posted)::text AS balance FROM ledger_balances
         WHERE account = ${account.name} AND chain = ${chain} AND currency = ${currency}`

@@ -16,10 +16,13 @@ export const newConsoleToken = () => random(CONSOLE_TOKEN_PREFIX)
 export const newWebhookSecret = () => random(WEBHOOK_SECRET_PREFIX)
 
 export const hashSecret = (secret: Redacted.Redacted<string> | string): string =>
-  createHash("sha256").update(typeof secret === "string" ? secret : Redacted.value(secret)).digest("hex")
+  createHash("sha256")
+    .update(typeof secret === "string" ? secret : Redacted.value(secret))
+    .digest("hex")
 
 /** What may be shown of a key in listings and logs: its prefix and first characters. */
-export const displayPrefix = (secret: Redacted.Redacted<string>): string => Redacted.value(secret).slice(0, API_KEY_PREFIX.length + 6)
+export const displayPrefix = (secret: Redacted.Redacted<string>): string =>
+  Redacted.value(secret).slice(0, API_KEY_PREFIX.length + 6)
 
 export const constantTimeEqual = (a: string, b: string): boolean => {
   const left = Buffer.from(a)

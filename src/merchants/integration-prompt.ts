@@ -18,7 +18,7 @@ export const integrationPrompt = (mode: IntegrationMode, baseUrl: string, projec
     "- Persist X-FACET-IDEMPOTENCY-KEY and skip duplicates before changing any balance or ledger; return 2xx only after durable acceptance. Deliveries are retried, so the same key can arrive again.",
     "",
     "Requests:",
-    "- Amounts are decimal strings (\"12.5\"), never floats; respect each asset's amount_precision.",
+    '- Amounts are decimal strings ("12.5"), never floats; respect each asset\'s amount_precision.',
     "- On a timeout, retry creations with the same X-Service-Idempotency-Key and the exact same body; a 409 means the key was used for a different request.",
     "- Errors are {error: string}; branch on the HTTP status (400 fix the request, 401 key, 404 not yours, 409 reconcile, 429 back off, 503 retry reads with backoff)."
   ]

@@ -74,7 +74,10 @@ const readinessChecks = (
       name: "checkout_asset_enabled",
       done: checkoutAssets.length > 0,
       required: true,
-      detail: checkoutAssets.length > 0 ? `checkout assets: ${checkoutAssets.join(", ")}` : "no live asset enabled for checkout",
+      detail:
+        checkoutAssets.length > 0
+          ? `checkout assets: ${checkoutAssets.join(", ")}`
+          : "no live asset enabled for checkout",
       nextStep: "enable a live asset with POST /v1/wallet-asset-enrollments"
     })
   }
@@ -83,7 +86,8 @@ const readinessChecks = (
       name: "deposit_asset_enabled",
       done: depositAssets.length > 0,
       required: true,
-      detail: depositAssets.length > 0 ? `deposit assets: ${depositAssets.join(", ")}` : "no asset enabled for deposits",
+      detail:
+        depositAssets.length > 0 ? `deposit assets: ${depositAssets.join(", ")}` : "no asset enabled for deposits",
       nextStep: "enable a deposit asset with POST /v1/wallet-asset-enrollments"
     })
   }
@@ -101,7 +105,10 @@ const readinessChecks = (
     name: "console_bound",
     done: merchant.console_bound_at !== null,
     required: false,
-    detail: merchant.console_bound_at !== null ? "the human owner has claimed the console" : "the console token has not been used yet",
+    detail:
+      merchant.console_bound_at !== null
+        ? "the human owner has claimed the console"
+        : "the console token has not been used yet",
     nextStep: "give the console token to the human owner to claim the console (needed to approve withdrawals)"
   })
   return checks
@@ -109,7 +116,8 @@ const readinessChecks = (
 
 const modeSteps = (mode: IntegrationMode): ReadonlyArray<string> => {
   const checkout = "create an order with POST /v1/orders and handle order.updated webhooks until PAID"
-  const wallets = "assign deposit addresses with POST /v1/deposit-addresses and credit users on wallet.deposit.confirmed"
+  const wallets =
+    "assign deposit addresses with POST /v1/deposit-addresses and credit users on wallet.deposit.confirmed"
   return mode === "checkout" ? [checkout] : mode === "exchange_wallet" ? [wallets] : [checkout, wallets]
 }
 
@@ -127,11 +135,15 @@ const isSameApplicant = (existing: MerchantRow, request: MerchantApplyRequest): 
       (sameText(existing.website, request.website) || sameText(existing.repository_url, request.repository_url))
 
 const slug = (text: string) =>
-  text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 32) || "owner"
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 32) || "owner"
 
 /** AI onboarding: one call provisions a live merchant package; a repeat returns it without new secrets. */
 export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const assets = yield* AssetCatalog
@@ -151,7 +163,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
 
     const statusUrl = (merchantId: string) => `${config.baseUrl}/v1/ai/onboarding-status/${merchantId}`
 
-    const evaluate = Effect.fn("Onboarding.evaluate")(function*(merchant: MerchantRow) {
+    const evaluate = Effect.fn("Onboarding.evaluate")(function* (merchant: MerchantRow) {
       const policies = yield* assets.policies(merchant.id)
       const checks = readinessChecks(merchant, policies, yield* keys.hasActiveKey(merchant.id))
       const enabledAssets = policies.filter((p) => p.merchant_enabled).map((p) => p.asset_key)
@@ -159,7 +171,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
       return { checks, enabledAssets, liveReady }
     })
 
-    const packageFor = Effect.fn("Onboarding.packageFor")(function*(
+    const packageFor = Effect.fn("Onboarding.packageFor")(function* (
       merchant: MerchantRow,
       issued: Option.Option<{
         readonly apiKey: Redacted.Redacted<string>
@@ -213,26 +225,28 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
       return response
     })
 
-    const apply = Effect.fn("Onboarding.apply")(function*(request: MerchantApplyRequest, application: unknown) {
+    const apply = Effect.fn("Onboarding.apply")(function* (request: MerchantApplyRequest, application: unknown) {
       const projectName = request.project_name.trim()
       const projectKey = projectName.toLowerCase()
-      const outcome = yield* sql.withTransaction(
-        Effect.gen(function*() {
-          // one applicant at a time per project name, so a race cannot create two merchants or two key sets
-          yield* Effect.orDie(sql`SELECT pg_advisory_xact_lock(hashtext(${`merchant-apply:${projectKey}`}))`)
-          const existing = yield* Effect.orDie(findByProjectKey(projectKey))
-          if (Option.isSome(existing)) {
-            if (!isSameApplicant(existing.value, request)) {
-              return yield* new ConflictError({
-                error: `project_name "${projectName}" is already registered by another applicant; ` +
-                  "a repeat of your own application must carry the same contact_email (or website/repository_url when there is no email)"
-              })
+      const outcome = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            // one applicant at a time per project name, so a race cannot create two merchants or two key sets
+            yield* Effect.orDie(sql`SELECT pg_advisory_xact_lock(hashtext(${`merchant-apply:${projectKey}`}))`)
+            const existing = yield* Effect.orDie(findByProjectKey(projectKey))
+            if (Option.isSome(existing)) {
+              if (!isSameApplicant(existing.value, request)) {
+                return yield* new ConflictError({
+                  error:
+                    `project_name "${projectName}" is already registered by another applicant; ` +
+                    "a repeat of your own application must carry the same contact_email (or website/repository_url when there is no email)"
+                })
+              }
+              return { merchant: existing.value, issued: Option.none() }
             }
-            return { merchant: existing.value, issued: Option.none() }
-          }
-          const merchantId = newId("mch")
-          const webhookSecret = newWebhookSecret()
-          yield* Effect.orDie(sql`
+            const merchantId = newId("mch")
+            const webhookSecret = newWebhookSecret()
+            yield* Effect.orDie(sql`
             INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case,
               website, repository_url, contact_channel, contact_email, monthly_volume, webhook_url, return_url,
               preferred_chains, ai_provider, integration_mode, application, webhook_secret)
@@ -242,21 +256,26 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
               ${request.webhook_url ?? null}, ${request.return_url ?? null},
               string_to_array(${(request.preferred_chains ?? []).join(",")}, ','), ${request.ai_provider ?? null},
               ${request.integration_mode}, ${JSON.stringify(application)}::jsonb, ${box.seal(Redacted.value(webhookSecret))})`)
-          const { key } = yield* keys.issue(merchantId, ALL_SCOPES, "onboarding", { kind: "service", name: "onboarding" })
-          const consoleToken = newConsoleToken()
-          const consoleExpiresAt = DateTime.addDuration(yield* DateTime.now, config.consoleTokenTtl)
-          yield* Effect.orDie(sql`
+            const { key } = yield* keys.issue(merchantId, ALL_SCOPES, "onboarding", {
+              kind: "service",
+              name: "onboarding"
+            })
+            const consoleToken = newConsoleToken()
+            const consoleExpiresAt = DateTime.addDuration(yield* DateTime.now, config.consoleTokenTtl)
+            yield* Effect.orDie(sql`
             INSERT INTO console_handoffs (id, merchant_id, token_hash, expires_at)
             VALUES (${newId("con")}, ${merchantId}, ${hashSecret(consoleToken)}, ${DateTime.toDate(consoleExpiresAt)})`)
-          yield* assets.enableDefaults(merchantId)
-          const merchant = yield* Effect.orDie(findById(merchantId))
-          if (Option.isNone(merchant)) return yield* Effect.die(new Error("merchant row vanished inside its own transaction"))
-          return {
-            merchant: merchant.value,
-            issued: Option.some({ apiKey: key, webhookSecret, consoleToken, consoleExpiresAt })
-          }
-        })
-      ).pipe(Effect.catchTag("SqlError", Effect.die))
+            yield* assets.enableDefaults(merchantId)
+            const merchant = yield* Effect.orDie(findById(merchantId))
+            if (Option.isNone(merchant))
+              return yield* Effect.die(new Error("merchant row vanished inside its own transaction"))
+            return {
+              merchant: merchant.value,
+              issued: Option.some({ apiKey: key, webhookSecret, consoleToken, consoleExpiresAt })
+            }
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
       if (Option.isSome(outcome.issued)) {
         yield* Effect.logInfo("merchant provisioned").pipe(
           Effect.annotateLogs({ merchant_id: outcome.merchant.id, integration_mode: outcome.merchant.integration_mode })
@@ -265,7 +284,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
       return { created: Option.isSome(outcome.issued), response: yield* packageFor(outcome.merchant, outcome.issued) }
     })
 
-    const status = Effect.fn("Onboarding.status")(function*(principal: Principal, merchantId: string) {
+    const status = Effect.fn("Onboarding.status")(function* (principal: Principal, merchantId: string) {
       // any id but the key's own is 403, whether or not it exists: no merchant-id oracle
       if (principal.merchantId !== merchantId) {
         return yield* new ForbiddenError({ error: "this API key belongs to another merchant" })

@@ -14,17 +14,21 @@ export class OperatorError extends Schema.TaggedError<OperatorError>()("Operator
 
 /** The configuration with the database the service uses, limited to `chains`. */
 export const operatorConfig = (chains: AppConfigShape["indexer"]["chains"]) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const loaded = yield* loadAppConfig
     if (Either.isLeft(loaded)) return yield* new OperatorError({ message: `invalid configuration:\n${loaded.left}` })
     const databaseUrl = Option.orElse(loaded.right.databaseUrl, () => runningEmbeddedUrl(loaded.right.dataDir))
     if (Option.isNone(databaseUrl)) {
-      return yield* new OperatorError({ message: `no database: set DATABASE_URL, or start the service so its embedded PostgreSQL runs in ${loaded.right.dataDir}` })
+      return yield* new OperatorError({
+        message: `no database: set DATABASE_URL, or start the service so its embedded PostgreSQL runs in ${loaded.right.dataDir}`
+      })
     }
     return { ...loaded.right, databaseUrl, indexer: { ...loaded.right.indexer, chains } } satisfies AppConfigShape
   })
 
 /** Only the service's database (migrated), for commands that read and mark state (`npm run custody`). */
 export const operatorDatabaseLive = (config: AppConfigShape) =>
-  Layer.effectDiscard(runMigrations()).pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(Layer.succeed(AppConfig, config)))
-
+  Layer.effectDiscard(runMigrations()).pipe(
+    Layer.provideMerge(DatabaseLive),
+    Layer.provideMerge(Layer.succeed(AppConfig, config))
+  )

@@ -19,15 +19,17 @@ export const CheckoutStatus = Schema.Struct({
   late_payment: Schema.Boolean,
   expire_at: Schema.String,
   /** The latest payment seen: confirmations counted against what the network needs. */
-  payment: Schema.NullOr(Schema.Struct({
-    tx_hash: Schema.String,
-    chain: Chain,
-    currency: Schema.String,
-    amount: DecimalString,
-    confirmations: Schema.Number,
-    required: Schema.Number,
-    final: Schema.Boolean
-  })),
+  payment: Schema.NullOr(
+    Schema.Struct({
+      tx_hash: Schema.String,
+      chain: Chain,
+      currency: Schema.String,
+      amount: DecimalString,
+      confirmations: Schema.Number,
+      required: Schema.Number,
+      final: Schema.Boolean
+    })
+  ),
   return_url: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "CheckoutStatus" })
 export type CheckoutStatus = typeof CheckoutStatus.Type
@@ -92,7 +94,7 @@ const PaymentRow = Schema.Struct({
  * counted from the indexer's head.
  */
 export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const settings = yield* ChainSettings
     const endpoints = yield* ChainEndpoints
@@ -101,7 +103,7 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
     const required = (chain: Chain) =>
       chain === "BEP20" ? endpoints.bep20.confirmations : chain === "TRC20" ? endpoints.tron.confirmations : 32
 
-    const view = Effect.fn("Checkout.view")(function*(orderId: string) {
+    const view = Effect.fn("Checkout.view")(function* (orderId: string) {
       const [order] = yield* sql`
         SELECT o.id, o.status, o.amount::text AS amount, o.paid_amount::text AS paid_amount, o.currency, o.checkout_mode,
                o.late_payment, o.return_url, o.product_name, o.expire_at, m.project_name AS merchant_name
@@ -125,7 +127,9 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
       const confirmationsOf = (p: typeof PaymentRow.Type) => {
         const head = BigInt(heads.get(p.chain)?.head ?? "0")
         const block = p.block_number === null ? head : BigInt(p.block_number)
-        return p.status === "confirmed" ? required(p.chain) : Math.max(0, Math.min(required(p.chain), Number(head - block + 1n)))
+        return p.status === "confirmed"
+          ? required(p.chain)
+          : Math.max(0, Math.min(required(p.chain), Number(head - block + 1n)))
       }
       const due = MoneyDecimal.max(0, new MoneyDecimal(order.amount).minus(order.paid_amount))
       const result: CheckoutView = {
@@ -140,15 +144,18 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
         due: normalizeDecimal(due),
         late_payment: order.late_payment,
         expire_at: order.expire_at.toISOString(),
-        payment: payment === undefined ? null : {
-          tx_hash: payment.tx_hash,
-          chain: payment.chain,
-          currency: payment.currency,
-          amount: normalizeDecimal(payment.amount),
-          confirmations: confirmationsOf(payment),
-          required: required(payment.chain),
-          final: payment.status === "confirmed"
-        },
+        payment:
+          payment === undefined
+            ? null
+            : {
+                tx_hash: payment.tx_hash,
+                chain: payment.chain,
+                currency: payment.currency,
+                amount: normalizeDecimal(payment.amount),
+                confirmations: confirmationsOf(payment),
+                required: required(payment.chain),
+                final: payment.status === "confirmed"
+              },
         return_url: order.return_url,
         assets: assets.map((a) => ({
           chain: a.chain,
@@ -164,11 +171,18 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
     })
 
     /** The part the page polls. */
-    const status = Effect.fn("Checkout.status")(function*(orderId: string) {
+    const status = Effect.fn("Checkout.status")(function* (orderId: string) {
       const v = yield* view(orderId)
       const shown: CheckoutStatus = {
-        status: v.status, amount: v.amount, paid_amount: v.paid_amount, currency: v.currency, due: v.due,
-        late_payment: v.late_payment, expire_at: v.expire_at, payment: v.payment, return_url: v.return_url
+        status: v.status,
+        amount: v.amount,
+        paid_amount: v.paid_amount,
+        currency: v.currency,
+        due: v.due,
+        late_payment: v.late_payment,
+        expire_at: v.expire_at,
+        payment: v.payment,
+        return_url: v.return_url
       }
       return shown
     })

@@ -32,7 +32,8 @@ const refusal = (key: string, policy: AssetPolicy | undefined): string | undefin
   if (key.startsWith("POLYGON-")) return `${key}: POLYGON is sunset and unavailable for new checkout orders`
   if (policy === undefined) return `${key} is not a supported asset (GET /v1/wallet-asset-policies lists them)`
   if (policy.status !== "live") return `${key} is ${policy.status}: checkout orders accept only live assets`
-  if (!policy.merchant_enabled) return `${key} is not enabled for this merchant: enroll it with POST /v1/wallet-asset-enrollments`
+  if (!policy.merchant_enabled)
+    return `${key} is not enabled for this merchant: enroll it with POST /v1/wallet-asset-enrollments`
   return undefined
 }
 
@@ -78,27 +79,36 @@ export const priceOrder = (
     orderChain = request.chain ?? first.chain
     orderCurrency = currency ?? first.currency
   } else {
-    const candidates = usable.filter((p) =>
-      (request.chain === undefined || p.chain === request.chain) && (currency === undefined || p.currency === currency)
+    const candidates = usable.filter(
+      (p) =>
+        (request.chain === undefined || p.chain === request.chain) &&
+        (currency === undefined || p.currency === currency)
     )
-    const preferred = request.chain !== undefined && currency === undefined
-      ? candidates.find((p) => p.currency === "USDT") ?? candidates[0]
-      : candidates[0]
+    const preferred =
+      request.chain !== undefined && currency === undefined
+        ? (candidates.find((p) => p.currency === "USDT") ?? candidates[0])
+        : candidates[0]
     if (preferred === undefined) {
       const key = `${request.chain ?? "?"}-${currency ?? "?"}`
       const exact = request.chain !== undefined && currency !== undefined ? refusal(key, byKey.get(key)) : undefined
-      return Either.left(exact ?? `no live asset enabled for this merchant matches chain ${request.chain ?? "(any)"} and currency ${currency ?? "(any)"}`)
+      return Either.left(
+        exact ??
+          `no live asset enabled for this merchant matches chain ${request.chain ?? "(any)"} and currency ${currency ?? "(any)"}`
+      )
     }
     orderChain = preferred.chain
     orderCurrency = preferred.currency
-    chosen = request.checkout_mode === "multi_asset"
-      ? [preferred, ...usable.filter((p) => p.currency === preferred.currency && p !== preferred)]
-      : [preferred]
+    chosen =
+      request.checkout_mode === "multi_asset"
+        ? [preferred, ...usable.filter((p) => p.currency === preferred.currency && p !== preferred)]
+        : [preferred]
   }
 
   const foreign = new Set(chosen.filter((p) => p.currency !== orderCurrency).map((p) => p.currency))
   if (foreign.size > 1) {
-    return Either.left(`one exchange_rate cannot price several currencies (${[...foreign].join(", ")}) against ${orderCurrency}`)
+    return Either.left(
+      `one exchange_rate cannot price several currencies (${[...foreign].join(", ")}) against ${orderCurrency}`
+    )
   }
   const rate = request.exchange_rate === undefined ? undefined : new MoneyDecimal(request.exchange_rate)
   if (rate?.lte(0)) return Either.left("exchange_rate must be greater than 0")
@@ -115,7 +125,9 @@ export const priceOrder = (
       continue
     }
     if (rate === undefined) {
-      return Either.left(`${policy.asset_key} is priced in ${orderCurrency}: exchange_rate (${policy.currency} per ${orderCurrency}) is required`)
+      return Either.left(
+        `${policy.asset_key} is priced in ${orderCurrency}: exchange_rate (${policy.currency} per ${orderCurrency}) is required`
+      )
     }
     const converted = amount.times(rate).toDecimalPlaces(policy.amount_precision, MoneyDecimal.ROUND_UP)
     if (converted.lte(0)) return Either.left(`${policy.asset_key}: the converted amount rounds to 0`)

@@ -5,14 +5,28 @@ const expireAt = new Date("2026-11-22T12:00:00Z")
 const before = { status: "PENDING" as const, latePayment: false, expireAt, expired: false }
 const trx = { chain: "TRC20", currency: "TRX", asked: "3" }
 const usdt = { chain: "TRC20", currency: "USDT", asked: "1" }
-const pay = (currency: string, amount: string, minute: number, status: "pending" | "confirmed" = "confirmed"): OrderPayment => ({
-  chain: "TRC20", currency, amount, status, blockTime: new Date(expireAt.getTime() + minute * 60_000)
+const pay = (
+  currency: string,
+  amount: string,
+  minute: number,
+  status: "pending" | "confirmed" = "confirmed"
+): OrderPayment => ({
+  chain: "TRC20",
+  currency,
+  amount,
+  status,
+  blockTime: new Date(expireAt.getTime() + minute * 60_000)
 })
 
 describe("order settlement in the assets' own units", () => {
   it("three payments of a third make a whole: 1 USDT asked as 3 TRX, paid 1 + 1 + 1 TRX, is PAID", () => {
-    expect(settle(before, [trx], [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "1", -1)])).toEqual({ status: "PAID", latePayment: false })
-    expect(settle(before, [trx], [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "0.999999", -1)]).status).toBe("PENDING")
+    expect(settle(before, [trx], [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "1", -1)])).toEqual({
+      status: "PAID",
+      latePayment: false
+    })
+    expect(settle(before, [trx], [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "0.999999", -1)]).status).toBe(
+      "PENDING"
+    )
   })
 
   // before: each payment's value was rounded at 18 digits and added, and the order showed 0.999999999999999999
@@ -37,7 +51,11 @@ describe("order settlement in the assets' own units", () => {
     // paid on time; dust from anyone after expiry does not flip it
     const onTime = settle(before, [usdt], [pay("USDT", "1", -1)])
     expect(onTime).toEqual({ status: "PAID", latePayment: false })
-    const dust = settle({ ...before, status: "PAID", expired: true }, [usdt], [pay("USDT", "1", -1), pay("USDT", "0.000001", 30)])
+    const dust = settle(
+      { ...before, status: "PAID", expired: true },
+      [usdt],
+      [pay("USDT", "1", -1), pay("USDT", "0.000001", 30)]
+    )
     expect(dust).toEqual({ status: "PAID", latePayment: false })
   })
 

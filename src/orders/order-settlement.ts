@@ -37,7 +37,10 @@ export interface OrderBefore {
 const Exact = Decimal.clone({ precision: 1000, rounding: Decimal.ROUND_DOWN })
 
 /** Σ paid_i / asked_i ≥ 1, by cross-multiplication: Σ paid_i · Π_{j≠i} asked_j ≥ Π_j asked_j. */
-export const covers = (assets: ReadonlyArray<AcceptedAsset>, paidOf: (asset: AcceptedAsset) => Decimal.Value): boolean => {
+export const covers = (
+  assets: ReadonlyArray<AcceptedAsset>,
+  paidOf: (asset: AcceptedAsset) => Decimal.Value
+): boolean => {
   const asked = assets.map((a) => new Exact(a.asked)).filter((a) => a.gt(0))
   if (asked.length !== assets.length || assets.length === 0) return false
   const all = asked.reduce((p, a) => p.times(a), new Exact(1))
@@ -55,7 +58,11 @@ const key = (chain: string, currency: string) => `${chain}|${currency}`
  * once, when the order becomes PAID, by the block time of the payment that completed it; later payments
  * (dust after expiry) do not change it.
  */
-export const settle = (before: OrderBefore, assets: ReadonlyArray<AcceptedAsset>, payments: ReadonlyArray<OrderPayment>) => {
+export const settle = (
+  before: OrderBefore,
+  assets: ReadonlyArray<AcceptedAsset>,
+  payments: ReadonlyArray<OrderPayment>
+) => {
   const accepted = new Set(assets.map((a) => key(a.chain, a.currency)))
   const counted = payments.filter((p) => accepted.has(key(p.chain, p.currency)))
   const paid = new Map<string, Decimal>()
@@ -65,18 +72,24 @@ export const settle = (before: OrderBefore, assets: ReadonlyArray<AcceptedAsset>
     paid.set(k, (paid.get(k) ?? new Exact(0)).plus(payment.amount))
     if (completing === undefined && covers(assets, (a) => paid.get(key(a.chain, a.currency)) ?? 0)) completing = payment
   }
-  const status: OrderStatus = completing !== undefined
-    ? "PAID"
-    : counted.some((p) => p.status === "pending")
-    ? "CONFIRMING"
-    : before.expired
-    ? (paid.size > 0 ? "PARTIALLY_PAID" : "EXPIRED")
-    : "PENDING"
-  const latePayment = status !== "PAID"
-    ? false
-    : before.status === "PAID"
-    ? before.latePayment
-    : completing?.blockTime !== null && completing?.blockTime !== undefined && completing.blockTime > before.expireAt
+  const status: OrderStatus =
+    completing !== undefined
+      ? "PAID"
+      : counted.some((p) => p.status === "pending")
+        ? "CONFIRMING"
+        : before.expired
+          ? paid.size > 0
+            ? "PARTIALLY_PAID"
+            : "EXPIRED"
+          : "PENDING"
+  const latePayment =
+    status !== "PAID"
+      ? false
+      : before.status === "PAID"
+        ? before.latePayment
+        : completing?.blockTime !== null &&
+          completing?.blockTime !== undefined &&
+          completing.blockTime > before.expireAt
   return { status, latePayment }
 }
 
@@ -86,13 +99,23 @@ export const settle = (before: OrderBefore, assets: ReadonlyArray<AcceptedAsset>
  * rounded down — an exact payment shows exactly the amount (three payments of a third: 1.000000), and
  * nothing shows more than was paid. Nothing confirmed: "0".
  */
-export const paidValue = (orderAmount: string, assets: ReadonlyArray<AcceptedAsset>, payments: ReadonlyArray<OrderPayment>, digits: number): string => {
+export const paidValue = (
+  orderAmount: string,
+  assets: ReadonlyArray<AcceptedAsset>,
+  payments: ReadonlyArray<OrderPayment>,
+  digits: number
+): string => {
   const asked = assets.map((a) => new Exact(a.asked))
   if (asked.some((a) => a.lte(0))) return "0"
   const paidOf = (asset: AcceptedAsset) =>
-    payments.filter((p) => p.status === "confirmed" && p.chain === asset.chain && p.currency === asset.currency).reduce((s, p) => s.plus(p.amount), new Exact(0))
+    payments
+      .filter((p) => p.status === "confirmed" && p.chain === asset.chain && p.currency === asset.currency)
+      .reduce((s, p) => s.plus(p.amount), new Exact(0))
   const all = asked.reduce((p, a) => p.times(a), new Exact(1))
-  const numerator = assets.reduce((s, asset, i) => s.plus(paidOf(asset).times(asked.reduce((p, a, j) => (i === j ? p : p.times(a)), new Exact(1)))), new Exact(0))
+  const numerator = assets.reduce(
+    (s, asset, i) => s.plus(paidOf(asset).times(asked.reduce((p, a, j) => (i === j ? p : p.times(a)), new Exact(1)))),
+    new Exact(0)
+  )
   if (numerator.isZero()) return "0"
   return numerator.times(orderAmount).div(all).toFixed(digits, Decimal.ROUND_DOWN)
 }

@@ -37,7 +37,7 @@ export interface OrderListFilter {
 
 /** Checkout orders: creation (idempotent), reads, and expiry with its webhook events. */
 export class Orders extends Effect.Service<Orders>()("facet/Orders", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const catalog = yield* AssetCatalog
@@ -54,7 +54,8 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     const findRow = SqlSchema.findOne({
       Request: Schema.Struct({ merchantId: Schema.String, orderId: Schema.String }),
       Result: OrderRow,
-      execute: ({ merchantId, orderId }) => sql`SELECT * FROM orders WHERE id = ${orderId} AND merchant_id = ${merchantId}`
+      execute: ({ merchantId, orderId }) =>
+        sql`SELECT * FROM orders WHERE id = ${orderId} AND merchant_id = ${merchantId}`
     })
     const assetRows = SqlSchema.findAll({
       Request: Schema.Array(Schema.String),
@@ -63,20 +64,20 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     })
 
     const render = (rows: ReadonlyArray<OrderRow>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (rows.length === 0) return []
         const assets = Arr.groupBy(yield* assetRows(rows.map((r) => r.id)), (a) => a.order_id)
         return rows.map((row) => renderOrder(row, assets[row.id] ?? [], config.baseUrl))
       })
 
-    const get = Effect.fn("Orders.get")(function*(merchantId: string, orderId: string) {
+    const get = Effect.fn("Orders.get")(function* (merchantId: string, orderId: string) {
       const row = yield* Effect.orDie(findRow({ merchantId, orderId }))
       if (Option.isNone(row)) return yield* new NotFoundError({ error: `order ${orderId} not found` })
       const [order] = yield* Effect.orDie(render([row.value]))
       return yield* Effect.fromNullable(order).pipe(Effect.orDie)
     })
 
-    const create = Effect.fn("Orders.create")(function*(
+    const create = Effect.fn("Orders.create")(function* (
       merchantId: string,
       request: CreateOrderRequest,
       idempotencyKey: Option.Option<string>
@@ -88,64 +89,76 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
       const orderId = newId("ord")
       const expireAt = DateTime.add(yield* DateTime.now, { minutes: request.expire_minutes ?? 15 })
 
-      const outcome = yield* sql.withTransaction(
-        Effect.gen(function*() {
-          if (Option.isSome(idempotencyKey)) {
-            const replay = yield* idempotency.claim({
-              merchantId,
-              endpoint: CREATE_ENDPOINT,
-              key: idempotencyKey.value,
-              requestHash: requestHash(normalizeRequest(request)),
-              resourceId: orderId,
-              statusCode: 201
-            })
-            if (Option.isSome(replay)) return { orderId: replay.value.resourceId, status: replay.value.statusCode }
-          }
-          // every order gets fresh addresses, one per network it can be paid on, never reused
-          const networks = [...new Set(assets.map((a) => a.policy.chain))]
-          const created = yield* wallets.createReceive(merchantId, merchant.key_account, networks.map((network) => ({ network, purpose: "order" })))
-          const walletOf = new Map(created.map((w) => [w.network, w]))
-          const assetRowsToInsert = assets.map((asset, position) => {
-            const wallet = walletOf.get(asset.policy.chain)
-            if (wallet === undefined) throw new Error(`no wallet allocated for ${asset.policy.chain}`)
-            const uri = paymentUri(asset.policy, wallet.address, asset.amount, chains.tokenContract(asset.policy), chains.bep20ChainId)
-            return {
-              order_id: orderId,
-              position,
-              chain: asset.policy.chain,
-              currency: asset.policy.currency,
-              wallet_id: wallet.id,
-              pay_address: wallet.address,
-              amount: asset.amount,
-              pay_qrcode: Option.getOrNull(uri)
+      const outcome = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            if (Option.isSome(idempotencyKey)) {
+              const replay = yield* idempotency.claim({
+                merchantId,
+                endpoint: CREATE_ENDPOINT,
+                key: idempotencyKey.value,
+                requestHash: requestHash(normalizeRequest(request)),
+                resourceId: orderId,
+                statusCode: 201
+              })
+              if (Option.isSome(replay)) return { orderId: replay.value.resourceId, status: replay.value.statusCode }
             }
+            // every order gets fresh addresses, one per network it can be paid on, never reused
+            const networks = [...new Set(assets.map((a) => a.policy.chain))]
+            const created = yield* wallets.createReceive(
+              merchantId,
+              merchant.key_account,
+              networks.map((network) => ({ network, purpose: "order" }))
+            )
+            const walletOf = new Map(created.map((w) => [w.network, w]))
+            const assetRowsToInsert = assets.map((asset, position) => {
+              const wallet = walletOf.get(asset.policy.chain)
+              if (wallet === undefined) throw new Error(`no wallet allocated for ${asset.policy.chain}`)
+              const uri = paymentUri(
+                asset.policy,
+                wallet.address,
+                asset.amount,
+                chains.tokenContract(asset.policy),
+                chains.bep20ChainId
+              )
+              return {
+                order_id: orderId,
+                position,
+                chain: asset.policy.chain,
+                currency: asset.policy.currency,
+                wallet_id: wallet.id,
+                pay_address: wallet.address,
+                amount: asset.amount,
+                pay_qrcode: Option.getOrNull(uri)
+              }
+            })
+            const primary = assetRowsToInsert[0]
+            if (primary === undefined) return yield* Effect.die(new Error("an order without assets"))
+            yield* sql`INSERT INTO orders ${sql.insert({
+              id: orderId,
+              merchant_id: merchantId,
+              out_trade_no: request.out_trade_no ?? "",
+              status: "PENDING",
+              amount: request.amount,
+              currency,
+              chain,
+              checkout_mode: checkoutMode,
+              exchange_rate: request.exchange_rate ?? null,
+              pay_address: primary.pay_address,
+              wallet_id: primary.wallet_id,
+              notify_url: request.notify_url ?? null,
+              return_url: request.return_url ?? null,
+              merchant_user_id: request.merchant_user_id ?? null,
+              product_name: request.product_name ?? null,
+              product_desc: request.product_desc ?? null,
+              metadata: request.metadata === undefined ? null : JSON.stringify(request.metadata),
+              expire_at: DateTime.toDate(expireAt)
+            })}`
+            yield* sql`INSERT INTO order_assets ${sql.insert(assetRowsToInsert)}`
+            return { orderId, status: 201 }
           })
-          const primary = assetRowsToInsert[0]
-          if (primary === undefined) return yield* Effect.die(new Error("an order without assets"))
-          yield* sql`INSERT INTO orders ${sql.insert({
-            id: orderId,
-            merchant_id: merchantId,
-            out_trade_no: request.out_trade_no ?? "",
-            status: "PENDING",
-            amount: request.amount,
-            currency,
-            chain,
-            checkout_mode: checkoutMode,
-            exchange_rate: request.exchange_rate ?? null,
-            pay_address: primary.pay_address,
-            wallet_id: primary.wallet_id,
-            notify_url: request.notify_url ?? null,
-            return_url: request.return_url ?? null,
-            merchant_user_id: request.merchant_user_id ?? null,
-            product_name: request.product_name ?? null,
-            product_desc: request.product_desc ?? null,
-            metadata: request.metadata === undefined ? null : JSON.stringify(request.metadata),
-            expire_at: DateTime.toDate(expireAt)
-          })}`
-          yield* sql`INSERT INTO order_assets ${sql.insert(assetRowsToInsert)}`
-          return { orderId, status: 201 }
-        })
-      ).pipe(Effect.catchTag("SqlError", Effect.die))
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
       const order = yield* get(merchantId, outcome.orderId)
       if (outcome.orderId === orderId) {
         yield* Effect.logInfo("order created").pipe(Effect.annotateLogs({ order_id: orderId, merchant_id: merchantId }))
@@ -153,7 +166,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
       return { status: outcome.status, order }
     })
 
-    const list = Effect.fn("Orders.list")(function*(merchantId: string, filter: OrderListFilter) {
+    const list = Effect.fn("Orders.list")(function* (merchantId: string, filter: OrderListFilter) {
       const where = sql.and([
         sql`merchant_id = ${merchantId}`,
         ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
@@ -180,10 +193,11 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
      * `order.updated` events, in one transaction. SKIP LOCKED lets several processes share the work;
      * the status condition makes each transition happen once.
      */
-    const expireDue = Effect.fn("Orders.expireDue")(function*(batchSize: number) {
-      return yield* sql.withTransaction(
-        Effect.gen(function*() {
-          const expired = yield* sql`
+    const expireDue = Effect.fn("Orders.expireDue")(function* (batchSize: number) {
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const expired = yield* sql`
             WITH due AS (
               SELECT id FROM orders WHERE status = 'PENDING' AND expire_at <= now() AND order_time_is_up(id, expire_at)
               ORDER BY expire_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
@@ -193,20 +207,21 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
                    updated_at = clock_timestamp()
               FROM due WHERE o.id = due.id
             RETURNING o.*`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(OrderRow))))
-          if (expired.length === 0) return 0
-          const hooks = yield* sql<{ id: string; webhook_url: string | null }>`
+            if (expired.length === 0) return 0
+            const hooks = yield* sql<{ id: string; webhook_url: string | null }>`
             SELECT id, webhook_url FROM merchants WHERE ${sql.in("id", [...new Set(expired.map((o) => o.merchant_id))])}`
-          const hookOf = new Map(hooks.map((m) => [m.id, m.webhook_url]))
-          const orders = yield* render(expired)
-          const now = DateTime.formatIso(yield* DateTime.now)
-          for (const [i, order] of orders.entries()) {
-            const row = expired[i]
-            if (row === undefined) continue
-            yield* outbox.enqueue(orderEvent(row, order, now, hookOf.get(row.merchant_id) ?? null))
-          }
-          return expired.length
-        })
-      ).pipe(Effect.orDie)
+            const hookOf = new Map(hooks.map((m) => [m.id, m.webhook_url]))
+            const orders = yield* render(expired)
+            const now = DateTime.formatIso(yield* DateTime.now)
+            for (const [i, order] of orders.entries()) {
+              const row = expired[i]
+              if (row === undefined) continue
+              yield* outbox.enqueue(orderEvent(row, order, now, hookOf.get(row.merchant_id) ?? null))
+            }
+            return expired.length
+          })
+        )
+        .pipe(Effect.orDie)
     })
 
     return { create, get, list, expireDue } as const

@@ -48,7 +48,7 @@ export const waitForExit = (pid: number, timeout: Duration.DurationInput) =>
  * SIGKILL.
  */
 export const stopPid = (pid: number, signals: ReadonlyArray<readonly [NodeJS.Signals, Duration.DurationInput]>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const [signal, grace] of signals) {
       if (!isAlive(pid)) return
       try {

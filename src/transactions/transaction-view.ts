@@ -3,7 +3,8 @@ import { Chain } from "../domain/chain.js"
 import { Transaction } from "../domain/transaction.js"
 import { normalizeDecimal } from "../money.js"
 
-export const TRANSACTION_COLUMNS = "id, type, status, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, confirmations, order_id, deposit_address_id, withdrawal_id, operation_id, created_at, updated_at"
+export const TRANSACTION_COLUMNS =
+  "id, type, status, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, confirmations, order_id, deposit_address_id, withdrawal_id, operation_id, created_at, updated_at"
 
 const TransactionRow = Schema.Struct({
   id: Schema.String,
@@ -51,4 +52,3 @@ export const renderTransaction = (row: TransactionRow) => ({
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })
-

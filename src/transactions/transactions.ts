@@ -15,25 +15,37 @@ export interface TransactionFilter {
 
 /** GET /v1/transactions: this merchant's on-chain movements, newest first. */
 export class Transactions extends Effect.Service<Transactions>()("facet/Transactions", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const search = Effect.fn("Transactions.search")(function*(merchantId: string, filter: TransactionFilter) {
+    const search = Effect.fn("Transactions.search")(function* (merchantId: string, filter: TransactionFilter) {
       const q = filter.q?.trim()
       const where = sql.and([
         sql`merchant_id = ${merchantId}`,
         ...(q === undefined || q === ""
           ? []
-          : [sql`(tx_hash = ${q} OR to_address = ${q} OR from_address = ${q} OR order_id = ${q} OR withdrawal_id = ${q} OR deposit_address_id = ${q} OR operation_id = ${q})`]),
+          : [
+              sql`(tx_hash = ${q} OR to_address = ${q} OR from_address = ${q} OR order_id = ${q} OR withdrawal_id = ${q} OR deposit_address_id = ${q} OR operation_id = ${q})`
+            ]),
         ...(filter.type === undefined ? [] : [sql`type = ${filter.type}`]),
         ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
         ...(filter.chain === undefined ? [] : [sql`chain = ${filter.chain}`]),
         ...(filter.currency === undefined ? [] : [sql`currency = ${filter.currency.trim().toUpperCase()}`])
       ])
-      const [count] = yield* Effect.orDie(sql<{ total: string }>`SELECT count(*) AS total FROM transactions WHERE ${where}`)
+      const [count] = yield* Effect.orDie(
+        sql<{ total: string }>`SELECT count(*) AS total FROM transactions WHERE ${where}`
+      )
       const rows = yield* sql`
         SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM transactions WHERE ${where}
-        ORDER BY created_at DESC, id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(Effect.flatMap(decodeTransactionRows), Effect.orDie)
-      return { total: Number(count?.total ?? 0), limit: filter.limit, offset: filter.offset, items: rows.map(renderTransaction) }
+        ORDER BY created_at DESC, id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(
+        Effect.flatMap(decodeTransactionRows),
+        Effect.orDie
+      )
+      return {
+        total: Number(count?.total ?? 0),
+        limit: filter.limit,
+        offset: filter.offset,
+        items: rows.map(renderTransaction)
+      }
     })
     return { search } as const
   })

@@ -40,7 +40,7 @@ export interface ReceiveWalletRequest {
  * key family, inside the caller's transaction, so no two wallets ever share an index or an address.
  */
 export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const signer = yield* Signer
 
@@ -54,7 +54,7 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
       )
 
     /** Creates one receive wallet per request, in order; call inside a transaction. */
-    const createReceive = Effect.fn("Wallets.createReceive")(function*(
+    const createReceive = Effect.fn("Wallets.createReceive")(function* (
       merchantId: string,
       keyAccount: number,
       requests: ReadonlyArray<ReceiveWalletRequest>
@@ -67,7 +67,11 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
       })
       for (const [family, positions] of byFamily) {
         const first = yield* reserveIndexes(keyAccount, family, positions.length)
-        const derived = yield* signer.deriveAddresses(family, keyAccount, positions.map((_, i) => first + i))
+        const derived = yield* signer.deriveAddresses(
+          family,
+          keyAccount,
+          positions.map((_, i) => first + i)
+        )
         const rows = positions.map((position, i) => {
           const request = requests[position]
           const key = derived[i]
@@ -86,7 +90,13 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
             external_user_id: request.externalUserId ?? null
           }
         })
-        const inserted = yield* sql<{ id: string; wallet_no: string; network: Chain; address: string; external_user_id: string | null }>`
+        const inserted = yield* sql<{
+          id: string
+          wallet_no: string
+          network: Chain
+          address: string
+          external_user_id: string | null
+        }>`
           INSERT INTO wallets ${sql.insert(rows)} RETURNING id, wallet_no, network, address, external_user_id`
         const byId = new Map(inserted.map((w) => [w.id, w]))
         positions.forEach((position, i) => {
@@ -97,7 +107,11 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
     })
 
     /** A wallet custody sends from or to, with the key that signs for it. */
-    const findOwned = (where: { readonly kind: "main" | "gas"; readonly network: Chain; readonly merchantId: string | null }) =>
+    const findOwned = (where: {
+      readonly kind: "main" | "gas"
+      readonly network: Chain
+      readonly merchantId: string | null
+    }) =>
       Effect.map(
         sql<OwnedWalletRow>`
           SELECT id, address, family, key_account, address_index FROM wallets
@@ -106,8 +120,14 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
         (rows) => rows[0]
       )
 
-    const insertOwned = (row: { kind: "main" | "gas"; merchantId: string | null; network: Chain; keyAccount: number; index: number }) =>
-      Effect.gen(function*() {
+    const insertOwned = (row: {
+      kind: "main" | "gas"
+      merchantId: string | null
+      network: Chain
+      keyAccount: number
+      index: number
+    }) =>
+      Effect.gen(function* () {
         const family = keyFamilyOf(row.network)
         const [key] = yield* signer.deriveAddresses(family, row.keyAccount, [row.index])
         if (key === undefined) return yield* Effect.die(new Error("derivation returned no key"))
@@ -130,11 +150,15 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
 
     const ownedWallet = (row: OwnedWalletRow | undefined): OwnedWallet => {
       if (row === undefined) throw new Error("the wallet was not stored")
-      return { id: row.id, address: row.address, key: { family: row.family, account: row.key_account, index: row.address_index } }
+      return {
+        id: row.id,
+        address: row.address,
+        key: { family: row.family, account: row.key_account, index: row.address_index }
+      }
     }
 
     /** The merchant's main wallet on a network (collections go there), made on first use. */
-    const mainWallet = Effect.fn("Wallets.mainWallet")(function*(merchantId: string, network: Chain) {
+    const mainWallet = Effect.fn("Wallets.mainWallet")(function* (merchantId: string, network: Chain) {
       const found = yield* findOwned({ kind: "main", network, merchantId })
       if (found !== undefined) return ownedWallet(found)
       const [merchant] = yield* sql<{ key_account: number }>`SELECT key_account FROM merchants WHERE id = ${merchantId}`
@@ -145,7 +169,7 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
     })
 
     /** The platform's gas wallet on a network: account 0, index 0 (the devnets fund it). */
-    const gasWallet = Effect.fn("Wallets.gasWallet")(function*(network: Chain) {
+    const gasWallet = Effect.fn("Wallets.gasWallet")(function* (network: Chain) {
       const found = yield* findOwned({ kind: "gas", network, merchantId: null })
       if (found !== undefined) return ownedWallet(found)
       yield* insertOwned({ kind: "gas", merchantId: null, network, keyAccount: 0, index: 0 })
@@ -153,10 +177,12 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
     })
 
     /** Any wallet by id, with its key (custody signs for it). */
-    const byId = Effect.fn("Wallets.byId")(function*(walletId: string) {
+    const byId = Effect.fn("Wallets.byId")(function* (walletId: string) {
       const [row] = yield* sql<OwnedWalletRow & { merchant_id: string | null; kind: string; network: Chain }>`
         SELECT id, address, family, key_account, address_index, merchant_id, kind, network FROM wallets WHERE id = ${walletId}`
-      return row === undefined ? undefined : { ...ownedWallet(row), merchantId: row.merchant_id, kind: row.kind, network: row.network }
+      return row === undefined
+        ? undefined
+        : { ...ownedWallet(row), merchantId: row.merchant_id, kind: row.kind, network: row.network }
     })
 
     return { createReceive, mainWallet, gasWallet, byId } as const

@@ -7,12 +7,29 @@ import * as net from "node:net"
  */
 const blocked = new net.BlockList()
 for (const [address, prefix] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4]
-] as const) blocked.addSubnet(address, prefix, "ipv4")
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4]
+] as const)
+  blocked.addSubnet(address, prefix, "ipv4")
 for (const [address, prefix] of [
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96], ["2001:db8::", 32]
-] as const) blocked.addSubnet(address, prefix, "ipv6")
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  ["64:ff9b::", 96],
+  ["2001:db8::", 32]
+] as const)
+  blocked.addSubnet(address, prefix, "ipv6")
 
 export const isForbiddenAddress = (address: string): boolean => {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
@@ -34,7 +51,11 @@ export const guardedLookup: net.LookupFunction = (hostname, options, callback) =
     const list = Array.isArray(addresses) ? addresses : []
     const bad = list.find((a) => isForbiddenAddress(a.address))
     if (bad !== undefined || list.length === 0) {
-      return callback(new ForbiddenDestination(`destination ${hostname} resolves to a forbidden address ${bad?.address ?? "(none)"}`), "", 0)
+      return callback(
+        new ForbiddenDestination(`destination ${hostname} resolves to a forbidden address ${bad?.address ?? "(none)"}`),
+        "",
+        0
+      )
     }
     if (options.all === true) return callback(null, list)
     const first = list[0]
@@ -50,10 +71,12 @@ export const destinationProblem = (destination: string, production: boolean): st
   } catch {
     return `destination ${destination} is not a URL`
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return `destination scheme ${url.protocol} is not http or https`
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return `destination scheme ${url.protocol} is not http or https`
   if (!production) return undefined
   const host = url.hostname.replace(/^\[|\]$/g, "")
   if (host === "localhost" || host.endsWith(".localhost")) return `destination ${url.hostname} is a loopback name`
-  if (net.isIP(host) !== 0 && isForbiddenAddress(host)) return `destination ${url.hostname} is a private, loopback or link-local address`
+  if (net.isIP(host) !== 0 && isForbiddenAddress(host))
+    return `destination ${url.hostname} is a private, loopback or link-local address`
   return undefined
 }

@@ -36,8 +36,13 @@ const EXCERPT_BYTES = 2048
 export const WebhookHttpClientLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     NodeHttpClient.layerWithoutAgent.pipe(
-      Layer.provide(NodeHttpClient.makeAgentLayer(config.network === "mainnet" ? { lookup: guardedLookup, keepAlive: true } : { keepAlive: true }))
-    ))
+      Layer.provide(
+        NodeHttpClient.makeAgentLayer(
+          config.network === "mainnet" ? { lookup: guardedLookup, keepAlive: true } : { keepAlive: true }
+        )
+      )
+    )
+  )
 )
 
 /**
@@ -48,7 +53,7 @@ export const WebhookHttpClientLive = Layer.unwrapEffect(
  * `perMerchant` of the `concurrency` slots.
  */
 export const WebhookDispatcherLive = Layer.scopedDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const client = yield* HttpClient.HttpClient
@@ -86,7 +91,8 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
 
     const post = (event: Claimed): Effect.Effect<AttemptResult> => {
       const problem = destinationProblem(event.destination, production)
-      if (problem !== undefined) return Effect.succeed({ statusCode: null, error: `refused: ${problem}`, excerpt: null })
+      if (problem !== undefined)
+        return Effect.succeed({ statusCode: null, error: `refused: ${problem}`, excerpt: null })
       const body = Buffer.from(event.body, "utf8")
       const request = HttpClientRequest.post(event.destination).pipe(
         HttpClientRequest.setHeaders({
@@ -103,17 +109,32 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       return client.execute(request).pipe(
         Effect.flatMap((response) =>
           response.stream.pipe(
-            Stream.runFoldWhile(Buffer.alloc(0), (acc) => acc.length < EXCERPT_BYTES, (acc, chunk) => Buffer.concat([acc, chunk])),
-            Effect.map((bytes): AttemptResult => ({
-              statusCode: response.status,
-              error: response.status >= 200 && response.status < 300 ? null : `HTTP ${response.status}`,
-              excerpt: bytes.subarray(0, EXCERPT_BYTES).toString("utf8")
-            })),
-            Effect.catchAll(() => Effect.succeed<AttemptResult>({ statusCode: response.status, error: response.status >= 300 || response.status < 200 ? `HTTP ${response.status}` : null, excerpt: null }))
+            Stream.runFoldWhile(
+              Buffer.alloc(0),
+              (acc) => acc.length < EXCERPT_BYTES,
+              (acc, chunk) => Buffer.concat([acc, chunk])
+            ),
+            Effect.map(
+              (bytes): AttemptResult => ({
+                statusCode: response.status,
+                error: response.status >= 200 && response.status < 300 ? null : `HTTP ${response.status}`,
+                excerpt: bytes.subarray(0, EXCERPT_BYTES).toString("utf8")
+              })
+            ),
+            Effect.catchAll(() =>
+              Effect.succeed<AttemptResult>({
+                statusCode: response.status,
+                error: response.status >= 300 || response.status < 200 ? `HTTP ${response.status}` : null,
+                excerpt: null
+              })
+            )
           )
         ),
         Effect.scoped,
-        Effect.timeoutFail({ duration: settings.timeout, onTimeout: () => `timed out after ${Duration.format(settings.timeout)}` }),
+        Effect.timeoutFail({
+          duration: settings.timeout,
+          onTimeout: () => `timed out after ${Duration.format(settings.timeout)}`
+        }),
         Effect.catchAll((error) =>
           Effect.succeed<AttemptResult>({
             statusCode: null,
@@ -125,28 +146,29 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
     }
 
     const record = (event: Claimed, startedAt: DateTime.Utc, result: AttemptResult) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const finishedAt = yield* DateTime.now
         const delivered = result.error === null
         const delay = retryDelay(event.attempts, settings.retryScale, yield* Random.next)
         const nextAt = DateTime.addDuration(finishedAt, delay)
         const giveUpAt = DateTime.addDuration(DateTime.unsafeFromDate(event.created_at), GIVE_UP_AFTER)
         const dead = !delivered && DateTime.greaterThan(nextAt, giveUpAt)
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO webhook_attempts ${sql.insert({
-            id: newId("att"),
-            event_id: event.id,
-            attempt: event.attempts,
-            destination: event.destination,
-            started_at: DateTime.toDate(startedAt),
-            finished_at: DateTime.toDate(finishedAt),
-            status_code: result.statusCode,
-            latency_ms: Math.max(0, DateTime.toEpochMillis(finishedAt) - DateTime.toEpochMillis(startedAt)),
-            error: result.error,
-            response_excerpt: result.excerpt
-          })} ON CONFLICT (event_id, attempt) DO NOTHING`
-          // only the holder of this attempt may settle it (a stale worker past its lease may not)
-          yield* sql`
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`INSERT INTO webhook_attempts ${sql.insert({
+              id: newId("att"),
+              event_id: event.id,
+              attempt: event.attempts,
+              destination: event.destination,
+              started_at: DateTime.toDate(startedAt),
+              finished_at: DateTime.toDate(finishedAt),
+              status_code: result.statusCode,
+              latency_ms: Math.max(0, DateTime.toEpochMillis(finishedAt) - DateTime.toEpochMillis(startedAt)),
+              error: result.error,
+              response_excerpt: result.excerpt
+            })} ON CONFLICT (event_id, attempt) DO NOTHING`
+            // only the holder of this attempt may settle it (a stale worker past its lease may not)
+            yield* sql`
             UPDATE webhook_events SET
               status = ${delivered ? "delivered" : dead ? "dead" : "pending"},
               next_attempt_at = ${DateTime.toDate(nextAt)},
@@ -155,16 +177,21 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
               delivered_at = ${delivered ? DateTime.toDate(finishedAt) : null},
               dead_at = ${dead ? DateTime.toDate(finishedAt) : null}
             WHERE id = ${event.id} AND attempts = ${event.attempts} AND status = 'pending'`
-        }))
+          })
+        )
         const annotations = { event_id: event.id, merchant_id: event.merchant_id, attempt: event.attempts }
-        if (dead) yield* Effect.logWarning(`webhook dead after ${event.attempts} attempts: ${result.error}`).pipe(Effect.annotateLogs(annotations))
-        else if (!delivered) yield* Effect.logDebug(`webhook attempt failed: ${result.error}`).pipe(Effect.annotateLogs(annotations))
+        if (dead)
+          yield* Effect.logWarning(`webhook dead after ${event.attempts} attempts: ${result.error}`).pipe(
+            Effect.annotateLogs(annotations)
+          )
+        else if (!delivered)
+          yield* Effect.logDebug(`webhook attempt failed: ${result.error}`).pipe(Effect.annotateLogs(annotations))
       })
 
     // forked while uninterruptible, so the hand-back below is in place before any interruption can land
     const deliver = (event: Claimed) =>
       Effect.interruptible(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const startedAt = yield* DateTime.now
           const result = yield* post(event)
           yield* record(event, startedAt, result)
@@ -173,20 +200,27 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
         // a graceful stop hands the attempt back at once; only a crash leaves it to its lease
         Effect.onInterrupt(() =>
           sql`UPDATE webhook_events SET next_attempt_at = now()
-              WHERE id = ${event.id} AND attempts = ${event.attempts} AND status = 'pending'`.pipe(Effect.ignore)),
+              WHERE id = ${event.id} AND attempts = ${event.attempts} AND status = 'pending'`.pipe(Effect.ignore)
+        ),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.void
-            : Effect.logWarning("recording a webhook attempt failed; the lease will expire and it retries", Cause.pretty(cause))),
-        Effect.ensuring(Effect.sync(() => {
-          total -= 1
-          const n = (inFlight.get(event.merchant_id) ?? 1) - 1
-          if (n <= 0) inFlight.delete(event.merchant_id)
-          else inFlight.set(event.merchant_id, n)
-        }))
+            : Effect.logWarning(
+                "recording a webhook attempt failed; the lease will expire and it retries",
+                Cause.pretty(cause)
+              )
+        ),
+        Effect.ensuring(
+          Effect.sync(() => {
+            total -= 1
+            const n = (inFlight.get(event.merchant_id) ?? 1) - 1
+            if (n <= 0) inFlight.delete(event.merchant_id)
+            else inFlight.set(event.merchant_id, n)
+          })
+        )
       )
 
-    const tick = Effect.gen(function*() {
+    const tick = Effect.gen(function* () {
       for (;;) {
         const free = settings.concurrency - total
         if (free <= 0 || stopping) return
@@ -198,17 +232,22 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
               total += 1
               inFlight.set(event.merchant_id, (inFlight.get(event.merchant_id) ?? 0) + 1)
               return Effect.forkScoped(deliver(event))
-            }))
+            })
+          )
         )
         if (claimed.length === 0) return
       }
-    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("claiming webhooks failed; retrying", Cause.pretty(cause))))
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("claiming webhooks failed; retrying", Cause.pretty(cause)))
+    )
 
     yield* Effect.forkScoped(Effect.repeat(tick, Schedule.spaced(settings.pollInterval)))
     // runs before the loop above is interrupted (finalizers run in reverse): no new claims while stopping
-    yield* Effect.addFinalizer(() => Effect.sync(() => {
-      stopping = true
-    }))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        stopping = true
+      })
+    )
   })
 )
 

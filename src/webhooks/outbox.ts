@@ -21,21 +21,21 @@ export interface OutboxEvent {
  * one per deposit by their `transaction_id`; the events here have none and are one per merchant and key.)
  */
 export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/WebhookOutbox", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     /** One event, written once per key (a repeat of the same key is a no-op). */
-    const enqueue = Effect.fn("WebhookOutbox.enqueue")(function*(event: OutboxEvent) {
+    const enqueue = Effect.fn("WebhookOutbox.enqueue")(function* (event: OutboxEvent) {
       yield* sql`
         INSERT INTO webhook_events ${sql.insert({
-        id: newId("evt"),
-        merchant_id: event.merchantId,
-        event: event.event,
-        idempotency_key: event.idempotencyKey,
-        order_id: event.orderId ?? null,
-        destination: event.destination,
-        body: JSON.stringify(event.body),
-        status: event.destination === null ? "no_destination" : "pending"
-      })}
+          id: newId("evt"),
+          merchant_id: event.merchantId,
+          event: event.event,
+          idempotency_key: event.idempotencyKey,
+          order_id: event.orderId ?? null,
+          destination: event.destination,
+          body: JSON.stringify(event.body),
+          status: event.destination === null ? "no_destination" : "pending"
+        })}
         ON CONFLICT (merchant_id, idempotency_key) WHERE transaction_id IS NULL DO NOTHING`
     })
     return { enqueue } as const

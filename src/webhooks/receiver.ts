@@ -19,7 +19,14 @@ export const Payment = Schema.Struct({
 })
 
 export const OrderWebhook = Schema.Struct({
-  event: Schema.Literal("payment.detected", "payment.confirmed", "payment.reversed", "payment.restored", "order.expired", "order.partially_paid"),
+  event: Schema.Literal(
+    "payment.detected",
+    "payment.confirmed",
+    "payment.reversed",
+    "payment.restored",
+    "order.expired",
+    "order.partially_paid"
+  ),
   order: Order,
   payment: Schema.optional(Payment),
   created_at: Schema.String
@@ -51,12 +58,16 @@ export const WithdrawalWebhook = Schema.Struct({
 
 export type FacetWebhook =
   | { readonly type: "order.updated"; readonly idempotencyKey: string; readonly body: typeof OrderWebhook.Type }
-  | { readonly type: "wallet.deposit.confirmed"; readonly idempotencyKey: string; readonly body: typeof WalletDepositWebhook.Type }
   | {
-    readonly type: "wallet.withdrawal.completed" | "wallet.withdrawal.failed"
-    readonly idempotencyKey: string
-    readonly body: typeof WithdrawalWebhook.Type
-  }
+      readonly type: "wallet.deposit.confirmed"
+      readonly idempotencyKey: string
+      readonly body: typeof WalletDepositWebhook.Type
+    }
+  | {
+      readonly type: "wallet.withdrawal.completed" | "wallet.withdrawal.failed"
+      readonly idempotencyKey: string
+      readonly body: typeof WithdrawalWebhook.Type
+    }
 
 export interface ReceivedWebhook {
   readonly rawBody: Uint8Array | string
@@ -85,12 +96,24 @@ export const verifyWebhook = (received: ReceivedWebhook): Either.Either<FacetWeb
   const invalid = (e: unknown) => `invalid ${type} body: ${String(e)}`
   switch (type) {
     case "order.updated":
-      return Either.map(Either.mapLeft(decodeJson(OrderWebhook)(text), invalid), (body) => ({ type, idempotencyKey, body }))
+      return Either.map(Either.mapLeft(decodeJson(OrderWebhook)(text), invalid), (body) => ({
+        type,
+        idempotencyKey,
+        body
+      }))
     case "wallet.deposit.confirmed":
-      return Either.map(Either.mapLeft(decodeJson(WalletDepositWebhook)(text), invalid), (body) => ({ type, idempotencyKey, body }))
+      return Either.map(Either.mapLeft(decodeJson(WalletDepositWebhook)(text), invalid), (body) => ({
+        type,
+        idempotencyKey,
+        body
+      }))
     case "wallet.withdrawal.completed":
     case "wallet.withdrawal.failed":
-      return Either.map(Either.mapLeft(decodeJson(WithdrawalWebhook)(text), invalid), (body) => ({ type, idempotencyKey, body }))
+      return Either.map(Either.mapLeft(decodeJson(WithdrawalWebhook)(text), invalid), (body) => ({
+        type,
+        idempotencyKey,
+        body
+      }))
     default:
       return Either.left(`unknown X-FACET-EVENT ${type ?? "(missing)"}`)
   }

@@ -20,10 +20,10 @@ export type ProblemFilter = "failing" | "dead" | "problems"
 
 /** Operators' view of webhook delivery: what is failing or dead, and replays. */
 export class WebhookAdmin extends Effect.Service<WebhookAdmin>()("facet/WebhookAdmin", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const problems = Effect.fn("WebhookAdmin.problems")(function*(filter: ProblemFilter, merchantId?: string) {
+    const problems = Effect.fn("WebhookAdmin.problems")(function* (filter: ProblemFilter, merchantId?: string) {
       const failing = sql`(status = 'pending' AND last_error IS NOT NULL)`
       const dead = sql`status = 'dead'`
       const which = filter === "failing" ? failing : filter === "dead" ? dead : sql`(${failing} OR ${dead})`
@@ -40,10 +40,13 @@ export class WebhookAdmin extends Effect.Service<WebhookAdmin>()("facet/WebhookA
      * Makes events due now again: one event by id (whatever its state), or every failing and dead event of
      * a merchant. An event that had no destination takes the merchant's current webhook_url.
      */
-    const replay = Effect.fn("WebhookAdmin.replay")(function*(target: { readonly eventId: string } | { readonly merchantId: string }) {
-      const which = "eventId" in target
-        ? sql`e.id = ${target.eventId}`
-        : sql`e.merchant_id = ${target.merchantId} AND (e.status = 'dead' OR (e.status = 'pending' AND e.last_error IS NOT NULL))`
+    const replay = Effect.fn("WebhookAdmin.replay")(function* (
+      target: { readonly eventId: string } | { readonly merchantId: string }
+    ) {
+      const which =
+        "eventId" in target
+          ? sql`e.id = ${target.eventId}`
+          : sql`e.merchant_id = ${target.merchantId} AND (e.status = 'dead' OR (e.status = 'pending' AND e.last_error IS NOT NULL))`
       const rows = yield* sql<{ id: string }>`
         UPDATE webhook_events e
            SET destination = coalesce(e.destination, m.webhook_url),

@@ -15,22 +15,28 @@ const option = (args: ReadonlyArray<string>, name: string): string | undefined =
 }
 
 /** `npm run webhooks`: list failing and dead deliveries, replay one or all for a merchant. One JSON line each. */
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const args = process.argv.slice(2)
   const config = yield* loadAppConfig
   if (Either.isLeft(config)) return yield* Effect.logError(`invalid configuration:\n${config.left}`)
-  const run = Effect.gen(function*() {
+  const run = Effect.gen(function* () {
     const admin = yield* WebhookAdmin
     const merchantId = option(args, "--merchant")
     switch (args[0]) {
       case "list": {
-        const filter: ProblemFilter = args.includes("--dead") ? "dead" : args.includes("--failing") ? "failing" : "problems"
+        const filter: ProblemFilter = args.includes("--dead")
+          ? "dead"
+          : args.includes("--failing")
+            ? "failing"
+            : "problems"
         for (const row of yield* admin.problems(filter, merchantId)) {
-          console.log(JSON.stringify({
-            ...row,
-            next_attempt_at: DateTime.formatIso(DateTime.unsafeFromDate(row.next_attempt_at)),
-            created_at: DateTime.formatIso(DateTime.unsafeFromDate(row.created_at))
-          }))
+          console.log(
+            JSON.stringify({
+              ...row,
+              next_attempt_at: DateTime.formatIso(DateTime.unsafeFromDate(row.next_attempt_at)),
+              created_at: DateTime.formatIso(DateTime.unsafeFromDate(row.created_at))
+            })
+          )
         }
         return
       }
@@ -46,7 +52,9 @@ const main = Effect.gen(function*() {
     }
   })
   yield* run.pipe(
-    Effect.provide(WebhookAdmin.Default.pipe(Layer.provide(DatabaseLive), Layer.provide(Layer.succeed(AppConfig, config.right))))
+    Effect.provide(
+      WebhookAdmin.Default.pipe(Layer.provide(DatabaseLive), Layer.provide(Layer.succeed(AppConfig, config.right)))
+    )
   )
 })
 

@@ -31,9 +31,18 @@ export const auditVerdict = (json: string): AuditVerdict => {
     const vulnerable = Object.values(report.value.vulnerabilities)
     const critical = vulnerable.filter((v) => v.severity === "critical" && v.fixAvailable !== false)
     return critical.length > 0
-      ? { kind: "critical", packages: critical.map((v) => `${v.name}${typeof v.fixAvailable === "object" ? ` (fixed by ${v.fixAvailable.name}@${v.fixAvailable.version})` : ""}`) }
+      ? {
+          kind: "critical",
+          packages: critical.map(
+            (v) =>
+              `${v.name}${typeof v.fixAvailable === "object" ? ` (fixed by ${v.fixAvailable.name}@${v.fixAvailable.version})` : ""}`
+          )
+        }
       : { kind: "clean", checked: vulnerable.length }
   }
   const failure = Schema.decodeUnknownOption(AuditFailure)(parsed)
-  return { kind: "not_run", reason: failure._tag === "Some" ? failure.value.message : "an answer npm audit does not normally give" }
+  return {
+    kind: "not_run",
+    reason: failure._tag === "Some" ? failure.value.message : "an answer npm audit does not normally give"
+  }
 }

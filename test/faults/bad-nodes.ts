@@ -18,7 +18,11 @@ import type { ScenarioResult } from "./scenario-result.js"
 import { seededRandom } from "./seeded-random.js"
 
 /** The nodes the service was given for this run: two bad ones per chain, and the fork's victim. */
-const campaign: { seed: number; proxies: Array<{ readonly chain: Dialect; readonly proxy: FaultProxy }>; fork: { victim: `0x${string}`; token: `0x${string}` } } = {
+const campaign: {
+  seed: number
+  proxies: Array<{ readonly chain: Dialect; readonly proxy: FaultProxy }>
+  fork: { victim: `0x${string}`; token: `0x${string}` }
+} = {
   seed: 1,
   proxies: [],
   fork: { victim: `0x${"00".repeat(20)}`, token: `0x${"00".repeat(20)}` }
@@ -30,41 +34,61 @@ const campaign: { seed: number; proxies: Array<{ readonly chain: Dialect; readon
  */
 export const BadNodesLive = (seed: number) => {
   campaign.seed = seed
-  return Layer.scopedContext(Effect.gen(function*() {
-    const endpoints = yield* ChainEndpoints
-    const devnets = yield* Devnets
-    const random = seededRandom(seed)
-    campaign.fork = { victim: campaign.fork.victim, token: endpoints.bep20.tokens.get("USDT") ?? campaign.fork.token }
-    const fork: ForkPlan = {
-      get victim() {
-        return campaign.fork.victim
-      },
-      token: campaign.fork.token,
-      state: { from: 0n, until: 0 }
-    }
-    const pair = (chain: Dialect, url: string) =>
-      Effect.gen(function*() {
-        const first = yield* startFaultProxy(url, chain, random.fork(`${chain}-a`), chain === "BEP20" ? fork : undefined)
-        const second = yield* startFaultProxy(url, chain, random.fork(`${chain}-b`), chain === "BEP20" ? fork : undefined)
-        campaign.proxies.push({ chain, proxy: first }, { chain, proxy: second })
-        return [first.url, second.url] as const
-      })
-    const [tronA, tronB] = yield* pair("TRC20", endpoints.tron.url)
-    const [bscA, bscB] = yield* pair("BEP20", endpoints.bep20.rpcUrl)
-    const [solA, solB] = yield* pair("SOLANA", endpoints.solana.rpcUrl)
-    return Context.make(ChainEndpoints, {
-      bep20: { ...endpoints.bep20, rpcUrl: bscA, fallbackUrls: [bscB] },
-      tron: { ...endpoints.tron, url: tronA, fallbackUrls: [tronB] },
-      solana: { ...endpoints.solana, rpcUrl: solA, fallbackUrls: [solB] }
-    }).pipe(Context.add(Devnets, devnets))
-  })).pipe(Layer.provide(DevnetsLive))
+  return Layer.scopedContext(
+    Effect.gen(function* () {
+      const endpoints = yield* ChainEndpoints
+      const devnets = yield* Devnets
+      const random = seededRandom(seed)
+      campaign.fork = { victim: campaign.fork.victim, token: endpoints.bep20.tokens.get("USDT") ?? campaign.fork.token }
+      const fork: ForkPlan = {
+        get victim() {
+          return campaign.fork.victim
+        },
+        token: campaign.fork.token,
+        state: { from: 0n, until: 0 }
+      }
+      const pair = (chain: Dialect, url: string) =>
+        Effect.gen(function* () {
+          const first = yield* startFaultProxy(
+            url,
+            chain,
+            random.fork(`${chain}-a`),
+            chain === "BEP20" ? fork : undefined
+          )
+          const second = yield* startFaultProxy(
+            url,
+            chain,
+            random.fork(`${chain}-b`),
+            chain === "BEP20" ? fork : undefined
+          )
+          campaign.proxies.push({ chain, proxy: first }, { chain, proxy: second })
+          return [first.url, second.url] as const
+        })
+      const [tronA, tronB] = yield* pair("TRC20", endpoints.tron.url)
+      const [bscA, bscB] = yield* pair("BEP20", endpoints.bep20.rpcUrl)
+      const [solA, solB] = yield* pair("SOLANA", endpoints.solana.rpcUrl)
+      return Context.make(ChainEndpoints, {
+        bep20: { ...endpoints.bep20, rpcUrl: bscA, fallbackUrls: [bscB] },
+        tron: { ...endpoints.tron, url: tronA, fallbackUrls: [tronB] },
+        solana: { ...endpoints.solana, rpcUrl: solA, fallbackUrls: [solB] }
+      }).pipe(Context.add(Devnets, devnets))
+    })
+  ).pipe(Layer.provide(DevnetsLive))
 }
 
 const HealthNodes = Schema.Struct({
-  nodes: Schema.optional(Schema.Array(Schema.Struct({ chain: Schema.String, endpoints: Schema.Array(Schema.Struct({ state: Schema.String })) })))
+  nodes: Schema.optional(
+    Schema.Array(
+      Schema.Struct({ chain: Schema.String, endpoints: Schema.Array(Schema.Struct({ state: Schema.String })) })
+    )
+  )
 })
 
-const ASSETS = [["TRC20", "TRC20-USDT"], ["BEP20", "BEP20-USDT"], ["SOLANA", "SOLANA-USDT"]] as const
+const ASSETS = [
+  ["TRC20", "TRC20-USDT"],
+  ["BEP20", "BEP20-USDT"],
+  ["SOLANA", "SOLANA-USDT"]
+] as const
 
 /**
  * Bad nodes: payments on all three chains while every node the service reads misbehaves (latency,
@@ -73,24 +97,47 @@ const ASSETS = [["TRC20", "TRC20-USDT"], ["BEP20", "BEP20-USDT"], ["SOLANA", "SO
  * nodes heal; the indexers must converge with every payment credited once and nothing from the fork.
  */
 export const badNodesScenario = (options: { readonly seconds: number; readonly rate: number }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* TestClient
     const config = yield* AppConfig
     const endpoints = yield* ChainEndpoints
     const random = seededRandom(campaign.seed).fork("workload")
     const receiver = yield* startReceiver()
-    const onboarded = asRecord(asRecord((yield* client.request("POST", "/v1/ai/merchant-apply", {
-      json: { project_name: `Bad nodes ${campaign.seed}`, business_type: "shop", use_case: "payments", agree_terms: true, contact_email: "ops@faults.example", webhook_url: receiver.url }
-    })).body).env)
+    const onboarded = asRecord(
+      asRecord(
+        (yield* client.request("POST", "/v1/ai/merchant-apply", {
+          json: {
+            project_name: `Bad nodes ${campaign.seed}`,
+            business_type: "shop",
+            use_case: "payments",
+            agree_terms: true,
+            contact_email: "ops@faults.example",
+            webhook_url: receiver.url
+          }
+        })).body
+      ).env
+    )
     const apiKey = String(onboarded.FACET_API_KEY)
     const secrets = new Map([[String(onboarded.FACET_MERCHANT_ID), String(onboarded.FACET_WEBHOOK_SECRET)]])
     const address = (chain: string, user: string) =>
-      Effect.map(client.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: user, chain, currency: "USDT" } }), (r) => String(asRecord(r.body).address))
+      Effect.map(
+        client.request("POST", "/v1/deposit-addresses", {
+          apiKey,
+          json: { external_user_id: user, chain, currency: "USDT" }
+        }),
+        (r) => String(asRecord(r.body).address)
+      )
     const users = yield* Effect.forEach(ASSETS, ([chain, asset]) =>
-      Effect.map(Effect.forEach([1, 2, 3], (i) => address(chain, `${chain}-user-${i}`)), (addresses) => ({ chain, asset, addresses })))
+      Effect.map(
+        Effect.forEach([1, 2, 3], (i) => address(chain, `${chain}-user-${i}`)),
+        (addresses) => ({ chain, asset, addresses })
+      )
+    )
     const victim = yield* address("BEP20", "fork-victim")
     if (victim.startsWith("0x")) campaign.fork = { ...campaign.fork, victim: `0x${victim.slice(2)}` }
-    const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(config.dataDir), "utf8"))
+    const file = yield* Schema.decodeUnknown(Schema.parseJson(DevnetFile))(
+      fs.readFileSync(devnetFilePath(config.dataDir), "utf8")
+    )
 
     const expected: Array<ExpectedDeposit> = []
     let unhealthySeen = 0
@@ -106,15 +153,20 @@ export const badNodesScenario = (options: { readonly seconds: number; readonly r
       const health = yield* client.request("GET", "/health")
       healthChecks += 1
       const nodes = Schema.decodeUnknownOption(HealthNodes)(health.body)
-      if (nodes._tag === "Some" && (nodes.value.nodes ?? []).some((c) => c.endpoints.some((e) => e.state !== "ok" && e.state !== "unused"))) unhealthySeen += 1
+      if (
+        nodes._tag === "Some" &&
+        (nodes.value.nodes ?? []).some((c) => c.endpoints.some((e) => e.state !== "ok" && e.state !== "unused"))
+      )
+        unhealthySeen += 1
       yield* Effect.sleep(`${300 + random.int(700)} millis`)
     }
     for (const { proxy } of campaign.proxies) proxy.setRate(0)
 
     // healed: every payment must end up credited once
-    const allConfirmed = Effect.gen(function*() {
+    const allConfirmed = Effect.gen(function* () {
       const rows = yield* Effect.forEach(expected, (p) =>
-        client.request("GET", `/v1/transactions?q=${p.txHash}&status=confirmed&type=deposit`, { apiKey }))
+        client.request("GET", `/v1/transactions?q=${p.txHash}&status=confirmed&type=deposit`, { apiKey })
+      )
       return rows.every((r) => Number(asRecord(r.body).total) >= 1)
     })
     const started = Date.now()
@@ -124,19 +176,38 @@ export const badNodesScenario = (options: { readonly seconds: number; readonly r
 
     // the chains read around the proxies: what is really there
     const direct: ReadonlyArray<ChainClient> = [
-      yield* makeTronClient({ url: file.tron.url, tokens: endpoints.tron.tokens, confirmations: endpoints.tron.confirmations }),
-      yield* makeBep20Client({ rpcUrl: file.bep20.rpcUrl, chainId: endpoints.bep20.chainId, tokens: endpoints.bep20.tokens, confirmations: endpoints.bep20.confirmations, traces: "off" }),
+      yield* makeTronClient({
+        url: file.tron.url,
+        tokens: endpoints.tron.tokens,
+        confirmations: endpoints.tron.confirmations
+      }),
+      yield* makeBep20Client({
+        rpcUrl: file.bep20.rpcUrl,
+        chainId: endpoints.bep20.chainId,
+        tokens: endpoints.bep20.tokens,
+        confirmations: endpoints.bep20.confirmations,
+        traces: "off"
+      }),
       yield* makeSolanaClient({ rpcUrl: file.solana.rpcUrl, tokens: endpoints.solana.tokens })
     ]
-    const violations = yield* checkInvariants({ expected, chains: direct, webhooks: { received: receiver.received, secrets, destination: receiver.url } })
-    if (unhealthySeen === 0) violations.push({ invariant: "/health says what is wrong", detail: `no failing node shown in ${healthChecks} checks during the faults` })
+    const violations = yield* checkInvariants({
+      expected,
+      chains: direct,
+      webhooks: { received: receiver.received, secrets, destination: receiver.url }
+    })
+    if (unhealthySeen === 0)
+      violations.push({
+        invariant: "/health says what is wrong",
+        detail: `no failing node shown in ${healthChecks} checks during the faults`
+      })
     // the fork's invented deposits the indexer saw: each must have been reversed, never confirmed
     const sql = yield* SqlClient.SqlClient
     const [forked] = yield* sql<{ seen: number; confirmed: number }>`
       SELECT count(*)::int AS seen, count(*) FILTER (WHERE status = 'confirmed')::int AS confirmed
       FROM transactions WHERE chain = 'BEP20' AND tx_hash LIKE ${`0x${"f0".repeat(16)}%`}`
     const injected = new Map<FaultKind, number>()
-    for (const { proxy } of campaign.proxies) for (const [kind, n] of proxy.injected()) injected.set(kind, (injected.get(kind) ?? 0) + n)
+    for (const { proxy } of campaign.proxies)
+      for (const [kind, n] of proxy.injected()) injected.set(kind, (injected.get(kind) ?? 0) + n)
     const result: ScenarioResult = {
       scenario: "bad nodes",
       faults: [...injected.values()].reduce((a, b) => a + b, 0),

@@ -8,7 +8,12 @@ export interface CampaignSettings {
   readonly crashes: number
   readonly databaseFaultSeconds: number
   /** Real providers: restarts of the service, seconds of payments per run, TronGrid's ban. */
-  readonly realProviders: { readonly restarts: number; readonly roundSeconds: number; readonly banSeconds: number; readonly rescanThroughArchive: boolean }
+  readonly realProviders: {
+    readonly restarts: number
+    readonly roundSeconds: number
+    readonly banSeconds: number
+    readonly rescanThroughArchive: boolean
+  }
   /** Where the table is written as well (FACET_FAULTS_REPORT). */
   readonly reportFile: string | undefined
 }
@@ -17,8 +22,27 @@ export const campaignSettings = (): CampaignSettings => {
   const mode = process.env.FACET_FAULTS_MODE === "long" ? "long" : "quick"
   const given = Number(process.env.FACET_FAULTS_SEED)
   // quick mode (inside npm test) is fixed so CI is repeatable; the long mode explores a new seed each run
-  const seed = Number.isInteger(given) && given > 0 ? given : mode === "quick" ? 20261123 : Math.floor(Math.random() * 2 ** 31)
+  const seed =
+    Number.isInteger(given) && given > 0 ? given : mode === "quick" ? 20261123 : Math.floor(Math.random() * 2 ** 31)
   return mode === "quick"
-    ? { mode, seed, badNodeSeconds: 15, faultRate: 0.3, crashes: 2, databaseFaultSeconds: 8, realProviders: { restarts: 1, roundSeconds: 10, banSeconds: 8, rescanThroughArchive: false }, reportFile: process.env.FACET_FAULTS_REPORT }
-    : { mode, seed, badNodeSeconds: 120, faultRate: 0.3, crashes: 8, databaseFaultSeconds: 60, realProviders: { restarts: 3, roundSeconds: 40, banSeconds: 30, rescanThroughArchive: true }, reportFile: process.env.FACET_FAULTS_REPORT }
+    ? {
+        mode,
+        seed,
+        badNodeSeconds: 15,
+        faultRate: 0.3,
+        crashes: 2,
+        databaseFaultSeconds: 8,
+        realProviders: { restarts: 1, roundSeconds: 10, banSeconds: 8, rescanThroughArchive: false },
+        reportFile: process.env.FACET_FAULTS_REPORT
+      }
+    : {
+        mode,
+        seed,
+        badNodeSeconds: 120,
+        faultRate: 0.3,
+        crashes: 8,
+        databaseFaultSeconds: 60,
+        realProviders: { restarts: 3, roundSeconds: 40, banSeconds: 30, rescanThroughArchive: true },
+        reportFile: process.env.FACET_FAULTS_REPORT
+      }
 }

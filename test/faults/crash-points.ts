@@ -12,13 +12,25 @@ import { evmAddress, isHexAddress, tronAddress } from "../../src/keys/address-en
 import { masterSeedFromMnemonic } from "../../src/keys/master-seed.js"
 import { LocalSignerLive } from "../../src/keys/signer.js"
 import { asRecord } from "../json.js"
-import { api, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService, waitUntilNoneUnder } from "../service-process.js"
+import {
+  api,
+  processWorkDir,
+  readDevnetFile,
+  runToExit,
+  type ServiceProcess,
+  startService,
+  waitUntilNoneUnder
+} from "../service-process.js"
 import { startReceiver } from "../webhook-receiver.js"
 import { checkInvariants, type ExpectedDeposit, type Violation } from "./invariants.js"
 import type { ScenarioResult } from "./scenario-result.js"
 import { type Random, seededRandom } from "./seeded-random.js"
 
-const ASSETS = [["TRC20", "TRC20-USDT"], ["BEP20", "BEP20-USDT"], ["SOLANA", "SOLANA-USDT"]] as const
+const ASSETS = [
+  ["TRC20", "TRC20-USDT"],
+  ["BEP20", "BEP20-USDT"],
+  ["SOLANA", "SOLANA-USDT"]
+] as const
 /** Solana's USDT is deposit_live (DECISIONS.md): no checkout orders, sweeps or withdrawals on it. */
 const LIVE = ASSETS.slice(0, 2)
 
@@ -31,7 +43,13 @@ const payees = (random: Random): Record<string, string> => {
 /** A withdrawal the workload asked for: kept with its idempotency key, so one whose answer a kill swallowed is asked again. */
 interface WithdrawalAttempt {
   readonly key: string
-  readonly body: { readonly chain: string; readonly currency: string; readonly amount: string; readonly to_address: string; readonly out_withdrawal_no: string }
+  readonly body: {
+    readonly chain: string
+    readonly currency: string
+    readonly amount: string
+    readonly to_address: string
+    readonly out_withdrawal_no: string
+  }
   id: string | undefined
 }
 
@@ -44,7 +62,7 @@ interface WithdrawalAttempt {
  * its completed withdrawals sent, every event was delivered with its bytes and signature.
  */
 export const crashPointsScenario = (options: { readonly crashes: number; readonly seed: number }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const random = seededRandom(options.seed).fork("crashes")
     const payee = payees(seededRandom(options.seed).fork("payees"))
     const dataDir = `${yield* processWorkDir("facet-faults-crash-")}/data`
@@ -59,13 +77,43 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
 
     // onboarding, and the operator's auto-approval so withdrawals need no human in the loop
     const onboard = (service: ServiceProcess) =>
-      Effect.gen(function*() {
-        const env = asRecord(asRecord((yield* api(service, "POST", "/v1/ai/merchant-apply", {
-          json: { project_name: `Crash points ${options.seed}`, business_type: "exchange", use_case: "payments", agree_terms: true, contact_email: "ops@faults.example", webhook_url: receiver.url, integration_mode: "exchange_wallet" }
-        })).body).env)
-        const onboarded = { apiKey: String(env.FACET_API_KEY), merchantId: String(env.FACET_MERCHANT_ID), secret: String(env.FACET_WEBHOOK_SECRET) }
+      Effect.gen(function* () {
+        const env = asRecord(
+          asRecord(
+            (yield* api(service, "POST", "/v1/ai/merchant-apply", {
+              json: {
+                project_name: `Crash points ${options.seed}`,
+                business_type: "exchange",
+                use_case: "payments",
+                agree_terms: true,
+                contact_email: "ops@faults.example",
+                webhook_url: receiver.url,
+                integration_mode: "exchange_wallet"
+              }
+            })).body
+          ).env
+        )
+        const onboarded = {
+          apiKey: String(env.FACET_API_KEY),
+          merchantId: String(env.FACET_MERCHANT_ID),
+          secret: String(env.FACET_WEBHOOK_SECRET)
+        }
         for (const [, asset] of LIVE) {
-          const set = yield* runToExit("custody/withdrawals-cli.ts", ["auto-approve", "--merchant", onboarded.merchantId, "--asset", asset, "--daily", "1000000", "--by", "ops@faults"], dataDir)
+          const set = yield* runToExit(
+            "custody/withdrawals-cli.ts",
+            [
+              "auto-approve",
+              "--merchant",
+              onboarded.merchantId,
+              "--asset",
+              asset,
+              "--daily",
+              "1000000",
+              "--by",
+              "ops@faults"
+            ],
+            dataDir
+          )
           if (set.code !== 0) return yield* Effect.dieMessage(`auto-approve ${asset}: ${set.output}`)
         }
         return onboarded
@@ -73,14 +121,25 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
 
     // a withdrawal, asked for with its key; answered or not, the same key and body are asked again later
     const withdraw = (service: ServiceProcess, apiKey: string, attempt: WithdrawalAttempt) =>
-      Effect.gen(function*() {
-        const answer = yield* api(service, "POST", "/v1/withdrawals", { apiKey, json: attempt.body, headers: { "x-service-idempotency-key": attempt.key } })
+      Effect.gen(function* () {
+        const answer = yield* api(service, "POST", "/v1/withdrawals", {
+          apiKey,
+          json: attempt.body,
+          headers: { "x-service-idempotency-key": attempt.key }
+        })
         if (answer.status === 201) {
           const id = String(asRecord(answer.body).withdrawal_id)
-          if (attempt.id !== undefined && attempt.id !== id) violations.push({ invariant: "one withdrawal per idempotency key", detail: `${attempt.key}: ${attempt.id}, then ${id}` })
+          if (attempt.id !== undefined && attempt.id !== id)
+            violations.push({
+              invariant: "one withdrawal per idempotency key",
+              detail: `${attempt.key}: ${attempt.id}, then ${id}`
+            })
           attempt.id = id
         } else if (answer.status >= 500) {
-          violations.push({ invariant: "no 5xx", detail: `POST /v1/withdrawals ${answer.status} ${JSON.stringify(answer.body)}` })
+          violations.push({
+            invariant: "no 5xx",
+            detail: `POST /v1/withdrawals ${answer.status} ${JSON.stringify(answer.body)}`
+          })
         } else if (answer.status !== 503) {
           // not enough collected yet, and the like: a clear 4xx that locks nothing
           attempt.id = "refused"
@@ -89,7 +148,7 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
       })
 
     const workload = (service: ServiceProcess, file: DevnetFile, until: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const apiKey = merchant?.apiKey ?? ""
         // what the last kill swallowed is asked again, with the same key
         for (const attempt of withdrawals.filter((w) => w.id === undefined)) {
@@ -100,15 +159,27 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
           const action = random.next()
           if (addresses.length < 6 || action < 0.15) {
             const [chain, asset] = random.pick(ASSETS)
-            const created = yield* api(service, "POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: `user-${addresses.length}`, chain, currency: "USDT" } })
-            if (created.status === 201) addresses.push({ chain, asset, address: String(asRecord(created.body).address), walletId: String(asRecord(created.body).wallet_id) })
+            const created = yield* api(service, "POST", "/v1/deposit-addresses", {
+              apiKey,
+              json: { external_user_id: `user-${addresses.length}`, chain, currency: "USDT" }
+            })
+            if (created.status === 201)
+              addresses.push({
+                chain,
+                asset,
+                address: String(asRecord(created.body).address),
+                walletId: String(asRecord(created.body).wallet_id)
+              })
             continue
           }
           if (action < 0.2) {
             // a checkout order on a live asset, paid exactly
             const [chain, asset] = random.pick(LIVE)
             const amount = `${5 + random.int(20)}.${random.int(100).toString().padStart(2, "0")}`
-            const order = yield* api(service, "POST", "/v1/orders", { apiKey, json: { amount, chain, currency: "USDT", out_trade_no: `crash-${options.seed}-${counts.orders}` } })
+            const order = yield* api(service, "POST", "/v1/orders", {
+              apiKey,
+              json: { amount, chain, currency: "USDT", out_trade_no: `crash-${options.seed}-${counts.orders}` }
+            })
             counts.orders += 1
             const to = String(asRecord(order.body).pay_address ?? "")
             if (order.status !== 201 || to === "") continue
@@ -119,7 +190,10 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
           const sweepable = paid.filter((p) => LIVE.some(([chain]) => chain === p.chain))
           if (action < 0.28 && sweepable.length > 0) {
             const from = random.pick(sweepable)
-            const started = yield* api(service, "POST", `/v1/wallet-assets/${from.asset}/sweep`, { apiKey, json: { from_wallet_id: from.walletId } })
+            const started = yield* api(service, "POST", `/v1/wallet-assets/${from.asset}/sweep`, {
+              apiKey,
+              json: { from_wallet_id: from.walletId }
+            })
             if (started.status === 200) counts.sweeps += 1
             continue
           }
@@ -128,7 +202,13 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
             const key = `crash-wd-${options.seed}-${withdrawals.length}`
             const attempt: WithdrawalAttempt = {
               key,
-              body: { chain, currency: "USDT", amount: `${1 + random.int(3)}.${random.int(100).toString().padStart(2, "0")}`, to_address: payee[chain] ?? "", out_withdrawal_no: key },
+              body: {
+                chain,
+                currency: "USDT",
+                amount: `${1 + random.int(3)}.${random.int(100).toString().padStart(2, "0")}`,
+                to_address: payee[chain] ?? "",
+                out_withdrawal_no: key
+              },
               id: undefined
             }
             withdrawals.push(attempt)
@@ -156,10 +236,16 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
       if (merchant === undefined) merchant = yield* onboard(service)
       if (round < options.crashes) {
         // the workload runs until the kill comes, at a random moment
-        yield* workload(service, file, Date.now() + 1_000 + random.int(5_000)).pipe(Effect.catchAllDefect(() => Effect.void))
+        yield* workload(service, file, Date.now() + 1_000 + random.int(5_000)).pipe(
+          Effect.catchAllDefect(() => Effect.void)
+        )
         process.kill(service.pid, "SIGKILL")
         const left = yield* waitUntilNoneUnder(dataDir)
-        for (const p of left) violations.push({ invariant: "no process left behind", detail: `after SIGKILL ${round + 1}: pid ${p.pid} ${p.cmdline}` })
+        for (const p of left)
+          violations.push({
+            invariant: "no process left behind",
+            detail: `after SIGKILL ${round + 1}: pid ${p.pid} ${p.cmdline}`
+          })
         yield* Scope.close(scope, Exit.void)
         continue
       }
@@ -168,22 +254,46 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
       const apiKey = merchant?.apiKey ?? ""
       const direct: ReadonlyArray<ChainClient> = yield* Effect.all([
         makeTronClient({ url: file.tron.url, tokens: new Map([["USDT", file.tron.tokens.USDT]]), confirmations: 3 }),
-        makeBep20Client({ rpcUrl: file.bep20.rpcUrl, chainId: file.bep20.chainId, tokens: new Map(isHexAddress(file.bep20.tokens.USDT) ? [["USDT", file.bep20.tokens.USDT]] : []), confirmations: 2, traces: "off" }),
-        makeSolanaClient({ rpcUrl: file.solana.rpcUrl, tokens: new Map([["USDT", { mint: file.solana.tokens.USDT, decimals: 6 }]]) })
-      ]).pipe(Effect.provide(LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))))
+        makeBep20Client({
+          rpcUrl: file.bep20.rpcUrl,
+          chainId: file.bep20.chainId,
+          tokens: new Map(isHexAddress(file.bep20.tokens.USDT) ? [["USDT", file.bep20.tokens.USDT]] : []),
+          confirmations: 2,
+          traces: "off"
+        }),
+        makeSolanaClient({
+          rpcUrl: file.solana.rpcUrl,
+          tokens: new Map([["USDT", { mint: file.solana.tokens.USDT, decimals: 6 }]])
+        })
+      ]).pipe(
+        Effect.provide(
+          LocalSignerLive.pipe(
+            Layer.provide(
+              masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")
+            )
+          )
+        )
+      )
       // a payment sent just before a kill may be gone with the devnet's unsaved last moment: only what the chain holds counts
       const onChain = yield* Effect.filter(payments, (p) =>
-        Effect.map(Effect.option(direct.find((c) => c.chain === p.chain)?.transaction(p.txHash) ?? Effect.succeedNone), (found) =>
-          Option.exists(Option.flatten(found), (t) => t.status === "success")))
+        Effect.map(
+          Effect.option(direct.find((c) => c.chain === p.chain)?.transaction(p.txHash) ?? Effect.succeedNone),
+          (found) => Option.exists(Option.flatten(found), (t) => t.status === "success")
+        )
+      )
       const confirmed = (p: ExpectedDeposit) =>
-        Effect.map(api(service, "GET", `/v1/transactions?q=${p.txHash}&status=confirmed&type=deposit`, { apiKey }), (r) => Number(asRecord(r.body).total) >= 1)
+        Effect.map(
+          api(service, "GET", `/v1/transactions?q=${p.txHash}&status=confirmed&type=deposit`, { apiKey }),
+          (r) => Number(asRecord(r.body).total) >= 1
+        )
       const started = Date.now()
-      while (Date.now() - started < 120_000 && !(yield* Effect.forEach(onChain, confirmed)).every(Boolean)) yield* Effect.sleep("1 second")
+      while (Date.now() - started < 120_000 && !(yield* Effect.forEach(onChain, confirmed)).every(Boolean))
+        yield* Effect.sleep("1 second")
       const url = runningEmbeddedUrl(dataDir)
       if (Option.isNone(url)) return yield* Effect.dieMessage("the service's PostgreSQL is not running")
       const sql = Layer.provide(PgClient.layer({ url: url.value, maxConnections: 2 }), Reactivity.layer)
       const waitFor = (what: string, query: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const pg = yield* PgClient.PgClient
           for (let i = 0; i < 240; i++) {
             const [row] = yield* pg.unsafe<{ n: number }>(query)
@@ -194,41 +304,75 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
         }).pipe(Effect.provide(sql), Effect.orDie)
       const inFlight = "SELECT count(*)::int AS n FROM custody_operations WHERE status NOT IN ('COMPLETED', 'FAILED')"
       // every run moves money out: the last one sweeps every paid address and withdraws on each chain
-      for (const from of new Map(paid.filter((p) => LIVE.some(([chain]) => chain === p.chain)).map((p) => [p.walletId, p])).values()) {
-        const started = yield* api(service, "POST", `/v1/wallet-assets/${from.asset}/sweep`, { apiKey, json: { from_wallet_id: from.walletId } })
+      for (const from of new Map(
+        paid.filter((p) => LIVE.some(([chain]) => chain === p.chain)).map((p) => [p.walletId, p])
+      ).values()) {
+        const started = yield* api(service, "POST", `/v1/wallet-assets/${from.asset}/sweep`, {
+          apiKey,
+          json: { from_wallet_id: from.walletId }
+        })
         if (started.status === 200) counts.sweeps += 1
       }
       yield* waitFor("sweeps in flight", inFlight)
       for (const [chain] of LIVE) {
         const key = `crash-wd-${options.seed}-${withdrawals.length}`
-        const attempt: WithdrawalAttempt = { key, body: { chain, currency: "USDT", amount: "1.5", to_address: payee[chain] ?? "", out_withdrawal_no: key }, id: undefined }
+        const attempt: WithdrawalAttempt = {
+          key,
+          body: { chain, currency: "USDT", amount: "1.5", to_address: payee[chain] ?? "", out_withdrawal_no: key },
+          id: undefined
+        }
         withdrawals.push(attempt)
         counts.withdrawals += 1
         yield* withdraw(service, apiKey, attempt)
       }
-      yield* waitFor("withdrawals to settle", "SELECT count(*)::int AS n FROM withdrawals WHERE status IN ('PENDING', 'APPROVED', 'BROADCAST')")
+      yield* waitFor(
+        "withdrawals to settle",
+        "SELECT count(*)::int AS n FROM withdrawals WHERE status IN ('PENDING', 'APPROVED', 'BROADCAST')"
+      )
       yield* waitFor("custody operations in flight", inFlight)
       // the last webhooks go out
-      yield* waitFor("webhooks to go out", "SELECT count(*)::int AS n FROM webhook_events WHERE status = 'pending' AND destination IS NOT NULL")
-      violations.push(...(yield* checkInvariants({
-        expected: onChain,
-        chains: direct,
-        payees: LIVE.map(([chain]) => ({ chain, currency: "USDT", address: payee[chain] ?? "", decimals: DECIMALS[`${chain}-USDT`] ?? 6 })),
-        webhooks: { received: receiver.received, secrets: new Map([[merchant?.merchantId ?? "", merchant?.secret ?? ""]]), destination: receiver.url }
-      }).pipe(Effect.provide(sql), Effect.orDie)))
-      const settled = yield* Effect.gen(function*() {
+      yield* waitFor(
+        "webhooks to go out",
+        "SELECT count(*)::int AS n FROM webhook_events WHERE status = 'pending' AND destination IS NOT NULL"
+      )
+      violations.push(
+        ...(yield* checkInvariants({
+          expected: onChain,
+          chains: direct,
+          payees: LIVE.map(([chain]) => ({
+            chain,
+            currency: "USDT",
+            address: payee[chain] ?? "",
+            decimals: DECIMALS[`${chain}-USDT`] ?? 6
+          })),
+          webhooks: {
+            received: receiver.received,
+            secrets: new Map([[merchant?.merchantId ?? "", merchant?.secret ?? ""]]),
+            destination: receiver.url
+          }
+        }).pipe(Effect.provide(sql), Effect.orDie))
+      )
+      const settled = yield* Effect.gen(function* () {
         const pg = yield* PgClient.PgClient
-        return yield* pg<{ status: string; n: number }>`SELECT status, count(*)::int AS n FROM withdrawals GROUP BY status ORDER BY status`
+        return yield* pg<{
+          status: string
+          n: number
+        }>`SELECT status, count(*)::int AS n FROM withdrawals GROUP BY status ORDER BY status`
       }).pipe(Effect.provide(sql), Effect.orDie)
       process.kill(service.pid, "SIGINT")
       yield* Effect.sleep("100 millis")
       yield* Scope.close(scope, Exit.void)
-      for (const p of yield* waitUntilNoneUnder(dataDir)) violations.push({ invariant: "no process left behind", detail: `after the last stop: pid ${p.pid} ${p.cmdline}` })
+      for (const p of yield* waitUntilNoneUnder(dataDir))
+        violations.push({
+          invariant: "no process left behind",
+          detail: `after the last stop: pid ${p.pid} ${p.cmdline}`
+        })
       const lost = payments.length - onChain.length
       const result: ScenarioResult = {
         scenario: "crash points (SIGKILL)",
         faults: options.crashes,
-        faultDetail: `${options.crashes} SIGKILLs of the whole service at random moments; workload: ${counts.orders} orders, ${counts.sweeps} sweeps, ` +
+        faultDetail:
+          `${options.crashes} SIGKILLs of the whole service at random moments; workload: ${counts.orders} orders, ${counts.sweeps} sweeps, ` +
           `${counts.withdrawals} withdrawals (${settled.map((r) => `${r.n} ${r.status}`).join(", ") || "none"}; ${counts.withdrawalsRefused} refused with a 4xx: not enough collected yet; ` +
           `${counts.withdrawalRetries} asked again after a kill swallowed the answer)${lost > 0 ? `; ${lost} payments gone with the devnet's last unsaved moment` : ""}`,
         restarts: options.crashes,

@@ -27,7 +27,7 @@ interface Attempt {
  * key, must give exactly one row per key; nothing half-written.
  */
 export const databaseFaultsScenario = (options: { readonly seconds: number; readonly seed: number }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const random = seededRandom(options.seed).fork("database")
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-faults-pg-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
@@ -39,41 +39,72 @@ export const databaseFaultsScenario = (options: { readonly seconds: number; read
     const client = Effect.provide(TestClient, context)
     const api = yield* client
 
-    const onboarded = asRecord(asRecord((yield* api.request("POST", "/v1/ai/merchant-apply", {
-      json: { project_name: `Database faults ${options.seed}`, business_type: "shop", use_case: "payments", agree_terms: true, contact_email: "ops@faults.example" }
-    })).body).env)
+    const onboarded = asRecord(
+      asRecord(
+        (yield* api.request("POST", "/v1/ai/merchant-apply", {
+          json: {
+            project_name: `Database faults ${options.seed}`,
+            business_type: "shop",
+            use_case: "payments",
+            agree_terms: true,
+            contact_email: "ops@faults.example"
+          }
+        })).body
+      ).env
+    )
     const apiKey = String(onboarded.FACET_API_KEY)
 
     const create = (kind: Attempt["kind"], key: string) =>
       kind === "order"
-        ? api.request("POST", "/v1/orders", { apiKey, headers: { "x-service-idempotency-key": key }, json: { amount: "10", chain: "TRC20", currency: "USDT", out_trade_no: key } })
-        : api.request("POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: key, chain: "BEP20", currency: "USDT" } })
+        ? api.request("POST", "/v1/orders", {
+            apiKey,
+            headers: { "x-service-idempotency-key": key },
+            json: { amount: "10", chain: "TRC20", currency: "USDT", out_trade_no: key }
+          })
+        : api.request("POST", "/v1/deposit-addresses", {
+            apiKey,
+            json: { external_user_id: key, chain: "BEP20", currency: "USDT" }
+          })
 
     const attempts: Array<Attempt> = []
     const violations: Array<Violation> = []
     let sequence = 0
-    const worker = Effect.gen(function*() {
+    const worker = Effect.gen(function* () {
       const kind: Attempt["kind"] = random.next() < 0.5 ? "order" : "deposit_address"
       sequence += 1
       const key = `db-fault-${options.seed}-${sequence}`
       const response = yield* create(kind, key)
       const body = asRecord(response.body)
-      if (response.status >= 500 && response.status !== 503) violations.push({ invariant: "503 while the database is down, never 500", detail: `${response.status} ${response.text.slice(0, 200)}` })
-      if (response.status >= 400 && typeof body.error !== "string") violations.push({ invariant: "every error is {error}", detail: `${response.status} ${response.text.slice(0, 200)}` })
+      if (response.status >= 500 && response.status !== 503)
+        violations.push({
+          invariant: "503 while the database is down, never 500",
+          detail: `${response.status} ${response.text.slice(0, 200)}`
+        })
+      if (response.status >= 400 && typeof body.error !== "string")
+        violations.push({
+          invariant: "every error is {error}",
+          detail: `${response.status} ${response.text.slice(0, 200)}`
+        })
       attempts.push({ key, kind, status: response.status, id: String(body.order_id ?? body.address ?? "") })
     })
     const deadline = Date.now() + options.seconds * 1000
-    const load = Effect.forEach([1, 2, 3, 4], () => Effect.whileLoop({ while: () => Date.now() < deadline, body: () => worker, step: () => undefined }), { concurrency: 4 })
+    const load = Effect.forEach(
+      [1, 2, 3, 4],
+      () => Effect.whileLoop({ while: () => Date.now() < deadline, body: () => worker, step: () => undefined }),
+      { concurrency: 4 }
+    )
 
     // the faults: terminated connections every ~0.5 s, and one restart of the server halfway
     let terminated = 0
     let restarts = 0
     const admin = (statement: string) =>
-      Effect.scoped(Effect.flatMap(PgClient.make({ url: pg.url, maxConnections: 1 }), (sql) => sql.unsafe<{ n: number }>(statement))).pipe(
+      Effect.scoped(
+        Effect.flatMap(PgClient.make({ url: pg.url, maxConnections: 1 }), (sql) => sql.unsafe<{ n: number }>(statement))
+      ).pipe(
         Effect.provide(Reactivity.layer),
         Effect.orElseSucceed((): ReadonlyArray<{ n: number }> => [])
       )
-    const faults = Effect.gen(function*() {
+    const faults = Effect.gen(function* () {
       const restartAt = Date.now() + (options.seconds * 1000) / 2
       while (Date.now() < deadline) {
         yield* Effect.sleep(`${200 + random.int(600)} millis`)
@@ -99,12 +130,20 @@ export const databaseFaultsScenario = (options: { readonly seconds: number; read
       healthy = (yield* api.request("GET", "/health")).status === 200
       if (!healthy) yield* Effect.sleep("500 millis")
     }
-    if (!healthy) violations.push({ invariant: "recovers without a restart", detail: "/health not 200 within 30 s of the last fault" })
+    if (!healthy)
+      violations.push({
+        invariant: "recovers without a restart",
+        detail: "/health not 200 within 30 s of the last fault"
+      })
 
     // a client retries what did not succeed, with the same key: exactly one row per key
     for (const attempt of attempts.filter((a) => a.status !== 201)) {
       const again = yield* create(attempt.kind, attempt.key)
-      if (again.status !== 201 && again.status !== 200) violations.push({ invariant: "a retry with the same key succeeds once recovered", detail: `${attempt.key}: ${again.status} ${again.text.slice(0, 200)}` })
+      if (again.status !== 201 && again.status !== 200)
+        violations.push({
+          invariant: "a retry with the same key succeeds once recovered",
+          detail: `${attempt.key}: ${again.status} ${again.text.slice(0, 200)}`
+        })
     }
     const sql = yield* Effect.provide(SqlClient.SqlClient, context)
     const orderKeys = attempts.filter((a) => a.kind === "order").map((a) => a.key)
@@ -113,16 +152,27 @@ export const databaseFaultsScenario = (options: { readonly seconds: number; read
       SELECT out_trade_no, count(*)::int AS n FROM orders WHERE out_trade_no IN ${sql.in(orderKeys.length === 0 ? [""] : orderKeys)} GROUP BY out_trade_no`
     const addressRows = yield* sql<{ external_user_id: string; n: number }>`
       SELECT external_user_id, count(*)::int AS n FROM deposit_addresses WHERE external_user_id IN ${sql.in(addressKeys.length === 0 ? [""] : addressKeys)} GROUP BY external_user_id`
-    const counted = new Map([...orderRows.map((r) => [r.out_trade_no, r.n] as const), ...addressRows.map((r) => [r.external_user_id, r.n] as const)])
+    const counted = new Map([
+      ...orderRows.map((r) => [r.out_trade_no, r.n] as const),
+      ...addressRows.map((r) => [r.external_user_id, r.n] as const)
+    ])
     for (const attempt of attempts) {
       const n = counted.get(attempt.key) ?? 0
-      if (n !== 1) violations.push({ invariant: "exactly one row per idempotency key", detail: `${attempt.kind} ${attempt.key}: ${n} rows` })
+      if (n !== 1)
+        violations.push({
+          invariant: "exactly one row per idempotency key",
+          detail: `${attempt.kind} ${attempt.key}: ${n} rows`
+        })
     }
     // nothing half-written: an order has its payable assets, a deposit address its wallet
     const [partial] = yield* sql<{ orders: number; addresses: number }>`
       SELECT (SELECT count(*)::int FROM orders o WHERE NOT EXISTS (SELECT 1 FROM order_assets a WHERE a.order_id = o.id)) AS orders,
              (SELECT count(*)::int FROM deposit_addresses d WHERE NOT EXISTS (SELECT 1 FROM wallets w WHERE w.id = d.wallet_id)) AS addresses`
-    if ((partial?.orders ?? 0) + (partial?.addresses ?? 0) > 0) violations.push({ invariant: "nothing half-written", detail: `${partial?.orders} orders without assets, ${partial?.addresses} deposit addresses without a wallet` })
+    if ((partial?.orders ?? 0) + (partial?.addresses ?? 0) > 0)
+      violations.push({
+        invariant: "nothing half-written",
+        detail: `${partial?.orders} orders without assets, ${partial?.addresses} deposit addresses without a wallet`
+      })
     violations.push(...(yield* run(checkInvariants({ expected: [], chains: [] }))))
 
     const count = (f: (a: Attempt) => boolean) => attempts.filter(f).length

@@ -8,9 +8,17 @@ import type { Random } from "./seeded-random.js"
  * meets a fault, as remote providers fail in practice. HTTP faults hit a whole request; chain faults hit
  * one call (one element of a JSON-RPC batch), each in the dialect of its chain.
  */
-export const HTTP_FAULTS = ["latency", "timeout", "drop", "rate_limit", "server_error", "truncated", "malformed"] as const
+export const HTTP_FAULTS = [
+  "latency",
+  "timeout",
+  "drop",
+  "rate_limit",
+  "server_error",
+  "truncated",
+  "malformed"
+] as const
 export const CHAIN_FAULTS = ["head_backwards", "not_found", "range_refused", "fork"] as const
-export type FaultKind = typeof HTTP_FAULTS[number] | typeof CHAIN_FAULTS[number]
+export type FaultKind = (typeof HTTP_FAULTS)[number] | (typeof CHAIN_FAULTS)[number]
 
 export type Dialect = "BEP20" | "TRC20" | "SOLANA"
 
@@ -34,39 +42,54 @@ export interface ForkPlan {
   readonly state: { from: bigint; until: number }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const hex = (n: bigint) => `0x${n.toString(16)}`
-const parseHex = (value: unknown) => (typeof value === "string" && /^0x[0-9a-f]+$/i.test(value) ? BigInt(value) : undefined)
+const parseHex = (value: unknown) =>
+  typeof value === "string" && /^0x[0-9a-f]+$/i.test(value) ? BigInt(value) : undefined
 
 /** The fork's version of a block hash: deterministic, so every call agrees on it while the fork is served. */
 const forkHash = (hash: string) => `0x${[...hash.slice(2)].reverse().join("")}`
 
 /** Is this call one that reads the chain's head (or final height)? */
 const isHeadCall = (dialect: Dialect, path: string, body: unknown) =>
-  dialect === "TRC20" ? /\/(wallet|walletsolidity)\/getnowblock$/.test(path) : dialect === "BEP20" ? rpcMethod(body) === "eth_blockNumber" : rpcMethod(body) === "getSlot"
+  dialect === "TRC20"
+    ? /\/(wallet|walletsolidity)\/getnowblock$/.test(path)
+    : dialect === "BEP20"
+      ? rpcMethod(body) === "eth_blockNumber"
+      : rpcMethod(body) === "getSlot"
 
 /** Is this call one that reads a block (what a lagging node does not have yet)? */
 const isBlockCall = (dialect: Dialect, path: string, body: unknown) =>
   dialect === "TRC20"
     ? /\/wallet\/(getblockbynum|gettransactioninfobyblocknum)$/.test(path) && isRecord(body) && body.num !== 0
-    : dialect === "BEP20" ? rpcMethod(body) === "eth_getBlockByNumber" && rpcParams(body)[0] !== "0x0" : rpcMethod(body) === "getBlock"
+    : dialect === "BEP20"
+      ? rpcMethod(body) === "eth_getBlockByNumber" && rpcParams(body)[0] !== "0x0"
+      : rpcMethod(body) === "getBlock"
 
 /** What a node that does not have the block answers, in each dialect. */
 const notFound = (dialect: Dialect, path: string, body: unknown): unknown =>
   dialect === "TRC20"
-    ? path.endsWith("gettransactioninfobyblocknum") ? [] : {}
+    ? path.endsWith("gettransactioninfobyblocknum")
+      ? []
+      : {}
     : dialect === "BEP20"
-    ? { jsonrpc: "2.0", id: rpcId(body), result: null }
-    : { jsonrpc: "2.0", id: rpcId(body), error: { code: -32004, message: `Block not available for slot ${String(rpcParams(body)[0])}` } }
+      ? { jsonrpc: "2.0", id: rpcId(body), result: null }
+      : {
+          jsonrpc: "2.0",
+          id: rpcId(body),
+          error: { code: -32004, message: `Block not available for slot ${String(rpcParams(body)[0])}` }
+        }
 
 /** What providers answer to a log query they will not serve (both forms are seen in the wild). */
 const rangeRefusal = (body: unknown, roll: number): unknown => ({
   jsonrpc: "2.0",
   id: rpcId(body),
-  error: roll < 0.5
-    ? { code: -32005, message: "query returned more than 10000 results. Try with this block range [0x1, 0x2]." }
-    : { code: -32600, message: "block range is too wide: exceeds the maximum of 5000 blocks" }
+  error:
+    roll < 0.5
+      ? { code: -32005, message: "query returned more than 10000 results. Try with this block range [0x1, 0x2]." }
+      : { code: -32600, message: "block range is too wide: exceeds the maximum of 5000 blocks" }
 })
 
 export const startFaultProxy = (target: string, dialect: Dialect, random: Random, fork?: ForkPlan) =>
@@ -78,7 +101,11 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
       const held = new Set<http.ServerResponse>()
 
       const forward = async (path: string, body: unknown): Promise<unknown> => {
-        const response = await fetch(`${target}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+        const response = await fetch(`${target}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body)
+        })
         return response.json()
       }
 
@@ -94,10 +121,22 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
           const n = parseHex(result.number)
           if (!inFork(n) || typeof result.hash !== "string" || typeof result.parentHash !== "string") return answer
           const parentInFork = inFork(n === undefined ? undefined : n - 1n)
-          return { ...answer, result: { ...result, hash: forkHash(result.hash), parentHash: parentInFork ? forkHash(result.parentHash) : result.parentHash, logsBloom: `0x${"f".repeat(512)}` } }
+          return {
+            ...answer,
+            result: {
+              ...result,
+              hash: forkHash(result.hash),
+              parentHash: parentInFork ? forkHash(result.parentHash) : result.parentHash,
+              logsBloom: `0x${"f".repeat(512)}`
+            }
+          }
         }
         if (method === "eth_getLogs" && Array.isArray(result)) {
-          const renamed = result.map((log) => (isRecord(log) && typeof log.blockHash === "string" && inFork(parseHex(log.blockNumber)) ? { ...log, blockHash: forkHash(log.blockHash) } : log))
+          const renamed = result.map((log) =>
+            isRecord(log) && typeof log.blockHash === "string" && inFork(parseHex(log.blockNumber))
+              ? { ...log, blockHash: forkHash(log.blockHash) }
+              : log
+          )
           return { ...answer, result: renamed }
         }
         return answer
@@ -115,8 +154,16 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
         const to = parseHex(filter.toBlock) ?? 0n
         const logs: Array<unknown> = []
         for (let n = from > branch.from ? from : branch.from + 1n; n <= to && inFork(n) && logs.length < 8; n++) {
-          const block = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: [hex(n), false] })
-          const hash = isRecord(block) && isRecord(block.result) && typeof block.result.hash === "string" ? block.result.hash : undefined
+          const block = await forward("/", {
+            jsonrpc: "2.0",
+            id: 1,
+            method: "eth_getBlockByNumber",
+            params: [hex(n), false]
+          })
+          const hash =
+            isRecord(block) && isRecord(block.result) && typeof block.result.hash === "string"
+              ? block.result.hash
+              : undefined
           if (hash === undefined) break
           logs.push({
             address: fork.token,
@@ -143,7 +190,13 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
         // the newest blocks (a fork no read meets tests nothing): for up to 2.5 s the blocks it is reading
         // are another branch's, ended sooner if the chain grows past three blocks deep (the campaign asks
         // for six confirmations). This very call already gets the branch.
-        if (fork !== undefined && rate > 0 && rpcMethod(body) === "eth_getLogs" && Date.now() > branch.until + 5_000 && random.next() < 0.2) {
+        if (
+          fork !== undefined &&
+          rate > 0 &&
+          rpcMethod(body) === "eth_getLogs" &&
+          Date.now() > branch.until + 5_000 &&
+          random.next() < 0.2
+        ) {
           const filter = rpcParams(body)[0]
           const from = isRecord(filter) ? parseHex(filter.fromBlock) : undefined
           const head = await forward("/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })
@@ -156,10 +209,14 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
         }
         if (rate > 0 && random.next() < rate) {
           const applicable = CHAIN_FAULTS.filter((kind) =>
-            kind === "head_backwards" ? isHeadCall(dialect, path, body)
-            : kind === "not_found" ? isBlockCall(dialect, path, body)
-            : kind === "range_refused" ? dialect === "BEP20" && rpcMethod(body) === "eth_getLogs"
-            : false)
+            kind === "head_backwards"
+              ? isHeadCall(dialect, path, body)
+              : kind === "not_found"
+                ? isBlockCall(dialect, path, body)
+                : kind === "range_refused"
+                  ? dialect === "BEP20" && rpcMethod(body) === "eth_getLogs"
+                  : false
+          )
           const kind = applicable.length === 0 ? undefined : random.pick(applicable)
           if (kind === "not_found") {
             count(kind)
@@ -174,8 +231,13 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
             const back = BigInt(1 + random.int(5))
             if (dialect === "TRC20") {
               const now = await forward(path, body)
-              const n = isRecord(now) && isRecord(now.block_header) && isRecord(now.block_header.raw_data) ? now.block_header.raw_data.number : undefined
-              return typeof n === "number" && n > Number(back) ? forward("/wallet/getblockbynum", { num: n - Number(back) }) : now
+              const n =
+                isRecord(now) && isRecord(now.block_header) && isRecord(now.block_header.raw_data)
+                  ? now.block_header.raw_data.number
+                  : undefined
+              return typeof n === "number" && n > Number(back)
+                ? forward("/wallet/getblockbynum", { num: n - Number(back) })
+                : now
             }
             const now = await forward(path, body)
             if (!isRecord(now)) return now
@@ -183,7 +245,9 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
               const n = parseHex(now.result)
               return n !== undefined && n > back ? { ...now, result: hex(n - back) } : now
             }
-            return typeof now.result === "number" && now.result > Number(back) ? { ...now, result: now.result - Number(back) } : now
+            return typeof now.result === "number" && now.result > Number(back)
+              ? { ...now, result: now.result - Number(back) }
+              : now
           }
         }
         const answer = await forward(path, body)
@@ -198,7 +262,9 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
         }
         const invented = await inventedLogs(body)
         const forked = forkAnswer(body, answer)
-        return invented.length > 0 && isRecord(forked) && Array.isArray(forked.result) ? { ...forked, result: [...forked.result, ...invented] } : forked
+        return invented.length > 0 && isRecord(forked) && Array.isArray(forked.result)
+          ? { ...forked, result: [...forked.result, ...invented] }
+          : forked
       }
 
       const server = http.createServer((req, res) => {
@@ -211,16 +277,29 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
             held.add(res)
             return
           }
-          if (httpFault === "rate_limit") return void res.writeHead(429, { "retry-after": "1", "content-type": "application/json" }).end(JSON.stringify({ error: "Too Many Requests" }))
-          if (httpFault === "server_error") return void res.writeHead(random.next() < 0.5 ? 502 : 503, { "content-type": "text/html" }).end("<html><body>Bad Gateway</body></html>")
-          if (httpFault === "malformed") return void res.writeHead(200, { "content-type": "application/json" }).end("{\"jsonrpc\":\"2.0\",\"result\":<html>")
+          if (httpFault === "rate_limit")
+            return void res
+              .writeHead(429, { "retry-after": "1", "content-type": "application/json" })
+              .end(JSON.stringify({ error: "Too Many Requests" }))
+          if (httpFault === "server_error")
+            return void res
+              .writeHead(random.next() < 0.5 ? 502 : 503, { "content-type": "text/html" })
+              .end("<html><body>Bad Gateway</body></html>")
+          if (httpFault === "malformed")
+            return void res
+              .writeHead(200, { "content-type": "application/json" })
+              .end('{"jsonrpc":"2.0","result":<html>')
           const delay = httpFault === "latency" ? 200 + random.int(1_300) : 0
           const reply = new Promise((wait) => setTimeout(wait, delay)).then(() =>
-            Array.isArray(body) ? Promise.all(body.map((one) => answerCall(path, one))) : answerCall(path, body))
+            Array.isArray(body) ? Promise.all(body.map((one) => answerCall(path, one))) : answerCall(path, body)
+          )
           reply.then(
             (result) => {
               const json = JSON.stringify(result)
-              if (httpFault === "truncated") return void res.writeHead(200, { "content-type": "application/json" }).end(json.slice(0, Math.max(1, Math.floor(json.length / 2))))
+              if (httpFault === "truncated")
+                return void res
+                  .writeHead(200, { "content-type": "application/json" })
+                  .end(json.slice(0, Math.max(1, Math.floor(json.length / 2))))
               res.writeHead(200, { "content-type": "application/json" }).end(json)
             },
             (error: unknown) => res.writeHead(502).end(String(error))
@@ -230,23 +309,26 @@ export const startFaultProxy = (target: string, dialect: Dialect, random: Random
       server.listen(0, "127.0.0.1", () => {
         const address = server.address()
         const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(Effect.succeed({
-          url: `http://127.0.0.1:${port}`,
-          server,
-          injected: () => new Map(counts),
-          setRate: (next: number) => {
-            rate = next
-            if (next === 0) {
-              branch.until = 0
-              for (const res of held) res.destroy()
-              held.clear()
+        resume(
+          Effect.succeed({
+            url: `http://127.0.0.1:${port}`,
+            server,
+            injected: () => new Map(counts),
+            setRate: (next: number) => {
+              rate = next
+              if (next === 0) {
+                branch.until = 0
+                for (const res of held) res.destroy()
+                held.clear()
+              }
             }
-          }
-        }))
+          })
+        )
       })
     }),
-    ({ server }) => Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
   )

@@ -32,18 +32,31 @@ const record = (result: ScenarioResult) =>
   })
 
 describe(`fault campaign (${settings.mode}): the whole service as a process`, () => {
-  it.live("crash points: SIGKILLed at random moments while payments arrive on three chains, restarted each time; nothing left running, every payment credited once", () =>
-    Effect.flatMap(crashPointsScenario({ crashes: settings.crashes, seed: settings.seed }), record), { timeout: 1_800_000 })
+  it.live(
+    "crash points: SIGKILLed at random moments while payments arrive on three chains, restarted each time; nothing left running, every payment credited once",
+    () => Effect.flatMap(crashPointsScenario({ crashes: settings.crashes, seed: settings.seed }), record),
+    { timeout: 1_800_000 }
+  )
 })
 
 describe(`fault campaign (${settings.mode}): the database`, () => {
-  it.live("database faults: connections terminated mid-transaction and the server restarted under load; 503 meanwhile, recovery without a restart, one row per idempotency key", () =>
-    Effect.flatMap(databaseFaultsScenario({ seconds: settings.databaseFaultSeconds, seed: settings.seed }), record), { timeout: 600_000 })
+  it.live(
+    "database faults: connections terminated mid-transaction and the server restarted under load; 503 meanwhile, recovery without a restart, one row per idempotency key",
+    () =>
+      Effect.flatMap(databaseFaultsScenario({ seconds: settings.databaseFaultSeconds, seed: settings.seed }), record),
+    { timeout: 600_000 }
+  )
 })
 
 describe(`fault campaign (${settings.mode}, seed ${settings.seed}; replay with FACET_FAULTS_SEED=${settings.seed})`, () => {
-  layer(TestAppLive({}, { chains: "devnet", network: BadNodesLive(settings.seed) }), { excludeTestServices: true, timeout: "600 seconds" })((it) => {
-    it.effect("bad nodes: every chain's two nodes fail in every way a provider does; the indexers converge, nothing lost or invented", () =>
-      Effect.flatMap(badNodesScenario({ seconds: settings.badNodeSeconds, rate: settings.faultRate }), record), { timeout: 1_800_000 })
+  layer(TestAppLive({}, { chains: "devnet", network: BadNodesLive(settings.seed) }), {
+    excludeTestServices: true,
+    timeout: "600 seconds"
+  })((it) => {
+    it.effect(
+      "bad nodes: every chain's two nodes fail in every way a provider does; the indexers converge, nothing lost or invented",
+      () => Effect.flatMap(badNodesScenario({ seconds: settings.badNodeSeconds, rate: settings.faultRate }), record),
+      { timeout: 1_800_000 }
+    )
   })
 })

@@ -13,9 +13,27 @@ import { isHexAddress } from "../../src/keys/address-encoding.js"
 import { masterSeedFromMnemonic } from "../../src/keys/master-seed.js"
 import { LocalSignerLive } from "../../src/keys/signer.js"
 import { MoneyDecimal } from "../../src/money.js"
-import { acceptInvite, approveInConsole, type ConsoleBrowser, inviteInConsole, setUpOwner, submitInConsole, Unanswered } from "../console-http.js"
+import {
+  acceptInvite,
+  approveInConsole,
+  type ConsoleBrowser,
+  inviteInConsole,
+  setUpOwner,
+  submitInConsole,
+  Unanswered
+} from "../console-http.js"
 import { asRecord } from "../json.js"
-import { api, devnetsOf, processWorkDir, readDevnetFile, runToExit, type ServiceProcess, startService, until, waitUntilNoneUnder } from "../service-process.js"
+import {
+  api,
+  devnetsOf,
+  processWorkDir,
+  readDevnetFile,
+  runToExit,
+  type ServiceProcess,
+  startService,
+  until,
+  waitUntilNoneUnder
+} from "../service-process.js"
 import { startHostileBalancer, VIEWS } from "./hostile-balancer.js"
 import type { Violation } from "./invariants.js"
 import { ASSETS, recipient } from "./money-out.js"
@@ -30,7 +48,11 @@ const CHAINS = ["TRC20", "BEP20", "SOLANA"] as const
 const withDatabase = <A, E>(dataDir: string, use: Effect.Effect<A, E, SqlClient.SqlClient>) =>
   Option.match(runningEmbeddedUrl(dataDir), {
     onNone: () => Effect.dieMessage("the service's PostgreSQL is not running"),
-    onSome: (url) => use.pipe(Effect.provide(Layer.provide(PgClient.layer({ url, maxConnections: 2 }), Reactivity.layer)), Effect.orDie)
+    onSome: (url) =>
+      use.pipe(
+        Effect.provide(Layer.provide(PgClient.layer({ url, maxConnections: 2 }), Reactivity.layer)),
+        Effect.orDie
+      )
   })
 
 /** One thing the workload does; it fails `Unanswered` when the service was not there to answer, and is done again. */
@@ -45,11 +67,17 @@ interface Step {
  */
 const cli = (dataDir: string, script: string, args: ReadonlyArray<string>) =>
   Effect.flatMap(runToExit(script, args, dataDir), (done) =>
-    done.code === 0 || done.code === 2 ? Effect.succeed({ refused: done.code === 2, output: done.output }) : Effect.fail(new Unanswered({ cause: done.output.slice(-500) })))
+    done.code === 0 || done.code === 2
+      ? Effect.succeed({ refused: done.code === 2, output: done.output })
+      : Effect.fail(new Unanswered({ cause: done.output.slice(-500) }))
+  )
 
 /** An API call; no answer (the service killed) is `Unanswered`. */
 const call = (service: ServiceProcess, method: string, url: string, options: Parameters<typeof api>[3] = {}) =>
-  api(service, method, url, options).pipe(Effect.sandbox, Effect.mapError((cause) => new Unanswered({ cause })))
+  api(service, method, url, options).pipe(
+    Effect.sandbox,
+    Effect.mapError((cause) => new Unanswered({ cause }))
+  )
 
 /**
  * Money out behind hostile providers, with the whole service (`npm start`, its embedded PostgreSQL and
@@ -61,17 +89,30 @@ const call = (service: ServiceProcess, method: string, url: string, options: Par
  * the middle of all of it and of the broadcasts that follow. Then the nodes heal and every money-out
  * invariant is checked against the database and the devnets themselves.
  */
-export const moneyOutCrashesScenario = (options: { readonly withdrawals: number; readonly crashes: number; readonly seed: number }) =>
-  Effect.gen(function*() {
+export const moneyOutCrashesScenario = (options: {
+  readonly withdrawals: number
+  readonly crashes: number
+  readonly seed: number
+}) =>
+  Effect.gen(function* () {
     const random = seededRandom(options.seed).fork("money-out-crashes")
     // the pacing of steps (its draws depend on timing, so apart from the seeded plan)
     const jitter = seededRandom(options.seed).fork("pacing")
     const dataDir = `${yield* processWorkDir("facet-faults-money-out-")}/data`
     const devnets = devnetsOf(dataDir)
     const balancers = [
-      { chain: "TRC20", balancer: yield* startHostileBalancer(() => devnets()?.tron.url, "TRC20", random.fork("TRC20")) },
-      { chain: "BEP20", balancer: yield* startHostileBalancer(() => devnets()?.bep20.rpcUrl, "BEP20", random.fork("BEP20")) },
-      { chain: "SOLANA", balancer: yield* startHostileBalancer(() => devnets()?.solana.rpcUrl, "SOLANA", random.fork("SOLANA")) }
+      {
+        chain: "TRC20",
+        balancer: yield* startHostileBalancer(() => devnets()?.tron.url, "TRC20", random.fork("TRC20"))
+      },
+      {
+        chain: "BEP20",
+        balancer: yield* startHostileBalancer(() => devnets()?.bep20.rpcUrl, "BEP20", random.fork("BEP20"))
+      },
+      {
+        chain: "SOLANA",
+        balancer: yield* startHostileBalancer(() => devnets()?.solana.rpcUrl, "SOLANA", random.fork("SOLANA"))
+      }
     ] as const
     const hostile = (on: boolean) => {
       for (const { balancer } of balancers) {
@@ -96,45 +137,98 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
 
     // setup, on the first start, the nodes honest: a merchant with every asset collected, three approvers
     const setUp = (service: ServiceProcess) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const applied = yield* api(service, "POST", "/v1/ai/merchant-apply", {
-          json: { project_name: `Money out ${options.seed}`, business_type: "exchange", use_case: "payments", agree_terms: true, contact_email: "ops@money-out.example", webhook_url: "https://merchant.example/hooks", integration_mode: "exchange_wallet" }
+          json: {
+            project_name: `Money out ${options.seed}`,
+            business_type: "exchange",
+            use_case: "payments",
+            agree_terms: true,
+            contact_email: "ops@money-out.example",
+            webhook_url: "https://merchant.example/hooks",
+            integration_mode: "exchange_wallet"
+          }
         })
-        if (applied.status !== 201) return yield* Effect.dieMessage(`onboarding refused (${applied.status}): ${JSON.stringify(applied.body)}`)
+        if (applied.status !== 201)
+          return yield* Effect.dieMessage(`onboarding refused (${applied.status}): ${JSON.stringify(applied.body)}`)
         const credentials = asRecord(asRecord(applied.body).env)
         const apiKey = String(credentials.FACET_API_KEY)
         const merchantId = String(credentials.FACET_MERCHANT_ID)
-        yield* withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql`UPDATE wallet_asset_policies SET status = 'live', can_withdraw = true, can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`))
+        yield* withDatabase(
+          dataDir,
+          Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) =>
+              sql`UPDATE wallet_asset_policies SET status = 'live', can_withdraw = true, can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          )
+        )
         const file = yield* readDevnetFile(dataDir)
         const receive: Array<{ asset: (typeof ASSETS)[number]; id: string; walletId: string }> = []
         for (const asset of ASSETS) {
-          const created = asRecord((yield* api(service, "POST", "/v1/deposit-addresses", { apiKey, json: { external_user_id: `funding-${asset.chain}-${asset.currency}`, chain: asset.chain, currency: asset.currency } })).body)
-          yield* Effect.orDie(payFromCustomer(file, `${asset.chain}-${asset.currency}`, String(created.address), asset.fund))
+          const created = asRecord(
+            (yield* api(service, "POST", "/v1/deposit-addresses", {
+              apiKey,
+              json: {
+                external_user_id: `funding-${asset.chain}-${asset.currency}`,
+                chain: asset.chain,
+                currency: asset.currency
+              }
+            })).body
+          )
+          yield* Effect.orDie(
+            payFromCustomer(file, `${asset.chain}-${asset.currency}`, String(created.address), asset.fund)
+          )
           receive.push({ asset, id: String(created.id), walletId: String(created.wallet_id) })
         }
-        const funded = Effect.forEach(receive, ({ asset, id, walletId }) =>
-          Effect.gen(function*() {
-            const key = `${asset.chain}-${asset.currency}`
-            yield* until(`the ${key} funding to be confirmed`, api(service, "GET", `/v1/deposit-addresses/${id}/transactions`, { apiKey }), (r) => {
-              const items = asRecord(r.body).items
-              return Array.isArray(items) && items.some((t) => asRecord(t).status === "confirmed")
-            })
-            if (asset.currency === "BNB") {
-              // natives are consolidated by custody itself (the sweep endpoint refuses them)
-              yield* until(`${key} to be consolidated`, withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-                sql<{ available: string }>`SELECT available::text FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = ${asset.chain} AND currency = ${asset.currency}`)),
-                (rows) => new MoneyDecimal(rows[0]?.available ?? "0").greaterThan(new MoneyDecimal(asset.fund).mul("0.9")))
-              return
-            }
-            const started = yield* api(service, "POST", `/v1/wallet-assets/${key}/sweep`, { apiKey, json: { from_wallet_id: walletId } })
-            const operation = String(asRecord(started.body).operation_id)
-            const done = yield* until(`the ${key} sweep`, api(service, "GET", `/v1/wallet-assets/${key}/sweeps/${operation}`, { apiKey }), (r) =>
-              ["COMPLETED", "FAILED"].includes(String(asRecord(r.body).status)))
-            if (asRecord(done.body).status !== "COMPLETED") return yield* Effect.dieMessage(`the ${key} sweep did not complete: ${JSON.stringify(done.body)}`)
-          }), { concurrency: "unbounded" })
+        const funded = Effect.forEach(
+          receive,
+          ({ asset, id, walletId }) =>
+            Effect.gen(function* () {
+              const key = `${asset.chain}-${asset.currency}`
+              yield* until(
+                `the ${key} funding to be confirmed`,
+                api(service, "GET", `/v1/deposit-addresses/${id}/transactions`, { apiKey }),
+                (r) => {
+                  const items = asRecord(r.body).items
+                  return Array.isArray(items) && items.some((t) => asRecord(t).status === "confirmed")
+                }
+              )
+              if (asset.currency === "BNB") {
+                // natives are consolidated by custody itself (the sweep endpoint refuses them)
+                yield* until(
+                  `${key} to be consolidated`,
+                  withDatabase(
+                    dataDir,
+                    Effect.flatMap(
+                      SqlClient.SqlClient,
+                      (sql) =>
+                        sql<{
+                          available: string
+                        }>`SELECT available::text FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = ${asset.chain} AND currency = ${asset.currency}`
+                    )
+                  ),
+                  (rows) =>
+                    new MoneyDecimal(rows[0]?.available ?? "0").greaterThan(new MoneyDecimal(asset.fund).mul("0.9"))
+                )
+                return
+              }
+              const started = yield* api(service, "POST", `/v1/wallet-assets/${key}/sweep`, {
+                apiKey,
+                json: { from_wallet_id: walletId }
+              })
+              const operation = String(asRecord(started.body).operation_id)
+              const done = yield* until(
+                `the ${key} sweep`,
+                api(service, "GET", `/v1/wallet-assets/${key}/sweeps/${operation}`, { apiKey }),
+                (r) => ["COMPLETED", "FAILED"].includes(String(asRecord(r.body).status))
+              )
+              if (asRecord(done.body).status !== "COMPLETED")
+                return yield* Effect.dieMessage(`the ${key} sweep did not complete: ${JSON.stringify(done.body)}`)
+            }),
+          { concurrency: "unbounded" }
+        )
         // the approvers, invited while the funding confirms
-        const approvers = Effect.gen(function*() {
+        const approvers = Effect.gen(function* () {
           // the owner binds the console with onboarding's one-time token, invites three approvers and sets
           // the quorum, all in the console as a merchant does
           const consoleToken = String(asRecord(asRecord(applied.body).merchant_console).console_token)
@@ -145,10 +239,20 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
             browsers.push(yield* acceptInvite(service, login, token, PASSWORD).pipe(Effect.orDie))
           }
           // they joined before this run: their approval right's cooling-off (tested on its own) is behind them
-          yield* withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-            sql`UPDATE console_users SET approver_from = now() - interval '2 days' WHERE merchant_id = ${merchantId}`))
-          const quorum = yield* submitInConsole(service, owner, "/console/policy", { password: PASSWORD, quorum: "2" }).pipe(Effect.orDie)
-          if (quorum.status !== 200) return yield* Effect.dieMessage(`the quorum was not set (${quorum.status}): ${quorum.notice}`)
+          yield* withDatabase(
+            dataDir,
+            Effect.flatMap(
+              SqlClient.SqlClient,
+              (sql) =>
+                sql`UPDATE console_users SET approver_from = now() - interval '2 days' WHERE merchant_id = ${merchantId}`
+            )
+          )
+          const quorum = yield* submitInConsole(service, owner, "/console/policy", {
+            password: PASSWORD,
+            quorum: "2"
+          }).pipe(Effect.orDie)
+          if (quorum.status !== 200)
+            return yield* Effect.dieMessage(`the quorum was not set (${quorum.status}): ${quorum.notice}`)
           return { owner, browsers }
         })
         const [, { owner, browsers }] = yield* Effect.all([funded, approvers], { concurrency: 2 })
@@ -162,18 +266,24 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
       const racingApprovals: Array<Step> = []
       const inConsole = (browser: ConsoleBrowser, w: Placed): Step => ({
         label: `${browser.login} approves ${w.id}`,
-        run: (service) => Effect.map(approveInConsole(service, browser, w.id), (answer) => {
-          if (answer.status >= 500) violations.push({ invariant: "no 5xx", detail: `${browser.login} approving ${w.id}: ${answer.status} ${answer.notice}` })
-          if (answer.status === 403 || answer.status === 409) counts.refusedApprovals += 1
-        })
+        run: (service) =>
+          Effect.map(approveInConsole(service, browser, w.id), (answer) => {
+            if (answer.status >= 500)
+              violations.push({
+                invariant: "no 5xx",
+                detail: `${browser.login} approving ${w.id}: ${answer.status} ${answer.notice}`
+              })
+            if (answer.status === 403 || answer.status === 409) counts.refusedApprovals += 1
+          })
       })
       const byOperator = (w: Placed): Step => ({
         label: `the operator approves ${w.id}`,
         // a refusal (the quorum already met, the policy forbids it) is an answer too
-        run: () => Effect.map(operatorCli(["approve", w.id, "--by", "campaign-ops"]), (done) => {
-          if (done.refused) counts.refusedApprovals += 1
-          else counts.operatorApprovals += 1
-        })
+        run: () =>
+          Effect.map(operatorCli(["approve", w.id, "--by", "campaign-ops"]), (done) => {
+            if (done.refused) counts.refusedApprovals += 1
+            else counts.operatorApprovals += 1
+          })
       })
       const placements = Array.from({ length: options.withdrawals }, (_, i): Step => {
         const asset = random.pick(ASSETS)
@@ -185,18 +295,34 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
         return {
           label: `withdrawal ${i}`,
           run: (service) =>
-            Effect.gen(function*() {
+            Effect.gen(function* () {
               if (asked) counts.answersLost += 1
               asked = true
               const created = yield* call(service, "POST", "/v1/withdrawals", {
                 apiKey,
                 headers: { "x-service-idempotency-key": key },
-                json: { chain: asset.chain, currency: asset.currency, amount: forbidden ? asset.large : asset.amount, to_address: to, out_withdrawal_no: key }
+                json: {
+                  chain: asset.chain,
+                  currency: asset.currency,
+                  amount: forbidden ? asset.large : asset.amount,
+                  to_address: to,
+                  out_withdrawal_no: key
+                }
               })
               if (created.status === 503) return yield* new Unanswered({ cause: "503" })
-              if (created.status >= 500) violations.push({ invariant: "no 5xx", detail: `POST /v1/withdrawals ${created.status} ${JSON.stringify(created.body)}` })
+              if (created.status >= 500)
+                violations.push({
+                  invariant: "no 5xx",
+                  detail: `POST /v1/withdrawals ${created.status} ${JSON.stringify(created.body)}`
+                })
               if (created.status !== 201) return
-              const w: Placed = { id: String(asRecord(created.body).withdrawal_id), chain: asset.chain, currency: asset.currency, to, forbidden }
+              const w: Placed = {
+                id: String(asRecord(created.body).withdrawal_id),
+                chain: asset.chain,
+                currency: asset.currency,
+                to,
+                forbidden
+              }
               if (placed.some((p) => p.id === w.id)) return
               placed.push(w)
               const [first, ...others] = browsers
@@ -211,13 +337,32 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
         }
       })
       const between: ReadonlyArray<Step> = [
-        { label: "BEP20's gas price triples", run: () => Effect.sync(() => balancers[1].balancer.setGasPriceFactor(3n)) },
+        {
+          label: "BEP20's gas price triples",
+          run: () => Effect.sync(() => balancers[1].balancer.setGasPriceFactor(3n))
+        },
         {
           label: "the per-withdrawal limit tightens",
           // by the owner in the console, one asset at a time as its form asks
-          run: (service) => Effect.forEach(ASSETS, (a) =>
-            Effect.flatMap(submitInConsole(service, owner, "/console/policy", { password: PASSWORD, asset: `${a.chain}-${a.currency}`, per_tx: new MoneyDecimal(a.large).div(2).toFixed() }), (answer) =>
-              answer.status === 200 ? Effect.void : Effect.dieMessage(`the limit on ${a.chain}-${a.currency} was not set (${answer.status}): ${answer.notice}`)), { discard: true })
+          run: (service) =>
+            Effect.forEach(
+              ASSETS,
+              (a) =>
+                Effect.flatMap(
+                  submitInConsole(service, owner, "/console/policy", {
+                    password: PASSWORD,
+                    asset: `${a.chain}-${a.currency}`,
+                    per_tx: new MoneyDecimal(a.large).div(2).toFixed()
+                  }),
+                  (answer) =>
+                    answer.status === 200
+                      ? Effect.void
+                      : Effect.dieMessage(
+                          `the limit on ${a.chain}-${a.currency} was not set (${answer.status}): ${answer.notice}`
+                        )
+                ),
+              { discard: true }
+            )
         }
       ]
       return [placements, [...between], firstApprovals, racingApprovals]
@@ -225,12 +370,17 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
 
     /** Runs the phases' steps in order (a phase's steps eight at once) until all are done or the service stops answering. */
     const runPhases = (phases: ReadonlyArray<Array<Step>>, service: ServiceProcess) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         for (const phase of phases) {
           while (phase.length > 0) {
             const batch = phase.slice(0, 8)
             // each step a moment apart, so a kill can come between any two
-            const results = yield* Effect.forEach(batch, (step, i) => Effect.either(Effect.zipRight(Effect.sleep(`${i * (50 + jitter.int(150))} millis`), step.run(service))), { concurrency: "unbounded" })
+            const results = yield* Effect.forEach(
+              batch,
+              (step, i) =>
+                Effect.either(Effect.zipRight(Effect.sleep(`${i * (50 + jitter.int(150))} millis`), step.run(service))),
+              { concurrency: "unbounded" }
+            )
             batch.forEach((step, i) => {
               const result = results[i]
               if (result?._tag === "Right") phase.splice(phase.indexOf(step), 1)
@@ -260,52 +410,120 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
       if (round < options.crashes) {
         hostile(true)
         // the workload (or the broadcasts once it is done) runs until the kill comes, at a random moment
-        yield* Effect.race(Effect.zipRight(runPhases(phases, service), Effect.never), Effect.sleep(`${2_000 + random.int(8_000)} millis`))
+        yield* Effect.race(
+          Effect.zipRight(runPhases(phases, service), Effect.never),
+          Effect.sleep(`${2_000 + random.int(8_000)} millis`)
+        )
         process.kill(service.pid, "SIGKILL")
-        for (const p of yield* waitUntilNoneUnder(dataDir)) violations.push({ invariant: "no process left behind", detail: `after SIGKILL ${round + 1}: pid ${p.pid} ${p.cmdline}` })
+        for (const p of yield* waitUntilNoneUnder(dataDir))
+          violations.push({
+            invariant: "no process left behind",
+            detail: `after SIGKILL ${round + 1}: pid ${p.pid} ${p.cmdline}`
+          })
         yield* Scope.close(scope, Exit.void)
         continue
       }
       // the last start: what the kills left undone is done, the nodes heal, every approved withdrawal ends
-      yield* runPhases(phases, service).pipe(Effect.timeoutFail({ duration: "180 seconds", onTimeout: () => new Unanswered({ cause: "the workload did not finish" }) }),
-        Effect.catchAll(() => Effect.dieMessage(`the workload did not finish once the service stayed up: ${phases.flat().map((step) => `${step.label}: ${lastRefusal.get(step.label) ?? "never tried"}`).join("; ")}`)))
+      yield* runPhases(phases, service).pipe(
+        Effect.timeoutFail({
+          duration: "180 seconds",
+          onTimeout: () => new Unanswered({ cause: "the workload did not finish" })
+        }),
+        Effect.catchAll(() =>
+          Effect.dieMessage(
+            `the workload did not finish once the service stayed up: ${phases
+              .flat()
+              .map((step) => `${step.label}: ${lastRefusal.get(step.label) ?? "never tried"}`)
+              .join("; ")}`
+          )
+        )
+      )
       yield* Effect.sleep("3 seconds")
       hostile(false)
       const { merchantId } = merchant
       // (one still open after that is a violation the invariants name)
-      yield* until("every approved withdrawal to end", withDatabase(dataDir, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE merchant_id = ${merchantId} AND status IN ('APPROVED', 'BROADCAST')`)),
-        (rows) => (rows[0]?.n ?? 0) === 0, 180_000).pipe(Effect.catchAllDefect(() => Effect.void))
+      yield* until(
+        "every approved withdrawal to end",
+        withDatabase(
+          dataDir,
+          Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) =>
+              sql<{
+                n: number
+              }>`SELECT count(*)::int AS n FROM withdrawals WHERE merchant_id = ${merchantId} AND status IN ('APPROVED', 'BROADCAST')`
+          )
+        ),
+        (rows) => (rows[0]?.n ?? 0) === 0,
+        180_000
+      ).pipe(Effect.catchAllDefect(() => Effect.void))
 
       // the invariants, read past the balancers: the devnets' own answers
       const file = yield* readDevnetFile(dataDir)
       const direct: ReadonlyArray<ChainClient> = yield* Effect.all([
         makeTronClient({ url: file.tron.url, tokens: new Map([["USDT", file.tron.tokens.USDT]]), confirmations: 3 }),
-        makeBep20Client({ rpcUrl: file.bep20.rpcUrl, chainId: file.bep20.chainId, tokens: new Map(isHexAddress(file.bep20.tokens.USDT) ? [["USDT", file.bep20.tokens.USDT]] : []), confirmations: 2, traces: "off" }),
-        makeSolanaClient({ rpcUrl: file.solana.rpcUrl, tokens: new Map([["USDT", { mint: file.solana.tokens.USDT, decimals: 6 }]]) })
-      ]).pipe(Effect.provide(LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")))))
+        makeBep20Client({
+          rpcUrl: file.bep20.rpcUrl,
+          chainId: file.bep20.chainId,
+          tokens: new Map(isHexAddress(file.bep20.tokens.USDT) ? [["USDT", file.bep20.tokens.USDT]] : []),
+          confirmations: 2,
+          traces: "off"
+        }),
+        makeSolanaClient({
+          rpcUrl: file.solana.rpcUrl,
+          tokens: new Map([["USDT", { mint: file.solana.tokens.USDT, decimals: 6 }]])
+        })
+      ]).pipe(
+        Effect.provide(
+          LocalSignerLive.pipe(
+            Layer.provide(
+              masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow")
+            )
+          )
+        )
+      )
       const reconciled = yield* runToExit("indexer/reconcile-cli.ts", [], dataDir)
-      const reports = reconciled.output.split("\n").filter((line) => line.startsWith("{")).map((line) => Schema.decodeUnknownSync(Schema.parseJson(ReconcileLine))(line))
-      if (reports.length !== CHAINS.length) violations.push({ invariant: "ledger equals chain for every address custody touched", detail: `npm run reconcile did not report every chain (exit ${reconciled.code}): ${reconciled.output.slice(-500)}` })
-      const checked = yield* withDatabase(dataDir, moneyOutViolations({
-        merchantId,
-        placed,
-        held: (chain: Chain, address, currency) => {
-          const client = direct.find((c) => c.chain === chain)
-          return client === undefined ? Effect.either(Effect.fail(`no ${chain} client`)) : Effect.either(client.balance(address, currency))
-        },
-        differences: Effect.succeed(reports.flatMap((r) => r.differences.map((d) => ({ chain: r.chain, ...d }))))
-      }))
+      const reports = reconciled.output
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => Schema.decodeUnknownSync(Schema.parseJson(ReconcileLine))(line))
+      if (reports.length !== CHAINS.length)
+        violations.push({
+          invariant: "ledger equals chain for every address custody touched",
+          detail: `npm run reconcile did not report every chain (exit ${reconciled.code}): ${reconciled.output.slice(-500)}`
+        })
+      const checked = yield* withDatabase(
+        dataDir,
+        moneyOutViolations({
+          merchantId,
+          placed,
+          held: (chain: Chain, address, currency) => {
+            const client = direct.find((c) => c.chain === chain)
+            return client === undefined
+              ? Effect.either(Effect.fail(`no ${chain} client`))
+              : Effect.either(client.balance(address, currency))
+          },
+          differences: Effect.succeed(reports.flatMap((r) => r.differences.map((d) => ({ chain: r.chain, ...d }))))
+        })
+      )
       violations.push(...checked.violations)
       yield* Scope.close(scope, Exit.void)
-      for (const p of yield* waitUntilNoneUnder(dataDir)) violations.push({ invariant: "no process left behind", detail: `after the last stop: pid ${p.pid} ${p.cmdline}` })
+      for (const p of yield* waitUntilNoneUnder(dataDir))
+        violations.push({
+          invariant: "no process left behind",
+          detail: `after the last stop: pid ${p.pid} ${p.cmdline}`
+        })
       const served = new Map<string, number>()
-      for (const { balancer } of balancers) for (const [view, n] of balancer.served()) served.set(view, (served.get(view) ?? 0) + n)
+      for (const { balancer } of balancers)
+        for (const [view, n] of balancer.served()) served.set(view, (served.get(view) ?? 0) + n)
       const hostileCalls = VIEWS.filter((v) => v !== "honest").reduce((s, v) => s + (served.get(v) ?? 0), 0)
       return {
         scenario: `money out, SIGKILLed behind load-balanced bad nodes (${checked.outcomes})`,
         faults: hostileCalls + options.crashes,
-        faultDetail: `${options.crashes} SIGKILLs of the whole service; node calls: ${VIEWS.filter((v) => v !== "honest").map((v) => `${v} ${served.get(v) ?? 0}`).join(", ")}; ` +
+        faultDetail:
+          `${options.crashes} SIGKILLs of the whole service; node calls: ${VIEWS.filter((v) => v !== "honest")
+            .map((v) => `${v} ${served.get(v) ?? 0}`)
+            .join(", ")}; ` +
           `${counts.answersLost} withdrawal requests asked again after a kill swallowed the answer, ${counts.refusedApprovals} approvals refused (the policy, or already decided), ${counts.operatorApprovals} operator approvals`,
         restarts: options.crashes,
         requestsFuzzed: 0,
@@ -319,5 +537,12 @@ export const moneyOutCrashesScenario = (options: { readonly withdrawals: number;
 /** One line of `npm run reconcile`'s output. */
 const ReconcileLine = Schema.Struct({
   chain: Schema.String,
-  differences: Schema.Array(Schema.Struct({ address: Schema.String, currency: Schema.String, on_chain: Schema.String, explained: Schema.String }))
+  differences: Schema.Array(
+    Schema.Struct({
+      address: Schema.String,
+      currency: Schema.String,
+      on_chain: Schema.String,
+      explained: Schema.String
+    })
+  )
 })

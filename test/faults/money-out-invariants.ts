@@ -19,9 +19,23 @@ export interface MoneyOutEvidence<E, R> {
   readonly merchantId: string
   readonly placed: ReadonlyArray<Placed>
   /** What an address holds on chain, in base units. */
-  readonly held: (chain: Chain, address: string, currency: string) => Effect.Effect<Either.Either<bigint, unknown>, never, R>
+  readonly held: (
+    chain: Chain,
+    address: string,
+    currency: string
+  ) => Effect.Effect<Either.Either<bigint, unknown>, never, R>
   /** Reconciliation's differences on every chain (ledger against chain for each address the service controls). */
-  readonly differences: Effect.Effect<ReadonlyArray<{ readonly chain: string; readonly address: string; readonly currency: string; readonly on_chain: string; readonly explained: string }>, E, R>
+  readonly differences: Effect.Effect<
+    ReadonlyArray<{
+      readonly chain: string
+      readonly address: string
+      readonly currency: string
+      readonly on_chain: string
+      readonly explained: string
+    }>,
+    E,
+    R
+  >
 }
 
 /**
@@ -32,15 +46,23 @@ export interface MoneyOutEvidence<E, R> {
  * the ledger equals the chain. Also says how the withdrawals ended ("3 COMPLETED, 1 PENDING").
  */
 export const moneyOutViolations = <E, R>(evidence: MoneyOutEvidence<E, R>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const { merchantId, placed } = evidence
     const violations: Array<Violation> = []
-    const stuck = yield* sql<{ id: string; status: string }>`SELECT id, status FROM withdrawals WHERE merchant_id = ${merchantId} AND status IN ('APPROVED', 'BROADCAST')`
-    for (const s of stuck) violations.push({ invariant: "every approved withdrawal ends once the nodes heal", detail: `${s.id} is still ${s.status}` })
+    const stuck = yield* sql<{
+      id: string
+      status: string
+    }>`SELECT id, status FROM withdrawals WHERE merchant_id = ${merchantId} AND status IN ('APPROVED', 'BROADCAST')`
+    for (const s of stuck)
+      violations.push({
+        invariant: "every approved withdrawal ends once the nodes heal",
+        detail: `${s.id} is still ${s.status}`
+      })
     const doubled = yield* sql<{ operation_id: string; n: number }>`
       SELECT operation_id, count(*)::int AS n FROM custody_transactions WHERE status IN ('included', 'final') GROUP BY operation_id HAVING count(*) > 1`
-    for (const d of doubled) violations.push({ invariant: "at most one landed transfer per operation", detail: `${d.operation_id}: ${d.n}` })
+    for (const d of doubled)
+      violations.push({ invariant: "at most one landed transfer per operation", detail: `${d.operation_id}: ${d.n}` })
     const rows = yield* sql<{ id: string; status: string; net_amount: string; decimals: number }>`
       SELECT w.id, w.status, trim_scale(w.net_amount)::text AS net_amount, a.decimals
       FROM withdrawals w JOIN wallet_asset_policies a ON a.chain = w.chain AND a.currency = w.currency WHERE w.merchant_id = ${merchantId}`
@@ -50,10 +72,16 @@ export const moneyOutViolations = <E, R>(evidence: MoneyOutEvidence<E, R>) =>
       const held = yield* evidence.held(w.chain, w.to, w.currency)
       const expected = row.status === "COMPLETED" ? toBaseUnits(row.net_amount, row.decimals) : 0n
       if (held._tag === "Right" && held.right !== expected) {
-        violations.push({ invariant: "every payee holds exactly what its COMPLETED withdrawal sent", detail: `${w.id} (${row.status}) to ${w.to}: ${held.right} on chain, ${expected} expected` })
+        violations.push({
+          invariant: "every payee holds exactly what its COMPLETED withdrawal sent",
+          detail: `${w.id} (${row.status}) to ${w.to}: ${held.right} on chain, ${expected} expected`
+        })
       }
       if (w.forbidden && row.status === "COMPLETED") {
-        violations.push({ invariant: "no withdrawal completes that the policy in force at its approval forbade", detail: `${w.id} was above the tightened limit` })
+        violations.push({
+          invariant: "no withdrawal completes that the policy in force at its approval forbade",
+          detail: `${w.id} was above the tightened limit`
+        })
       }
     }
     const quorums = yield* sql<{ id: string; status: string; users: number; others: number }>`
@@ -62,7 +90,10 @@ export const moneyOutViolations = <E, R>(evidence: MoneyOutEvidence<E, R>) =>
       WHERE w.merchant_id = ${merchantId} AND w.decided_by IS NOT NULL AND w.status NOT IN ('REJECTED', 'CANCELLED') GROUP BY w.id, w.status`
     for (const q of quorums) {
       if (q.users + Math.min(q.others, 1) < 2 || q.others > 1) {
-        violations.push({ invariant: "no quorum met by fewer distinct people than it asks", detail: `${q.id} (${q.status}): ${q.users} console users, ${q.others} others` })
+        violations.push({
+          invariant: "no quorum met by fewer distinct people than it asks",
+          detail: `${q.id} (${q.status}): ${q.users} console users, ${q.others} others`
+        })
       }
     }
     const locks = yield* sql<{ chain: string; currency: string; locked: string; open: string }>`
@@ -72,11 +103,17 @@ export const moneyOutViolations = <E, R>(evidence: MoneyOutEvidence<E, R>) =>
       FROM merchant_balances b WHERE b.merchant_id = ${merchantId}`
     for (const l of locks) {
       if (!new MoneyDecimal(l.locked).eq(l.open) || new MoneyDecimal(l.locked).isNegative()) {
-        violations.push({ invariant: "locked equals the open withdrawals and is never negative", detail: `${l.chain}-${l.currency}: locked ${l.locked}, open ${l.open}` })
+        violations.push({
+          invariant: "locked equals the open withdrawals and is never negative",
+          detail: `${l.chain}-${l.currency}: locked ${l.locked}, open ${l.open}`
+        })
       }
     }
     for (const d of yield* evidence.differences) {
-      violations.push({ invariant: "ledger equals chain for every address custody touched", detail: `${d.chain} ${d.address} ${d.currency}: chain ${d.on_chain}, ledger ${d.explained}` })
+      violations.push({
+        invariant: "ledger equals chain for every address custody touched",
+        detail: `${d.chain} ${d.address} ${d.currency}: chain ${d.on_chain}, ledger ${d.explained}`
+      })
     }
     const outcomes = new Map<string, number>()
     for (const r of rows) outcomes.set(r.status, (outcomes.get(r.status) ?? 0) + 1)

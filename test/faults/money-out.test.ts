@@ -19,24 +19,44 @@ import { resultsTable, shareResult } from "./scenario-result.js"
  */
 const settings = campaignSettings()
 
-describe.skipIf(settings.mode === "quick")(`money-out campaign (${settings.mode}, seed ${settings.seed}; replay with FACET_FAULTS_SEED=${settings.seed})`, () => {
-  layer(TestAppLive({}, { chains: "devnet", network: HostileNetworkLive(settings.seed) }), { excludeTestServices: true, timeout: "600 seconds" })((it) => {
-    it.effect("withdrawals behind load-balanced lagging, pruned and re-send-refusing nodes, a gas jump, a tightened limit and racing approvers: one transfer each, payees paid exactly, ledger = chain, locked = open, policy and quorum held", () =>
-      Effect.gen(function*() {
-        const result = yield* moneyOutScenario({ withdrawals: 40 })
-        shareResult(result)
-        console.log(resultsTable([result], `Money-out campaign, ${settings.mode} mode, seed ${settings.seed}`))
-        expect(result.violations).toEqual([])
-      }), { timeout: 1_200_000 })
-  })
-})
+describe.skipIf(settings.mode === "quick")(
+  `money-out campaign (${settings.mode}, seed ${settings.seed}; replay with FACET_FAULTS_SEED=${settings.seed})`,
+  () => {
+    layer(TestAppLive({}, { chains: "devnet", network: HostileNetworkLive(settings.seed) }), {
+      excludeTestServices: true,
+      timeout: "600 seconds"
+    })((it) => {
+      it.effect(
+        "withdrawals behind load-balanced lagging, pruned and re-send-refusing nodes, a gas jump, a tightened limit and racing approvers: one transfer each, payees paid exactly, ledger = chain, locked = open, policy and quorum held",
+        () =>
+          Effect.gen(function* () {
+            const result = yield* moneyOutScenario({ withdrawals: 40 })
+            shareResult(result)
+            console.log(resultsTable([result], `Money-out campaign, ${settings.mode} mode, seed ${settings.seed}`))
+            expect(result.violations).toEqual([])
+          }),
+        { timeout: 1_200_000 }
+      )
+    })
+  }
+)
 
 describe(`money-out campaign (${settings.mode}, seed ${settings.seed}): the whole service as a process`, () => {
-  it.live("the same, the whole service SIGKILLed at random moments amid placements, approvals from console sessions and broadcasts, started again each time: the same invariants, nothing left running", () =>
-    Effect.gen(function*() {
-      const result = yield* moneyOutCrashesScenario(settings.mode === "quick" ? { withdrawals: 5, crashes: 1, seed: settings.seed } : { withdrawals: 30, crashes: 6, seed: settings.seed })
-      shareResult(result)
-      console.log(resultsTable([result], `Money-out campaign with SIGKILLs, ${settings.mode} mode, seed ${settings.seed}`))
-      expect(result.violations).toEqual([])
-    }), { timeout: 1_800_000 })
+  it.live(
+    "the same, the whole service SIGKILLed at random moments amid placements, approvals from console sessions and broadcasts, started again each time: the same invariants, nothing left running",
+    () =>
+      Effect.gen(function* () {
+        const result = yield* moneyOutCrashesScenario(
+          settings.mode === "quick"
+            ? { withdrawals: 5, crashes: 1, seed: settings.seed }
+            : { withdrawals: 30, crashes: 6, seed: settings.seed }
+        )
+        shareResult(result)
+        console.log(
+          resultsTable([result], `Money-out campaign with SIGKILLs, ${settings.mode} mode, seed ${settings.seed}`)
+        )
+        expect(result.violations).toEqual([])
+      }),
+    { timeout: 1_800_000 }
+  )
 })

@@ -29,20 +29,28 @@ const run = { seed: 1 }
 /** The devnets, each chain's node given to the service as one load-balanced URL of hostile views. */
 export const HostileNetworkLive = (seed: number) => {
   run.seed = seed
-  return Layer.scopedContext(Effect.gen(function*() {
-    const endpoints = yield* ChainEndpoints
-    const devnets = yield* Devnets
-    const random = seededRandom(seed)
-    const tron = yield* startHostileBalancer(endpoints.tron.url, "TRC20", random.fork("TRC20"))
-    const bsc = yield* startHostileBalancer(endpoints.bep20.rpcUrl, "BEP20", random.fork("BEP20"))
-    const sol = yield* startHostileBalancer(endpoints.solana.rpcUrl, "SOLANA", random.fork("SOLANA"))
-    balancers.splice(0, balancers.length, { chain: "TRC20", balancer: tron }, { chain: "BEP20", balancer: bsc }, { chain: "SOLANA", balancer: sol })
-    return Context.make(ChainEndpoints, {
-      bep20: { ...endpoints.bep20, rpcUrl: bsc.url },
-      tron: { ...endpoints.tron, url: tron.url },
-      solana: { ...endpoints.solana, rpcUrl: sol.url }
-    }).pipe(Context.add(Devnets, devnets))
-  })).pipe(Layer.provide(DevnetsLive))
+  return Layer.scopedContext(
+    Effect.gen(function* () {
+      const endpoints = yield* ChainEndpoints
+      const devnets = yield* Devnets
+      const random = seededRandom(seed)
+      const tron = yield* startHostileBalancer(endpoints.tron.url, "TRC20", random.fork("TRC20"))
+      const bsc = yield* startHostileBalancer(endpoints.bep20.rpcUrl, "BEP20", random.fork("BEP20"))
+      const sol = yield* startHostileBalancer(endpoints.solana.rpcUrl, "SOLANA", random.fork("SOLANA"))
+      balancers.splice(
+        0,
+        balancers.length,
+        { chain: "TRC20", balancer: tron },
+        { chain: "BEP20", balancer: bsc },
+        { chain: "SOLANA", balancer: sol }
+      )
+      return Context.make(ChainEndpoints, {
+        bep20: { ...endpoints.bep20, rpcUrl: bsc.url },
+        tron: { ...endpoints.tron, url: tron.url },
+        solana: { ...endpoints.solana, rpcUrl: sol.url }
+      }).pipe(Context.add(Devnets, devnets))
+    })
+  ).pipe(Layer.provide(DevnetsLive))
 }
 
 export const ASSETS = [
@@ -54,8 +62,11 @@ export const ASSETS = [
 
 /** A fresh address nobody controls here, per chain: what it holds at the end is what was sent to it. */
 export const recipient = (chain: Chain) =>
-  chain === "BEP20" ? privateKeyToAddress(generatePrivateKey()) : chain === "TRC20" ? tronAddress(randomBytes(20)) : Keypair.generate().publicKey.toBase58()
-
+  chain === "BEP20"
+    ? privateKeyToAddress(generatePrivateKey())
+    : chain === "TRC20"
+      ? tronAddress(randomBytes(20))
+      : Keypair.generate().publicKey.toBase58()
 
 /**
  * Money out behind hostile providers: withdrawals on the three devnets, each chain's node one
@@ -65,7 +76,7 @@ export const recipient = (chain: Chain) =>
  * under a quorum of two. Then the nodes heal and every invariant of the money-out path is checked.
  */
 export const moneyOutScenario = (options: { readonly withdrawals: number }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const client = yield* TestClient
     const decisions = yield* WithdrawalDecisions
@@ -79,11 +90,13 @@ export const moneyOutScenario = (options: { readonly withdrawals: number }) =>
     const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
     for (const asset of ASSETS) {
       const native = asset.currency === "BNB"
-      if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE chain = 'BEP20' AND currency = 'BNB'`
+      if (native)
+        yield* sql`UPDATE wallet_asset_policies SET can_collect = true WHERE chain = 'BEP20' AND currency = 'BNB'`
       const receive = yield* fundedAddress(apiKey, asset.chain, asset.currency, asset.fund)
       const started = yield* sweep(apiKey, `${asset.chain}-${asset.currency}`, { from_wallet_id: receive.walletId })
       yield* untilFinished(apiKey, `${asset.chain}-${asset.currency}`, String(asRecord(started.body).operation_id))
-      if (native) yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE chain = 'BEP20' AND currency = 'BNB'`
+      if (native)
+        yield* sql`UPDATE wallet_asset_policies SET can_collect = false WHERE chain = 'BEP20' AND currency = 'BNB'`
     }
     const approvers = [
       { id: yield* member(merchantId, "mo-alice", "approver"), login: "mo-alice" },
@@ -101,20 +114,52 @@ export const moneyOutScenario = (options: { readonly withdrawals: number }) =>
       const forbidden = random.next() < 0.25
       const to = recipient(asset.chain)
       const created = yield* client.request("POST", "/v1/withdrawals", {
-        apiKey, json: { chain: asset.chain, currency: asset.currency, amount: forbidden ? asset.large : asset.amount, to_address: to }
+        apiKey,
+        json: {
+          chain: asset.chain,
+          currency: asset.currency,
+          amount: forbidden ? asset.large : asset.amount,
+          to_address: to
+        }
       })
       if (created.status !== 201) continue
-      placed.push({ id: String(asRecord(created.body).withdrawal_id), chain: asset.chain, currency: asset.currency, to, forbidden })
+      placed.push({
+        id: String(asRecord(created.body).withdrawal_id),
+        chain: asset.chain,
+        currency: asset.currency,
+        to,
+        forbidden
+      })
     }
     // between quote and approval: BEP20's gas price triples, the limit per withdrawal tightens under the large ones
     for (const { chain, balancer } of balancers) if (chain === "BEP20") balancer.setGasPriceFactor(3n)
-    yield* policy.change(merchantId, ASSETS.map((a) => ({ setting: `per_tx:${a.chain}-${a.currency}`, value: new MoneyDecimal(a.large).div(2).toFixed() })), operator)
+    yield* policy.change(
+      merchantId,
+      ASSETS.map((a) => ({
+        setting: `per_tx:${a.chain}-${a.currency}`,
+        value: new MoneyDecimal(a.large).div(2).toFixed()
+      })),
+      operator
+    )
     // three approvers at once on each, an operator now and then too
-    yield* Effect.forEach(placed, (w) =>
-      Effect.all([
-        ...approvers.map((a) => Effect.either(decisions.decide(w.id, "APPROVED", asUser(a.id, a.login)))),
-        ...(random.next() < 0.3 ? [Effect.either(decisions.decide(w.id, "APPROVED", { kind: "operator", by: "campaign-ops", from: "cli@test" }))] : [])
-      ], { concurrency: "unbounded" }), { concurrency: 4 })
+    yield* Effect.forEach(
+      placed,
+      (w) =>
+        Effect.all(
+          [
+            ...approvers.map((a) => Effect.either(decisions.decide(w.id, "APPROVED", asUser(a.id, a.login)))),
+            ...(random.next() < 0.3
+              ? [
+                  Effect.either(
+                    decisions.decide(w.id, "APPROVED", { kind: "operator", by: "campaign-ops", from: "cli@test" })
+                  )
+                ]
+              : [])
+          ],
+          { concurrency: "unbounded" }
+        ),
+      { concurrency: 4 }
+    )
 
     // the nodes heal; every approved withdrawal ends, the refused ones are cancelled
     yield* Effect.sleep("3 seconds")
@@ -124,36 +169,56 @@ export const moneyOutScenario = (options: { readonly withdrawals: number }) =>
     }
     const deadline = Date.now() + 180_000
     for (;;) {
-      const [open] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE merchant_id = ${merchantId} AND status IN ('APPROVED', 'BROADCAST')`
+      const [open] = yield* sql<{
+        n: number
+      }>`SELECT count(*)::int AS n FROM withdrawals WHERE merchant_id = ${merchantId} AND status IN ('APPROVED', 'BROADCAST')`
       if ((open?.n ?? 0) === 0 || Date.now() > deadline) break
       yield* Effect.sleep("500 millis")
     }
-    for (const w of placed) yield* Effect.either(decisions.decide(w.id, "CANCELLED", { kind: "operator", by: "campaign-ops", from: "cli@test", reason: "campaign end" }))
+    for (const w of placed)
+      yield* Effect.either(
+        decisions.decide(w.id, "CANCELLED", {
+          kind: "operator",
+          by: "campaign-ops",
+          from: "cli@test",
+          reason: "campaign end"
+        })
+      )
 
     // the invariants
     const reconciliation = yield* Reconciliation
     const checked = yield* moneyOutViolations({
       merchantId,
       placed,
-      held: (chain, address, currency) => Effect.flatMap(clientOf(chain), (c) => Effect.either(c.balance(address, currency))),
-      differences: Effect.map(Effect.forEach(["TRC20", "BEP20", "SOLANA"] as const, reconciliation.reconcileChain), (reports) =>
-        reports.flatMap((report) => report.differences.map((d) => ({ chain: report.chain, ...d }))))
+      held: (chain, address, currency) =>
+        Effect.flatMap(clientOf(chain), (c) => Effect.either(c.balance(address, currency))),
+      differences: Effect.map(
+        Effect.forEach(["TRC20", "BEP20", "SOLANA"] as const, reconciliation.reconcileChain),
+        (reports) => reports.flatMap((report) => report.differences.map((d) => ({ chain: report.chain, ...d })))
+      )
     })
     const served = new Map<string, number>()
-    for (const { balancer } of balancers) for (const [view, n] of balancer.served()) served.set(view, (served.get(view) ?? 0) + n)
+    for (const { balancer } of balancers)
+      for (const [view, n] of balancer.served()) served.set(view, (served.get(view) ?? 0) + n)
     const hostileCalls = VIEWS.filter((v) => v !== "honest").reduce((s, v) => s + (served.get(v) ?? 0), 0)
     return {
       scenario: `money out behind load-balanced bad nodes (${checked.outcomes})`,
       faults: hostileCalls,
-      faultDetail: VIEWS.filter((v) => v !== "honest").map((v) => `${v} ${served.get(v) ?? 0}`).join(", "),
+      faultDetail: VIEWS.filter((v) => v !== "honest")
+        .map((v) => `${v} ${served.get(v) ?? 0}`)
+        .join(", "),
       restarts: 0,
       requestsFuzzed: 0,
       payments: placed.length,
       violations: checked.violations
     } satisfies ScenarioResult
-  }).pipe(Effect.ensuring(Effect.sync(() => {
-    for (const { balancer } of balancers) {
-      balancer.setHostile(false)
-      balancer.setGasPriceFactor(1n)
-    }
-  })))
+  }).pipe(
+    Effect.ensuring(
+      Effect.sync(() => {
+        for (const { balancer } of balancers) {
+          balancer.setHostile(false)
+          balancer.setGasPriceFactor(1n)
+        }
+      })
+    )
+  )

@@ -41,7 +41,11 @@ export interface ProviderOptions {
 export interface ProviderNode {
   readonly url: string
   /** Calls answered, calls refused by each window (and by a ban), bans begun. */
-  readonly stats: () => { readonly answered: number; readonly refused: ReadonlyMap<string, number>; readonly bans: number }
+  readonly stats: () => {
+    readonly answered: number
+    readonly refused: ReadonlyMap<string, number>
+    readonly bans: number
+  }
   /** Another user of the same key calls `perSecond` for `ms` (what it uses counts against the `all` windows; beyond them it bans the key). */
   readonly neighbour: (perSecond: number, ms: number) => void
 }
@@ -50,7 +54,7 @@ const methodOf = (call: ProviderCall) => rpcMethod(call.body) ?? call.path
 
 /** A provider's node in front of a real one, with the provider's limits and the node's own gaps. Closed with its scope. */
 export const startProviderNode = (options: ProviderOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // the start times of the calls each window counted, per window (and per method for "each method")
     const counted = new Map<string, Array<number>>()
     const refused = new Map<string, number>()
@@ -62,12 +66,12 @@ export const startProviderNode = (options: ProviderOptions) =>
       window.of === "all"
         ? window.label
         : call === undefined
-        ? undefined
-        : window.of === "each method"
-        ? `${window.label}:${methodOf(call)}`
-        : methodOf(call) === window.of.method
-        ? window.label
-        : undefined
+          ? undefined
+          : window.of === "each method"
+            ? `${window.label}:${methodOf(call)}`
+            : methodOf(call) === window.of.method
+              ? window.label
+              : undefined
     const recent = (key: string, now: number, ms: number) => {
       const times = counted.get(key) ?? []
       while (times.length > 0 && (times[0] ?? now) <= now - ms) times.shift()
@@ -75,7 +79,10 @@ export const startProviderNode = (options: ProviderOptions) =>
       return times
     }
     /** Admits the calls (undefined: the neighbour's one call) or names the window that refuses them and when it has room. */
-    const admit = (calls: ReadonlyArray<ProviderCall | undefined>, now: number): { readonly window: ProviderWindow; readonly key: string; readonly retryMs: number } | undefined => {
+    const admit = (
+      calls: ReadonlyArray<ProviderCall | undefined>,
+      now: number
+    ): { readonly window: ProviderWindow; readonly key: string; readonly retryMs: number } | undefined => {
       const wanted = new Map<string, { window: ProviderWindow; n: number }>()
       for (const call of calls) {
         for (const window of options.windows) {
@@ -85,30 +92,47 @@ export const startProviderNode = (options: ProviderOptions) =>
       }
       for (const [key, { window, n }] of wanted) {
         const times = recent(key, now, window.ms)
-        if (times.length + n > window.max) return { window, key, retryMs: Math.max(1, (times[0] ?? now) + window.ms - now) }
+        if (times.length + n > window.max)
+          return { window, key, retryMs: Math.max(1, (times[0] ?? now) + window.ms - now) }
       }
       for (const [key, { n }] of wanted) for (let i = 0; i < n; i++) counted.get(key)?.push(now)
       return undefined
     }
-    const banBody = () => JSON.stringify({ Success: false, Error: `The key exceeds the frequency limit, and the query server is suspended for ${banMs / 1000}s`, StatusCode: 403 })
+    const banBody = () =>
+      JSON.stringify({
+        Success: false,
+        Error: `The key exceeds the frequency limit, and the query server is suspended for ${banMs / 1000}s`,
+        StatusCode: 403
+      })
     const refuse = (label: string) => refused.set(label, (refused.get(label) ?? 0) + 1)
 
     const forward = async (path: string, body: unknown): Promise<unknown> => {
       const base = options.target()
       if (base === undefined) throw new Error("no node behind this provider yet")
-      const response = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      const response = await fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
       return response.json()
     }
     const one = async (call: ProviderCall): Promise<unknown> => {
       const own = options.answer?.(call)
-      const answer = own !== undefined ? own : options.rewrite === undefined ? await forward(call.path, call.body) : options.rewrite(call, await forward(call.path, call.body))
+      const answer =
+        own !== undefined
+          ? own
+          : options.rewrite === undefined
+            ? await forward(call.path, call.body)
+            : options.rewrite(call, await forward(call.path, call.body))
       options.onAnswer?.(call, answer)
       return answer
     }
 
     const server = http.createServer((req, res) => {
       onJsonRequest(req, (path, body) => {
-        const calls: ReadonlyArray<ProviderCall> = Array.isArray(body) ? body.map((b: unknown) => ({ path, body: b })) : [{ path, body }]
+        const calls: ReadonlyArray<ProviderCall> = Array.isArray(body)
+          ? body.map((b: unknown) => ({ path, body: b }))
+          : [{ path, body }]
         const now = Date.now()
         if (bannedUntil > now) {
           // a call during the ban is refused, and the ban starts again from it (a client must wait it out)
@@ -126,10 +150,21 @@ export const startProviderNode = (options: ProviderOptions) =>
             bannedUntil = now + banMs
             res.writeHead(403, { "content-type": "application/json" }).end(banBody())
           } else if (refusal.window.refusal === "429") {
-            res.writeHead(429, { "retry-after": String(Math.ceil(refusal.retryMs / 1000)), "content-type": "text/plain" }).end("Too many requests")
+            res
+              .writeHead(429, {
+                "retry-after": String(Math.ceil(refusal.retryMs / 1000)),
+                "content-type": "text/plain"
+              })
+              .end("Too many requests")
           } else {
-            const error = (call: ProviderCall) => ({ jsonrpc: "2.0", id: rpcId(call.body), error: { code: -32005, message: "limit exceeded" } })
-            res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? calls.map(error) : error(calls[0] ?? { path, body })))
+            const error = (call: ProviderCall) => ({
+              jsonrpc: "2.0",
+              id: rpcId(call.body),
+              error: { code: -32005, message: "limit exceeded" }
+            })
+            res
+              .writeHead(200, { "content-type": "application/json" })
+              .end(JSON.stringify(Array.isArray(body) ? calls.map(error) : error(calls[0] ?? { path, body })))
           }
           return
         }
@@ -144,21 +179,24 @@ export const startProviderNode = (options: ProviderOptions) =>
     const timers = new Set<NodeJS.Timeout>()
     const neighbour = (perSecond: number, ms: number) => {
       const until = Date.now() + ms
-      const timer = setInterval(() => {
-        const now = Date.now()
-        if (now >= until || bannedUntil > now) {
-          clearInterval(timer)
-          timers.delete(timer)
-          return
-        }
-        const refusal = admit([undefined], now)
-        if (refusal?.window.refusal === "ban") {
-          // the key is banned for everyone who uses it
-          refuse(`${refusal.window.label} (the neighbour)`)
-          bans += 1
-          bannedUntil = now + banMs
-        }
-      }, Math.max(1, Math.floor(1000 / perSecond)))
+      const timer = setInterval(
+        () => {
+          const now = Date.now()
+          if (now >= until || bannedUntil > now) {
+            clearInterval(timer)
+            timers.delete(timer)
+            return
+          }
+          const refusal = admit([undefined], now)
+          if (refusal?.window.refusal === "ban") {
+            // the key is banned for everyone who uses it
+            refuse(`${refusal.window.label} (the neighbour)`)
+            bans += 1
+            bannedUntil = now + banMs
+          }
+        },
+        Math.max(1, Math.floor(1000 / perSecond))
+      )
       timers.add(timer)
     }
     yield* Effect.addFinalizer(() => Effect.sync(() => timers.forEach(clearInterval)))

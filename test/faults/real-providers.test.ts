@@ -12,11 +12,15 @@ import { resultsTable, shareResult } from "./scenario-result.js"
 const settings = campaignSettings()
 
 describe(`real providers (${settings.mode}, seed ${settings.seed}; replay with FACET_FAULTS_SEED=${settings.seed}): the whole service as a process`, () => {
-  it.live("rate limits and bans (another application on the same key), per-method caps, a Solana node restarted from a snapshot before an archive, BSC's 128-block state, blooms matching by chance, the service restarted: every payment credited once within the bound, no indexer halted, /health names each limit, no rescan done over slots unread", () =>
-    Effect.gen(function*() {
-      const result = yield* realProvidersScenario({ seed: settings.seed, ...settings.realProviders })
-      shareResult(result)
-      console.log(resultsTable([result], `Real providers, ${settings.mode} mode, seed ${settings.seed}`))
-      expect(result.violations).toEqual([])
-    }), { timeout: 1_800_000 })
+  it.live(
+    "rate limits and bans (another application on the same key), per-method caps, a Solana node restarted from a snapshot before an archive, BSC's 128-block state, blooms matching by chance, the service restarted: every payment credited once within the bound, no indexer halted, /health names each limit, no rescan done over slots unread",
+    () =>
+      Effect.gen(function* () {
+        const result = yield* realProvidersScenario({ seed: settings.seed, ...settings.realProviders })
+        shareResult(result)
+        console.log(resultsTable([result], `Real providers, ${settings.mode} mode, seed ${settings.seed}`))
+        expect(result.violations).toEqual([])
+      }),
+    { timeout: 1_800_000 }
+  )
 })

@@ -9,7 +9,14 @@ import { readSharedResult, resultsTable } from "./scenario-result.js"
  * hostile-input suites at FACET_FUZZ_RUNS, in one vitest run; then one table of every suite's line
  * (each writes it to a shared directory) and vitest's exit code. FACET_FAULTS_REPORT keeps the table.
  */
-const SUITES = ["test/faults/faults.test.ts", "test/faults/money-out.test.ts", "test/faults/real-providers.test.ts", "http/fuzz.test.ts", "http/authorization.test.ts", "http/hostile-input.test.ts"]
+const SUITES = [
+  "test/faults/faults.test.ts",
+  "test/faults/money-out.test.ts",
+  "test/faults/real-providers.test.ts",
+  "http/fuzz.test.ts",
+  "http/authorization.test.ts",
+  "http/hostile-input.test.ts"
+]
 
 const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), "facet-faults-results-"))
 // the seed is chosen here so the table can name it (a long run explores a new one each time)
@@ -22,11 +29,20 @@ const env = {
   FACET_FUZZ_RUNS: process.env.FACET_FUZZ_RUNS ?? "500",
   FACET_FAULTS_RESULTS_DIR: resultsDir
 }
-const vitest = spawn(process.execPath, [path.join("node_modules", "vitest", "vitest.mjs"), "run", ...SUITES], { env, stdio: "inherit" })
+const vitest = spawn(process.execPath, [path.join("node_modules", "vitest", "vitest.mjs"), "run", ...SUITES], {
+  env,
+  stdio: "inherit"
+})
 vitest.on("exit", (code, signal) => {
-  const results = fs.readdirSync(resultsDir).sort().map((file) => readSharedResult(path.join(resultsDir, file)))
+  const results = fs
+    .readdirSync(resultsDir)
+    .sort()
+    .map((file) => readSharedResult(path.join(resultsDir, file)))
   fs.rmSync(resultsDir, { recursive: true, force: true })
-  const table = resultsTable(results, `Fault campaign, ${env.FACET_FAULTS_MODE} mode, seed ${seed} (replay: FACET_FAULTS_SEED=${seed}); every suite ${code === 0 ? "passed" : `did not pass (vitest exit ${code ?? signal})`}, the hostile-input list included`)
+  const table = resultsTable(
+    results,
+    `Fault campaign, ${env.FACET_FAULTS_MODE} mode, seed ${seed} (replay: FACET_FAULTS_SEED=${seed}); every suite ${code === 0 ? "passed" : `did not pass (vitest exit ${code ?? signal})`}, the hostile-input list included`
+  )
   console.log(`\n${table}\n`)
   if (report !== undefined) fs.writeFileSync(report, `${table}\n`)
   process.exitCode = code ?? 1

@@ -23,8 +23,10 @@ export const readSharedResult = (file: string): ScenarioResult =>
 
 /** The campaign's table, as Markdown (docs/reliability.md shows the long mode's). */
 export const resultsTable = (results: ReadonlyArray<ScenarioResult>, header: string): string => {
-  const rows = results.map((r) =>
-    `| ${r.scenario} | ${r.faults}${r.faultDetail === "" ? "" : ` (${r.faultDetail})`} | ${r.restarts} | ${r.requestsFuzzed} | ${r.payments} | ${r.violations.length} |`)
+  const rows = results.map(
+    (r) =>
+      `| ${r.scenario} | ${r.faults}${r.faultDetail === "" ? "" : ` (${r.faultDetail})`} | ${r.restarts} | ${r.requestsFuzzed} | ${r.payments} | ${r.violations.length} |`
+  )
   const details = results.flatMap((r) => r.violations.map((v) => `- ${r.scenario}: **${v.invariant}** — ${v.detail}`))
   return [
     header,

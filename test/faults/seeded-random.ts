@@ -27,6 +27,7 @@ export const seededRandom = (seed: number): Random => {
       if (item === undefined) throw new Error("pick from an empty list")
       return item
     },
-    fork: (label: string) => seededRandom([...label].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0, seed ^ 2166136261))
+    fork: (label: string) =>
+      seededRandom([...label].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0, seed ^ 2166136261))
   }
 }

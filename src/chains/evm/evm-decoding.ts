@@ -80,19 +80,21 @@ export const decodeTransferLogs = (
     if (currency === undefined || log.topics.length !== 3 || log.topics[0]?.toLowerCase() !== TRANSFER_TOPIC) return []
     const [, fromTopic, toTopic] = log.topics
     if (fromTopic === undefined || toTopic === undefined) return []
-    return [{
-      chain: "BEP20" as const,
-      currency,
-      txHash: log.transactionHash,
-      eventIndex: Number(big(log.logIndex)),
-      from: topicAddress(fromTopic),
-      to: topicAddress(toTopic),
-      amount: big(log.data === "0x" ? "0x0" : log.data),
-      blockNumber: big(log.blockNumber),
-      blockHash: log.blockHash,
-      parentHash: parentHashOf(log.blockHash),
-      success: true
-    }]
+    return [
+      {
+        chain: "BEP20" as const,
+        currency,
+        txHash: log.transactionHash,
+        eventIndex: Number(big(log.logIndex)),
+        from: topicAddress(fromTopic),
+        to: topicAddress(toTopic),
+        amount: big(log.data === "0x" ? "0x0" : log.data),
+        blockNumber: big(log.blockNumber),
+        blockHash: log.blockHash,
+        parentHash: parentHashOf(log.blockHash),
+        success: true
+      }
+    ]
   })
 
 /** Native value transfers of a block body; `succeeded` tells which transactions did not revert. */
@@ -103,19 +105,21 @@ export const decodeNativeTransfers = (
 ): ReadonlyArray<NormalizedTransfer> =>
   block.transactions.flatMap((tx) => {
     if (typeof tx === "string" || tx.to === null || big(tx.value) === 0n) return []
-    return [{
-      chain: "BEP20" as const,
-      currency: nativeCurrency,
-      txHash: tx.hash,
-      eventIndex: -1,
-      from: checksummed(tx.from.slice(2)),
-      to: checksummed(tx.to.slice(2)),
-      amount: big(tx.value),
-      blockNumber: big(block.number),
-      blockHash: block.hash,
-      parentHash: block.parentHash,
-      success: succeeded(tx.hash)
-    }]
+    return [
+      {
+        chain: "BEP20" as const,
+        currency: nativeCurrency,
+        txHash: tx.hash,
+        eventIndex: -1,
+        from: checksummed(tx.from.slice(2)),
+        to: checksummed(tx.to.slice(2)),
+        amount: big(tx.value),
+        blockNumber: big(block.number),
+        blockHash: block.hash,
+        parentHash: block.parentHash,
+        success: succeeded(tx.hash)
+      }
+    ]
   })
 
 export const blockHeader = (block: RawBlock): Omit<ChainBlock, "transfers"> => ({
@@ -148,30 +152,36 @@ export const CallFrameSchema: Schema.Schema<CallFrame> = Schema.Struct({
  * `debug_traceBlockByNumber` with the callTracer: one result per transaction, in block order, or the
  * reason the node could not trace that transaction (anvil: "Resource not found" for a state it lacks).
  */
-export const CallTracerBlock = Schema.Array(Schema.Union(
-  Schema.Struct({ txHash: Schema.optional(Schema.String), result: CallFrameSchema }),
-  Schema.Struct({ txHash: Schema.optional(Schema.String), error: Schema.String })
-))
+export const CallTracerBlock = Schema.Array(
+  Schema.Union(
+    Schema.Struct({ txHash: Schema.optional(Schema.String), result: CallFrameSchema }),
+    Schema.Struct({ txHash: Schema.optional(Schema.String), error: Schema.String })
+  )
+)
 
 /** `trace_block` (the parity namespace): every frame of every transaction, depth-first, with its path. */
-export const ParityBlock = Schema.Array(Schema.Struct({
-  type: Schema.String,
-  action: Schema.Struct({
-    from: Schema.optional(Schema.String),
-    to: Schema.optional(Schema.String),
-    value: Schema.optional(Schema.String),
-    callType: Schema.optional(Schema.String),
-    address: Schema.optional(Schema.String),
-    refundAddress: Schema.optional(Schema.String),
-    balance: Schema.optional(Schema.String)
-  }),
-  error: Schema.optional(Schema.String),
-  traceAddress: Schema.Array(Schema.Number),
-  transactionHash: Schema.optional(Schema.NullOr(Schema.String))
-}))
+export const ParityBlock = Schema.Array(
+  Schema.Struct({
+    type: Schema.String,
+    action: Schema.Struct({
+      from: Schema.optional(Schema.String),
+      to: Schema.optional(Schema.String),
+      value: Schema.optional(Schema.String),
+      callType: Schema.optional(Schema.String),
+      address: Schema.optional(Schema.String),
+      refundAddress: Schema.optional(Schema.String),
+      balance: Schema.optional(Schema.String)
+    }),
+    error: Schema.optional(Schema.String),
+    traceAddress: Schema.Array(Schema.Number),
+    transactionHash: Schema.optional(Schema.NullOr(Schema.String))
+  })
+)
 
 /** Parity traces of a block as call trees, one per transaction (the same shape the callTracer gives). */
-export const parityToFrames = (traces: typeof ParityBlock.Type): ReadonlyArray<{ readonly txHash: string; readonly result: CallFrame }> => {
+export const parityToFrames = (
+  traces: typeof ParityBlock.Type
+): ReadonlyArray<{ readonly txHash: string; readonly result: CallFrame }> => {
   const byTx = new Map<string, Array<(typeof traces)[number]>>()
   for (const t of traces) {
     if (t.transactionHash === undefined || t.transactionHash === null) continue
@@ -190,7 +200,9 @@ export const parityToFrames = (traces: typeof ParityBlock.Type): ReadonlyArray<{
   }
   return [...byTx].map(([txHash, list]) => {
     const build = (path: ReadonlyArray<number>): CallFrame | undefined => {
-      const self = list.find((t) => t.traceAddress.length === path.length && t.traceAddress.every((n, i) => n === path[i]))
+      const self = list.find(
+        (t) => t.traceAddress.length === path.length && t.traceAddress.every((n, i) => n === path[i])
+      )
       if (self === undefined) return undefined
       const children = list
         .filter((t) => t.traceAddress.length === path.length + 1 && path.every((n, i) => t.traceAddress[i] === n))
@@ -227,7 +239,12 @@ export const decodeInternalTransfers = (
         if (failed) continue
         const value = frame.value === undefined ? 0n : big(frame.value)
         const type = frame.type.toUpperCase()
-        if ((type === "CALL" || type === "SELFDESTRUCT") && value > 0n && frame.to !== undefined && /^0x[0-9a-fA-F]{40}$/.test(frame.to)) {
+        if (
+          (type === "CALL" || type === "SELFDESTRUCT") &&
+          value > 0n &&
+          frame.to !== undefined &&
+          /^0x[0-9a-fA-F]{40}$/.test(frame.to)
+        ) {
           out.push({
             chain: "BEP20",
             currency: nativeCurrency,

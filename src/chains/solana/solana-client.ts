@@ -4,7 +4,14 @@ import {
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync
 } from "@solana/spl-token"
-import { type BlockSignatures, Connection, PublicKey, SolanaJSONRPCError, SystemProgram, Transaction } from "@solana/web3.js"
+import {
+  type BlockSignatures,
+  Connection,
+  PublicKey,
+  SolanaJSONRPCError,
+  SystemProgram,
+  Transaction
+} from "@solana/web3.js"
 import { Effect, Option, Schema } from "effect"
 import { type KeyRef, Signer } from "../../keys/signer.js"
 import { makeBudgetedFetch, type NodeBudget, throttleCheck, UNLIMITED } from "../node-budget.js"
@@ -68,7 +75,7 @@ const publicKey = (value: string) => {
  * automatic re-sends.
  */
 export const makeSolanaClient = (settings: SolanaSettings) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const signer = yield* Signer
     const budget = settings.budget ?? UNLIMITED
     const budgeted = makeBudgetedFetch(budget)
@@ -89,20 +96,28 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
     const currencyOfMint = new Map([...settings.tokens].map(([currency, token]) => [token.mint, currency]))
 
     // the newest slot with a block to read: processed slots may still change and have none yet
-    const head = Effect.tryPromise({ try: () => connection.getSlot("confirmed"), catch: rpcError("getSlot") }).pipe(Effect.map(BigInt))
-    const finalized = Effect.tryPromise({ try: () => connection.getSlot("finalized"), catch: rpcError("getSlot") }).pipe(Effect.map(BigInt))
+    const head = Effect.tryPromise({ try: () => connection.getSlot("confirmed"), catch: rpcError("getSlot") }).pipe(
+      Effect.map(BigInt)
+    )
+    const finalized = Effect.tryPromise({
+      try: () => connection.getSlot("finalized"),
+      catch: rpcError("getSlot")
+    }).pipe(Effect.map(BigInt))
     const genesis = Effect.tryPromise({ try: () => connection.getGenesisHash(), catch: rpcError("getGenesisHash") })
 
     /** A block and the slot of its parent (the slots between them were skipped). */
-    const fetchBlock = (slot: bigint): Effect.Effect<{ readonly block: ChainBlock; readonly parentSlot: bigint }, ChainRpcError> =>
+    const fetchBlock = (
+      slot: bigint
+    ): Effect.Effect<{ readonly block: ChainBlock; readonly parentSlot: bigint }, ChainRpcError> =>
       Effect.tryPromise({
-        try: () => connection.getParsedBlock(Number(slot), {
-          maxSupportedTransactionVersion: 0,
-          // "accounts" is jsonParsed's lighter detail level: account keys, signatures and balances, no instructions
-          transactionDetails: "accounts",
-          rewards: false,
-          commitment: "confirmed"
-        }),
+        try: () =>
+          connection.getParsedBlock(Number(slot), {
+            maxSupportedTransactionVersion: 0,
+            // "accounts" is jsonParsed's lighter detail level: account keys, signatures and balances, no instructions
+            transactionDetails: "accounts",
+            rewards: false,
+            commitment: "confirmed"
+          }),
         catch: (cause) => cause
       }).pipe(
         Effect.map((block) => {
@@ -113,17 +128,23 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
                 signatures: entry.transaction.signatures,
                 message: { accountKeys: entry.transaction.accountKeys.map((k) => ({ pubkey: k.pubkey.toBase58() })) }
               },
-              meta: entry.meta === null ? null : {
-                err: entry.meta.err,
-                preBalances: entry.meta.preBalances,
-                postBalances: entry.meta.postBalances,
-                preTokenBalances: entry.meta.preTokenBalances ?? null,
-                postTokenBalances: entry.meta.postTokenBalances ?? null
-              }
+              meta:
+                entry.meta === null
+                  ? null
+                  : {
+                      err: entry.meta.err,
+                      preBalances: entry.meta.preBalances,
+                      postBalances: entry.meta.postBalances,
+                      preTokenBalances: entry.meta.preTokenBalances ?? null,
+                      postTokenBalances: entry.meta.postTokenBalances ?? null
+                    }
             }
             return decodeSolanaTransaction(tx, header, (mint) => currencyOfMint.get(mint))
           })
-          return { block: { ...header, timestamp: block.blockTime ?? 0, transfers }, parentSlot: BigInt(block.parentSlot) }
+          return {
+            block: { ...header, timestamp: block.blockTime ?? 0, transfers },
+            parentSlot: BigInt(block.parentSlot)
+          }
         }),
         Effect.mapError(rpcError(`getBlock ${slot}`))
       )
@@ -135,15 +156,28 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
      */
     let ledgerStart: { readonly slot: bigint; readonly at: number } | undefined
     const firstAvailable = (from: bigint) =>
-      ledgerStart !== undefined && Date.now() - ledgerStart.at < 60_000 && from >= ledgerStart.slot + LEDGER_START_MARGIN
+      ledgerStart !== undefined &&
+      Date.now() - ledgerStart.at < 60_000 &&
+      from >= ledgerStart.slot + LEDGER_START_MARGIN
         ? Effect.succeed(ledgerStart.slot)
-        : Effect.tryPromise({ try: () => connection.getFirstAvailableBlock(), catch: rpcError("getFirstAvailableBlock") }).pipe(
-          Effect.map(BigInt),
-          Effect.tap((slot) => Effect.sync(() => { ledgerStart = { slot, at: Date.now() } })))
+        : Effect.tryPromise({
+            try: () => connection.getFirstAvailableBlock(),
+            catch: rpcError("getFirstAvailableBlock")
+          }).pipe(
+            Effect.map(BigInt),
+            Effect.tap((slot) =>
+              Effect.sync(() => {
+                ledgerStart = { slot, at: Date.now() }
+              })
+            )
+          )
 
     /** The read's failure when the node does not hold the whole range: which slots, and what to do. */
     const notHeld = (from: bigint, to: bigint, why: string) =>
-      new ChainRpcError({ chain: "SOLANA", message: `slots ${from}–${to} cannot be read from this node: ${why}; a node that keeps them (an archive, or one with longer ledger retention) must read them` })
+      new ChainRpcError({
+        chain: "SOLANA",
+        message: `slots ${from}–${to} cannot be read from this node: ${why}; a node that keeps them (an archive, or one with longer ledger retention) must read them`
+      })
 
     /**
      * The produced slots of the range come from `getBlocks`; each of them must then be readable, and the
@@ -154,23 +188,43 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
      * (-32007 after a snapshot jump, -32009 missing in long-term storage) fails the batch the same way.
      */
     const blocks = (from: bigint, to: bigint) =>
-      Effect.gen(function*() {
-        const listed = yield* Effect.tryPromise({ try: () => connection.getBlocks(Number(from), Number(to), "confirmed"), catch: rpcError("getBlocks") })
-        const read = yield* Effect.forEach(listed.filter((s) => s >= Number(from) && s <= Number(to)), (s) => fetchBlock(BigInt(s)), { concurrency: 8 })
+      Effect.gen(function* () {
+        const listed = yield* Effect.tryPromise({
+          try: () => connection.getBlocks(Number(from), Number(to), "confirmed"),
+          catch: rpcError("getBlocks")
+        })
+        const read = yield* Effect.forEach(
+          listed.filter((s) => s >= Number(from) && s <= Number(to)),
+          (s) => fetchBlock(BigInt(s)),
+          { concurrency: 8 }
+        )
         const first = read[0]
         if (first === undefined || first.block.number > from) {
           const start = yield* firstAvailable(from)
-          if (from < start) return yield* notHeld(from, start - 1n < to ? start - 1n : to, `its ledger starts at slot ${start} (getFirstAvailableBlock)`)
+          if (from < start)
+            return yield* notHeld(
+              from,
+              start - 1n < to ? start - 1n : to,
+              `its ledger starts at slot ${start} (getFirstAvailableBlock)`
+            )
         }
         for (const [i, { block, parentSlot }] of read.entries()) {
           const previous = read[i - 1]?.block
           if (previous !== undefined && parentSlot === previous.number && block.parentHash !== previous.hash) {
-            return yield* new ChainRpcError({ chain: "SOLANA", message: `slot ${block.number} does not extend slot ${previous.number} as read (a fork while the range was read); read it again` })
+            return yield* new ChainRpcError({
+              chain: "SOLANA",
+              message: `slot ${block.number} does not extend slot ${previous.number} as read (a fork while the range was read); read it again`
+            })
           }
           // a block naming itself as its parent has none (the genesis block): nothing before it to leave out
-          const linked = previous === undefined ? parentSlot < from || parentSlot === block.number : parentSlot === previous.number
+          const linked =
+            previous === undefined ? parentSlot < from || parentSlot === block.number : parentSlot === previous.number
           if (!linked) {
-            return yield* notHeld(previous === undefined ? from : previous.number + 1n, block.number - 1n, `slot ${block.number}'s parent is slot ${parentSlot}, which its answer does not hold`)
+            return yield* notHeld(
+              previous === undefined ? from : previous.number + 1n,
+              block.number - 1n,
+              `slot ${block.number}'s parent is slot ${parentSlot}, which its answer does not hold`
+            )
           }
         }
         return read.map((r) => r.block)
@@ -178,27 +232,42 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
 
     /** At a commitment, with the slot the node answered at (the token account's, when there is one). */
     const balanceAt = (owner: string, currency: string, commitment: "confirmed" | "finalized") =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = publicKey(owner)
-        if (Option.isNone(key)) return yield* new ChainRpcError({ chain: "SOLANA", message: `not a Solana address: ${owner}` })
+        if (Option.isNone(key))
+          return yield* new ChainRpcError({ chain: "SOLANA", message: `not a Solana address: ${owner}` })
         if (currency === NATIVE) {
-          const native = yield* Effect.tryPromise({ try: () => connection.getBalanceAndContext(key.value, commitment), catch: rpcError("getBalance") })
+          const native = yield* Effect.tryPromise({
+            try: () => connection.getBalanceAndContext(key.value, commitment),
+            catch: rpcError("getBalance")
+          })
           return { balance: BigInt(native.value), height: BigInt(native.context.slot) }
         }
         const token = settings.tokens.get(currency)
-        if (token === undefined) return yield* new ChainRpcError({ chain: "SOLANA", message: `no mint configured for ${currency}` })
+        if (token === undefined)
+          return yield* new ChainRpcError({ chain: "SOLANA", message: `no mint configured for ${currency}` })
         const ata = getAssociatedTokenAddressSync(new PublicKey(token.mint), key.value, true)
-        const exists = yield* Effect.tryPromise({ try: () => connection.getAccountInfoAndContext(ata, commitment), catch: rpcError("getAccountInfo") })
+        const exists = yield* Effect.tryPromise({
+          try: () => connection.getAccountInfoAndContext(ata, commitment),
+          catch: rpcError("getAccountInfo")
+        })
         if (exists.value === null) return { balance: 0n, height: BigInt(exists.context.slot) }
-        const amount = yield* Effect.tryPromise({ try: () => connection.getTokenAccountBalance(ata, commitment), catch: rpcError("getTokenAccountBalance") })
+        const amount = yield* Effect.tryPromise({
+          try: () => connection.getTokenAccountBalance(ata, commitment),
+          catch: rpcError("getTokenAccountBalance")
+        })
         return { balance: BigInt(amount.value.amount), height: BigInt(amount.context.slot) }
       })
-    const balance = (owner: string, currency: string) => Effect.map(balanceAt(owner, currency, "confirmed"), (b) => b.balance)
+    const balance = (owner: string, currency: string) =>
+      Effect.map(balanceAt(owner, currency, "confirmed"), (b) => b.balance)
     const finalBalance = (owner: string, currency: string) => balanceAt(owner, currency, "finalized")
 
     const keyAddress = (ref: KeyRef) =>
       Effect.flatMap(signer.deriveAddresses("SOLANA", ref.account, [ref.index]), ([key]) =>
-        key === undefined ? Effect.die(new Error("the signer derived no address")) : Effect.succeed(new PublicKey(key.address)))
+        key === undefined
+          ? Effect.die(new Error("the signer derived no address"))
+          : Effect.succeed(new PublicKey(key.address))
+      )
 
     /**
      * A legacy transaction signed by the sender and, when another key pays (custody's sweeps: the platform
@@ -206,28 +275,50 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
      * account. It carries a recent blockhash, and its lastValidBlockHeight bounds when it can land.
      */
     const prepare = (request: TransferRequest) =>
-      Effect.gen(function*() {
-        if (request.from.family !== "SOLANA") return yield* new TransferRejected({ chain: "SOLANA", message: "Solana transfers need a Solana key" })
+      Effect.gen(function* () {
+        if (request.from.family !== "SOLANA")
+          return yield* new TransferRejected({ chain: "SOLANA", message: "Solana transfers need a Solana key" })
         const to = publicKey(request.to)
-        if (Option.isNone(to)) return yield* new TransferRejected({ chain: "SOLANA", message: `not a Solana address: ${request.to}` })
+        if (Option.isNone(to))
+          return yield* new TransferRejected({ chain: "SOLANA", message: `not a Solana address: ${request.to}` })
         const from = yield* keyAddress(request.from)
         const payerRef = request.feePayer ?? request.from
-        if (payerRef.family !== "SOLANA") return yield* new TransferRejected({ chain: "SOLANA", message: "the fee payer needs a Solana key" })
+        if (payerRef.family !== "SOLANA")
+          return yield* new TransferRejected({ chain: "SOLANA", message: "the fee payer needs a Solana key" })
         const payer = yield* keyAddress(payerRef)
-        const latest = yield* Effect.tryPromise({ try: () => connection.getLatestBlockhash("confirmed"), catch: rpcError("getLatestBlockhash") })
-        const tx = new Transaction({ feePayer: payer, blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight })
+        const latest = yield* Effect.tryPromise({
+          try: () => connection.getLatestBlockhash("confirmed"),
+          catch: rpcError("getLatestBlockhash")
+        })
+        const tx = new Transaction({
+          feePayer: payer,
+          blockhash: latest.blockhash,
+          lastValidBlockHeight: latest.lastValidBlockHeight
+        })
         let rent = 0n
         if (request.currency === NATIVE) {
           tx.add(SystemProgram.transfer({ fromPubkey: from, toPubkey: to.value, lamports: request.amount }))
         } else {
           const token = settings.tokens.get(request.currency)
-          if (token === undefined) return yield* new TransferRejected({ chain: "SOLANA", message: `no mint configured for ${request.currency}` })
+          if (token === undefined)
+            return yield* new TransferRejected({
+              chain: "SOLANA",
+              message: `no mint configured for ${request.currency}`
+            })
           const mint = new PublicKey(token.mint)
           const source = getAssociatedTokenAddressSync(mint, from, true)
           const destination = getAssociatedTokenAddressSync(mint, to.value, true)
-          const exists = yield* Effect.tryPromise({ try: () => connection.getAccountInfo(destination, "confirmed"), catch: rpcError("getAccountInfo") })
+          const exists = yield* Effect.tryPromise({
+            try: () => connection.getAccountInfo(destination, "confirmed"),
+            catch: rpcError("getAccountInfo")
+          })
           if (exists === null) {
-            rent = BigInt(yield* Effect.tryPromise({ try: () => connection.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE), catch: rpcError("getMinimumBalanceForRentExemption") }))
+            rent = BigInt(
+              yield* Effect.tryPromise({
+                try: () => connection.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE),
+                catch: rpcError("getMinimumBalanceForRentExemption")
+              })
+            )
           }
           // the recipient's associated token account is created in the same transaction when missing
           tx.add(
@@ -235,8 +326,15 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
             createTransferCheckedInstruction(source, mint, destination, from, request.amount, token.decimals)
           )
         }
-        const signers = payer.equals(from) ? [[request.from, from] as const] : [[payerRef, payer] as const, [request.from, from] as const]
-        yield* checkFeeCap("SOLANA", request.feeCap, BigInt(LAMPORTS_PER_SIGNATURE * signers.length) + rent, BigInt(LAMPORTS_PER_SIGNATURE))
+        const signers = payer.equals(from)
+          ? [[request.from, from] as const]
+          : [[payerRef, payer] as const, [request.from, from] as const]
+        yield* checkFeeCap(
+          "SOLANA",
+          request.feeCap,
+          BigInt(LAMPORTS_PER_SIGNATURE * signers.length) + rent,
+          BigInt(LAMPORTS_PER_SIGNATURE)
+        )
         const message = tx.serializeMessage()
         for (const [ref, key] of signers) tx.addSignature(key, Buffer.from(yield* signer.signMessage(ref, message)))
         const signature = tx.signature
@@ -256,7 +354,8 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
     // preflight on: a transfer the bank would refuse (no funds, no token account) is refused before it is sent
     const broadcast = (raw: string): Effect.Effect<void, ChainRpcError | TransferRejected> =>
       Effect.tryPromise({
-        try: () => sendingConnection.sendRawTransaction(Buffer.from(raw, "base64"), { skipPreflight: false, maxRetries: 0 }),
+        try: () =>
+          sendingConnection.sendRawTransaction(Buffer.from(raw, "base64"), { skipPreflight: false, maxRetries: 0 }),
         catch: (cause) => cause
       }).pipe(
         Effect.asVoid,
@@ -273,14 +372,19 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
 
     /** An answer that the node has no such block: skipped, pruned (-32007, -32009), not yet (-32004), or none. */
     const noSuchBlock = (cause: unknown) =>
-      cause instanceof SolanaJSONRPCError && (cause.code === -32004 || cause.code === -32007 || cause.code === -32009) ||
+      (cause instanceof SolanaJSONRPCError &&
+        (cause.code === -32004 || cause.code === -32007 || cause.code === -32009)) ||
       (cause instanceof Error && /not found/i.test(cause.message))
 
     /** A final block's signatures and links, or none where the node does not have it (skipped, pruned, not final). */
     const finalBlock = (slot: number) =>
       Effect.tryPromise({ try: () => connection.getBlockSignatures(slot, "finalized"), catch: (cause) => cause }).pipe(
         Effect.map((block) => Option.some(block)),
-        Effect.catchAll((cause) => (noSuchBlock(cause) ? Effect.succeed(Option.none<BlockSignatures>()) : Effect.fail(rpcError(`getBlock ${slot}`)(cause))))
+        Effect.catchAll((cause) =>
+          noSuchBlock(cause)
+            ? Effect.succeed(Option.none<BlockSignatures>())
+            : Effect.fail(rpcError(`getBlock ${slot}`)(cause))
+        )
       )
 
     /**
@@ -290,16 +394,30 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
      */
     const blockHash = (slot: bigint) =>
       Effect.tryPromise({
-        try: () => connection.getBlock(Number(slot), { commitment: "finalized", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 }),
+        try: () =>
+          connection.getBlock(Number(slot), {
+            commitment: "finalized",
+            transactionDetails: "none",
+            rewards: false,
+            maxSupportedTransactionVersion: 0
+          }),
         catch: (cause) => cause
       }).pipe(
         Effect.map((block) => Option.map(Option.fromNullable(block), (b) => b.blockhash)),
-        Effect.catchAll((cause) => (noSuchBlock(cause) ? Effect.succeed(Option.none<string>()) : Effect.fail(rpcError(`getBlock ${slot}`)(cause))))
+        Effect.catchAll((cause) =>
+          noSuchBlock(cause) ? Effect.succeed(Option.none<string>()) : Effect.fail(rpcError(`getBlock ${slot}`)(cause))
+        )
       )
 
     const heightOf = (slot: number) =>
       Effect.tryPromise({
-        try: () => connection.getBlock(slot, { commitment: "finalized", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 }),
+        try: () =>
+          connection.getBlock(slot, {
+            commitment: "finalized",
+            transactionDetails: "none",
+            rewards: false,
+            maxSupportedTransactionVersion: 0
+          }),
         catch: rpcError(`getBlock ${slot}`)
       }).pipe(
         Effect.flatMap((block) => Schema.decodeUnknown(BlockHeight)(block)),
@@ -314,11 +432,17 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
      * was signed with — every block it could have landed in.
      */
     const landing = (window: LandingWindow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (Option.isNone(window.validUntil)) return LandingEvidence.Open()
         const lastValid = Number(window.validUntil.value)
-        const recent = yield* Effect.try({ try: () => Transaction.from(Buffer.from(window.raw, "base64")).recentBlockhash, catch: rpcError("stored transaction") })
-        let slot: number = yield* Effect.tryPromise({ try: () => connection.getSlot("finalized"), catch: rpcError("getSlot") })
+        const recent = yield* Effect.try({
+          try: () => Transaction.from(Buffer.from(window.raw, "base64")).recentBlockhash,
+          catch: rpcError("stored transaction")
+        })
+        let slot: number = yield* Effect.tryPromise({
+          try: () => connection.getSlot("finalized"),
+          catch: rpcError("getSlot")
+        })
         const finalHeight = (yield* heightOf(slot)).blockHeight
         if (finalHeight === null || finalHeight <= lastValid) return LandingEvidence.Open()
         let height: number = finalHeight
@@ -328,7 +452,12 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           const over: number = height - lastValid - 1
           // nodes list at most 500,000 slots at once: the first produced slot is in the range's start anyway
           const produced: ReadonlyArray<number> = yield* Effect.tryPromise({
-            try: () => connection.getBlocks(slot - over, Math.min(slot - 1, slot - over + MAX_GET_BLOCKS_RANGE - 1), "finalized"),
+            try: () =>
+              connection.getBlocks(
+                slot - over,
+                Math.min(slot - 1, slot - over + MAX_GET_BLOCKS_RANGE - 1),
+                "finalized"
+              ),
             catch: rpcError("getBlocks")
           })
           const first = produced[0]
@@ -341,16 +470,29 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         const limit = height - lastValid + MAX_BLOCKHASH_AGE_BLOCKS + 150
         let block = yield* finalBlock(slot)
         for (let read = 0; ; read++) {
-          if (Option.isNone(block)) return LandingEvidence.Unproven({ reason: `final block ${slot}, within its validity window, cannot be read from the node` })
-          if (block.value.signatures.includes(window.txHash)) return LandingEvidence.Landed({ blockNumber: BigInt(slot) })
+          if (Option.isNone(block))
+            return LandingEvidence.Unproven({
+              reason: `final block ${slot}, within its validity window, cannot be read from the node`
+            })
+          if (block.value.signatures.includes(window.txHash))
+            return LandingEvidence.Landed({ blockNumber: BigInt(slot) })
           // nothing before the block of its blockhash can hold it (checked after: the devnet's own block may)
-          if (block.value.blockhash === recent) return LandingEvidence.NeverLanded({ blocks: read + 1, proof: `every final block of its validity window read (${read + 1}): in none` })
-          if (read >= limit) return LandingEvidence.Unproven({ reason: `its blockhash ${recent} is not among the ${read} final blocks before slot ${slot}` })
+          if (block.value.blockhash === recent)
+            return LandingEvidence.NeverLanded({
+              blocks: read + 1,
+              proof: `every final block of its validity window read (${read + 1}): in none`
+            })
+          if (read >= limit)
+            return LandingEvidence.Unproven({
+              reason: `its blockhash ${recent} is not among the ${read} final blocks before slot ${slot}`
+            })
           const child = block.value
           slot = child.parentSlot
           block = yield* finalBlock(slot)
           if (Option.isSome(block) && block.value.blockhash !== child.previousBlockhash) {
-            return LandingEvidence.Unproven({ reason: `block ${slot} is not the parent its child names (nodes disagree on final blocks)` })
+            return LandingEvidence.Unproven({
+              reason: `block ${slot} is not the parent its child names (nodes disagree on final blocks)`
+            })
           }
         }
       })
@@ -360,20 +502,26 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
      * payer, and the rent of the recipient's token account when it does not exist yet.
      */
     const feeEstimate = (request: { readonly to: string; readonly currency: string; readonly sponsored: boolean }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const signatures = BigInt(LAMPORTS_PER_SIGNATURE * (request.sponsored ? 2 : 1))
         const token = settings.tokens.get(request.currency)
         const owner = publicKey(request.to)
         if (request.currency === NATIVE || token === undefined || Option.isNone(owner)) return signatures
         const account = getAssociatedTokenAddressSync(new PublicKey(token.mint), owner.value, true)
-        const exists = yield* Effect.tryPromise({ try: () => connection.getAccountInfo(account, "confirmed"), catch: rpcError("getAccountInfo") })
+        const exists = yield* Effect.tryPromise({
+          try: () => connection.getAccountInfo(account, "confirmed"),
+          catch: rpcError("getAccountInfo")
+        })
         if (exists !== null) return signatures
-        const rent = yield* Effect.tryPromise({ try: () => connection.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE), catch: rpcError("getMinimumBalanceForRentExemption") })
+        const rent = yield* Effect.tryPromise({
+          try: () => connection.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE),
+          catch: rpcError("getMinimumBalanceForRentExemption")
+        })
         return signatures + BigInt(rent)
       })
 
     const transaction = (signature: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const statuses = yield* Effect.tryPromise({
           try: () => connection.getSignatureStatuses([signature], { searchTransactionHistory: true }),
           catch: rpcError("getSignatureStatuses")
@@ -382,7 +530,8 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         if (status === null || status === undefined) return Option.none()
         const tip = yield* head
         const included = yield* Effect.tryPromise({
-          try: () => connection.getParsedTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 }),
+          try: () =>
+            connection.getParsedTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 }),
           catch: rpcError("getTransaction")
         })
         return Option.some({
@@ -396,8 +545,30 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
     const tip = Effect.map(Effect.all([head, finalized], { concurrency: 2 }), ([h, f]) => ({ head: h, finalized: f }))
 
     const finalInclusion = (signature: string, slot: bigint) =>
-      Effect.map(finalBlock(Number(slot)), Option.exists((b) => b.signatures.includes(signature)))
+      Effect.map(
+        finalBlock(Number(slot)),
+        Option.exists((b) => b.signatures.includes(signature))
+      )
 
     const nodeChecks = throttleCheck("SOLANA", budget, budgeted.state)
-    return { chain: "SOLANA", skipsNumbers: true, nodeChecks, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    return {
+      chain: "SOLANA",
+      skipsNumbers: true,
+      nodeChecks,
+      genesis,
+      head,
+      finalized,
+      tip,
+      blockHash,
+      finalInclusion,
+      blocks,
+      balance,
+      finalBalance,
+      prepare,
+      broadcast,
+      landing,
+      feeEstimate,
+      finalNonce: () => Effect.succeed(0n),
+      transaction
+    } satisfies ChainClient
   })

@@ -17,14 +17,18 @@ export const SolanaTransaction = Schema.Struct({
     signatures: Schema.Array(Schema.String),
     message: Schema.Struct({ accountKeys: Schema.Array(AccountKey) })
   }),
-  meta: Schema.NullOr(Schema.Struct({
-    err: Schema.Unknown,
-    preBalances: Schema.Array(Schema.Number),
-    postBalances: Schema.Array(Schema.Number),
-    preTokenBalances: Schema.optional(Schema.NullOr(Schema.Array(TokenBalance))),
-    postTokenBalances: Schema.optional(Schema.NullOr(Schema.Array(TokenBalance))),
-    loadedAddresses: Schema.optional(Schema.NullOr(Schema.Struct({ writable: Schema.Array(Schema.String), readonly: Schema.Array(Schema.String) })))
-  }))
+  meta: Schema.NullOr(
+    Schema.Struct({
+      err: Schema.Unknown,
+      preBalances: Schema.Array(Schema.Number),
+      postBalances: Schema.Array(Schema.Number),
+      preTokenBalances: Schema.optional(Schema.NullOr(Schema.Array(TokenBalance))),
+      postTokenBalances: Schema.optional(Schema.NullOr(Schema.Array(TokenBalance))),
+      loadedAddresses: Schema.optional(
+        Schema.NullOr(Schema.Struct({ writable: Schema.Array(Schema.String), readonly: Schema.Array(Schema.String) }))
+      )
+    })
+  )
 })
 export type SolanaTransaction = typeof SolanaTransaction.Type
 
@@ -48,7 +52,14 @@ const keysOf = (tx: SolanaTransaction): ReadonlyArray<string> => {
 
 const isAssociatedAccount = (account: string, owner: string, mint: string, programId: string): boolean => {
   try {
-    return getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(owner), true, new PublicKey(programId)).toBase58() === account
+    return (
+      getAssociatedTokenAddressSync(
+        new PublicKey(mint),
+        new PublicKey(owner),
+        true,
+        new PublicKey(programId)
+      ).toBase58() === account
+    )
   } catch {
     return false
   }
@@ -75,7 +86,14 @@ export const decodeSolanaTransaction = (
   if (!success) return []
   const keys = keysOf(tx)
   const feePayer = keys[0] ?? ""
-  const base = { chain: "SOLANA" as const, txHash: signature, blockNumber: slot.number, blockHash: slot.hash, parentHash: slot.parentHash, success }
+  const base = {
+    chain: "SOLANA" as const,
+    txHash: signature,
+    blockNumber: slot.number,
+    blockHash: slot.hash,
+    parentHash: slot.parentHash,
+    success
+  }
   const transfers: Array<NormalizedTransfer> = []
 
   const pre = new Map((meta.preTokenBalances ?? []).map((b) => [b.accountIndex, b]))
@@ -85,9 +103,21 @@ export const decodeSolanaTransaction = (
     const account = keys[after.accountIndex]
     if (currency === undefined || account === undefined || after.owner === undefined) continue
     const delta = BigInt(after.uiTokenAmount.amount) - BigInt(pre.get(after.accountIndex)?.uiTokenAmount.amount ?? "0")
-    if (delta <= 0n || !isAssociatedAccount(account, after.owner, after.mint, after.programId ?? TOKEN_PROGRAM)) continue
-    const source = post.find((b) => b.mint === after.mint && BigInt(b.uiTokenAmount.amount) < BigInt(pre.get(b.accountIndex)?.uiTokenAmount.amount ?? "0"))
-    transfers.push({ ...base, currency, eventIndex: after.accountIndex, from: source?.owner ?? feePayer, to: after.owner, amount: delta })
+    if (delta <= 0n || !isAssociatedAccount(account, after.owner, after.mint, after.programId ?? TOKEN_PROGRAM))
+      continue
+    const source = post.find(
+      (b) =>
+        b.mint === after.mint &&
+        BigInt(b.uiTokenAmount.amount) < BigInt(pre.get(b.accountIndex)?.uiTokenAmount.amount ?? "0")
+    )
+    transfers.push({
+      ...base,
+      currency,
+      eventIndex: after.accountIndex,
+      from: source?.owner ?? feePayer,
+      to: after.owner,
+      amount: delta
+    })
   }
 
   const tokenAccounts = new Set([...(meta.preTokenBalances ?? []), ...post].map((b) => b.accountIndex))

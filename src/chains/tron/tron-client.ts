@@ -16,7 +16,14 @@ import {
 import { endpointLabel } from "../failover-client.js"
 import { makeBudgetedFetch, type NodeBudget, throttleCheck, UNLIMITED } from "../node-budget.js"
 import type { NodeHeaders } from "../node-headers.js"
-import { decodeInternalTrxTransfers, decodeTrc20Transfers, decodeTrxTransfers, TronBlock, TronTransaction, TronTransactionInfo } from "./tron-decoding.js"
+import {
+  decodeInternalTrxTransfers,
+  decodeTrc20Transfers,
+  decodeTrxTransfers,
+  TronBlock,
+  TronTransaction,
+  TronTransactionInfo
+} from "./tron-decoding.js"
 
 export interface TronSettings {
   /** Full node HTTP API base URL; `/walletsolidity` is asked on the same host. */
@@ -43,13 +50,25 @@ export interface TronSettings {
 const NATIVE = "TRX"
 /** How far the reference block's time may be from the signing time (it is the head block when signed). */
 const REFERENCE_CLOCK_SLACK_MS = 10 * 60_000
-const BlockNumber = Schema.Struct({ block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.optionalWith(Schema.Number, { default: () => 0 }) }) }) })
+const BlockNumber = Schema.Struct({
+  block_header: Schema.Struct({
+    raw_data: Schema.Struct({ number: Schema.optionalWith(Schema.Number, { default: () => 0 }) })
+  })
+})
 /** A `getblock` answer: its header must be there (a node that does not know the API answers otherwise). */
-const BlockHeader = Schema.Struct({ blockID: Schema.String, block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.Number }) }) })
+const BlockHeader = Schema.Struct({
+  blockID: Schema.String,
+  block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.Number }) })
+})
 const Account = Schema.Struct({ address: Schema.optional(Schema.String), balance: Schema.optional(Schema.Number) })
-const ConstantResult = Schema.Struct({ constant_result: Schema.optional(Schema.Array(Schema.String)), energy_used: Schema.optional(Schema.Number) })
+const ConstantResult = Schema.Struct({
+  constant_result: Schema.optional(Schema.Array(Schema.String)),
+  energy_used: Schema.optional(Schema.Number)
+})
 const ChainParameters = Schema.Struct({
-  chainParameter: Schema.optional(Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.optional(Schema.Number) })))
+  chainParameter: Schema.optional(
+    Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.optional(Schema.Number) }))
+  )
 })
 const SignedJson = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 /** Bandwidth a transfer's bytes take, rounded up (a signed TRX transfer is ~270 bytes, a TRC20 call ~345). */
@@ -61,16 +80,18 @@ const BroadcastResult = Schema.Struct({
 })
 /** `gettransactioninfobyid`'s answer for an unknown (or not yet executed) transaction: an empty object. */
 const NoTransactionInfo = Schema.Record({ key: Schema.String, value: Schema.Never })
-const TxById = Schema.Struct({ txID: Schema.optional(Schema.String), ret: Schema.optional(Schema.Array(Schema.Struct({ contractRet: Schema.optional(Schema.String) }))) })
+const TxById = Schema.Struct({
+  txID: Schema.optional(Schema.String),
+  ret: Schema.optional(Schema.Array(Schema.Struct({ contractRet: Schema.optional(Schema.String) })))
+})
 const BuiltTrigger = Schema.Struct({ transaction: TronTransaction })
 const TronInfos = Schema.Array(TronTransactionInfo)
 
 const rpcError = (what: string) => (cause: unknown) =>
   new ChainRpcError({ chain: "TRC20", message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
-
 const decodeHexMessage = (message: string | undefined) =>
-  message !== undefined && /^[0-9a-f]+$/i.test(message) ? Buffer.from(message, "hex").toString("utf8") : message ?? ""
+  message !== undefined && /^[0-9a-f]+$/i.test(message) ? Buffer.from(message, "hex").toString("utf8") : (message ?? "")
 
 /**
  * TRON over its HTTP API with tronweb: blocks by number with one transaction-info call per block
@@ -79,7 +100,7 @@ const decodeHexMessage = (message: string | undefined) =>
  * reference block (tronweb `txLocal` + `blockHeader`), signed by the Signer and broadcast.
  */
 export const makeTronClient = (settings: TronSettings) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const signer = yield* Signer
     // tronweb only builds transactions here (offline, against a reference block); every call to the node
     // goes through the node's budget
@@ -104,7 +125,12 @@ export const makeTronClient = (settings: TronSettings) =>
         },
         catch: rpcError(path)
       })
-    const post = <A, I>(path: string, payload: Record<string, unknown>, schema: Schema.Schema<A, I>, mode: "read" | "send" = "read") =>
+    const post = <A, I>(
+      path: string,
+      payload: Record<string, unknown>,
+      schema: Schema.Schema<A, I>,
+      mode: "read" | "send" = "read"
+    ) =>
       request(path, payload, mode).pipe(
         Effect.flatMap((body) => Schema.decodeUnknown(schema)(body)),
         Effect.mapError((e) => (e._tag === "ChainRpcError" ? e : rpcError(path)(e)))
@@ -121,10 +147,12 @@ export const makeTronClient = (settings: TronSettings) =>
         Effect.mapError((e) => (e._tag === "ChainRpcError" ? e : rpcError(path)(e)))
       )
     }
-    const currencyOf = new Map([...settings.tokens].flatMap(([currency, address]) => {
-      const h = tronHex41(address)
-      return h === undefined ? [] : [[h.slice(2), currency] as const]
-    }))
+    const currencyOf = new Map(
+      [...settings.tokens].flatMap(([currency, address]) => {
+        const h = tronHex41(address)
+        return h === undefined ? [] : [[h.slice(2), currency] as const]
+      })
+    )
 
     /**
      * The newest (or newest solidified) block's number from its header alone (`getblock` with detail false,
@@ -136,12 +164,18 @@ export const makeTronClient = (settings: TronSettings) =>
       Effect.suspend(() =>
         headerOnly
           ? post(`${api}/getblock`, { detail: false }, BlockHeader).pipe(
-            // a node that does not know getblock (404, or an answer without a header) is asked getnowblock
-            // from then on; any other failure (a rate limit, a timeout) is the node's, and fails the read
-            Effect.catchAll((e) =>
-              /HTTP 40[45]|Expected|is missing/.test(e.message)
-                ? Effect.tap(post(`${api}/getnowblock`, {}, BlockNumber), () => Effect.sync(() => { headerOnly = false }))
-                : Effect.fail(e)))
+              // a node that does not know getblock (404, or an answer without a header) is asked getnowblock
+              // from then on; any other failure (a rate limit, a timeout) is the node's, and fails the read
+              Effect.catchAll((e) =>
+                /HTTP 40[45]|Expected|is missing/.test(e.message)
+                  ? Effect.tap(post(`${api}/getnowblock`, {}, BlockNumber), () =>
+                      Effect.sync(() => {
+                        headerOnly = false
+                      })
+                    )
+                  : Effect.fail(e)
+              )
+            )
           : post(`${api}/getnowblock`, {}, BlockNumber)
       ).pipe(Effect.map((b) => BigInt(b.block_header.raw_data.number)))
     const head = topOf("wallet")
@@ -167,9 +201,9 @@ export const makeTronClient = (settings: TronSettings) =>
       internal.seen
         ? "recorded by the node"
         : internal.contractCalls >= evidenceNeeded
-        ? `not recorded by the node as far as it shows: none in ${internal.contractCalls} contract calls read (java-tron records them only with vm.saveInternalTx = true); TRX that contracts send to deposit addresses is not credited`
-        : `not known yet (${internal.contractCalls} contract calls read, none with internal transactions)`
-    const nodeChecks = Effect.gen(function*() {
+          ? `not recorded by the node as far as it shows: none in ${internal.contractCalls} contract calls read (java-tron records them only with vm.saveInternalTx = true); TRX that contracts send to deposit addresses is not credited`
+          : `not known yet (${internal.contractCalls} contract calls read, none with internal transactions)`
+    const nodeChecks = Effect.gen(function* () {
       const verdict = internalVerdict()
       if (!internal.seen && internal.contractCalls >= evidenceNeeded && !internal.warned) {
         internal.warned = true
@@ -179,23 +213,39 @@ export const makeTronClient = (settings: TronSettings) =>
     })
 
     const fetchBlock = (n: bigint): Effect.Effect<ChainBlock, ChainRpcError> =>
-      Effect.gen(function*() {
-        const [block, infos] = yield* Effect.all([
-          read("wallet/getblockbynum", { num: Number(n) }, TronBlock),
-          read("wallet/gettransactioninfobyblocknum", { num: Number(n) }, TronInfos)
-        ], { concurrency: 2 })
-        const header = { number: BigInt(block.block_header.raw_data.number), hash: block.blockID, parentHash: block.block_header.raw_data.parentHash }
-        if (header.number !== n) return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n} is not available yet` })
+      Effect.gen(function* () {
+        const [block, infos] = yield* Effect.all(
+          [
+            read("wallet/getblockbynum", { num: Number(n) }, TronBlock),
+            read("wallet/gettransactioninfobyblocknum", { num: Number(n) }, TronInfos)
+          ],
+          { concurrency: 2 }
+        )
+        const header = {
+          number: BigInt(block.block_header.raw_data.number),
+          hash: block.blockID,
+          parentHash: block.block_header.raw_data.parentHash
+        }
+        if (header.number !== n)
+          return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n} is not available yet` })
         // both calls must describe the same block: infos name it by number only, so check the tx ids
         const ids = new Set(block.transactions.map((t) => t.txID))
         if (infos.some((i) => !ids.has(i.id))) {
-          return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n} changed while it was read (reorg); read it again` })
+          return yield* new ChainRpcError({
+            chain: "TRC20",
+            message: `block ${n} changed while it was read (reorg); read it again`
+          })
         }
         // and every contract call needs its info (its TRC20 logs): a lagging backend answers [] without an error
         const withInfo = new Set(infos.map((i) => i.id))
-        const missing = block.transactions.filter((t) => t.raw_data.contract[0]?.type === "TriggerSmartContract" && !withInfo.has(t.txID))
+        const missing = block.transactions.filter(
+          (t) => t.raw_data.contract[0]?.type === "TriggerSmartContract" && !withInfo.has(t.txID)
+        )
         if (missing.length > 0) {
-          return yield* new ChainRpcError({ chain: "TRC20", message: `block ${n}: no transaction info for ${missing.length} contract call(s) (${missing[0]?.txID}); read it again` })
+          return yield* new ChainRpcError({
+            chain: "TRC20",
+            message: `block ${n}: no transaction info for ${missing.length} contract call(s) (${missing[0]?.txID}); read it again`
+          })
         }
         noteInternalTransactions(infos)
         const transfers = [
@@ -214,24 +264,38 @@ export const makeTronClient = (settings: TronSettings) =>
 
     /** From the full node (`wallet/`) or the solidified state (`walletsolidity/`). */
     const balanceFrom = (api: "wallet" | "walletsolidity", address: string, currency: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const owner = tronHex41(address)
-        if (owner === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `not a TRON address: ${address}` })
-        if (currency === NATIVE) return BigInt((yield* post(`${api}/getaccount`, { address: owner }, Account)).balance ?? 0)
+        if (owner === undefined)
+          return yield* new ChainRpcError({ chain: "TRC20", message: `not a TRON address: ${address}` })
+        if (currency === NATIVE)
+          return BigInt((yield* post(`${api}/getaccount`, { address: owner }, Account)).balance ?? 0)
         const contract = settings.tokens.get(currency)
         const contractHex = contract === undefined ? undefined : tronHex41(contract)
-        if (contractHex === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
-        const result = yield* post(`${api}/triggerconstantcontract`, {
-          owner_address: owner, contract_address: contractHex, function_selector: "balanceOf(address)", parameter: owner.slice(2).padStart(64, "0")
-        }, ConstantResult)
+        if (contractHex === undefined)
+          return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
+        const result = yield* post(
+          `${api}/triggerconstantcontract`,
+          {
+            owner_address: owner,
+            contract_address: contractHex,
+            function_selector: "balanceOf(address)",
+            parameter: owner.slice(2).padStart(64, "0")
+          },
+          ConstantResult
+        )
         const word = result.constant_result?.[0]
-        if (word === undefined || !/^[0-9a-f]*$/i.test(word)) return yield* new ChainRpcError({ chain: "TRC20", message: "balanceOf returned nothing" })
+        if (word === undefined || !/^[0-9a-f]*$/i.test(word))
+          return yield* new ChainRpcError({ chain: "TRC20", message: "balanceOf returned nothing" })
         return BigInt(`0x${word === "" ? "0" : word}`)
       })
     const balance = (address: string, currency: string) => balanceFrom("wallet", address, currency)
     // the solidified height read before and after the balance: equal, the balance is that height's
-    const finalBalance = (address: string, currency: string): Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError> =>
-      Effect.gen(function*() {
+    const finalBalance = (
+      address: string,
+      currency: string
+    ): Effect.Effect<{ readonly balance: bigint; readonly height: bigint }, ChainRpcError> =>
+      Effect.gen(function* () {
         const before = yield* finalized
         const value = yield* balanceFrom("walletsolidity", address, currency)
         const after = yield* finalized
@@ -251,25 +315,39 @@ export const makeTronClient = (settings: TronSettings) =>
 
     /** The chain's prices (sun per energy unit, per bandwidth byte, for creating an account). */
     const chainPrices = Effect.map(post("wallet/getchainparameters", {}, ChainParameters), (p) => {
-      const value = (key: string, fallback: number) => BigInt(p.chainParameter?.find((e) => e.key === key)?.value ?? fallback)
+      const value = (key: string, fallback: number) =>
+        BigInt(p.chainParameter?.find((e) => e.key === key)?.value ?? fallback)
       return {
         energy: value("getEnergyFee", 420),
         bandwidthByte: value("getTransactionFee", 1000),
         newAccount: value("getCreateNewAccountFeeInSystemContract", 1_000_000) + value("getCreateAccountFee", 100_000)
       }
     })
-    const accountExists = (hex41: string) => Effect.map(post("wallet/getaccount", { address: hex41 }, Account), (a) => a.balance !== undefined || a.address !== undefined)
+    const accountExists = (hex41: string) =>
+      Effect.map(
+        post("wallet/getaccount", { address: hex41 }, Account),
+        (a) => a.balance !== undefined || a.address !== undefined
+      )
 
     /** Energy a TRC20 `transfer` from `owner` would use now (the node runs it without sending it). */
     const transferEnergy = (owner: string, contractHex: string, to: string, amount: bigint) =>
       Effect.flatMap(
-        post("wallet/triggerconstantcontract", {
-          owner_address: owner, contract_address: contractHex, function_selector: "transfer(address,uint256)",
-          parameter: to.slice(2).padStart(64, "0") + amount.toString(16).padStart(64, "0")
-        }, ConstantResult),
-        (result) => result.energy_used === undefined
-          ? Effect.fail(new ChainRpcError({ chain: "TRC20", message: "triggerconstantcontract gave no energy estimate" }))
-          : Effect.succeed(BigInt(result.energy_used))
+        post(
+          "wallet/triggerconstantcontract",
+          {
+            owner_address: owner,
+            contract_address: contractHex,
+            function_selector: "transfer(address,uint256)",
+            parameter: to.slice(2).padStart(64, "0") + amount.toString(16).padStart(64, "0")
+          },
+          ConstantResult
+        ),
+        (result) =>
+          result.energy_used === undefined
+            ? Effect.fail(
+                new ChainRpcError({ chain: "TRC20", message: "triggerconstantcontract gave no energy estimate" })
+              )
+            : Effect.succeed(BigInt(result.energy_used))
       )
 
     /**
@@ -277,12 +355,14 @@ export const makeTronClient = (settings: TronSettings) =>
      * token call, plus the creation fee when TRX goes to an account that does not exist yet.
      */
     const costOf = (owner: string, to: string, currency: string, amount: bigint) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const prices = yield* chainPrices
         const bandwidth = TX_BYTES * prices.bandwidthByte
-        if (currency === NATIVE) return { burn: bandwidth + ((yield* accountExists(to)) ? 0n : prices.newAccount), feeLimit: 0n }
+        if (currency === NATIVE)
+          return { burn: bandwidth + ((yield* accountExists(to)) ? 0n : prices.newAccount), feeLimit: 0n }
         const contractHex = tronHex41(settings.tokens.get(currency))
-        if (contractHex === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
+        if (contractHex === undefined)
+          return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
         const energyFee = (yield* transferEnergy(owner, contractHex, to, amount)) * prices.energy
         // fee_limit: the estimate with a margin for the price moving before the block
         const feeLimit = energyFee + energyFee / 5n
@@ -290,13 +370,16 @@ export const makeTronClient = (settings: TronSettings) =>
       })
 
     const prepare = (request: TransferRequest) =>
-      Effect.gen(function*() {
-        if (request.from.family !== "TRON") return yield* new TransferRejected({ chain: "TRC20", message: "TRON transfers need a TRON key" })
+      Effect.gen(function* () {
+        if (request.from.family !== "TRON")
+          return yield* new TransferRejected({ chain: "TRC20", message: "TRON transfers need a TRON key" })
         const to = tronHex41(request.to)
-        if (to === undefined) return yield* new TransferRejected({ chain: "TRC20", message: `not a TRON address: ${request.to}` })
+        if (to === undefined)
+          return yield* new TransferRejected({ chain: "TRC20", message: `not a TRON address: ${request.to}` })
         const [key] = yield* signer.deriveAddresses("TRON", request.from.account, [request.from.index])
         const from = key === undefined ? undefined : tronHex41(key.address)
-        if (from === undefined || key === undefined) return yield* Effect.die(new Error("the signer derived no address"))
+        if (from === undefined || key === undefined)
+          return yield* Effect.die(new Error("the signer derived no address"))
         const blockHeader = yield* referenceBlock
         const cost = yield* costOf(from, to, request.currency, request.amount)
         const energyPrice = (yield* chainPrices).energy
@@ -304,7 +387,8 @@ export const makeTronClient = (settings: TronSettings) =>
         let unsigned: TronTransaction
         if (request.currency === NATIVE) {
           // tronweb's sendTrx takes sun as a JS number: refuse what a number cannot hold exactly
-          if (request.amount > BigInt(Number.MAX_SAFE_INTEGER)) return yield* new TransferRejected({ chain: "TRC20", message: "amount too large" })
+          if (request.amount > BigInt(Number.MAX_SAFE_INTEGER))
+            return yield* new TransferRejected({ chain: "TRC20", message: "amount too large" })
           const built = yield* Effect.tryPromise({
             try: () => tronWeb.transactionBuilder.sendTrx(to, Number(request.amount), from, { blockHeader }),
             catch: (cause) => new TransferRejected({ chain: "TRC20", message: rpcError("sendTrx")(cause).message })
@@ -312,20 +396,43 @@ export const makeTronClient = (settings: TronSettings) =>
           unsigned = yield* Schema.decodeUnknown(TronTransaction)(built).pipe(Effect.mapError(rpcError("sendTrx")))
         } else {
           const contract = settings.tokens.get(request.currency)
-          if (contract === undefined) return yield* new TransferRejected({ chain: "TRC20", message: `no contract configured for ${request.currency}` })
+          if (contract === undefined)
+            return yield* new TransferRejected({
+              chain: "TRC20",
+              message: `no contract configured for ${request.currency}`
+            })
           // tronweb takes fee_limit in sun as a JS number: refuse what a number cannot hold exactly
-          if (cost.feeLimit > BigInt(Number.MAX_SAFE_INTEGER)) return yield* new TransferRejected({ chain: "TRC20", message: "fee limit too large" })
+          if (cost.feeLimit > BigInt(Number.MAX_SAFE_INTEGER))
+            return yield* new TransferRejected({ chain: "TRC20", message: "fee limit too large" })
           const built = yield* Effect.tryPromise({
-            try: () => tronWeb.transactionBuilder.triggerSmartContract(contract, "transfer(address,uint256)", {
-              feeLimit: Number(cost.feeLimit), txLocal: true, blockHeader
-            }, [{ type: "address", value: to }, { type: "uint256", value: request.amount.toString() }], from),
-            catch: (cause) => new TransferRejected({ chain: "TRC20", message: rpcError("triggerSmartContract")(cause).message })
+            try: () =>
+              tronWeb.transactionBuilder.triggerSmartContract(
+                contract,
+                "transfer(address,uint256)",
+                {
+                  feeLimit: Number(cost.feeLimit),
+                  txLocal: true,
+                  blockHeader
+                },
+                [
+                  { type: "address", value: to },
+                  { type: "uint256", value: request.amount.toString() }
+                ],
+                from
+              ),
+            catch: (cause) =>
+              new TransferRejected({ chain: "TRC20", message: rpcError("triggerSmartContract")(cause).message })
           })
-          unsigned = (yield* Schema.decodeUnknown(BuiltTrigger)(built).pipe(Effect.mapError(rpcError("triggerSmartContract")))).transaction
+          unsigned = (yield* Schema.decodeUnknown(BuiltTrigger)(built).pipe(
+            Effect.mapError(rpcError("triggerSmartContract"))
+          )).transaction
         }
         const signature = yield* signer.signDigest(request.from, Buffer.from(unsigned.txID, "hex"))
         const v = (signature[64] ?? 0) + 27
-        const signed = { ...unsigned, signature: [Buffer.from(signature.subarray(0, 64)).toString("hex") + v.toString(16).padStart(2, "0")] }
+        const signed = {
+          ...unsigned,
+          signature: [Buffer.from(signature.subarray(0, 64)).toString("hex") + v.toString(16).padStart(2, "0")]
+        }
         return {
           txHash: unsigned.txID,
           raw: JSON.stringify(signed),
@@ -339,9 +446,11 @@ export const makeTronClient = (settings: TronSettings) =>
       })
 
     const broadcast = (raw: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const payload = yield* Schema.decodeUnknown(SignedJson)(raw).pipe(
-          Effect.mapError(() => new TransferRejected({ chain: "TRC20", message: "signed transaction is not a JSON object" }))
+          Effect.mapError(
+            () => new TransferRejected({ chain: "TRC20", message: "signed transaction is not a JSON object" })
+          )
         )
         const result = yield* post("wallet/broadcasttransaction", payload, BroadcastResult, "send")
         if (result.result === true) return
@@ -349,7 +458,8 @@ export const makeTronClient = (settings: TronSettings) =>
         if (result.code === "DUP_TRANSACTION_ERROR") return
         const message = `${result.code ?? "rejected"}: ${decodeHexMessage(result.message)}`
         // SERVER_BUSY and NOT_ENOUGH_EFFECTIVE_CONNECTION are the node's state, not the transaction's
-        if (result.code === "SERVER_BUSY" || result.code === "NOT_ENOUGH_EFFECTIVE_CONNECTION") return yield* new ChainRpcError({ chain: "TRC20", message })
+        if (result.code === "SERVER_BUSY" || result.code === "NOT_ENOUGH_EFFECTIVE_CONNECTION")
+          return yield* new ChainRpcError({ chain: "TRC20", message })
         return yield* new TransferRejected({ chain: "TRC20", message })
       })
 
@@ -360,7 +470,12 @@ export const makeTronClient = (settings: TronSettings) =>
      */
     const solidBlock = (n: bigint): Effect.Effect<Option.Option<TronBlock>, ChainRpcError> =>
       request("walletsolidity/getblockbynum", { num: Number(n) }).pipe(
-        Effect.map((body) => Option.filter(Schema.decodeUnknownOption(TronBlock)(body), (b) => BigInt(b.block_header.raw_data.number) === n))
+        Effect.map((body) =>
+          Option.filter(
+            Schema.decodeUnknownOption(TronBlock)(body),
+            (b) => BigInt(b.block_header.raw_data.number) === n
+          )
+        )
       )
 
     /**
@@ -371,17 +486,23 @@ export const makeTronClient = (settings: TronSettings) =>
      * expiration — every block it could have landed in, each read as solidified (no node's unfinished branch).
      */
     const landing = (window: LandingWindow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (Option.isNone(window.validUntil)) return LandingEvidence.Open()
         const expiration = window.validUntil.value
         const solid = yield* post("walletsolidity/getnowblock", {}, TronBlock)
         const solidNumber = BigInt(solid.block_header.raw_data.number)
         if (BigInt(solid.block_header.raw_data.timestamp) < expiration) return LandingEvidence.Open()
-        const signed = yield* Schema.decodeUnknown(Schema.parseJson(TronTransaction))(window.raw).pipe(Effect.mapError(rpcError("stored transaction")))
+        const signed = yield* Schema.decodeUnknown(Schema.parseJson(TronTransaction))(window.raw).pipe(
+          Effect.mapError(rpcError("stored transaction"))
+        )
         const refLow = BigInt(Number.parseInt(signed.raw_data.ref_block_bytes, 16))
         // the highest block at or below the solidified one with those low 16 bits whose id carries that hash
         let reference: Option.Option<TronBlock> = Option.none()
-        for (let n = solidNumber - (((solidNumber - refLow) % 65536n) + 65536n) % 65536n, tries = 0; n >= 0n && tries < 4 && Option.isNone(reference); n -= 65536n, tries++) {
+        for (
+          let n = solidNumber - ((((solidNumber - refLow) % 65536n) + 65536n) % 65536n), tries = 0;
+          n >= 0n && tries < 4 && Option.isNone(reference);
+          n -= 65536n, tries++
+        ) {
           const block = yield* solidBlock(n)
           if (Option.isNone(block)) continue
           if (block.value.blockID.slice(16, 32) === signed.raw_data.ref_block_hash) {
@@ -391,43 +512,72 @@ export const makeTronClient = (settings: TronSettings) =>
           // the solidified block made when it was signed (within minutes: the reference is the head then) is
           // another: its reference block was left by the chain, and no node of the solid chain includes it
           const signedAt = signed.raw_data.timestamp
-          if (signedAt !== undefined && Math.abs(block.value.block_header.raw_data.timestamp - signedAt) < REFERENCE_CLOCK_SLACK_MS) {
-            return LandingEvidence.NeverLanded({ blocks: 0, proof: `its reference block ${n} (${signed.raw_data.ref_block_hash}) is not on the solidified chain, which has ${block.value.blockID} there` })
+          if (
+            signedAt !== undefined &&
+            Math.abs(block.value.block_header.raw_data.timestamp - signedAt) < REFERENCE_CLOCK_SLACK_MS
+          ) {
+            return LandingEvidence.NeverLanded({
+              blocks: 0,
+              proof: `its reference block ${n} (${signed.raw_data.ref_block_hash}) is not on the solidified chain, which has ${block.value.blockID} there`
+            })
           }
         }
         if (Option.isNone(reference)) {
-          return LandingEvidence.Unproven({ reason: `its reference block (…${signed.raw_data.ref_block_bytes}, ${signed.raw_data.ref_block_hash}) cannot be read from the node` })
+          return LandingEvidence.Unproven({
+            reason: `its reference block (…${signed.raw_data.ref_block_bytes}, ${signed.raw_data.ref_block_hash}) cannot be read from the node`
+          })
         }
         let previous = reference.value
         for (let n = BigInt(previous.block_header.raw_data.number) + 1n, read = 1; n <= solidNumber; n++, read++) {
           const block = yield* solidBlock(n)
-          if (Option.isNone(block)) return LandingEvidence.Unproven({ reason: `block ${n}, within its validity window, cannot be read from the node` })
+          if (Option.isNone(block))
+            return LandingEvidence.Unproven({
+              reason: `block ${n}, within its validity window, cannot be read from the node`
+            })
           if (block.value.block_header.raw_data.parentHash !== previous.blockID) {
-            return LandingEvidence.Unproven({ reason: `block ${n} does not follow block ${n - 1n} as read (nodes disagree on final blocks)` })
+            return LandingEvidence.Unproven({
+              reason: `block ${n} does not follow block ${n - 1n} as read (nodes disagree on final blocks)`
+            })
           }
-          if (block.value.transactions.some((t) => t.txID === window.txHash)) return LandingEvidence.Landed({ blockNumber: n })
+          if (block.value.transactions.some((t) => t.txID === window.txHash))
+            return LandingEvidence.Landed({ blockNumber: n })
           if (BigInt(block.value.block_header.raw_data.timestamp) >= expiration) {
-            return LandingEvidence.NeverLanded({ blocks: read, proof: `every solidified block of its validity window read (${read}): in none` })
+            return LandingEvidence.NeverLanded({
+              blocks: read,
+              proof: `every solidified block of its validity window read (${read}): in none`
+            })
           }
           previous = block.value
         }
-        return LandingEvidence.Unproven({ reason: `no block up to the solidified ${solidNumber} is past its expiration as read` })
+        return LandingEvidence.Unproven({
+          reason: `no block up to the solidified ${solidNumber} is past its expiration as read`
+        })
       })
 
-    const feeEstimate = (request: { readonly from: string; readonly to: string; readonly currency: string; readonly amount: bigint }) =>
-      Effect.gen(function*() {
+    const feeEstimate = (request: {
+      readonly from: string
+      readonly to: string
+      readonly currency: string
+      readonly amount: bigint
+    }) =>
+      Effect.gen(function* () {
         const from = tronHex41(request.from)
         const to = tronHex41(request.to)
-        if (from === undefined || to === undefined) return yield* new ChainRpcError({ chain: "TRC20", message: "not a TRON address" })
+        if (from === undefined || to === undefined)
+          return yield* new ChainRpcError({ chain: "TRC20", message: "not a TRON address" })
         return (yield* costOf(from, to, request.currency, request.amount)).burn
       })
 
     const transaction = (txHash: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (!/^[0-9a-f]{64}$/i.test(txHash)) return Option.none()
         // the node answers `{}` for an id it does not know; a failure to answer is an error, not "none"
         // (custody would take the transaction for a dead one and sign another)
-        const info = yield* post("wallet/gettransactioninfobyid", { value: txHash }, Schema.Union(TronTransactionInfo, NoTransactionInfo))
+        const info = yield* post(
+          "wallet/gettransactioninfobyid",
+          { value: txHash },
+          Schema.Union(TronTransactionInfo, NoTransactionInfo)
+        )
         const tip = yield* head
         if ("id" in info && info.blockNumber !== undefined) {
           const receipt = info.receipt?.result
@@ -445,16 +595,49 @@ export const makeTronClient = (settings: TronSettings) =>
           })
         }
         const pending = yield* post("wallet/gettransactionbyid", { value: txHash }, TxById)
-        return pending.txID === undefined ? Option.none() : Option.some({ status: "pending" as const, blockNumber: Option.none<bigint>(), confirmations: 0, fee: Option.none<bigint>() })
+        return pending.txID === undefined
+          ? Option.none()
+          : Option.some({
+              status: "pending" as const,
+              blockNumber: Option.none<bigint>(),
+              confirmations: 0,
+              fee: Option.none<bigint>()
+            })
       })
 
     // two calls (the full node's head, the solidity node's): the indexer checks the final block's hash too,
     // read as solidified (a node on another branch has no such solid block)
     const tip = Effect.map(Effect.all([head, finalized], { concurrency: 2 }), ([h, f]) => ({ head: h, finalized: f }))
-    const blockHash = (number: bigint) => Effect.map(solidBlock(number), Option.map((b) => b.blockID))
+    const blockHash = (number: bigint) =>
+      Effect.map(
+        solidBlock(number),
+        Option.map((b) => b.blockID)
+      )
 
     const finalInclusion = (txHash: string, blockNumber: bigint) =>
-      Effect.map(solidBlock(blockNumber), Option.exists((b) => b.transactions.some((t) => t.txID === txHash)))
+      Effect.map(
+        solidBlock(blockNumber),
+        Option.exists((b) => b.transactions.some((t) => t.txID === txHash))
+      )
 
-    return { chain: "TRC20", skipsNumbers: false, nodeChecks, genesis, head, finalized, tip, blockHash, finalInclusion, blocks, balance, finalBalance, prepare, broadcast, landing, feeEstimate, finalNonce: () => Effect.succeed(0n), transaction } satisfies ChainClient
+    return {
+      chain: "TRC20",
+      skipsNumbers: false,
+      nodeChecks,
+      genesis,
+      head,
+      finalized,
+      tip,
+      blockHash,
+      finalInclusion,
+      blocks,
+      balance,
+      finalBalance,
+      prepare,
+      broadcast,
+      landing,
+      feeEstimate,
+      finalNonce: () => Effect.succeed(0n),
+      transaction
+    } satisfies ChainClient
   })

@@ -18,10 +18,15 @@ export const TronInternalTransaction = Schema.Struct({
   hash: Schema.optional(Schema.String),
   caller_address: Schema.String,
   transferTo_address: Schema.String,
-  callValueInfo: Schema.optionalWith(Schema.Array(Schema.Struct({
-    callValue: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
-    tokenId: Schema.optional(Schema.String)
-  })), { default: () => [] }),
+  callValueInfo: Schema.optionalWith(
+    Schema.Array(
+      Schema.Struct({
+        callValue: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
+        tokenId: Schema.optional(Schema.String)
+      })
+    ),
+    { default: () => [] }
+  ),
   note: Schema.optional(Schema.String),
   rejected: Schema.optional(Schema.Boolean)
 })
@@ -103,22 +108,30 @@ export const decodeTrc20Transfers = (
     return (info.log ?? []).flatMap((log, eventIndex) => {
       const currency = currencyOf(log.address.toLowerCase().replace(/^41(?=[0-9a-f]{40}$)/, ""))
       const [topic, from, to] = log.topics
-      if (currency === undefined || log.topics.length !== 3 || topic?.toLowerCase() !== TRANSFER_TOPIC || from === undefined || to === undefined) {
+      if (
+        currency === undefined ||
+        log.topics.length !== 3 ||
+        topic?.toLowerCase() !== TRANSFER_TOPIC ||
+        from === undefined ||
+        to === undefined
+      ) {
         return []
       }
-      return [{
-        chain: "TRC20" as const,
-        currency,
-        txHash: info.id,
-        eventIndex,
-        from: hexToTron(from),
-        to: hexToTron(to),
-        amount: BigInt(`0x${log.data === "" ? "0" : log.data}`),
-        blockNumber: block.number,
-        blockHash: block.hash,
-        parentHash: block.parentHash,
-        success: true
-      }]
+      return [
+        {
+          chain: "TRC20" as const,
+          currency,
+          txHash: info.id,
+          eventIndex,
+          from: hexToTron(from),
+          to: hexToTron(to),
+          amount: BigInt(`0x${log.data === "" ? "0" : log.data}`),
+          blockNumber: block.number,
+          blockHash: block.hash,
+          parentHash: block.parentHash,
+          success: true
+        }
+      ]
     })
   })
 
@@ -132,19 +145,21 @@ export const decodeTrxTransfers = (
     if (contract === undefined || contract.type !== "TransferContract") return []
     const { amount, owner_address, to_address } = contract.parameter.value
     if (typeof owner_address !== "string" || typeof to_address !== "string") return []
-    return [{
-      chain: "TRC20" as const,
-      currency: "TRX",
-      txHash: tx.txID,
-      eventIndex: -1,
-      from: hexToTron(owner_address),
-      to: hexToTron(to_address),
-      amount: amountOf(amount),
-      blockNumber: block.number,
-      blockHash: block.hash,
-      parentHash: block.parentHash,
-      success: (tx.ret?.[0]?.contractRet ?? "SUCCESS") === "SUCCESS"
-    }]
+    return [
+      {
+        chain: "TRC20" as const,
+        currency: "TRX",
+        txHash: tx.txID,
+        eventIndex: -1,
+        from: hexToTron(owner_address),
+        to: hexToTron(to_address),
+        amount: amountOf(amount),
+        blockNumber: block.number,
+        blockHash: block.hash,
+        parentHash: block.parentHash,
+        success: (tx.ret?.[0]?.contractRet ?? "SUCCESS") === "SUCCESS"
+      }
+    ]
   })
 
 /**
@@ -165,19 +180,20 @@ export const decodeInternalTrxTransfers = (
       const trx = leg.callValueInfo.find((v) => v.tokenId === undefined || v.tokenId === "" || v.tokenId === "_")
       const amount = amountOf(trx?.callValue ?? 0)
       if (amount <= 0n) return []
-      return [{
-        chain: "TRC20" as const,
-        currency: "TRX",
-        txHash: info.id,
-        eventIndex: -2 - position,
-        from: hexToTron(leg.caller_address),
-        to: hexToTron(leg.transferTo_address),
-        amount,
-        blockNumber: block.number,
-        blockHash: block.hash,
-        parentHash: block.parentHash,
-        success: true
-      }]
+      return [
+        {
+          chain: "TRC20" as const,
+          currency: "TRX",
+          txHash: info.id,
+          eventIndex: -2 - position,
+          from: hexToTron(leg.caller_address),
+          to: hexToTron(leg.transferTo_address),
+          amount,
+          blockNumber: block.number,
+          blockHash: block.hash,
+          parentHash: block.parentHash,
+          success: true
+        }
+      ]
     })
   })
-

@@ -10,25 +10,49 @@ import { LocalSignerLive } from "../../keys/signer.js"
 import { ANVIL_MNEMONIC, CUSTOMER_INDEX, devnetChain, startAnvilDevnet, tokenAbi } from "./anvil-devnet.js"
 
 describe("the anvil devnet across a restart", () => {
-  it.scopedLive("a block mined before it stopped can still be traced after it resumed: an indexer behind it reads it, token transfer and all", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir("facet-anvil-restart-")
-      const stateFile = path.join(dir, "bep20-anvil-state.json")
-      const first = yield* Scope.make()
-      const devnet = yield* startAnvilDevnet({ stateFile }).pipe(Scope.extend(first))
-      const to = "0x00000000000000000000000000000000000000a1"
-      const wallet = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX }), transport: http(devnet.rpcUrl) })
-      const hash = yield* Effect.promise(() => wallet.writeContract({ address: devnet.tokens.USDT, abi: tokenAbi, functionName: "transfer", args: [to, 7n], chain: devnetChain(devnet.rpcUrl) }))
-      const receipt = yield* Effect.promise(() => createPublicClient({ transport: http(devnet.rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 50 }))
-      // stopped as the service's death stops it (its lifeline sends SIGTERM, anvil saves its state), then resumed
-      yield* Scope.close(first, Exit.void)
+  it.scopedLive(
+    "a block mined before it stopped can still be traced after it resumed: an indexer behind it reads it, token transfer and all",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir("facet-anvil-restart-")
+        const stateFile = path.join(dir, "bep20-anvil-state.json")
+        const first = yield* Scope.make()
+        const devnet = yield* startAnvilDevnet({ stateFile }).pipe(Scope.extend(first))
+        const to = "0x00000000000000000000000000000000000000a1"
+        const wallet = createWalletClient({
+          account: mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: CUSTOMER_INDEX }),
+          transport: http(devnet.rpcUrl)
+        })
+        const hash = yield* Effect.promise(() =>
+          wallet.writeContract({
+            address: devnet.tokens.USDT,
+            abi: tokenAbi,
+            functionName: "transfer",
+            args: [to, 7n],
+            chain: devnetChain(devnet.rpcUrl)
+          })
+        )
+        const receipt = yield* Effect.promise(() =>
+          createPublicClient({ transport: http(devnet.rpcUrl) }).waitForTransactionReceipt({
+            hash,
+            pollingInterval: 50
+          })
+        )
+        // stopped as the service's death stops it (its lifeline sends SIGTERM, anvil saves its state), then resumed
+        yield* Scope.close(first, Exit.void)
 
-      const again = yield* startAnvilDevnet({ stateFile, tokens: devnet.tokens })
-      expect(again.tokens.USDT).toBe(devnet.tokens.USDT)
-      const client = yield* makeBep20Client({
-        rpcUrl: again.rpcUrl, chainId: again.chainId, tokens: new Map([["USDT", again.tokens.USDT]]), confirmations: 0, traces: "callTracer"
-      })
-      const [block] = yield* client.blocks(receipt.blockNumber, receipt.blockNumber)
-      expect(block?.transfers.map((t) => [t.txHash, t.to.toLowerCase(), t.amount])).toContainEqual([hash, to, 7n])
-    }).pipe(Effect.provide(LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic(ANVIL_MNEMONIC))))), { timeout: 60_000 })
+        const again = yield* startAnvilDevnet({ stateFile, tokens: devnet.tokens })
+        expect(again.tokens.USDT).toBe(devnet.tokens.USDT)
+        const client = yield* makeBep20Client({
+          rpcUrl: again.rpcUrl,
+          chainId: again.chainId,
+          tokens: new Map([["USDT", again.tokens.USDT]]),
+          confirmations: 0,
+          traces: "callTracer"
+        })
+        const [block] = yield* client.blocks(receipt.blockNumber, receipt.blockNumber)
+        expect(block?.transfers.map((t) => [t.txHash, t.to.toLowerCase(), t.amount])).toContainEqual([hash, to, 7n])
+      }).pipe(Effect.provide(LocalSignerLive.pipe(Layer.provide(masterSeedFromMnemonic(ANVIL_MNEMONIC))))),
+    { timeout: 60_000 }
+  )
 })

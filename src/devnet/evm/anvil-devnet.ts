@@ -46,7 +46,8 @@ const anvilBinary = Effect.try({
     const require = createRequire(import.meta.url)
     return path.join(path.dirname(require.resolve("@foundry-rs/anvil-linux-amd64/package.json")), "bin", "anvil")
   },
-  catch: (cause) => new DevnetError({ message: "the anvil binary (npm @foundry-rs/anvil-linux-amd64) is not installed", cause })
+  catch: (cause) =>
+    new DevnetError({ message: "the anvil binary (npm @foundry-rs/anvil-linux-amd64) is not installed", cause })
 })
 
 const CONTRACT_SOURCE = fileURLToPath(new URL("./DevnetToken.sol", import.meta.url))
@@ -85,10 +86,21 @@ const IDLE_AFTER_BLOCKS = 32
  * chain (and its state file) stops growing. Stopped with its scope, and with the service on a SIGKILL.
  */
 export const startAnvilDevnet = (options: AnvilOptions = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const binary = yield* anvilBinary
-    const port = options.port !== undefined && options.port > 0 ? options.port : yield* freePortAvoiding(options.avoidPorts ?? [])
-    const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(ANVIL_CHAIN_ID), "--mnemonic", ANVIL_MNEMONIC, "--silent"]
+    const port =
+      options.port !== undefined && options.port > 0 ? options.port : yield* freePortAvoiding(options.avoidPorts ?? [])
+    const args = [
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--chain-id",
+      String(ANVIL_CHAIN_ID),
+      "--mnemonic",
+      ANVIL_MNEMONIC,
+      "--silent"
+    ]
     if (options.genesisTimestamp !== undefined) args.push("--timestamp", String(options.genesisTimestamp))
     const pidFile = options.stateFile === undefined ? undefined : `${options.stateFile}.pid`
     if (options.stateFile !== undefined && pidFile !== undefined) {
@@ -96,13 +108,25 @@ export const startAnvilDevnet = (options: AnvilOptions = {}) =>
       const earlier = livePidFromFile(pidFile, options.stateFile)
       if (earlier !== undefined) {
         yield* Effect.logWarning(`waiting for the anvil of an earlier run (pid ${earlier}) to save its state`)
-        if (!(yield* waitForExit(earlier, "15 seconds"))) yield* stopPid(earlier, [["SIGTERM", "15 seconds"], ["SIGKILL", "5 seconds"]])
+        if (!(yield* waitForExit(earlier, "15 seconds")))
+          yield* stopPid(earlier, [
+            ["SIGTERM", "15 seconds"],
+            ["SIGKILL", "5 seconds"]
+          ])
       }
       // with the states behind the last 128 blocks saved too: without them anvil cannot trace a block mined
       // before it restarted ("Resource not found"), and an indexer that had not read that block yet could
       // never read it (the fault campaign found a BEP20 indexer stuck so after a SIGKILL). Every state
       // kept would make the file grow with the chain (1,000 blocks: 82 MB, rewritten every second).
-      args.push("--state", options.stateFile, "--state-interval", "1", "--preserve-historical-states", "--prune-history", "128")
+      args.push(
+        "--state",
+        options.stateFile,
+        "--state-interval",
+        "1",
+        "--preserve-historical-states",
+        "--prune-history",
+        "128"
+      )
     }
     const run = withLifeline(binary, args, "TERM")
     const child = yield* Effect.acquireRelease(
@@ -122,29 +146,44 @@ export const startAnvilDevnet = (options: AnvilOptions = {}) =>
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
     yield* Effect.suspend(() =>
       child.exitCode !== null
-        ? Effect.fail(new DevnetError({ message: `anvil exited at start (code ${child.exitCode})${options.stateFile === undefined ? "" : `; its state ${options.stateFile} may be unreadable`}` }))
-        : Effect.tryPromise({ try: () => client.getChainId(), catch: (cause) => new DevnetError({ message: `anvil did not answer on ${rpcUrl}`, cause }) })
+        ? Effect.fail(
+            new DevnetError({
+              message: `anvil exited at start (code ${child.exitCode})${options.stateFile === undefined ? "" : `; its state ${options.stateFile} may be unreadable`}`
+            })
+          )
+        : Effect.tryPromise({
+            try: () => client.getChainId(),
+            catch: (cause) => new DevnetError({ message: `anvil did not answer on ${rpcUrl}`, cause })
+          })
     ).pipe(
       Effect.retry({
         schedule: Schedule.spaced("100 millis").pipe(Schedule.upTo("15 seconds")),
         while: () => child.exitCode === null
       })
     )
-    const tokens = options.tokens === undefined ? yield* deployTokens(rpcUrl) : yield* checkTokens(rpcUrl, options.tokens)
+    const tokens =
+      options.tokens === undefined ? yield* deployTokens(rpcUrl) : yield* checkTokens(rpcUrl, options.tokens)
     if (options.blockTimeSeconds !== undefined && options.blockTimeSeconds > 0) {
       yield* Effect.forkScoped(heartbeat(rpcUrl, options.blockTimeSeconds))
     }
-    yield* Effect.logInfo(`BEP20 devnet (anvil) on ${rpcUrl}: USDT ${tokens.USDT}, VELNX ${tokens.VELNX}${options.tokens === undefined ? "" : " (resumed)"}`)
+    yield* Effect.logInfo(
+      `BEP20 devnet (anvil) on ${rpcUrl}: USDT ${tokens.USDT}, VELNX ${tokens.VELNX}${options.tokens === undefined ? "" : " (resumed)"}`
+    )
     return { rpcUrl, pid: child.pid ?? 0, tokens, chainId: ANVIL_CHAIN_ID } satisfies AnvilDevnet
   })
 
 /** The devnet as viem's chain definition (for wallet clients that sign with the devnet's accounts). */
 export const devnetChain = (rpcUrl: string) =>
-  ({ id: ANVIL_CHAIN_ID, name: "facet-devnet", nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }) as const
+  ({
+    id: ANVIL_CHAIN_ID,
+    name: "facet-devnet",
+    nativeCurrency: { name: "BNB", symbol: "BNB", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } }
+  }) as const
 
 /** Deploys the devnet's USDT and VELNX and mints the customer its tokens. */
 const deployTokens = (rpcUrl: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
     const { abi, bytecode } = yield* compileToken
     const deployer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: DEPLOYER_INDEX })
@@ -156,9 +195,16 @@ const deployTokens = (rpcUrl: string) =>
         try: async () => {
           const hash = await wallet.deployContract({ abi, bytecode, args: [name, symbol, 18], chain })
           const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 100 })
-          if (receipt.contractAddress === null || receipt.contractAddress === undefined) throw new Error("no contract address")
+          if (receipt.contractAddress === null || receipt.contractAddress === undefined)
+            throw new Error("no contract address")
           const address = getAddress(receipt.contractAddress)
-          const mint = await wallet.writeContract({ address, abi: tokenAbi, functionName: "mint", args: [customer.address, 10n ** 30n], chain })
+          const mint = await wallet.writeContract({
+            address,
+            abi: tokenAbi,
+            functionName: "mint",
+            args: [customer.address, 10n ** 30n],
+            chain
+          })
           await client.waitForTransactionReceipt({ hash: mint, pollingInterval: 100 })
           return address
         },
@@ -171,10 +217,13 @@ const deployTokens = (rpcUrl: string) =>
 
 /** A resumed chain must still hold the token contracts its manifest names. */
 const checkTokens = (rpcUrl: string, tokens: { readonly USDT: Address; readonly VELNX: Address }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
     for (const [symbol, address] of Object.entries(tokens)) {
-      const code = yield* Effect.tryPromise({ try: () => client.getCode({ address }), catch: (cause) => new DevnetError({ message: `cannot read ${symbol}`, cause }) })
+      const code = yield* Effect.tryPromise({
+        try: () => client.getCode({ address }),
+        catch: (cause) => new DevnetError({ message: `cannot read ${symbol}`, cause })
+      })
       if (code === undefined || code === "0x") {
         return yield* new DevnetError({ message: `the resumed BEP20 devnet has no ${symbol} contract at ${address}` })
       }
@@ -187,7 +236,7 @@ const checkTokens = (rpcUrl: string, tokens: { readonly USDT: Address; readonly 
  * transactions: confirmations advance while they matter, and an idle chain does not grow.
  */
 const heartbeat = (rpcUrl: string, seconds: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
     let emptyBlocks = 0
     for (;;) {

@@ -53,10 +53,13 @@ const writeCached = (file: Option.Option<string>, output: string) =>
 /** The contract `name` of `source` in solc's standard JSON output, if it is there. */
 const contractIn = (output: string, source: string, name: string) => {
   const parsed: unknown = JSON.parse(output)
-  const contracts = typeof parsed === "object" && parsed !== null && "contracts" in parsed ? JSON.stringify(parsed.contracts) : "{}"
+  const contracts =
+    typeof parsed === "object" && parsed !== null && "contracts" in parsed ? JSON.stringify(parsed.contracts) : "{}"
   const all: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>> = JSON.parse(contracts)
   const contract = all[source]?.[name]
-  return contract === undefined ? Option.none() : Option.some({ abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` satisfies Hex })
+  return contract === undefined
+    ? Option.none()
+    : Option.some({ abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` satisfies Hex })
 }
 
 /** solc's standard JSON input for one Solidity file: its source, optimised, asking ABI and creation bytecode. */
@@ -66,7 +69,10 @@ const standardInput = (file: string) =>
       JSON.stringify({
         language: "Solidity",
         sources: { [path.basename(file)]: { content: fs.readFileSync(file, "utf8") } },
-        settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } }
+        settings: {
+          optimizer: { enabled: true, runs: 200 },
+          outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } }
+        }
       }),
     catch: (cause) => new DevnetError({ message: `cannot read ${file}`, cause })
   })
@@ -76,12 +82,14 @@ export const cachedOutputPath = (file: string) => Effect.flatMap(standardInput(f
 
 /** Compiles one contract of a Solidity file with solc from npm (no network): its ABI and creation bytecode. */
 export const compileContract = (file: string, name: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const source = path.basename(file)
     const input = yield* standardInput(file)
     const cache = yield* cacheFile(input)
     // a cached output that does not parse or lacks the contract is compiled again, not trusted
-    const cached = Option.flatMap(yield* readCached(cache), (output) => Option.flatten(Option.liftThrowable(contractIn)(output, source, name)))
+    const cached = Option.flatMap(yield* readCached(cache), (output) =>
+      Option.flatten(Option.liftThrowable(contractIn)(output, source, name))
+    )
     if (Option.isSome(cached)) return cached.value
     const solc = yield* loadSolc
     const output = yield* Effect.try({

@@ -1,4 +1,11 @@
-import { type Address, address, getCompiledTransactionMessageDecoder, getTransactionDecoder, lamports, type Transaction } from "@solana/kit"
+import {
+  type Address,
+  address,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  lamports,
+  type Transaction
+} from "@solana/kit"
 import {
   createAssociatedTokenAccountIdempotentInstruction,
   createInitializeMint2Instruction,
@@ -70,12 +77,16 @@ interface SlotBlock {
 }
 
 export class RpcFailure extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string
+  ) {
     super(message)
   }
 }
 
-const keypairFromLabel = (label: string) => Keypair.fromSeed(createHash("sha256").update(`facet-devnet-solana-${label}`).digest())
+const keypairFromLabel = (label: string) =>
+  Keypair.fromSeed(createHash("sha256").update(`facet-devnet-solana-${label}`).digest())
 
 export const SOLANA_DEVNET_CUSTOMER = keypairFromLabel("customer")
 const AUTHORITY = keypairFromLabel("authority")
@@ -108,7 +119,10 @@ export class SolanaDevnetChain {
   /** This chain's own genesis hash (salted per devnet, so two devnets never share one). */
   readonly genesisHash: string
 
-  constructor(readonly finalityLag: number, genesisSalt = "") {
+  constructor(
+    readonly finalityLag: number,
+    genesisSalt = ""
+  ) {
     // with the native mint (wrapped SOL), as every cluster has it
     this.svm = new LiteSVM().withBlockhashCheck(false).withNativeMints()
     this.svm.warpToSlot(BigInt(this.slot))
@@ -150,7 +164,10 @@ export class SolanaDevnetChain {
           case "slot": {
             const closed = this.close(op.now)
             if (closed.blockhash !== op.blockhash) {
-              throw new RpcFailure(-32000, `replayed slot ${closed.slot} closed with blockhash ${closed.blockhash}, not ${op.blockhash}`)
+              throw new RpcFailure(
+                -32000,
+                `replayed slot ${closed.slot} closed with blockhash ${closed.blockhash}, not ${op.blockhash}`
+              )
             }
             break
           }
@@ -165,7 +182,9 @@ export class SolanaDevnetChain {
 
   /** Our blockhash for the open slot: the runtime's, salted with the branch so a reorg yields new hashes. */
   private nextBlockhash() {
-    return base58.encode(createHash("sha256").update(`${this.svm.latestBlockhash()}:${this.branch}:${this.slot}`).digest())
+    return base58.encode(
+      createHash("sha256").update(`${this.svm.latestBlockhash()}:${this.branch}:${this.slot}`).digest()
+    )
   }
 
   get processed() {
@@ -208,7 +227,11 @@ export class SolanaDevnetChain {
     const account = this.account(address, svm)
     if (account === undefined) return undefined
     const programId = String(account.programAddress)
-    if ((programId !== TOKEN_PROGRAM_ID.toBase58() && programId !== TOKEN_2022_PROGRAM_ID.toBase58()) || account.data.length < 165) return undefined
+    if (
+      (programId !== TOKEN_PROGRAM_ID.toBase58() && programId !== TOKEN_2022_PROGRAM_ID.toBase58()) ||
+      account.data.length < 165
+    )
+      return undefined
     const mint = base58.encode(account.data.subarray(0, 32))
     const mintAccount = this.account(mint, svm)
     return {
@@ -259,9 +282,10 @@ export class SolanaDevnetChain {
     const accountKeys = keys.map((pubkey, i) => ({
       pubkey,
       signer: i < header.numSignerAccounts,
-      writable: i < header.numSignerAccounts
-        ? i < header.numSignerAccounts - header.numReadonlySignerAccounts
-        : i < keys.length - header.numReadonlyNonSignerAccounts,
+      writable:
+        i < header.numSignerAccounts
+          ? i < header.numSignerAccounts - header.numReadonlySignerAccounts
+          : i < keys.length - header.numReadonlyNonSignerAccounts,
       source: "transaction" as const
     }))
     const holdings = () =>
@@ -274,13 +298,15 @@ export class SolanaDevnetChain {
     const preTokenBalances = holdings()
     if (!skipPreflight) {
       const simulated = this.svm.simulateTransaction(tx)
-      if ("err" in simulated) throw new RpcFailure(-32002, `Transaction simulation failed: ${simulated.toString().slice(0, 300)}`)
+      if ("err" in simulated)
+        throw new RpcFailure(-32002, `Transaction simulation failed: ${simulated.toString().slice(0, 300)}`)
     }
     const result = this.svm.sendTransaction(tx)
     const failed = "err" in result
     const error = failed ? result.err() : undefined
     if (error === SIGNATURE_FAILURE) throw new RpcFailure(-32003, "Transaction signature verification failure")
-    if (error === ALREADY_PROCESSED) throw new RpcFailure(-32002, "Transaction simulation failed: This transaction has already been processed")
+    if (error === ALREADY_PROCESSED)
+      throw new RpcFailure(-32002, "Transaction simulation failed: This transaction has already been processed")
     const meta = failed ? result.meta() : result
     this.open.push({
       signature,
@@ -332,7 +358,8 @@ export class SolanaDevnetChain {
     this.svm.expireBlockhash()
     this.blockhash = this.nextBlockhash()
     this.recentBlockhashes.set(this.blockhash, this.slot)
-    for (const [hash, slot] of this.recentBlockhashes) if (this.slot - slot > BLOCKHASH_VALIDITY_SLOTS) this.recentBlockhashes.delete(hash)
+    for (const [hash, slot] of this.recentBlockhashes)
+      if (this.slot - slot > BLOCKHASH_VALIDITY_SLOTS) this.recentBlockhashes.delete(hash)
     return block
   }
 
@@ -348,7 +375,11 @@ export class SolanaDevnetChain {
   private replaceTail(depth: number, keepTransactions: boolean, now: number) {
     const lastClosed = this.slot - 1
     const base = lastClosed - depth
-    if (depth < 1 || base < this.finalized) throw new RpcFailure(-32000, `a reorg may replace only unfinalized slots (at most ${lastClosed - this.finalized})`)
+    if (depth < 1 || base < this.finalized)
+      throw new RpcFailure(
+        -32000,
+        `a reorg may replace only unfinalized slots (at most ${lastClosed - this.finalized})`
+      )
     const snapshot = this.snapshots.get(base)
     if (snapshot === undefined) throw new RpcFailure(-32000, "no snapshot that far back")
     const dropped: Array<RecordedTx> = []
@@ -375,7 +406,9 @@ export class SolanaDevnetChain {
 
   /** Builds, signs and submits a legacy transaction from devnet-owned keys (setup and faucets). */
   submitLegacy(instructions: Parameters<LegacyTransaction["add"]>, signers: ReadonlyArray<Keypair>) {
-    const tx = new LegacyTransaction({ feePayer: signers[0]?.publicKey, recentBlockhash: this.blockhash }).add(...instructions)
+    const tx = new LegacyTransaction({ feePayer: signers[0]?.publicKey, recentBlockhash: this.blockhash }).add(
+      ...instructions
+    )
     tx.sign(...signers)
     return this.submit(tx.serialize(), false)
   }
@@ -384,20 +417,32 @@ export class SolanaDevnetChain {
   mintUsdt(owner: string, amount: bigint) {
     const ownerKey = new PublicKey(owner)
     const ata = getAssociatedTokenAddressSync(USDT_MINT.publicKey, ownerKey, true)
-    return this.submitLegacy([
-      createAssociatedTokenAccountIdempotentInstruction(AUTHORITY.publicKey, ata, ownerKey, USDT_MINT.publicKey),
-      createMintToInstruction(USDT_MINT.publicKey, ata, AUTHORITY.publicKey, amount)
-    ], [AUTHORITY])
+    return this.submitLegacy(
+      [
+        createAssociatedTokenAccountIdempotentInstruction(AUTHORITY.publicKey, ata, ownerKey, USDT_MINT.publicKey),
+        createMintToInstruction(USDT_MINT.publicKey, ata, AUTHORITY.publicKey, amount)
+      ],
+      [AUTHORITY]
+    )
   }
 
   setup() {
     this.airdrop(AUTHORITY.publicKey.toBase58(), 1_000n * 10n ** 9n)
     this.airdrop(SOLANA_DEVNET_CUSTOMER.publicKey.toBase58(), 1_000n * 10n ** 9n)
     const rent = Number(this.svm.minimumBalanceForRentExemption(BigInt(MINT_SIZE)))
-    this.submitLegacy([
-      SystemProgram.createAccount({ fromPubkey: AUTHORITY.publicKey, newAccountPubkey: USDT_MINT.publicKey, lamports: rent, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
-      createInitializeMint2Instruction(USDT_MINT.publicKey, 6, AUTHORITY.publicKey, null)
-    ], [AUTHORITY, USDT_MINT])
+    this.submitLegacy(
+      [
+        SystemProgram.createAccount({
+          fromPubkey: AUTHORITY.publicKey,
+          newAccountPubkey: USDT_MINT.publicKey,
+          lamports: rent,
+          space: MINT_SIZE,
+          programId: TOKEN_PROGRAM_ID
+        }),
+        createInitializeMint2Instruction(USDT_MINT.publicKey, 6, AUTHORITY.publicKey, null)
+      ],
+      [AUTHORITY, USDT_MINT]
+    )
     this.mintUsdt(SOLANA_DEVNET_CUSTOMER.publicKey.toBase58(), 1_000_000n * 10n ** 6n)
   }
 
@@ -407,7 +452,8 @@ export class SolanaDevnetChain {
 }
 
 const toAddress = (value: string): Address => {
-  if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(value)) throw new RpcFailure(-32602, `Invalid param: ${value} is not a base58 address`)
+  if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(value))
+    throw new RpcFailure(-32602, `Invalid param: ${value} is not a base58 address`)
   return address(value)
 }
 
@@ -486,37 +532,57 @@ const JOURNAL_VERSION = 1
 
 /** A chain rebuilt from its journal (or a new one), recording every change it makes from now on. */
 const journaledChain = (file: string, finalityLag: number) =>
-  Effect.gen(function*() {
-    const { devnet: chain, replayed, replayMs } = yield* resumeFromJournal({
-      file, kind: "facet-solana-devnet", version: JOURNAL_VERSION, op: SolanaDevnetOp,
+  Effect.gen(function* () {
+    const {
+      devnet: chain,
+      replayed,
+      replayMs
+    } = yield* resumeFromJournal({
+      file,
+      kind: "facet-solana-devnet",
+      version: JOURNAL_VERSION,
+      op: SolanaDevnetOp,
       make: (header) => new SolanaDevnetChain(finalityLag, header.id),
       flushesAfter: (op) => op.op === "slot" || op.op === "reorg"
     })
-    if (replayed > 0) yield* Effect.logInfo(`Solana devnet resumed at slot ${chain.processed} from ${file} (${replayed} operations replayed in ${replayMs} ms)`)
+    if (replayed > 0)
+      yield* Effect.logInfo(
+        `Solana devnet resumed at slot ${chain.processed} from ${file} (${replayed} operations replayed in ${replayMs} ms)`
+      )
     return { chain, fresh: replayed === 0 }
   })
 
-export const startSolanaDevnet = (options: {
-  readonly slotMs?: number
-  readonly finalityLag?: number
-  readonly port?: number
-  /** Ports it must not take (the service's HTTP port, bound after the devnets start). */
-  readonly avoidPorts?: ReadonlyArray<number>
-  /** Where the chain is kept: its journal is replayed at start and every change appended to it. */
-  readonly journalFile?: string
-} = {}) =>
-  Effect.gen(function*() {
-    const { chain, fresh } = options.journalFile === undefined
-      ? { chain: new SolanaDevnetChain(options.finalityLag ?? 4), fresh: true }
-      : yield* journaledChain(options.journalFile, options.finalityLag ?? 4)
-    if (fresh) yield* Effect.try({ try: () => chain.setup(), catch: (cause) => new DevnetError({ message: "cannot set up the Solana devnet", cause }) })
+export const startSolanaDevnet = (
+  options: {
+    readonly slotMs?: number
+    readonly finalityLag?: number
+    readonly port?: number
+    /** Ports it must not take (the service's HTTP port, bound after the devnets start). */
+    readonly avoidPorts?: ReadonlyArray<number>
+    /** Where the chain is kept: its journal is replayed at start and every change appended to it. */
+    readonly journalFile?: string
+  } = {}
+) =>
+  Effect.gen(function* () {
+    const { chain, fresh } =
+      options.journalFile === undefined
+        ? { chain: new SolanaDevnetChain(options.finalityLag ?? 4), fresh: true }
+        : yield* journaledChain(options.journalFile, options.finalityLag ?? 4)
+    if (fresh)
+      yield* Effect.try({
+        try: () => chain.setup(),
+        catch: (cause) => new DevnetError({ message: "cannot set up the Solana devnet", cause })
+      })
     chain.advance(Date.now())
 
     const context = () => ({ slot: chain.processed })
     // reads at a commitment: `finalized` sees the finalized slot's state and says which slot that is
     const readAt = (param: unknown) => {
       const commitment = commitmentOf(param)
-      return { svm: chain.stateAt(commitment), context: { slot: commitment === "finalized" ? chain.finalized : chain.processed } }
+      return {
+        svm: chain.stateAt(commitment),
+        context: { slot: commitment === "finalized" ? chain.finalized : chain.processed }
+      }
     }
     const handle = (method: string, params: ReadonlyArray<unknown>): unknown => {
       const [first, second] = params
@@ -527,7 +593,13 @@ export const startSolanaDevnet = (options: {
           return c === "processed" ? chain.processed : c === "confirmed" ? chain.confirmed : chain.finalized
         }
         case "getLatestBlockhash":
-          return { context: context(), value: { blockhash: chain.latestBlockhash, lastValidBlockHeight: chain.processed + BLOCKHASH_VALIDITY_SLOTS } }
+          return {
+            context: context(),
+            value: {
+              blockhash: chain.latestBlockhash,
+              lastValidBlockHeight: chain.processed + BLOCKHASH_VALIDITY_SLOTS
+            }
+          }
         case "getBalance": {
           const at = readAt(second)
           // lamports are a JSON number on Solana's wire; devnet balances stay far below 2^53
@@ -544,14 +616,17 @@ export const startSolanaDevnet = (options: {
           const account = chain.account(String(first), at.svm)
           return {
             context: at.context,
-            value: account === undefined ? null : {
-              data: [Buffer.from(account.data).toString("base64"), "base64"],
-              executable: account.executable,
-              lamports: Number(account.lamports),
-              owner: String(account.programAddress),
-              rentEpoch: 0,
-              space: account.data.length
-            }
+            value:
+              account === undefined
+                ? null
+                : {
+                    data: [Buffer.from(account.data).toString("base64"), "base64"],
+                    executable: account.executable,
+                    lamports: Number(account.lamports),
+                    owner: String(account.programAddress),
+                    rentEpoch: 0,
+                    space: account.data.length
+                  }
           }
         }
         case "getMinimumBalanceForRentExemption":
@@ -571,9 +646,14 @@ export const startSolanaDevnet = (options: {
         case "getBlock": {
           const slot = Number(first)
           const block = chain.blocks.get(slot)
-          if (block === undefined || slot > chain.confirmed) throw new RpcFailure(-32004, `Block not available for slot ${slot}`)
-          if (commitmentOf(second) === "finalized" && slot > chain.finalized) throw new RpcFailure(-32004, `Block not available for slot ${slot}`)
-          const details = typeof second === "object" && second !== null && "transactionDetails" in second ? second.transactionDetails : "full"
+          if (block === undefined || slot > chain.confirmed)
+            throw new RpcFailure(-32004, `Block not available for slot ${slot}`)
+          if (commitmentOf(second) === "finalized" && slot > chain.finalized)
+            throw new RpcFailure(-32004, `Block not available for slot ${slot}`)
+          const details =
+            typeof second === "object" && second !== null && "transactionDetails" in second
+              ? second.transactionDetails
+              : "full"
           const header = {
             blockhash: block.blockhash,
             previousBlockhash: block.previousBlockhash,
@@ -584,11 +664,16 @@ export const startSolanaDevnet = (options: {
           // like a real node: "signatures" lists the first signature of each transaction, "none" leaves them out
           if (details === "signatures") return { ...header, signatures: block.txs.map((tx) => tx.signature) }
           if (details === "none") return header
-          return { ...header, transactions: block.txs.map((tx) => (details === "accounts" ? renderAccountsOnly(tx) : renderTx(tx))), rewards: [] }
+          return {
+            ...header,
+            transactions: block.txs.map((tx) => (details === "accounts" ? renderAccountsOnly(tx) : renderTx(tx))),
+            rewards: []
+          }
         }
         case "getTransaction": {
           const found = chain.signatures.get(String(first))
-          const tx = found === undefined ? undefined : chain.blocks.get(found.slot)?.txs.find((t) => t.signature === first)
+          const tx =
+            found === undefined ? undefined : chain.blocks.get(found.slot)?.txs.find((t) => t.signature === first)
           if (found === undefined || tx === undefined) return null
           return { slot: found.slot, blockTime: chain.blocks.get(found.slot)?.blockTime ?? null, ...renderTx(tx) }
         }
@@ -604,7 +689,8 @@ export const startSolanaDevnet = (options: {
             value: list.map((sig) => {
               const found = chain.signatures.get(String(sig))
               if (found === undefined) return null
-              const status = found.slot <= chain.finalized ? "finalized" : found.slot <= chain.confirmed ? "confirmed" : "processed"
+              const status =
+                found.slot <= chain.finalized ? "finalized" : found.slot <= chain.confirmed ? "confirmed" : "processed"
               return {
                 slot: found.slot,
                 confirmations: status === "finalized" ? null : chain.processed - found.slot,
@@ -617,7 +703,12 @@ export const startSolanaDevnet = (options: {
         }
         case "requestAirdrop":
           chain.airdrop(String(first), BigInt(Number(second ?? 0)))
-          return base58.encode(createHash("sha256").update(`airdrop-${String(first)}-${Date.now()}-${Math.random()}`).digest().subarray(0, 64))
+          return base58.encode(
+            createHash("sha256")
+              .update(`airdrop-${String(first)}-${Date.now()}-${Math.random()}`)
+              .digest()
+              .subarray(0, 64)
+          )
         case "getGenesisHash":
           return chain.genesisHash
         case "getVersion":
@@ -638,7 +729,8 @@ export const startSolanaDevnet = (options: {
       const chunks: Array<Buffer> = []
       req.on("data", (c: Buffer) => chunks.push(c))
       req.on("end", () => {
-        const reply = (body: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body))
+        const reply = (body: unknown) =>
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body))
         let parsed: unknown
         try {
           parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"))
@@ -647,19 +739,33 @@ export const startSolanaDevnet = (options: {
         }
         const one = (raw: unknown) => {
           const request = Schema.decodeUnknownEither(RpcRequest)(raw)
-          if (Either.isLeft(request)) return { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request" } }
+          if (Either.isLeft(request))
+            return { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request" } }
           try {
-            return { jsonrpc: "2.0", id: request.right.id ?? null, result: handle(request.right.method, request.right.params) }
+            return {
+              jsonrpc: "2.0",
+              id: request.right.id ?? null,
+              result: handle(request.right.method, request.right.params)
+            }
           } catch (error) {
             const code = error instanceof RpcFailure ? error.code : -32603
-            return { jsonrpc: "2.0", id: request.right.id ?? null, error: { code, message: error instanceof Error ? error.message : String(error) } }
+            return {
+              jsonrpc: "2.0",
+              id: request.right.id ?? null,
+              error: { code, message: error instanceof Error ? error.message : String(error) }
+            }
           }
         }
         reply(Array.isArray(parsed) ? parsed.map(one) : one(parsed))
       })
     })
     const url = yield* serveOnLoopback(server, "Solana devnet", options.port, options.avoidPorts)
-    yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => chain.advance(Date.now())), Schedule.spaced(options.slotMs ?? 400)))
+    yield* Effect.forkScoped(
+      Effect.repeat(
+        Effect.sync(() => chain.advance(Date.now())),
+        Schedule.spaced(options.slotMs ?? 400)
+      )
+    )
     yield* Effect.logInfo(`Solana devnet (litesvm) on ${url}: USDT mint ${chain.usdtMint}`)
     return { url, usdtMint: chain.usdtMint, chain } satisfies SolanaDevnet
   })

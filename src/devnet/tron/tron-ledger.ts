@@ -34,8 +34,13 @@ const ENERGY_CALL_BASE = 3_000n
  * inside a sub-call that reverts (the transaction succeeds, the inner legs are `rejected`, the contract keeps
  * the TRX). Each leg is an internal transaction in java-tron's shape.
  */
-export const FORWARDER_CONTRACT = `41${Buffer.from(sha256(new TextEncoder().encode("facet-devnet-trx-forwarder"))).toString("hex").slice(0, 40)}`
-const selector = (signature: string) => Buffer.from(keccak_256(new TextEncoder().encode(signature))).toString("hex").slice(0, 8)
+export const FORWARDER_CONTRACT = `41${Buffer.from(sha256(new TextEncoder().encode("facet-devnet-trx-forwarder")))
+  .toString("hex")
+  .slice(0, 40)}`
+const selector = (signature: string) =>
+  Buffer.from(keccak_256(new TextEncoder().encode(signature)))
+    .toString("hex")
+    .slice(0, 8)
 export const FORWARDER_METHODS = {
   forward: selector("forward(address)"),
   split: selector("split(address,address)"),
@@ -84,7 +89,10 @@ export const TronLedgerOp = Schema.Union(
 export type TronLedgerOp = typeof TronLedgerOp.Type
 
 export class Rejection extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string
+  ) {
     super(message)
   }
 }
@@ -111,7 +119,9 @@ export const recoverOwner = (txID: string, signatureHex: string): string | undef
     const recovered = new Uint8Array(65)
     recovered[0] = v >= 27 ? v - 27 : v
     recovered.set(sig.subarray(0, 64), 1)
-    const point = secp256k1.Point.fromBytes(secp256k1.recoverPublicKey(recovered, Buffer.from(txID, "hex"), { prehash: false }))
+    const point = secp256k1.Point.fromBytes(
+      secp256k1.recoverPublicKey(recovered, Buffer.from(txID, "hex"), { prehash: false })
+    )
     return `41${hex(secp256k1AccountId(point.toBytes(false)))}`
   } catch {
     return undefined
@@ -136,9 +146,24 @@ export class TronLedger {
   private journal: ((op: TronLedgerOp) => void) | undefined
 
   /** `genesisSalt` makes this chain's genesis (and so every block id) its own. */
-  constructor(readonly tokenContracts: ReadonlyMap<string, string>, readonly solidLag: number, genesisTime: number, genesisSalt = "") {
-    const empty: Balances = { trx: new Map(), tokens: new Map([...tokenContracts.keys()].map((c) => [c, new Map()])), freeBandwidthUsed: new Map() }
-    this.blocks.push({ number: 0, blockID: blockId(0, `genesis${genesisSalt}`), parentHash: "0".repeat(64), timestamp: genesisTime, outcomes: [] })
+  constructor(
+    readonly tokenContracts: ReadonlyMap<string, string>,
+    readonly solidLag: number,
+    genesisTime: number,
+    genesisSalt = ""
+  ) {
+    const empty: Balances = {
+      trx: new Map(),
+      tokens: new Map([...tokenContracts.keys()].map((c) => [c, new Map()])),
+      freeBandwidthUsed: new Map()
+    }
+    this.blocks.push({
+      number: 0,
+      blockID: blockId(0, `genesis${genesisSalt}`),
+      parentHash: "0".repeat(64),
+      timestamp: genesisTime,
+      outcomes: []
+    })
     this.states.set(0, empty)
   }
 
@@ -160,7 +185,11 @@ export class TronLedger {
           break
         case "block": {
           const block = this.mine(op.time)
-          if (block.blockID !== op.id) throw new Rejection("OTHER_ERROR", `replayed block ${block.number} came out as ${block.blockID}, not ${op.id}`)
+          if (block.blockID !== op.id)
+            throw new Rejection(
+              "OTHER_ERROR",
+              `replayed block ${block.number} came out as ${block.blockID}, not ${op.id}`
+            )
           break
         }
         case "reorg":
@@ -209,7 +238,9 @@ export class TronLedger {
 
   /** Energy a TRC20 `transfer` to `to41` would use now (what `triggerconstantcontract` reports). */
   transferEnergy(contract41: string, to41: string): bigint {
-    return (this.headState.tokens.get(contract41)?.get(to41) ?? 0n) > 0n ? ENERGY_TRANSFER_EXISTING_HOLDER : ENERGY_TRANSFER_NEW_HOLDER
+    return (this.headState.tokens.get(contract41)?.get(to41) ?? 0n) > 0n
+      ? ENERGY_TRANSFER_EXISTING_HOLDER
+      : ENERGY_TRANSFER_NEW_HOLDER
   }
 
   /** The prices this devnet charges, as `wallet/getchainparameters` names them. */
@@ -269,19 +300,25 @@ export class TronLedger {
   }
 
   private validate(tx: TronTransaction, now: number) {
-    if (!tronUtils.transaction.txCheck(tx)) throw new Rejection("OTHER_ERROR", "the transaction JSON does not match its raw_data_hex or txID")
+    if (!tronUtils.transaction.txCheck(tx))
+      throw new Rejection("OTHER_ERROR", "the transaction JSON does not match its raw_data_hex or txID")
     const contract = tx.raw_data.contract[0]
-    if (contract === undefined || tx.raw_data.contract.length !== 1) throw new Rejection("CONTRACT_VALIDATE_ERROR", "exactly one contract per transaction")
+    if (contract === undefined || tx.raw_data.contract.length !== 1)
+      throw new Rejection("CONTRACT_VALIDATE_ERROR", "exactly one contract per transaction")
     const owner = stringField(contract.parameter.value, "owner_address")
     const signer = recoverOwner(tx.txID, tx.signature?.[0] ?? "")
-    if (signer === undefined || signer !== owner) throw new Rejection("SIGERROR", "validate signature error: the signature does not recover to the owner")
+    if (signer === undefined || signer !== owner)
+      throw new Rejection("SIGERROR", "validate signature error: the signature does not recover to the owner")
     if (this.findTransaction(tx.txID) !== undefined) throw new Rejection("DUP_TRANSACTION_ERROR", "dup transaction")
     const headTime = Math.max(this.head.timestamp, now)
     if (tx.raw_data.expiration <= headTime || tx.raw_data.expiration > headTime + MAX_EXPIRATION_MS) {
       throw new Rejection("TRANSACTION_EXPIRATION_ERROR", "transaction expired")
     }
-    const refOk = this.blocks.some((b) =>
-      (b.number & 0xffff).toString(16).padStart(4, "0") === tx.raw_data.ref_block_bytes && b.blockID.slice(16, 32) === tx.raw_data.ref_block_hash)
+    const refOk = this.blocks.some(
+      (b) =>
+        (b.number & 0xffff).toString(16).padStart(4, "0") === tx.raw_data.ref_block_bytes &&
+        b.blockID.slice(16, 32) === tx.raw_data.ref_block_hash
+    )
     if (!refOk) throw new Rejection("TAPOS_ERROR", "the reference block is not on this chain")
     const state = this.headState
     const balance = state.trx.get(owner)
@@ -299,7 +336,8 @@ export class TronLedger {
       if (!this.tokenContracts.has(target) && target !== FORWARDER_CONTRACT) {
         throw new Rejection("CONTRACT_VALIDATE_ERROR", "no contract at that address on the devnet")
       }
-      if (bigField(contract.parameter.value, "call_value") > balance) throw new Rejection("CONTRACT_VALIDATE_ERROR", "callValue is more than the balance")
+      if (bigField(contract.parameter.value, "call_value") > balance)
+        throw new Rejection("CONTRACT_VALIDATE_ERROR", "callValue is more than the balance")
     } else {
       throw new Rejection("CONTRACT_VALIDATE_ERROR", `${contract.type} is not supported by the devnet`)
     }
@@ -334,7 +372,8 @@ export class TronLedger {
     const contractAddress = stringField(value, "contract_address")
     const data = stringField(value, "data")
     const feeLimit = BigInt(tx.raw_data.fee_limit ?? 0)
-    if (contractAddress === FORWARDER_CONTRACT) return this.forward(tx, state, owner, balance, bandwidth, feeLimit, bigField(value, "call_value"), data)
+    if (contractAddress === FORWARDER_CONTRACT)
+      return this.forward(tx, state, owner, balance, bandwidth, feeLimit, bigField(value, "call_value"), data)
     const holders = state.tokens.get(contractAddress) ?? new Map<string, bigint>()
     const burn = (fee: bigint) => {
       const paid = fee < balance ? fee : balance
@@ -342,18 +381,36 @@ export class TronLedger {
       return paid
     }
     if (!data.startsWith("a9059cbb") || data.length !== 8 + 128) {
-      return { tx, contractRet: "REVERT", fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY), log: [], contractAddress }
+      return {
+        tx,
+        contractRet: "REVERT",
+        fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY),
+        log: [],
+        contractAddress
+      }
     }
     const to = `41${data.slice(8 + 24, 8 + 64)}`
     const amount = BigInt(`0x${data.slice(8 + 64)}`)
     const energy = (holders.get(to) ?? 0n) > 0n ? ENERGY_TRANSFER_EXISTING_HOLDER : ENERGY_TRANSFER_NEW_HOLDER
     const energyFee = energy * SUN_PER_ENERGY
     if (energyFee > feeLimit || bandwidth + energyFee > balance) {
-      return { tx, contractRet: "OUT_OF_ENERGY", fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance)), log: [], contractAddress }
+      return {
+        tx,
+        contractRet: "OUT_OF_ENERGY",
+        fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance)),
+        log: [],
+        contractAddress
+      }
     }
     const from = holders.get(owner) ?? 0n
     if (from < amount || this.blacklisted.has(owner)) {
-      return { tx, contractRet: "REVERT", fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY), log: [], contractAddress }
+      return {
+        tx,
+        contractRet: "REVERT",
+        fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY),
+        log: [],
+        contractAddress
+      }
     }
     holders.set(owner, from - amount)
     holders.set(to, (holders.get(to) ?? 0n) + amount)
@@ -365,19 +422,33 @@ export class TronLedger {
       contractRet: "SUCCESS",
       fee,
       contractAddress,
-      log: [{
-        address: contractAddress.slice(2),
-        topics: [TRANSFER_TOPIC, pad32(owner.slice(2)), pad32(to.slice(2))],
-        data: pad32(amount.toString(16))
-      }]
+      log: [
+        {
+          address: contractAddress.slice(2),
+          topics: [TRANSFER_TOPIC, pad32(owner.slice(2)), pad32(to.slice(2))],
+          data: pad32(amount.toString(16))
+        }
+      ]
     }
   }
 
   /** The forwarder's execution: the caller pays the call value and the energy; every leg is recorded. */
-  private forward(tx: TronTransaction, state: Balances, owner: string, balance: bigint, bandwidth: bigint, feeLimit: bigint, callValue: bigint, data: string): TxOutcome {
+  private forward(
+    tx: TronTransaction,
+    state: Balances,
+    owner: string,
+    balance: bigint,
+    bandwidth: bigint,
+    feeLimit: bigint,
+    callValue: bigint,
+    data: string
+  ): TxOutcome {
     const contractAddress = FORWARDER_CONTRACT
     const method = data.slice(0, 8)
-    const args = Array.from({ length: (data.length - 8) / 64 }, (_, i) => `41${data.slice(8 + i * 64 + 24, 8 + (i + 1) * 64)}`)
+    const args = Array.from(
+      { length: (data.length - 8) / 64 },
+      (_, i) => `41${data.slice(8 + i * 64 + 24, 8 + (i + 1) * 64)}`
+    )
     const arity = method === FORWARDER_METHODS.split3 ? 3 : method === FORWARDER_METHODS.split ? 2 : 1
     const known = Object.values(FORWARDER_METHODS).some((m) => m === method)
     const burn = (fee: bigint, kept: bigint) => {
@@ -386,16 +457,39 @@ export class TronLedger {
       return paid
     }
     if (!known || args.length !== arity || (data.length - 8) % 64 !== 0) {
-      return { tx, contractRet: "REVERT", fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY, balance), log: [], contractAddress }
+      return {
+        tx,
+        contractRet: "REVERT",
+        fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY, balance),
+        log: [],
+        contractAddress
+      }
     }
     const rejected = method === FORWARDER_METHODS.tryForward
     const legs: Array<InternalLeg> = rejected
-      // the contract calls itself with the value, that call sends it on and reverts: both legs rejected
-      ? [{ caller: contractAddress, to: contractAddress, callValue, rejected: true }, { caller: contractAddress, to: args[0] ?? "", callValue, rejected: true }]
-      : args.map((to, i) => ({ caller: contractAddress, to, callValue: i === args.length - 1 ? callValue - (callValue / BigInt(args.length)) * BigInt(args.length - 1) : callValue / BigInt(args.length), rejected: false }))
+      ? // the contract calls itself with the value, that call sends it on and reverts: both legs rejected
+        [
+          { caller: contractAddress, to: contractAddress, callValue, rejected: true },
+          { caller: contractAddress, to: args[0] ?? "", callValue, rejected: true }
+        ]
+      : args.map((to, i) => ({
+          caller: contractAddress,
+          to,
+          callValue:
+            i === args.length - 1
+              ? callValue - (callValue / BigInt(args.length)) * BigInt(args.length - 1)
+              : callValue / BigInt(args.length),
+          rejected: false
+        }))
     const energyFee = (ENERGY_CALL_BASE + ENERGY_INTERNAL_LEG * BigInt(legs.length)) * SUN_PER_ENERGY
     if (energyFee > feeLimit || bandwidth + energyFee + callValue > balance) {
-      return { tx, contractRet: "OUT_OF_ENERGY", fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance), balance), log: [], contractAddress }
+      return {
+        tx,
+        contractRet: "OUT_OF_ENERGY",
+        fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance), balance),
+        log: [],
+        contractAddress
+      }
     }
     state.trx.set(owner, balance - callValue)
     const fee = burn(bandwidth + energyFee, balance - callValue)
@@ -425,7 +519,13 @@ export class TronLedger {
     }
     this.pending = []
     const number = parent.number + 1
-    const header = JSON.stringify({ parent: parent.blockID, number, time, txs: outcomes.map((o) => o.tx.txID), branch: this.branch })
+    const header = JSON.stringify({
+      parent: parent.blockID,
+      number,
+      time,
+      txs: outcomes.map((o) => o.tx.txID),
+      branch: this.branch
+    })
     const block = { number, blockID: blockId(number, header), parentHash: parent.blockID, timestamp: time, outcomes }
     this.blocks.push(block)
     this.states.set(number, state)
