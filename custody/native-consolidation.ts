@@ -4,7 +4,7 @@ import { Accounts, Ledger } from "../src/ledger/ledger.js"
 import { Collections } from "./collections.js"
 
 /**
- * Native coins are payable out (DECISIONS: withdrawals leave from the main wallet and draw on
+ * Native coins are payable out (docs/reference/decisions.md: withdrawals leave from the main wallet and draw on
  * `available`): what reaches a merchant's main address from outside is a deposit there, moved from its
  * `uncollected` to `available` here — the coins are already where withdrawals leave from, so no transfer is
  * needed —; and TRX and BNB deposited to receive wallets, which the sweep endpoint refuses, are

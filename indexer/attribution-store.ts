@@ -195,7 +195,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     /**
      * A payment's event key; a reorg can reverse and restore the same payment more than once, and each time
      * is a delivery of its own: the n-th `payment.reversed` / `payment.restored` (n ≥ 2) ends in `#n`
-     * (DECISIONS.md), counted from the ones already in the outbox, in the same transaction.
+     * (docs/reference/decisions.md), counted from the ones already in the outbox, in the same transaction.
      */
     const nthKey = (t: TxRow, bodyEvent: string) =>
       Effect.gen(function* () {

@@ -69,7 +69,7 @@ const nodeUrls = (name: string, fallback: string | undefined) =>
     })
   )
 
-/** Confirmation depths per chain (DECISIONS.md defaults: TRC20 19 blocks, BEP20 15; SOLANA uses finalized). */
+/** Confirmation depths per chain (docs/reference/decisions.md defaults: TRC20 19 blocks, BEP20 15; SOLANA uses finalized). */
 export const confirmationsConfig = (network: "devnet" | "mainnet") =>
   Config.all({
     bep20: Config.integer("FACET_CONFIRMATIONS_BEP20").pipe(Config.withDefault(network === "mainnet" ? 15 : 3)),

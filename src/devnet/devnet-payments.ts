@@ -20,7 +20,7 @@ import { tokenAbi } from "./evm/anvil-devnet.js"
  */
 export class PayError extends Data.TaggedError("PayError")<{ readonly message: string }> {}
 
-/** Decimals on chain of every devnet asset (DECISIONS.md). */
+/** Decimals on chain of every devnet asset (docs/reference/decisions.md). */
 export const DECIMALS: Record<string, number> = {
   "TRC20-USDT": 6,
   "TRC20-TRX": 6,

@@ -5,7 +5,7 @@ import { Chain } from "./chain.js"
 export const TransactionType = Schema.Literal("deposit", "withdrawal", "collection", "gas_funding")
 export const TransactionStatus = Schema.Literal("pending", "confirmed", "failed", "reversed")
 
-/** Transaction as DECISIONS.md shapes it. */
+/** Transaction as docs/reference/decisions.md shapes it. */
 export const Transaction = Schema.Struct({
   id: Schema.String,
   type: TransactionType,

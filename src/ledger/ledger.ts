@@ -17,7 +17,7 @@ const platform = (name: string, kind: LedgerAccount["kind"]): LedgerAccount => (
 })
 
 /**
- * The accounts by their role (DECISIONS.md, "Wallets and the ledger"). The platform's gas is `gas` while
+ * The accounts by their role (docs/reference/decisions.md, "Wallets and the ledger"). The platform's gas is `gas` while
  * it sits in the gas wallet and `gas:<wallet id>` once sent to a receive wallet for a sweep: still the
  * platform's, whatever else that address holds.
  */

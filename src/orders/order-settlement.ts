@@ -1,7 +1,7 @@
 import { Decimal } from "decimal.js"
 
 /**
- * An order's status from its payments (DECISIONS.md "Orders"), decided in each asset's own units: an
+ * An order's status from its payments (docs/reference/decisions.md "Orders"), decided in each asset's own units: an
  * order is paid when the confirmed amounts cover it, Σ paid / asked ≥ 1 over its accepted assets,
  * compared exactly (never through values rounded into the order's currency: three payments of a third
  * make a whole).

@@ -31,7 +31,7 @@ export const decodeTransactionRows = Schema.decodeUnknown(Schema.Array(Transacti
 
 const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
 
-/** Transaction as the API shows it (DECISIONS.md). */
+/** Transaction as the API shows it (docs/reference/decisions.md). */
 export const renderTransaction = (row: TransactionRow) => ({
   id: row.id,
   type: row.type,

@@ -1,6 +1,6 @@
 import { Duration } from "effect"
 
-/** DECISIONS.md: about 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h, for 24 h. */
+/** docs/reference/decisions.md: about 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h, for 24 h. */
 const STEPS_SECONDS = [10, 30, 120, 600, 1800, 3600]
 const THEN_EVERY_SECONDS = 7200
 export const GIVE_UP_AFTER = Duration.hours(24)

@@ -31,7 +31,7 @@ const ASSETS = [
   ["BEP20", "BEP20-USDT"],
   ["SOLANA", "SOLANA-USDT"]
 ] as const
-/** Solana's USDT is deposit_live (DECISIONS.md): no checkout orders, sweeps or withdrawals on it. */
+/** Solana's USDT is deposit_live (docs/reference/decisions.md): no checkout orders, sweeps or withdrawals on it. */
 const LIVE = ASSETS.slice(0, 2)
 
 /** Fresh recipients of withdrawals, one per live chain, made from the seed: nobody else ever pays them. */
