@@ -31,6 +31,7 @@ import { ChainSettingsLive } from "./assets/chain-settings.js"
 import { ChainClientsLive } from "./chains/chain-clients.js"
 import { type ChainEndpoints, MainnetEndpointsLive } from "./chains/chain-endpoints.js"
 import { AppConfig } from "./config.js"
+import { StoresLive } from "./stores/stores-layer.js"
 import { ClusterLive } from "./cluster.js"
 import { DevnetsLive } from "./devnet/devnets.js"
 import { DepositAddresses } from "./deposits/deposit-addresses.js"
@@ -140,6 +141,7 @@ export const makeCoreLive = <E, R>(
     Layer.provideMerge(SealSecretsLive),
     Layer.provideMerge(KeysLive),
     Layer.provideMerge(MigrationsLive),
+    Layer.provideMerge(StoresLive),
     Layer.provideMerge(Readiness.Default),
     Layer.provideMerge(DatabaseLive)
   )

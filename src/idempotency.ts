@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import { ConflictError } from "./domain/errors.js"
+import { IdempotencyStore } from "./stores/idempotency-store.js"
 
 /** JSON with object keys sorted, so equal requests hash equally whatever their key order. */
 export const canonicalJson = (value: unknown): string => {
@@ -29,8 +29,9 @@ export interface IdempotentReplay {
  * the unique index until the first commits, then replays its result (same request) or gets 409.
  */
 export class Idempotency extends Effect.Service<Idempotency>()("facet/Idempotency", {
+  dependencies: [IdempotencyStore.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const store = yield* IdempotencyStore
     const claim = Effect.fn("Idempotency.claim")(function* (args: {
       readonly merchantId: string
       readonly endpoint: string
@@ -39,16 +40,10 @@ export class Idempotency extends Effect.Service<Idempotency>()("facet/Idempotenc
       readonly resourceId: string
       readonly statusCode: number
     }) {
-      const inserted = yield* sql<{ key: string }>`
-        INSERT INTO idempotency_keys (merchant_id, endpoint, key, request_hash, status_code, resource_id)
-        VALUES (${args.merchantId}, ${args.endpoint}, ${args.key}, ${args.requestHash}, ${args.statusCode}, ${args.resourceId})
-        ON CONFLICT DO NOTHING RETURNING key`
-      if (inserted.length > 0) return Option.none<IdempotentReplay>()
-      const existing = yield* sql<{ request_hash: string; resource_id: string; status_code: number }>`
-        SELECT request_hash, resource_id, status_code FROM idempotency_keys
-        WHERE merchant_id = ${args.merchantId} AND endpoint = ${args.endpoint} AND key = ${args.key}`
-      const row = existing[0]
-      if (row === undefined) return yield* Effect.die(new Error("idempotency key vanished after a conflict"))
+      if (yield* store.insertIfAbsent(args)) return Option.none<IdempotentReplay>()
+      const existing = yield* store.find(args.merchantId, args.endpoint, args.key)
+      if (Option.isNone(existing)) return yield* Effect.die(new Error("idempotency key vanished after a conflict"))
+      const row = existing.value
       if (row.request_hash !== args.requestHash) {
         return yield* new ConflictError({
           error: "X-Service-Idempotency-Key was already used with a different request; use a new key for a new request"

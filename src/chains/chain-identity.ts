@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { Network } from "../config.js"
+import { ChainIdentityStore } from "../stores/chain-identity-store.js"
 
 /** The node of a chain is not the chain the database has indexed (another network, or a new devnet). */
 export class ChainIdentityMismatch extends Schema.TaggedError<ChainIdentityMismatch>()("ChainIdentityMismatch", {
@@ -17,11 +17,9 @@ export const checkChainIdentity = Effect.fn("checkChainIdentity")(function* (
   network: Network,
   genesis: string
 ) {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`INSERT INTO chain_identities (chain, network, genesis_hash) VALUES (${chain}, ${network}, ${genesis})
-             ON CONFLICT (chain) DO NOTHING`
-  const [recorded] = yield* sql<{ network: string; genesis_hash: string }>`
-    SELECT network, genesis_hash FROM chain_identities WHERE chain = ${chain}`
+  const store = yield* ChainIdentityStore
+  yield* store.recordFirst(chain, network, genesis)
+  const recorded = Option.getOrUndefined(yield* store.find(chain))
   if (recorded !== undefined && (recorded.genesis_hash !== genesis || recorded.network !== network)) {
     return yield* new ChainIdentityMismatch({
       chain,

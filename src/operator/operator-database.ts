@@ -3,6 +3,7 @@ import { AppConfig, type AppConfigShape, loadAppConfig } from "../config.js"
 import { DatabaseLive } from "../database/database.js"
 import { runningEmbeddedUrl } from "../database/embedded-postgres.js"
 import { runMigrations } from "../database/migrator.js"
+import { StoresLive } from "../stores/stores-layer.js"
 
 /**
  * What every operator command starts from: the configuration and the service's database (DATABASE_URL, or
@@ -28,7 +29,7 @@ export const operatorConfig = (chains: AppConfigShape["indexer"]["chains"]) =>
 
 /** Only the service's database (migrated), for commands that read and mark state (`npm run custody`). */
 export const operatorDatabaseLive = (config: AppConfigShape) =>
-  Layer.effectDiscard(runMigrations()).pipe(
+  Layer.merge(Layer.effectDiscard(runMigrations()), StoresLive).pipe(
     Layer.provideMerge(DatabaseLive),
     Layer.provideMerge(Layer.succeed(AppConfig, config))
   )
