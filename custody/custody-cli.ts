@@ -1,48 +1,69 @@
-import { NodeRuntime } from "@effect/platform-node"
+import { Args, Command, Options } from "@effect/cli"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { OperatorError, operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
+import { failed, refused, runCli, subcommandNeeded } from "../src/operator/cli.js"
+import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
 import { CustodyStore } from "./custody-store.js"
-
-const USAGE = "usage: npm run custody -- list [--all] | show OPERATION_ID | retry OPERATION_ID"
 
 /**
  * `npm run custody -- list|show|retry`: what the custody engine is doing, for operators. `list` prints one
  * JSON line per open operation (every recent one with --all) with what it waits for; `show` prints an
  * operation with every transaction it signed; `retry` hands an open operation to its wallet's actor again
  * at the running service's next resume pass (every 2 s). A FAILED operation moved nothing and is not
- * retried: request a new sweep.
+ * retried: request a new sweep. Exit codes: docs/operating/cli.md.
  */
-const main = Effect.gen(function* () {
-  const [command, argument] = process.argv.slice(2)
-  if (command !== "list" && command !== "show" && command !== "retry")
-    return yield* new OperatorError({ message: USAGE })
-  const config = yield* operatorConfig([])
-  yield* Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const store = yield* CustodyStore
-    if (command === "list") {
-      const rows = yield* sql<Record<string, unknown>>`
+
+/** `body` on the service's database; what keeps it from the database (configuration, none running) is exit 1. */
+const onDatabase = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const config = yield* operatorConfig([]).pipe(Effect.mapError((e) => failed(e.message)))
+    return yield* body.pipe(Effect.provide(CustodyStore.Default), Effect.provide(operatorDatabaseLive(config)))
+  })
+
+/** An operation by its id; an unknown id is the operator's mistake (exit 2). */
+const operationOf = (id: string) =>
+  Effect.flatMap(CustodyStore, (store) => store.operation(id)).pipe(
+    Effect.flatMap(
+      Option.match({
+        onNone: () => Effect.fail(refused(`no custody operation ${id}`)),
+        onSome: Effect.succeed
+      })
+    )
+  )
+
+const operationId = Args.text({ name: "OPERATION_ID" }).pipe(Args.withDescription("an operation id (op_…), from list"))
+
+const list = Command.make(
+  "list",
+  { all: Options.boolean("all").pipe(Options.withDescription("every recent operation, finished ones too")) },
+  ({ all }) =>
+    onDatabase(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // the statement reads --all from the command line itself (kept as it is until it moves to the store)
+        const rows = yield* sql<Record<string, unknown>>`
         SELECT id, type, status, chain, currency, trim_scale(amount)::text AS amount_base_units, wallet_id, from_address, to_address, withdrawal_id,
                waiting_for, failure_reason, halted_reason, halted_at, kicks, created_at, updated_at,
                round(extract(epoch FROM clock_timestamp() - created_at))::int AS age_seconds
         FROM custody_operations
         WHERE ${process.argv.includes("--all") ? sql`true` : sql`status NOT IN ('COMPLETED', 'FAILED')`}
         ORDER BY created_at DESC LIMIT 200`
-      for (const row of rows) console.log(JSON.stringify(row))
-      if (rows.length === 0) console.error(process.argv.includes("--all") ? "no operations" : "no operation in flight")
-      return
-    }
-    if (argument === undefined) return yield* new OperatorError({ message: USAGE })
-    const operation = yield* store.operation(argument)
-    if (Option.isNone(operation)) return yield* new OperatorError({ message: `no custody operation ${argument}` })
-    if (command === "show") {
-      const attempts = yield* store.attempts(argument)
+        for (const row of rows) console.log(JSON.stringify(row))
+        if (rows.length === 0) console.error(all ? "no operations" : "no operation in flight")
+      })
+    )
+).pipe(Command.withDescription("one JSON line per open operation (the latest 200), with what it waits for"))
+
+const show = Command.make("show", { operationId }, ({ operationId }) =>
+  onDatabase(
+    Effect.gen(function* () {
+      const operation = yield* operationOf(operationId)
+      const attempts = yield* Effect.flatMap(CustodyStore, (store) => store.attempts(operationId))
       console.log(
         JSON.stringify(
           {
-            ...operation.value,
-            amount: operation.value.amount.toString(),
+            ...operation,
+            amount: operation.amount.toString(),
             transactions: attempts.map((a) => ({
               attempt: a.attempt,
               tx_hash: a.tx_hash,
@@ -59,26 +80,34 @@ const main = Effect.gen(function* () {
           2
         )
       )
-      return
-    }
-    if (operation.value.status === "COMPLETED" || operation.value.status === "FAILED") {
-      return yield* new OperatorError({
-        message: `${argument} is ${operation.value.status}: nothing to retry${operation.value.status === "FAILED" ? " (it moved nothing; request a new sweep)" : ""}`
-      })
-    }
-    // the running service's resume pass hands operations untouched for a while to their actors again
-    yield* sql`UPDATE custody_operations SET updated_at = clock_timestamp() - interval '1 day' WHERE id = ${argument}`
-    console.log(
-      `${argument} will be handed to its wallet's actor again within seconds (it waits for: ${operation.value.waiting_for ?? "nothing recorded"})`
-    )
-  }).pipe(Effect.provide(CustodyStore.Default), Effect.provide(operatorDatabaseLive(config)))
-}).pipe(
-  Effect.catchTag("OperatorError", (error) =>
-    Effect.sync(() => {
-      console.error(error.message)
-      process.exitCode = 2
     })
   )
+).pipe(Command.withDescription("an operation with every transaction it signed, as JSON"))
+
+const retry = Command.make("retry", { operationId }, ({ operationId: argument }) =>
+  onDatabase(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const operation = yield* operationOf(argument)
+      if (operation.status === "COMPLETED" || operation.status === "FAILED") {
+        return yield* refused(
+          `${argument} is ${operation.status}: nothing to retry${operation.status === "FAILED" ? " (it moved nothing; request a new sweep)" : ""}`
+        )
+      }
+      // the running service's resume pass hands operations untouched for a while to their actors again
+      yield* sql`UPDATE custody_operations SET updated_at = clock_timestamp() - interval '1 day' WHERE id = ${argument}`
+      console.log(
+        `${argument} will be handed to its wallet's actor again within seconds (it waits for: ${operation.waiting_for ?? "nothing recorded"})`
+      )
+    })
+  )
+).pipe(Command.withDescription("hand an open operation to its wallet's actor again (within seconds)"))
+
+const custody = Command.make("custody", {}, () =>
+  subcommandNeeded("npm run custody --", ["list", "show", "retry"])
+).pipe(
+  Command.withDescription("what the custody engine is doing: its operations, and a nudge for a stuck one"),
+  Command.withSubcommands([list, show, retry])
 )
 
-NodeRuntime.runMain(main)
+runCli(custody, "custody")

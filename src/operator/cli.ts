@@ -1,0 +1,86 @@
+import { CliConfig, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect, Exit, Layer, Option, Schema } from "effect"
+
+/**
+ * What every operator command (`npm run custody`, `npm run indexer`, …) shares: how it runs and how it
+ * ends. Exit codes (docs/operating/cli.md): 0 done; 1 it could not be done or found a problem it looks
+ * for (no database, a chain node error, reconciliation differences); 2 the command line or the request is
+ * wrong (an unknown flag, a missing or malformed value, an unknown id, a decision the rules refuse) and
+ * nothing was changed.
+ */
+
+/** How an operator command ends when it does not end with 0: its message goes to stderr. */
+export class CliExit extends Schema.TaggedError<CliExit>()("CliExit", {
+  code: Schema.Literal(1, 2),
+  message: Schema.String
+}) {}
+
+/** Exit 2: the command line or the request is wrong; nothing was changed. */
+export const refused = (message: string) => new CliExit({ code: 2, message })
+
+/** Exit 1: it could not be done, or it found what it is there to find. */
+export const failed = (message: string) => new CliExit({ code: 1, message })
+
+/**
+ * `--name VALUE`, read by `parse`. A value it does not take is a usage error that names the flag and what
+ * it takes (the library's own messages for choices and numbers do not name the flag).
+ */
+export const parsedOption = <A>(
+  name: string,
+  pseudoName: string,
+  expected: string,
+  parse: (value: string) => Option.Option<A>
+) =>
+  Options.text(name).pipe(
+    Options.withPseudoName(pseudoName),
+    Options.mapEffect((value) =>
+      Option.match(parse(value), {
+        onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name} ${value}: expected ${expected}`))),
+        onSome: Effect.succeed
+      })
+    )
+  )
+
+/** A command given without one of its subcommands (`command` as typed, e.g. `npm run custody --`): exit 2. */
+export const subcommandNeeded = (command: string, subcommands: ReadonlyArray<string>) =>
+  Effect.fail(refused(`${command}: name one of ${subcommands.join(", ")} (\`${command} --help\` for more)`))
+
+/** Help without the library's built-in flags (--completions, --wizard, …): they still work, unlisted. */
+const Config = CliConfig.layer({ showBuiltIns: false })
+
+/**
+ * Runs `command` on this process's arguments and exits with its code. Usage errors were printed by the
+ * library (the flag named) before they reach here; any other failure is reported by runMain and exits 1.
+ */
+export const runCli = <Name extends string, E, A>(
+  command: Command.Command<Name, NodeContext.NodeContext, E, A>,
+  script: string
+) =>
+  NodeRuntime.runMain(
+    Command.run(command, { name: `npm run ${script}`, version: "0.1.0" })(process.argv).pipe(
+      Effect.as(0),
+      Effect.catchAll((error) => {
+        // usage errors were printed by the library, naming the flag; help asked for is no error
+        if (ValidationError.isValidationError(error))
+          return ValidationError.isHelpRequested(error)
+            ? Effect.succeed(0)
+            : Effect.as(Console.error(`(\`npm run ${script} -- --help\` for the commands and their flags)`), 2)
+        if (Schema.is(CliExit)(error)) return Effect.as(Console.error(error.message), error.code)
+        return Effect.fail(error)
+      }),
+      Effect.provide(Layer.merge(NodeContext.layer, Config))
+    ),
+    {
+      teardown: (exit, onExit) =>
+        onExit(
+          Exit.isSuccess(exit)
+            ? typeof exit.value === "number"
+              ? exit.value
+              : 0
+            : Cause.isInterruptedOnly(exit.cause)
+              ? 0
+              : 1
+        )
+    }
+  )
