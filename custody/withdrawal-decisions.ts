@@ -8,6 +8,7 @@ import { Ledger } from "../src/ledger/ledger.js"
 import { toBaseUnits } from "../src/money.js"
 import { can } from "../src/console/console-roles.js"
 import { PolicyClock } from "../src/policy-clock.js"
+import { ConsoleStore, type DeciderRow } from "../src/stores/console-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, WithdrawalStore } from "./withdrawal-store.js"
@@ -46,6 +47,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     const audit = yield* AuditLog
     const policy = yield* WithdrawalPolicy
     const clock = yield* PolicyClock
+    const consoleStore = yield* ConsoleStore
     const { find, render, unlock } = yield* WithdrawalStore
     const settings = yield* Config.all({
       pendingHours: Config.number("FACET_WITHDRAWAL_PENDING_HOURS").pipe(Config.withDefault(72))
@@ -54,29 +56,14 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     /** The console user a decider is, if any, with what the policy needs to know of them. */
     const consoleUser = (decider: Decider, merchantId: string) =>
       decider.kind !== "console_user"
-        ? Effect.succeed(
-            Option.none<{
-              id: string
-              login_name: string
-              role: string
-              approver_from: Date | null
-              removed_at: Date | null
-            }>()
-          )
-        : Effect.map(
-            sql<{ id: string; login_name: string; role: string; approver_from: Date | null; removed_at: Date | null }>`
-            SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE merchant_id = ${merchantId} AND id = ${decider.userId ?? ""}`,
-            (rows) => Option.fromNullable(rows[0])
-          )
+        ? Effect.succeed(Option.none<DeciderRow>())
+        : consoleStore.findDecider(merchantId, decider.userId ?? "")
 
     /** An operator's name that is one of the merchant's console users' logins (it would read as that person's). */
     const operatorPosingAsUser = (decider: Decider, merchantId: string) =>
       decider.kind !== "operator"
         ? Effect.succeed(false)
-        : Effect.map(
-            sql`SELECT 1 FROM console_users WHERE merchant_id = ${merchantId} AND login_name = ${decider.by.trim().toLowerCase()}`,
-            (rows) => rows.length > 0
-          )
+        : consoleStore.isMerchantLogin(merchantId, decider.by.trim().toLowerCase())
 
     const auditActor = (decider: Decider, user: Option.Option<{ readonly login_name: string }>): AuditActor =>
       Option.isSome(user)
@@ -184,10 +171,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
                 requiredApprovals(inForce, `${withdrawal.chain}-${withdrawal.currency}`, withdrawal.amount)
               )
               // a removed user's approval of a still-pending withdrawal no longer counts
-              const [counted] = yield* sql<{ n: number }>`
-            SELECT count(*)::int AS n FROM withdrawal_approvals a LEFT JOIN console_users u ON u.id = a.user_id
-            WHERE a.withdrawal_id = ${id} AND (u.id IS NULL OR u.removed_at IS NULL)`
-              const count = counted?.n ?? 0
+              const count = yield* consoleStore.countedApprovals(id)
               yield* audit.record(
                 withdrawal.merchant_id,
                 actor,

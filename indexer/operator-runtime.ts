@@ -14,6 +14,7 @@ import { MasterSeedLive } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { Orders } from "../src/orders/orders.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
+import { StoresLive } from "../src/stores/stores-layer.js"
 import { AttributionStore } from "./attribution-store.js"
 import { IndexerStatus } from "../src/indexing/indexer-status.js"
 import { OperatorError } from "../src/operator/operator-database.js"
@@ -81,7 +82,7 @@ const endpointsFor = (
         })
       )
 
-/** Database (migrated), keys, chain clients and the attribution store, for an operator command. */
+/** Database (migrated) with the stores, keys, chain clients and the attribution store, for an operator command. */
 export const operatorLive = (config: AppConfigShape) => {
   const ConfigLive = Layer.succeed(AppConfig, config)
   const Base = Layer.mergeAll(LocalSignerLive.pipe(Layer.provide(MasterSeedLive)), DatabaseLive).pipe(
@@ -97,6 +98,7 @@ export const operatorLive = (config: AppConfigShape) => {
   return Layer.mergeAll(Store, IndexerStatus.layer).pipe(
     Layer.provideMerge(Chains),
     Layer.provideMerge(Layer.effectDiscard(runMigrations())),
+    Layer.provideMerge(StoresLive),
     Layer.provideMerge(Base)
   )
 }

@@ -13,6 +13,7 @@ import {
 } from "../domain/onboarding.js"
 import { newId } from "../ids.js"
 import { SecretBox } from "../keys/secret-box.js"
+import { ConsoleStore } from "../stores/console-store.js"
 import { ApiKeys } from "./api-keys.js"
 import { hashSecret, newConsoleToken, newWebhookSecret } from "./credentials.js"
 import { integrationPrompt } from "./integration-prompt.js"
@@ -149,6 +150,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
     const assets = yield* AssetCatalog
     const keys = yield* ApiKeys
     const box = yield* SecretBox
+    const consoleStore = yield* ConsoleStore
 
     const findByProjectKey = SqlSchema.findOne({
       Request: Schema.String,
@@ -262,9 +264,14 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
             })
             const consoleToken = newConsoleToken()
             const consoleExpiresAt = DateTime.addDuration(yield* DateTime.now, config.consoleTokenTtl)
-            yield* Effect.orDie(sql`
-            INSERT INTO console_handoffs (id, merchant_id, token_hash, expires_at)
-            VALUES (${newId("con")}, ${merchantId}, ${hashSecret(consoleToken)}, ${DateTime.toDate(consoleExpiresAt)})`)
+            yield* Effect.orDie(
+              consoleStore.insertHandoff({
+                id: newId("con"),
+                merchantId,
+                tokenHash: hashSecret(consoleToken),
+                expiresAt: DateTime.toDate(consoleExpiresAt)
+              })
+            )
             yield* assets.enableDefaults(merchantId)
             const merchant = yield* Effect.orDie(findById(merchantId))
             if (Option.isNone(merchant))

@@ -1,9 +1,10 @@
 import { Layer } from "effect"
 import { ChainIdentityStore } from "./chain-identity-store.js"
+import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
  * service, by the composition root and by the operator commands.
  */
-export const StoresLive = Layer.mergeAll(ChainIdentityStore.Default, IdempotencyStore.Default)
+export const StoresLive = Layer.mergeAll(ChainIdentityStore.Default, ConsoleStore.Default, IdempotencyStore.Default)
