@@ -1,8 +1,9 @@
-import { NodeRuntime } from "@effect/platform-node"
+import { Args, Command, Options } from "@effect/cli"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as os from "node:os"
 import { operatorLive } from "../indexer/operator-runtime.js"
-import { OperatorError, operatorConfig } from "../src/operator/operator-database.js"
+import { parsedOption, refused, runCli, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
+import { operatorConfig } from "../src/operator/operator-database.js"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { AuditLog } from "../src/audit/audit-log.js"
@@ -13,119 +14,144 @@ import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
 import { WithdrawalStore } from "./withdrawal-store.js"
 
-const USAGE =
-  "usage: npm run withdrawals -- list [--status PENDING] | approve ID --by NAME | reject ID --by NAME --reason TEXT | cancel ID --by NAME [--reason TEXT]\n" +
-  "       npm run withdrawals -- auto-approve --merchant MERCHANT_ID --asset TRC20-USDT --daily 100|off --by NAME"
-
-const option = (args: ReadonlyArray<string>, name: string) => {
-  const i = args.indexOf(name)
-  return i === -1 ? undefined : args[i + 1]
-}
-
 /**
  * `npm run withdrawals`: the operator's view of withdrawals and the human decision on them. Every decision
  * is recorded as the operator's (`--by` names the operator; a console user's login is refused: console
  * users decide in the console) and from where (this host). At most one operator approval counts per quorum.
  * An approved withdrawal is handed to the main wallet's actor by the running service within seconds.
+ * Exit codes (docs/operating/cli.md): a decision the rules refuse (unknown id, already decided, a console
+ * user's login) is 2, as a bad command line is: the fault campaign counts those as answered refusals.
  */
-const main = Effect.gen(function* () {
-  const args = process.argv.slice(2)
-  const [command, id] = args
-  if (
-    command !== "list" &&
-    command !== "approve" &&
-    command !== "reject" &&
-    command !== "cancel" &&
-    command !== "auto-approve"
-  ) {
-    return yield* new OperatorError({ message: USAGE })
-  }
-  const config = yield* operatorConfig([])
-  yield* Effect.gen(function* () {
-    const store = yield* WithdrawalStore
-    const decisions = yield* WithdrawalDecisions
-    if (command === "list") {
-      const status = option(args, "--status")
-      if (status !== undefined && !Schema.is(WithdrawalStatus)(status))
-        return yield* new OperatorError({ message: `--status must be one of ${WithdrawalStatus.literals.join(", ")}` })
-      const rows = yield* store.listAll({ status, limit: 100 })
-      for (const row of rows) console.log(JSON.stringify(row))
-      if (rows.length === 0) console.error("no withdrawals")
-      return
-    }
-    const by = option(args, "--by")
-    const reason = option(args, "--reason")
-    if (command === "auto-approve") {
-      const merchant = option(args, "--merchant")
-      const asset = /^([A-Z0-9]+)-([A-Z0-9]+)$/.exec(option(args, "--asset") ?? "")
-      const daily = option(args, "--daily")
-      if (
-        merchant === undefined ||
-        asset === null ||
-        daily === undefined ||
-        by === undefined ||
-        (daily !== "off" && !/^\d+(\.\d+)?$/.test(daily))
-      ) {
-        return yield* new OperatorError({ message: USAGE })
-      }
-      yield* decisions
-        .setAutoApproval(
-          merchant,
-          asset[1] ?? "",
-          asset[2] ?? "",
-          daily === "off" ? Option.none() : Option.some(daily),
-          { kind: "operator", by, from: `cli@${os.hostname()}` }
-        )
-        .pipe(Effect.catchTag("NotFound", (e) => new OperatorError({ message: e.error })))
-      console.log(
-        `auto-approval of ${asset[0]} for ${merchant}: ${daily === "off" ? "off" : `up to ${daily} per rolling 24 h`}`
-      )
-      return
-    }
-    if (id === undefined || by === undefined || by.startsWith("--")) return yield* new OperatorError({ message: USAGE })
-    if (command === "reject" && reason === undefined)
-      return yield* new OperatorError({ message: "a rejection needs --reason" })
-    const decision = command === "approve" ? "APPROVED" : command === "reject" ? "REJECTED" : "CANCELLED"
-    // always the operator's own decision: never recorded as a console user's
-    const withdrawal = yield* decisions
-      .decide(id, decision, { kind: "operator", by, from: `cli@${os.hostname()}`, reason })
-      .pipe(
-        Effect.catchTags({
-          NotFound: (e) => new OperatorError({ message: e.error }),
-          Conflict: (e) => new OperatorError({ message: e.error }),
-          Forbidden: (e) => new OperatorError({ message: e.error })
-        })
-      )
-    if (withdrawal.status === "PENDING")
-      console.error(
-        `approval recorded: ${withdrawal.approvals.length} of ${withdrawal.required_approvals}; it stays PENDING until the quorum is reached`
-      )
-    console.log(JSON.stringify(withdrawal))
-  }).pipe(
-    Effect.provide(
-      Layer.mergeAll(WithdrawalDecisions.Default, WithdrawalStore.Default).pipe(
-        Layer.provide(WithdrawalPolicy.Default),
-        Layer.provideMerge(
-          Layer.mergeAll(
-            AssetCatalog.Default,
-            Wallets.Default,
-            Ledger.Default,
-            WithdrawalStore.Default,
-            AuditLog.Default,
-            PolicyClock.System
+
+/** `body` with the withdrawal services on the service's database; what keeps it from them is exit 1. */
+const withWithdrawals = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const config = yield* operatorConfig([])
+    return yield* body.pipe(
+      Effect.provide(
+        Layer.mergeAll(WithdrawalDecisions.Default, WithdrawalStore.Default).pipe(
+          Layer.provide(WithdrawalPolicy.Default),
+          Layer.provideMerge(
+            Layer.mergeAll(
+              AssetCatalog.Default,
+              Wallets.Default,
+              Ledger.Default,
+              WithdrawalStore.Default,
+              AuditLog.Default,
+              PolicyClock.System
+            )
           )
         )
+      ),
+      Effect.provide(operatorLive(config))
+    )
+  }).pipe(unreachedAsFailure)
+
+const withdrawalId = Args.text({ name: "WITHDRAWAL_ID" }).pipe(Args.withDescription("a withdrawal id, from list"))
+// a flag right after --by means its value was left out: never an operator's name
+const by = parsedOption("by", "NAME", "the operator's name", (value) =>
+  value.startsWith("-") ? Option.none() : Option.some(value)
+).pipe(Options.withDescription("the operator deciding (recorded in the audit log; not a console user's login)"))
+
+const list = Command.make(
+  "list",
+  {
+    status: parsedOption("status", "STATUS", `one of ${WithdrawalStatus.literals.join(", ")}`, (value) =>
+      Schema.decodeUnknownOption(WithdrawalStatus)(value.toUpperCase())
+    ).pipe(Options.optional, Options.withDescription("only withdrawals in this status"))
+  },
+  ({ status }) =>
+    withWithdrawals(
+      Effect.gen(function* () {
+        const rows = yield* Effect.flatMap(WithdrawalStore, (store) =>
+          store.listAll({ status: Option.getOrUndefined(status), limit: 100 })
+        )
+        for (const row of rows) console.log(JSON.stringify(row))
+        if (rows.length === 0) console.error("no withdrawals")
+      })
+    )
+).pipe(Command.withDescription("one JSON line per withdrawal, the latest 100"))
+
+/** The operator's decision on a withdrawal; what the rules refuse is exit 2. */
+const decide = (id: string, decision: "APPROVED" | "REJECTED" | "CANCELLED", by: string, reason: string | undefined) =>
+  withWithdrawals(
+    Effect.gen(function* () {
+      // always the operator's own decision: never recorded as a console user's
+      const withdrawal = yield* Effect.flatMap(WithdrawalDecisions, (decisions) =>
+        decisions.decide(id, decision, { kind: "operator", by, from: `cli@${os.hostname()}`, reason })
+      ).pipe(
+        Effect.catchTags({
+          NotFound: (e) => refused(e.error),
+          Conflict: (e) => refused(e.error),
+          Forbidden: (e) => refused(e.error)
+        })
       )
-    ),
-    Effect.provide(operatorLive(config))
-  )
-}).pipe(
-  Effect.catchTag("OperatorError", (error) =>
-    Effect.sync(() => {
-      console.error(error.message)
-      process.exitCode = 2
+      if (withdrawal.status === "PENDING")
+        console.error(
+          `approval recorded: ${withdrawal.approvals.length} of ${withdrawal.required_approvals}; it stays PENDING until the quorum is reached`
+        )
+      console.log(JSON.stringify(withdrawal))
     })
   )
+
+const approve = Command.make("approve", { withdrawalId, by }, ({ withdrawalId, by }) =>
+  decide(withdrawalId, "APPROVED", by, undefined)
+).pipe(Command.withDescription("approve a PENDING withdrawal (one operator approval counts towards its quorum)"))
+
+const reject = Command.make(
+  "reject",
+  { withdrawalId, by, reason: Options.text("reason").pipe(Options.withDescription("why (told to the merchant)")) },
+  ({ withdrawalId, by, reason }) => decide(withdrawalId, "REJECTED", by, reason)
+).pipe(Command.withDescription("reject a PENDING withdrawal; its amount is released"))
+
+const cancel = Command.make(
+  "cancel",
+  { withdrawalId, by, reason: Options.text("reason").pipe(Options.optional, Options.withDescription("why")) },
+  ({ withdrawalId, by, reason }) => decide(withdrawalId, "CANCELLED", by, Option.getOrUndefined(reason))
+).pipe(Command.withDescription("cancel a withdrawal not yet sent"))
+
+const autoApprove = Command.make(
+  "auto-approve",
+  {
+    merchant: Options.text("merchant").pipe(Options.withPseudoName("MERCHANT_ID")),
+    asset: parsedOption("asset", "CHAIN-CURRENCY", "an asset such as TRC20-USDT", (value) =>
+      Option.fromNullable(/^([A-Z0-9]+)-([A-Z0-9]+)$/.exec(value.toUpperCase())).pipe(
+        Option.map(([key, chain = "", currency = ""]) => ({ key, chain, currency }))
+      )
+    ),
+    daily: parsedOption("daily", "AMOUNT|off", "an amount such as 100, or off", (value) =>
+      value === "off"
+        ? Option.some(Option.none<string>())
+        : /^\d+(\.\d+)?$/.test(value)
+          ? Option.some(Option.some(value))
+          : Option.none()
+    ).pipe(Options.withDescription("auto-approve up to this total per rolling 24 h; off: every withdrawal waits")),
+    by
+  },
+  ({ merchant, asset, daily, by }) =>
+    withWithdrawals(
+      Effect.gen(function* () {
+        yield* Effect.flatMap(WithdrawalDecisions, (decisions) =>
+          decisions.setAutoApproval(merchant, asset.chain, asset.currency, daily, {
+            kind: "operator",
+            by,
+            from: `cli@${os.hostname()}`
+          })
+        ).pipe(Effect.catchTag("NotFound", (e) => refused(e.error)))
+        console.log(
+          `auto-approval of ${asset.key} for ${merchant}: ${Option.match(daily, { onNone: () => "off", onSome: (d) => `up to ${d} per rolling 24 h` })}`
+        )
+      })
+    )
+).pipe(
+  Command.withDescription("a merchant's auto-approval of withdrawals that need one approval, within a daily total")
 )
 
-NodeRuntime.runMain(main)
+const withdrawals = Command.make("withdrawals", {}, () =>
+  subcommandNeeded("npm run withdrawals --", ["list", "approve", "reject", "cancel", "auto-approve"])
+).pipe(
+  Command.withDescription("the operator's view of withdrawals and the human decision on them"),
+  Command.withSubcommands([list, approve, reject, cancel, autoApprove])
+)
+
+runCli(withdrawals, "withdrawals")

@@ -1,6 +1,7 @@
 import { CliConfig, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Schema } from "effect"
+import { OperatorError } from "./operator-database.js"
 
 /**
  * What every operator command (`npm run custody`, `npm run indexer`, …) shares: how it runs and how it
@@ -21,6 +22,17 @@ export const refused = (message: string) => new CliExit({ code: 2, message })
 
 /** Exit 1: it could not be done, or it found what it is there to find. */
 export const failed = (message: string) => new CliExit({ code: 1, message })
+
+/**
+ * What keeps a command from the service's database or chains (an OperatorError of operatorConfig or
+ * operatorLive: the configuration, no database or devnet running) is exit 1, not a usage error.
+ */
+export const unreachedAsFailure = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    self,
+    (error): error is Extract<E, OperatorError> => error instanceof OperatorError,
+    (error) => Effect.fail(failed(error.message))
+  )
 
 /**
  * `--name VALUE`, read by `parse`. A value it does not take is a usage error that names the flag and what
