@@ -42,14 +42,15 @@ import {
   webhooksPage,
   withdrawalsPage
 } from "./console-pages.js"
-import { pageHeaders } from "../html.js"
+import { type Html, pageHeaders, raw } from "../html.js"
 import { addressBookPage, auditPage, invitePage, policyPage, usersPage } from "./policy-pages.js"
 
 const COOKIE = "facet_console"
 const SECURE_HEADERS = pageHeaders(CONSOLE_CSP)
 
-const html = (body: string, status = 200) =>
-  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: SECURE_HEADERS })
+/** A page as the response, with the console's headers. */
+const htmlResponse = (page: Html, status = 200) =>
+  HttpServerResponse.text(page.text, { status, contentType: "text/html; charset=utf-8", headers: SECURE_HEADERS })
 const seeOther = (location: string) =>
   HttpServerResponse.empty({ status: 303, headers: { location, "cache-control": "no-store" } })
 
@@ -146,7 +147,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         Effect.flatMap(formFields, (field) =>
           field("csrf") !== session.csrfToken
             ? Effect.succeed(
-                html(
+                htmlResponse(
                   messagePage(
                     "Refused",
                     "This form is stale or did not come from the console (no valid CSRF token): nothing was changed.",
@@ -168,7 +169,10 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
       can(session.role, capability)
         ? use
         : Effect.succeed(
-            html(messagePage("Not allowed", `A ${session.role} cannot do this: nothing was changed.`, session), 403)
+            htmlResponse(
+              messagePage("Not allowed", `A ${session.role} cannot do this: nothing was changed.`, session),
+              403
+            )
           )
 
     const withdrawalsView = (session: ConsoleSession, message?: string, status = 200) =>
@@ -178,7 +182,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           .filter((p) => p.merchant_enabled && p.status === "live" && p.actions.withdraw)
           .map((p) => p.asset_key)
         const addresses = (yield* addressBook.list(session.merchantId, { limit: 100, offset: 0 })).items
-        return html(withdrawalsPage(session, list.items, message, { assets, addresses }), status)
+        return htmlResponse(withdrawalsPage(session, list.items, message, { assets, addresses }), status)
       })
 
     const decide = (decision: "APPROVED" | "REJECTED" | "CANCELLED") =>
@@ -213,7 +217,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           Effect.catchTags({
             ConsoleRefusal: (refusal) => withdrawalsView(session, refusal.message, refusal.status),
             NotFound: () =>
-              Effect.succeed(html(messagePage("Not found", "There is no such withdrawal.", session), 404)),
+              Effect.succeed(htmlResponse(messagePage("Not found", "There is no such withdrawal.", session), 404)),
             Conflict: (conflict) => withdrawalsView(session, conflict.error, 409),
             Forbidden: (refused) => withdrawalsView(session, refused.error, 403)
           })
@@ -237,9 +241,9 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         const request = yield* HttpServerRequest.HttpServerRequest
         const consoleToken = new URL(request.url, "http://console").searchParams.get("token") ?? ""
         return yield* accounts.setupOffer(consoleToken).pipe(
-          Effect.map((offer) => html(setupPage(offer, consoleToken))),
+          Effect.map((offer) => htmlResponse(setupPage(offer, consoleToken))),
           Effect.catchTag("ConsoleRefusal", (refusal) =>
-            Effect.succeed(html(messagePage("Setup link not usable", refusal.message), refusal.status))
+            Effect.succeed(htmlResponse(messagePage("Setup link not usable", refusal.message), refusal.status))
           )
         )
       })
@@ -252,9 +256,9 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           Effect.map((cookie) => withCookie(seeOther("/console/withdrawals"), cookie, 12 * 3600)),
           Effect.catchTag("ConsoleRefusal", (refusal) =>
             accounts.setupOffer(field("token")).pipe(
-              Effect.map((offer) => html(setupPage(offer, field("token"), refusal.message), refusal.status)),
+              Effect.map((offer) => htmlResponse(setupPage(offer, field("token"), refusal.message), refusal.status)),
               Effect.catchTag("ConsoleRefusal", (gone) =>
-                Effect.succeed(html(messagePage("Setup link not usable", gone.message), gone.status))
+                Effect.succeed(htmlResponse(messagePage("Setup link not usable", gone.message), gone.status))
               )
             )
           )
@@ -262,7 +266,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
       })
     )
 
-    yield* router.get("/console/login", Effect.succeed(html(loginPage())))
+    yield* router.get("/console/login", Effect.succeed(htmlResponse(loginPage())))
     yield* router.post(
       "/console/login",
       Effect.gen(function* () {
@@ -274,7 +278,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           .pipe(
             Effect.map((cookie) => withCookie(seeOther("/console/withdrawals"), cookie, 12 * 3600)),
             Effect.catchTag("ConsoleRefusal", (refusal) =>
-              Effect.succeed(html(loginPage(refusal.message), refusal.status))
+              Effect.succeed(htmlResponse(loginPage(refusal.message), refusal.status))
             )
           )
       })
@@ -292,7 +296,9 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
 
     yield* router.get(
       "/console/balances",
-      signedIn((session) => Effect.map(portfolio.portfolio(session.merchantId), (p) => html(balancesPage(session, p))))
+      signedIn((session) =>
+        Effect.map(portfolio.portfolio(session.merchantId), (p) => htmlResponse(balancesPage(session, p)))
+      )
     )
     yield* router.get(
       "/console/withdrawals",
@@ -350,7 +356,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
       "/console/orders",
       signedIn((session) =>
         Effect.map(orders.list(session.merchantId, { page: 1, size: 100 }), (list) =>
-          html(ordersPage(session, list.items, list.total))
+          htmlResponse(ordersPage(session, list.items, list.total))
         )
       )
     )
@@ -361,14 +367,14 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           const q = new URL(request.url, "http://console").searchParams.get("q") ?? ""
           const found = yield* transactions.search(session.merchantId, { q, limit: 100, offset: 0 })
-          return html(transactionsPage(session, q, found.items, found.total))
+          return htmlResponse(transactionsPage(session, q, found.items, found.total))
         })
       )
     )
 
     const assetsView = (session: ConsoleSession, message?: string, status = 200) =>
       Effect.map(catalog.policies(session.merchantId), (policies) =>
-        html(assetsPage(session, policies, message), status)
+        htmlResponse(assetsPage(session, policies, message), status)
       )
     yield* router.get(
       "/console/assets",
@@ -397,7 +403,10 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
       shownOnce?: { readonly what: string; readonly value: string },
       message?: string,
       status = 200
-    ) => Effect.map(keys.list(session.merchantId), (list) => html(keysPage(session, list, shownOnce, message), status))
+    ) =>
+      Effect.map(keys.list(session.merchantId), (list) =>
+        htmlResponse(keysPage(session, list, shownOnce, message), status)
+      )
     yield* router.get(
       "/console/keys",
       signedIn((session) => keysView(session))
@@ -410,7 +419,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           const params = yield* request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
           const field = (name: string) => Option.getOrElse(UrlParams.getFirst(params, name), () => "")
           if (field("csrf") !== session.csrfToken)
-            return html(
+            return htmlResponse(
               messagePage(
                 "Refused",
                 "This form is stale or did not come from the console: nothing was changed.",
@@ -419,7 +428,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
               403
             )
           if (!can(session.role, "manage"))
-            return html(
+            return htmlResponse(
               messagePage("Not allowed", `A ${session.role} cannot create keys: nothing was changed.`, session),
               403
             )
@@ -450,7 +459,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           Effect.gen(function* () {
             const { id } = yield* HttpRouter.schemaPathParams(IdPath).pipe(Effect.orDie)
             const revoked = yield* keys.revoke(session.merchantId, id, yield* actorOf(session))
-            if (!revoked) return html(messagePage("Not found", "There is no such active key.", session), 404)
+            if (!revoked) return htmlResponse(messagePage("Not found", "There is no such active key.", session), 404)
             yield* Effect.logInfo(`console: ${session.loginName} revoked API key ${id}`)
             return yield* keysView(session, undefined, "The key is revoked: it no longer works.")
           })
@@ -486,7 +495,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
             limit: 100,
             offset: 0
           })
-          return html(depositAddressesPage(session, user, found.items, found.total))
+          return htmlResponse(depositAddressesPage(session, user, found.items, found.total))
         })
       )
     )
@@ -500,7 +509,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           chosen === undefined
             ? []
             : (yield* portfolio.detail(session.merchantId, chosen.asset_key, { limit: 100 }).pipe(Effect.orDie)).items
-        return html(collectPage(session, policies, chosen?.asset_key ?? "", wallets, message), status)
+        return htmlResponse(collectPage(session, policies, chosen?.asset_key ?? "", wallets, message), status)
       })
     yield* router.get(
       "/console/collect",
@@ -540,12 +549,13 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
 
     const securityView = (session: ConsoleSession, message?: string, status = 200) =>
       Effect.gen(function* () {
-        if (session.totp) return html(securityPage(session, undefined, message), status)
+        if (session.totp) return htmlResponse(securityPage(session, undefined, message), status)
         const secret = newTotpSecret()
-        const qrSvg = yield* Effect.promise(() =>
+        const svg = yield* Effect.promise(() =>
           QRCode.toString(totpUri(secret, session.loginName), { type: "svg", margin: 2 })
         )
-        return html(securityPage(session, { secret, qrSvg }, message), status)
+        // raw: an SVG the qrcode library drew here from our own otpauth URI, markup to place as it is
+        return htmlResponse(securityPage(session, { secret, qrSvg: raw(svg) }, message), status)
       })
     yield* router.get(
       "/console/security",
@@ -558,7 +568,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           accounts.enrollTotp(session, field("secret"), field("code"), field("password"), actor.from ?? "unknown")
         ).pipe(
           Effect.flatMap(() => Effect.logInfo(`console: ${session.loginName} turned on TOTP`)),
-          Effect.as(html(securityPage({ ...session, totp: true }, undefined, "The second factor is on."))),
+          Effect.as(htmlResponse(securityPage({ ...session, totp: true }, undefined, "The second factor is on."))),
           Effect.catchTag("ConsoleRefusal", (refusal) => securityView(session, refusal.message, refusal.status))
         )
       )
@@ -566,7 +576,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
 
     const webhooksView = (session: ConsoleSession, message?: string) =>
       Effect.map(Effect.orDie(webhookAdmin.problems("problems", session.merchantId)), (problems) =>
-        html(webhooksPage(session, problems, message))
+        htmlResponse(webhooksPage(session, problems, message))
       )
     yield* router.get(
       "/console/webhooks",
@@ -589,7 +599,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
     const addressBookView = (session: ConsoleSession, message?: string, status = 200) =>
       Effect.gen(function* () {
         const list = yield* addressBook.list(session.merchantId, { limit: 100, offset: 0 })
-        return html(
+        return htmlResponse(
           addressBookPage(
             session,
             list.items,
@@ -658,7 +668,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         const assets = (yield* catalog.policies(session.merchantId))
           .filter((p) => p.merchant_enabled && p.actions.withdraw)
           .map((p) => p.asset_key)
-        return html(policyPage(session, inForce, changes, assets, yield* clock.now, message), status)
+        return htmlResponse(policyPage(session, inForce, changes, assets, yield* clock.now, message), status)
       })
     yield* router.get(
       "/console/policy",
@@ -730,7 +740,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
       status = 200
     ) =>
       Effect.gen(function* () {
-        return html(
+        return htmlResponse(
           usersPage(session, yield* users.list(session.merchantId), yield* clock.now, invited, message),
           status
         )
@@ -784,9 +794,9 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
         const request = yield* HttpServerRequest.HttpServerRequest
         const token = new URL(request.url, "http://console").searchParams.get("token") ?? ""
         return yield* users.inviteOffer(token).pipe(
-          Effect.map((offer) => html(invitePage(offer, token))),
+          Effect.map((offer) => htmlResponse(invitePage(offer, token))),
           Effect.catchTag("ConsoleRefusal", (refusal) =>
-            Effect.succeed(html(messagePage("Invite link not usable", refusal.message), refusal.status))
+            Effect.succeed(htmlResponse(messagePage("Invite link not usable", refusal.message), refusal.status))
           )
         )
       })
@@ -807,9 +817,9 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
             Effect.map((cookie) => withCookie(seeOther("/console/withdrawals"), cookie, 12 * 3600)),
             Effect.catchTag("ConsoleRefusal", (refusal) =>
               users.inviteOffer(field("token")).pipe(
-                Effect.map((offer) => html(invitePage(offer, field("token"), refusal.message), refusal.status)),
+                Effect.map((offer) => htmlResponse(invitePage(offer, field("token"), refusal.message), refusal.status)),
                 Effect.catchTag("ConsoleRefusal", (gone) =>
-                  Effect.succeed(html(messagePage("Invite link not usable", gone.message), gone.status))
+                  Effect.succeed(htmlResponse(messagePage("Invite link not usable", gone.message), gone.status))
                 )
               )
             )
@@ -844,7 +854,7 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
           "audit",
           Effect.gen(function* () {
             const filter = yield* auditFilter
-            return html(auditPage(session, filter, yield* audit.list(session.merchantId, filter)))
+            return htmlResponse(auditPage(session, filter, yield* audit.list(session.merchantId, filter)))
           })
         )
       )

@@ -5,12 +5,22 @@ import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { can } from "../../src/console/console-roles.js"
 import type { ConsoleInvite, ConsoleUser } from "../../custody/console-users.js"
 import type { WithdrawalAddress } from "../../src/domain/withdrawal-address.js"
-import { escapeHtml } from "../html.js"
+import { html } from "../html.js"
 import { confirmFields, hidden, newAccountForm, notice, page } from "./console-pages.js"
 
 /** The console's pages for the withdrawal policy, the address book, the people and the audit log. */
 
-const when = (date: Date) => escapeHtml(date.toISOString().replace(".000Z", "Z"))
+const when = (date: Date) => date.toISOString().replace(".000Z", "Z")
+
+const addressRow = (session: ConsoleSession, e: WithdrawalAddress) =>
+  html`<tr id="entry-${e.id}" data-status="${e.status}"><td>${e.label}</td><td>${e.chain}</td><td><code>${e.address}</code></td>
+<td class="${e.status === "pending" ? "pending" : ""}">${e.status === "pending" ? `pending until ${e.usable_from}` : "usable"}</td><td>${e.created_by}</td>
+<td>${
+    can(session.role, "manage") &&
+    html`<form method="post" action="/console/address-book/${e.id}/remove" class="remove">${hidden(session.csrfToken)}${confirmFields(session)}
+<button type="submit">${e.status === "pending" ? "Cancel" : "Remove"}</button></form>`
+  }</td></tr>
+`
 
 export const addressBookPage = (
   session: ConsoleSession,
@@ -21,39 +31,25 @@ export const addressBookPage = (
 ) =>
   page(
     "Address book",
-    `${notice(message)}
+    html`${notice(message)}
 <p class="hint">The address book is <strong id="address-book-state">${enforced ? "on: withdrawals go only to usable entries" : "off: withdrawals may go to any address"}</strong>.
-A new entry becomes usable after the cooling-off (${escapeHtml(coolingOff)}); until then it is pending and can be cancelled. Removal is at once.</p>
+A new entry becomes usable after the cooling-off (${coolingOff}); until then it is pending and can be cancelled. Removal is at once.</p>
 ${
   entries.length === 0
-    ? "<p>No entries.</p>"
-    : `<table><thead><tr><th>Label</th><th>Network</th><th>Address</th><th>Status</th><th>Added by</th><th></th></tr></thead><tbody>
-${entries
-  .map(
-    (
-      e
-    ) => `<tr id="entry-${escapeHtml(e.id)}" data-status="${escapeHtml(e.status)}"><td>${escapeHtml(e.label)}</td><td>${escapeHtml(e.chain)}</td><td><code>${escapeHtml(e.address)}</code></td>
-<td class="${e.status === "pending" ? "pending" : ""}">${e.status === "pending" ? `pending until ${escapeHtml(e.usable_from)}` : "usable"}</td><td>${escapeHtml(e.created_by)}</td>
-<td>${
-      can(session.role, "manage")
-        ? `<form method="post" action="/console/address-book/${escapeHtml(e.id)}/remove" class="remove">${hidden(session.csrfToken)}${confirmFields(session)}
-<button type="submit">${e.status === "pending" ? "Cancel" : "Remove"}</button></form>`
-        : ""
-    }</td></tr>`
-  )
-  .join("\n")}
+    ? html`<p>No entries.</p>`
+    : html`<table><thead><tr><th>Label</th><th>Network</th><th>Address</th><th>Status</th><th>Added by</th><th></th></tr></thead><tbody>
+${entries.map((e) => addressRow(session, e))}
 </tbody></table>`
 }
 ${
-  can(session.role, "manage")
-    ? `<h2>Add an address</h2>
+  can(session.role, "manage") &&
+  html`<h2>Add an address</h2>
 <form method="post" action="/console/address-book" class="add-address">${hidden(session.csrfToken)}
 <label>Network <select name="chain"><option>TRC20</option><option>BEP20</option><option>SOLANA</option></select></label>
 <label>Address <input name="address" required></label>
 <label>Label <input name="label" maxlength="100"></label>
 ${confirmFields(session)}
 <button type="submit">Add</button></form>`
-    : ""
 }`,
     session
   )
@@ -74,62 +70,65 @@ export const policyPage = (
 ) => {
   const pending = changes.filter((c) => c.status === "PENDING" && c.effective_at > now)
   const history = changes.filter((c) => !(c.status === "PENDING" && c.effective_at > now)).slice(0, 20)
-  const shown = (setting: string, value: string | null) => escapeHtml(describeSetting(setting, value))
   const perAsset = policy.settings.filter((s) => s.setting.includes(":"))
   return page(
     "Withdrawal policy",
-    `${notice(message)}
+    html`${notice(message)}
 <p class="hint">Tightening takes effect at once. Loosening (turning the address book off, raising a limit, lowering the quorum, shortening the cooling-off)
 takes effect only after the cooling-off in force, and can be cancelled until then.</p>
 <table class="policy"><thead><tr><th>Setting</th><th>In force</th><th></th></tr></thead><tbody>
-${["address_book", "cooling_off", "quorum"].map((s) => `<tr id="setting-${s}"><td>${s}</td><td class="value">${shown(s, policy.value(s))}</td><td class="hint">${SETTING_HELP[s] ?? ""}</td></tr>`).join("\n")}
-${perAsset.map((s) => `<tr id="setting-${escapeHtml(s.setting.replace(":", "-"))}"><td>${escapeHtml(s.setting)}</td><td class="value">${shown(s.setting, s.value)}</td><td></td></tr>`).join("\n")}
+${["address_book", "cooling_off", "quorum"].map((s) => html`<tr id="setting-${s}"><td>${s}</td><td class="value">${describeSetting(s, policy.value(s))}</td><td class="hint">${SETTING_HELP[s] ?? ""}</td></tr>\n`)}
+${perAsset.map((s) => html`<tr id="setting-${s.setting.replace(":", "-")}"><td>${s.setting}</td><td class="value">${describeSetting(s.setting, s.value)}</td><td></td></tr>\n`)}
 </tbody></table>
 <h2>Pending changes</h2>
 ${
   pending.length === 0
-    ? "<p>None.</p>"
-    : `<table class="pending-changes"><thead><tr><th>Setting</th><th>From → to</th><th>In force from</th><th>Asked by</th><th></th></tr></thead><tbody>
-${pending
-  .map(
-    (
-      c
-    ) => `<tr id="change-${escapeHtml(c.id)}"><td>${escapeHtml(c.setting)}</td><td>${shown(c.setting, c.previous_value)} → ${shown(c.setting, c.value)}</td><td class="pending">${when(c.effective_at)}</td>
-<td>${escapeHtml(c.requested_by)}</td><td>${can(session.role, "manage") ? `<form method="post" action="/console/policy/changes/${escapeHtml(c.id)}/cancel" class="inline">${hidden(session.csrfToken)}<button type="submit">Cancel</button></form>` : ""}</td></tr>`
-  )
-  .join("\n")}
+    ? html`<p>None.</p>`
+    : html`<table class="pending-changes"><thead><tr><th>Setting</th><th>From → to</th><th>In force from</th><th>Asked by</th><th></th></tr></thead><tbody>
+${pending.map(
+  (
+    c
+  ) => html`<tr id="change-${c.id}"><td>${c.setting}</td><td>${describeSetting(c.setting, c.previous_value)} → ${describeSetting(c.setting, c.value)}</td><td class="pending">${when(c.effective_at)}</td>
+<td>${c.requested_by}</td><td>${can(session.role, "manage") && html`<form method="post" action="/console/policy/changes/${c.id}/cancel" class="inline">${hidden(session.csrfToken)}<button type="submit">Cancel</button></form>`}</td></tr>
+`
+)}
 </tbody></table>`
 }
 ${
-  can(session.role, "manage")
-    ? `<h2>Change</h2>
+  can(session.role, "manage") &&
+  html`<h2>Change</h2>
 <form method="post" action="/console/policy" class="change-policy">${hidden(session.csrfToken)}
 <p class="hint">Leave a field empty to keep it. Per asset: an amount, or "off" for no limit; more approvals above an amount as AMOUNT:N (e.g. 1000:2).</p>
 <label>Address book <select name="address_book"><option value="">(keep)</option><option value="on">on</option><option value="off">off</option></select></label>
 <label>Cooling-off (e.g. 24h, 2d) <input name="cooling_off"></label>
 <label>Quorum <input name="quorum" inputmode="numeric"></label>
-<label>Asset <select name="asset">${assets.map((a) => `<option value="${escapeHtml(a)}">${escapeHtml(a)}</option>`).join("")}</select></label>
+<label>Asset <select name="asset">${assets.map((a) => html`<option value="${a}">${a}</option>`)}</select></label>
 <label>Maximum per withdrawal <input name="per_tx"></label>
 <label>Maximum per rolling 24 h <input name="per_day"></label>
 <label>More approvals above an amount <input name="quorum_above" placeholder="1000:2"></label>
 ${confirmFields(session)}
 <button type="submit">Apply</button></form>`
-    : ""
 }
 <h2>History</h2>
 <table class="history"><thead><tr><th>Setting</th><th>From → to</th><th>Status</th><th>Asked</th><th>By</th></tr></thead><tbody>
-${history
-  .map(
-    (
-      c
-    ) => `<tr><td>${escapeHtml(c.setting)}</td><td>${shown(c.setting, c.previous_value)} → ${shown(c.setting, c.value)}</td><td>${escapeHtml(c.status.toLowerCase())}${c.ended_by === null || c.status === "APPLIED" ? "" : ` by ${escapeHtml(c.ended_by)}`}</td>
-<td>${when(c.requested_at)}</td><td>${escapeHtml(c.requested_by)}</td></tr>`
-  )
-  .join("\n")}
+${history.map(
+  (
+    c
+  ) => html`<tr><td>${c.setting}</td><td>${describeSetting(c.setting, c.previous_value)} → ${describeSetting(c.setting, c.value)}</td><td>${c.status.toLowerCase()}${c.ended_by !== null && c.status !== "APPLIED" && ` by ${c.ended_by}`}</td>
+<td>${when(c.requested_at)}</td><td>${c.requested_by}</td></tr>
+`
+)}
 </tbody></table>`,
     session
   )
 }
+
+const approvalsCount = (user: ConsoleUser, now: Date) =>
+  !can(user.role, "decide")
+    ? "never"
+    : user.approver_from === null || user.approver_from <= now
+      ? "now"
+      : html`<span class="pending">from ${when(user.approver_from)}</span>`
 
 export const usersPage = (
   session: ConsoleSession,
@@ -140,28 +139,26 @@ export const usersPage = (
 ) =>
   page(
     "Users",
-    `${notice(message)}
-${invited === undefined ? "" : `<div class="once" role="status"><p><strong>Invite link for ${escapeHtml(invited.loginName)}</strong>, shown this once; it works once, for 72 hours. Send it to them yourself.</p><p><code id="invite-link">${escapeHtml(invited.url)}</code></p></div>`}
+    html`${notice(message)}
+${invited !== undefined && html`<div class="once" role="status"><p><strong>Invite link for ${invited.loginName}</strong>, shown this once; it works once, for 72 hours. Send it to them yourself.</p><p><code id="invite-link">${invited.url}</code></p></div>`}
 <table><thead><tr><th>Login</th><th>Role</th><th>Approvals count</th><th>Second factor</th><th>Invited by</th><th></th></tr></thead><tbody>
-${people.users
-  .map(
-    (u) => `<tr id="user-${escapeHtml(u.login_name)}"><td>${escapeHtml(u.login_name)}</td><td>${escapeHtml(u.role)}</td>
-<td>${!can(u.role, "decide") ? "never" : u.approver_from === null || u.approver_from <= now ? "now" : `<span class="pending">from ${when(u.approver_from)}</span>`}</td>
-<td>${u.totp ? "on" : "off"}</td><td>${escapeHtml(u.invited_by ?? "")}</td>
-<td>${can(session.role, "people") && u.role !== "owner" ? `<form method="post" action="/console/users/${escapeHtml(u.id)}/remove" class="inline">${hidden(session.csrfToken)}<button type="submit">Remove</button></form>` : ""}</td></tr>`
-  )
-  .join("\n")}
-${people.invites.map((i) => `<tr><td>${escapeHtml(i.login_name)}</td><td>${escapeHtml(i.role)}</td><td colspan="2" class="pending">invited, link valid until ${when(i.expires_at)}</td><td>${escapeHtml(i.invited_by)}</td><td></td></tr>`).join("\n")}
+${people.users.map(
+  (u) => html`<tr id="user-${u.login_name}"><td>${u.login_name}</td><td>${u.role}</td>
+<td>${approvalsCount(u, now)}</td>
+<td>${u.totp ? "on" : "off"}</td><td>${u.invited_by ?? ""}</td>
+<td>${can(session.role, "people") && u.role !== "owner" && html`<form method="post" action="/console/users/${u.id}/remove" class="inline">${hidden(session.csrfToken)}<button type="submit">Remove</button></form>`}</td></tr>
+`
+)}
+${people.invites.map((i) => html`<tr><td>${i.login_name}</td><td>${i.role}</td><td colspan="2" class="pending">invited, link valid until ${when(i.expires_at)}</td><td>${i.invited_by}</td><td></td></tr>\n`)}
 </tbody></table>
 ${
-  can(session.role, "people")
-    ? `<h2>Invite someone</h2>
+  can(session.role, "people") &&
+  html`<h2>Invite someone</h2>
 <form method="post" action="/console/users/invite" class="invite">${hidden(session.csrfToken)}
 <label>Login name <input name="login_name" required></label>
 <label>Role <select name="role"><option value="approver">approver: approves and rejects withdrawals</option><option value="viewer">viewer: only looks</option><option value="admin">admin: also the address book, policy, keys</option></select></label>
 <p class="hint">A new approver's approvals count after the cooling-off.</p>
 <button type="submit">Create invite link</button></form>`
-    : ""
 }`,
     session
   )
@@ -178,11 +175,12 @@ export const invitePage = (
 ) =>
   page(
     "Join the console",
-    `${notice(error)}
-<p><strong>${escapeHtml(offer.invitedBy)}</strong> invites you to the console of <strong>${escapeHtml(offer.merchantName)}</strong> as <strong>${escapeHtml(offer.role)}</strong>. This link works once.</p>
+    html`${notice(error)}
+<p><strong>${offer.invitedBy}</strong> invites you to the console of <strong>${offer.merchantName}</strong> as <strong>${offer.role}</strong>. This link works once.</p>
 ${newAccountForm("/console/invite", token, offer.loginName, true)}`
   )
 
+/** The audit filter as a query string (`?…`, or "" when there is none), for the CSV link and the next page. */
 const auditQuery = (filter: AuditFilter, extra: Record<string, string> = {}) => {
   const params = new URLSearchParams()
   if (filter.action !== undefined && filter.action !== "") params.set("action", filter.action)
@@ -195,26 +193,24 @@ const auditQuery = (filter: AuditFilter, extra: Record<string, string> = {}) => 
   return text === "" ? "" : `?${text}`
 }
 
+const auditRow = (r: AuditRow) =>
+  html`<tr data-action="${r.action}"><td>${when(r.at)}</td><td>${r.actor}<br><span class="hint">${r.actor_kind}</span></td>
+<td>${r.from_address}${r.user_agent !== "" && html`<br><span class="hint">${r.user_agent.slice(0, 60)}</span>`}</td><td>${r.action}</td><td>${r.subject}<br><span class="hint">${r.detail}</span></td></tr>
+`
+
 export const auditPage = (session: ConsoleSession, filter: AuditFilter, rows: ReadonlyArray<AuditRow>) =>
   page(
     "Audit log",
-    `<form method="get" action="/console/audit" class="search audit-filter">
-<label>Act <select name="action"><option value="">(all)</option>${AuditAction.literals.map((a) => `<option${a === filter.action ? " selected" : ""}>${a}</option>`).join("")}</select></label>
-<label>Who (part of the name) <input name="actor" value="${escapeHtml(filter.actor ?? "")}"></label>
+    html`<form method="get" action="/console/audit" class="search audit-filter">
+<label>Act <select name="action"><option value="">(all)</option>${AuditAction.literals.map((a) => html`<option${a === filter.action && html` selected`}>${a}</option>`)}</select></label>
+<label>Who (part of the name) <input name="actor" value="${filter.actor ?? ""}"></label>
 <label>From day <input type="date" name="since" value="${filter.since === undefined ? "" : filter.since.toISOString().slice(0, 10)}"></label>
 <label>To day <input type="date" name="until" value="${filter.until === undefined ? "" : new Date(filter.until.getTime() - 86_400_000).toISOString().slice(0, 10)}"></label>
 <button type="submit">Filter</button></form>
-<p><a id="audit-csv" href="/console/audit.csv${escapeHtml(auditQuery(filter))}">Download as CSV</a> (every matching row)</p>
+<p><a id="audit-csv" href="/console/audit.csv${auditQuery(filter)}">Download as CSV</a> (every matching row)</p>
 <table class="audit"><thead><tr><th>When</th><th>Who</th><th>From</th><th>Act</th><th>What</th></tr></thead><tbody>
-${rows
-  .map(
-    (
-      r
-    ) => `<tr data-action="${escapeHtml(r.action)}"><td>${when(r.at)}</td><td>${escapeHtml(r.actor)}<br><span class="hint">${escapeHtml(r.actor_kind)}</span></td>
-<td>${escapeHtml(r.from_address)}${r.user_agent === "" ? "" : `<br><span class="hint">${escapeHtml(r.user_agent.slice(0, 60))}</span>`}</td><td>${escapeHtml(r.action)}</td><td>${escapeHtml(r.subject)}<br><span class="hint">${escapeHtml(r.detail)}</span></td></tr>`
-  )
-  .join("\n")}
+${rows.map(auditRow)}
 </tbody></table>
-${rows.length === filter.limit ? `<p><a href="/console/audit${escapeHtml(auditQuery(filter, { before: rows[rows.length - 1]?.id ?? "" }))}">Older</a></p>` : ""}`,
+${rows.length === filter.limit && html`<p><a href="/console/audit${auditQuery(filter, { before: rows[rows.length - 1]?.id ?? "" })}">Older</a></p>`}`,
     session
   )
