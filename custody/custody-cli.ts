@@ -1,7 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { failed, refused, runCli, subcommandNeeded } from "../src/operator/cli.js"
+import { refused, runCli, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
 import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
 import { CustodyStore } from "./custody-store.js"
 
@@ -16,9 +16,9 @@ import { CustodyStore } from "./custody-store.js"
 /** `body` on the service's database; what keeps it from the database (configuration, none running) is exit 1. */
 const onDatabase = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
-    const config = yield* operatorConfig([]).pipe(Effect.mapError((e) => failed(e.message)))
+    const config = yield* operatorConfig([])
     return yield* body.pipe(Effect.provide(CustodyStore.Default), Effect.provide(operatorDatabaseLive(config)))
-  })
+  }).pipe(unreachedAsFailure)
 
 /** An operation by its id; an unknown id is the operator's mistake (exit 2). */
 const operationOf = (id: string) =>

@@ -1,95 +1,144 @@
-import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Schema } from "effect"
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Layer, Option, Schema } from "effect"
 import * as os from "node:os"
 import { AddressBook } from "./address-book.js"
 import { describeSetting, WithdrawalPolicy } from "./withdrawal-policy.js"
-import { OperatorError, operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
+import {
+  parsedOption,
+  refusalsAsUsage,
+  refused,
+  runCli,
+  subcommandNeeded,
+  unreachedAsFailure
+} from "../src/operator/cli.js"
+import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
-import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
+import type { AuditActor } from "../src/audit/audit-log.js"
+import { AuditLog } from "../src/audit/audit-log.js"
 import { ConsoleAccounts } from "../src/console/console-accounts.js"
+import { ConsoleRefusal } from "../src/console/console-refusal.js"
 import { ConsoleUsers } from "./console-users.js"
 import { Chain } from "../src/domain/chain.js"
 import { MasterSeedLive } from "../src/keys/master-seed.js"
 import { SecretBoxLive } from "../src/keys/secret-box.js"
 import { PolicyClock } from "../src/policy-clock.js"
 
-const USAGE = `usage:
-  npm run merchants -- policy MERCHANT_ID [--address-book on|off] [--cooling-off 24h] [--quorum N]
-                      [--quorum-above ASSET=AMOUNT:N|off] [--limit ASSET=per_tx:AMOUNT,per_day:AMOUNT] [--cancel CHANGE_ID] [--by NAME]
-  npm run merchants -- address-book MERCHANT_ID list | add --chain C --address A [--label L] | remove --chain C --address A [--by NAME]
-  npm run merchants -- users MERCHANT_ID list | add LOGIN --role approver|viewer|admin | remove LOGIN [--by NAME]
-Without an option, policy prints the policy in force and its pending changes. Loosening waits for the cooling-off, as in the console.`
+/**
+ * `npm run merchants`: the operator's hand on a merchant's withdrawal policy, address book and console
+ * users. Every act is in the merchant's audit log as the operator's (`--by`, default the OS user, from
+ * this host), under the same rules as the console: a loosening waits for the cooling-off. What the rules
+ * refuse (a bad value, an unknown entry) is exit 2, as a bad command line is (docs/operating/cli.md).
+ */
 
-/** Every value of a repeatable option. */
-const options = (args: ReadonlyArray<string>, name: string) =>
-  args.flatMap((arg, i) => (arg === name && args[i + 1] !== undefined ? [args[i + 1] ?? ""] : []))
-const option = (args: ReadonlyArray<string>, name: string) => options(args, name)[0]
+/** What the console's rules refuse (a role, a login) is refused here too: exit 2. */
+const consoleRefusalsAsUsage = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    self,
+    (error): error is Extract<E, ConsoleRefusal> => error instanceof ConsoleRefusal,
+    (error) => Effect.fail(refused(error.message))
+  )
 
-/** The settings a `policy` command asks for, from its options. */
-const requestedSettings = (args: ReadonlyArray<string>) =>
+/** `body` with the merchant services on the service's database; what keeps it from the database is exit 1. */
+const withMerchants = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const config = yield* operatorConfig([])
+    return yield* body.pipe(
+      refusalsAsUsage,
+      consoleRefusalsAsUsage,
+      Effect.provide(
+        Layer.mergeAll(AddressBook.Default, ConsoleUsers.Default).pipe(
+          Layer.provideMerge(WithdrawalPolicy.Default),
+          Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ConsoleAccounts.Default)),
+          Layer.provideMerge(
+            Layer.mergeAll(AuditLog.Default, PolicyClock.System, SecretBoxLive.pipe(Layer.provide(MasterSeedLive)))
+          ),
+          Layer.provideMerge(operatorDatabaseLive(config))
+        )
+      )
+    )
+  }).pipe(unreachedAsFailure)
+
+const merchantId = Args.text({ name: "MERCHANT_ID" }).pipe(Args.withDescription("the merchant (mer_…)"))
+const by = Options.text("by").pipe(
+  Options.withPseudoName("NAME"),
+  Options.optional,
+  Options.withDescription("the operator, as the audit log names them (default: the OS user)")
+)
+
+/** The operator as the audit log records them, from this host. */
+const operator = (by: Option.Option<string>): AuditActor => ({
+  kind: "operator",
+  name: Option.getOrElse(by, () => os.userInfo().username),
+  from: `cli@${os.hostname()}`
+})
+
+const optionalText = (name: string, pseudoName: string, description: string) =>
+  Options.text(name).pipe(Options.withPseudoName(pseudoName), Options.optional, Options.withDescription(description))
+
+const policyOptions = {
+  merchantId,
+  addressBook: optionalText("address-book", "on|off", "withdrawals only to addresses in the address book"),
+  coolingOff: optionalText("cooling-off", "DURATION", "how long a loosening waits, e.g. 24h"),
+  quorum: optionalText("quorum", "N", "approvals a withdrawal needs"),
+  quorumAbove: Options.text("quorum-above").pipe(
+    Options.withPseudoName("ASSET=AMOUNT:N|off"),
+    Options.repeated,
+    Options.withDescription("above AMOUNT of ASSET, N approvals (repeatable), e.g. TRC20-USDT=1000:2")
+  ),
+  limit: Options.text("limit").pipe(
+    Options.withPseudoName("ASSET=per_tx:AMOUNT,per_day:AMOUNT"),
+    Options.repeated,
+    Options.withDescription("limits per withdrawal and per rolling 24 h (repeatable; off for none)")
+  ),
+  cancel: optionalText("cancel", "CHANGE_ID", "cancel a pending change instead"),
+  by
+}
+
+/** The settings a `policy` command asks for, from its options; a malformed one is exit 2. */
+const requestedSettings = (options: {
+  readonly addressBook: Option.Option<string>
+  readonly coolingOff: Option.Option<string>
+  readonly quorum: Option.Option<string>
+  readonly quorumAbove: ReadonlyArray<string>
+  readonly limit: ReadonlyArray<string>
+}) =>
   Effect.gen(function* () {
     const wanted: Array<{ setting: string; value: string | null }> = []
-    const addressBook = option(args, "--address-book")
-    if (addressBook !== undefined) wanted.push({ setting: "address_book", value: addressBook })
-    const coolingOff = option(args, "--cooling-off")
-    if (coolingOff !== undefined) wanted.push({ setting: "cooling_off", value: coolingOff })
-    const quorum = option(args, "--quorum")
-    if (quorum !== undefined) wanted.push({ setting: "quorum", value: quorum })
-    for (const tier of options(args, "--quorum-above")) {
+    if (Option.isSome(options.addressBook)) wanted.push({ setting: "address_book", value: options.addressBook.value })
+    if (Option.isSome(options.coolingOff)) wanted.push({ setting: "cooling_off", value: options.coolingOff.value })
+    if (Option.isSome(options.quorum)) wanted.push({ setting: "quorum", value: options.quorum.value })
+    for (const tier of options.quorumAbove) {
       const [asset, value] = tier.split("=")
       if (asset === undefined || value === undefined)
-        return yield* new OperatorError({
-          message: `--quorum-above ${tier}: expected ASSET=AMOUNT:N, e.g. TRC20-USDT=1000:2`
-        })
+        return yield* refused(`--quorum-above ${tier}: expected ASSET=AMOUNT:N, e.g. TRC20-USDT=1000:2`)
       wanted.push({ setting: `quorum_above:${asset}`, value })
     }
-    for (const limit of options(args, "--limit")) {
+    for (const limit of options.limit) {
       const [asset, spec] = limit.split("=")
       if (asset === undefined || spec === undefined)
-        return yield* new OperatorError({ message: `--limit ${limit}: expected ASSET=per_tx:AMOUNT,per_day:AMOUNT` })
+        return yield* refused(`--limit ${limit}: expected ASSET=per_tx:AMOUNT,per_day:AMOUNT`)
       for (const part of spec.split(",")) {
         const [kind, value] = part.split(":")
         if ((kind !== "per_tx" && kind !== "per_day") || value === undefined)
-          return yield* new OperatorError({
-            message: `--limit ${limit}: each part is per_tx:AMOUNT or per_day:AMOUNT (off for none)`
-          })
+          return yield* refused(`--limit ${limit}: each part is per_tx:AMOUNT or per_day:AMOUNT (off for none)`)
         wanted.push({ setting: `${kind}:${asset}`, value })
       }
     }
     return wanted
   })
 
-/**
- * `npm run merchants`: the operator's hand on a merchant's withdrawal policy, address book and console
- * users. Every act is in the merchant's audit log as the operator's (`--by`, default the OS user, from
- * this host), under the same rules as the console: a loosening waits for the cooling-off.
- */
-const main = Effect.gen(function* () {
-  const args = process.argv.slice(2)
-  const [command, merchantId, sub, subject] = args
-  if (
-    (command !== "policy" && command !== "address-book" && command !== "users") ||
-    merchantId === undefined ||
-    merchantId.startsWith("--")
-  ) {
-    return yield* new OperatorError({ message: USAGE })
-  }
-  const actor: AuditActor = {
-    kind: "operator",
-    name: option(args, "--by") ?? os.userInfo().username,
-    from: `cli@${os.hostname()}`
-  }
-  const config = yield* operatorConfig([])
-  yield* Effect.gen(function* () {
-    const policy = yield* WithdrawalPolicy
-    if (command === "policy") {
-      const cancel = option(args, "--cancel")
-      if (cancel !== undefined) {
-        yield* policy.cancelChange(merchantId, cancel, actor)
-        console.log(`pending change ${cancel} cancelled`)
+const policy = Command.make("policy", policyOptions, (options) =>
+  withMerchants(
+    Effect.gen(function* () {
+      const { merchantId } = options
+      const actor = operator(options.by)
+      const policy = yield* WithdrawalPolicy
+      if (Option.isSome(options.cancel)) {
+        yield* policy.cancelChange(merchantId, options.cancel.value, actor)
+        console.log(`pending change ${options.cancel.value} cancelled`)
         return
       }
-      const wanted = yield* requestedSettings(args)
+      const wanted = yield* requestedSettings(options)
       if (wanted.length > 0) {
         const outcomes = yield* policy.change(merchantId, wanted, actor)
         for (const o of outcomes)
@@ -109,12 +158,26 @@ const main = Effect.gen(function* () {
           `pending ${c.id}: ${c.setting} → ${c.value ?? "unset"} from ${c.effective_at.toISOString()} (asked by ${c.requested_by})`
         )
       }
-      return
-    }
-    if (command === "address-book") {
-      const book = yield* AddressBook
-      if (sub === "list") {
-        const listed = yield* book.list(merchantId, { limit: 100, offset: 0 })
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "a merchant's withdrawal policy: without an option it prints the policy in force and its pending changes; a loosening waits for the cooling-off, as in the console"
+  )
+)
+
+// address-book MERCHANT_ID list | add | remove: the subcommands read the merchant from their parent
+const addressBook = Command.make("address-book", { merchantId })
+const chain = parsedOption("chain", "TRC20|BEP20|SOLANA", "TRC20, BEP20 or SOLANA", (value) =>
+  Schema.decodeUnknownOption(Chain)(value.toUpperCase())
+)
+const address = Options.text("address").pipe(Options.withPseudoName("ADDRESS"))
+
+const addressBookList = Command.make("list", {}, () =>
+  Effect.flatMap(addressBook, ({ merchantId }) =>
+    withMerchants(
+      Effect.gen(function* () {
+        const listed = yield* Effect.flatMap(AddressBook, (book) => book.list(merchantId, { limit: 100, offset: 0 }))
         console.log(
           `address book ${listed.address_book}, cooling-off ${listed.cooling_off_seconds} s, ${listed.total} entr${listed.total === 1 ? "y" : "ies"}`
         )
@@ -122,84 +185,127 @@ const main = Effect.gen(function* () {
           console.log(
             `${e.id} ${e.chain} ${e.address} ${e.status}${e.status === "pending" ? ` until ${e.usable_from}` : ""} "${e.label}" (by ${e.created_by})`
           )
-        return
-      }
-      const chain = yield* Schema.decodeUnknown(Chain)(option(args, "--chain")).pipe(
-        Effect.mapError(() => new OperatorError({ message: "--chain must be TRC20, BEP20 or SOLANA" }))
-      )
-      const address = option(args, "--address")
-      if (address === undefined) return yield* new OperatorError({ message: "--address is needed" })
-      if (sub === "add") {
-        const entry = yield* book.add(merchantId, { chain, address, label: option(args, "--label") ?? "" }, actor)
-        console.log(`${entry.id}: ${entry.chain} ${entry.address} added, usable from ${entry.usable_from}`)
-        return
-      }
-      if (sub === "remove") {
-        const id = yield* book.entryFor(merchantId, chain, address)
-        if (id === undefined)
-          return yield* new OperatorError({ message: `${address} is not in the address book on ${chain}` })
-        yield* book.remove(merchantId, id, actor)
-        console.log(`${id}: ${chain} ${address} removed`)
-        return
-      }
-      return yield* new OperatorError({ message: USAGE })
-    }
-    const users = yield* ConsoleUsers
-    if (sub === "list") {
-      const people = yield* users.list(merchantId)
-      for (const u of people.users)
-        console.log(
-          `${u.login_name} ${u.role}${u.approver_from === null ? "" : ` approvals count from ${u.approver_from.toISOString()}`}${u.totp ? " totp" : ""}`
-        )
-      for (const i of people.invites)
-        console.log(
-          `${i.login_name} ${i.role} invited by ${i.invited_by}, link valid until ${i.expires_at.toISOString()}`
-        )
-      return
-    }
-    if (subject === undefined || subject.startsWith("--")) return yield* new OperatorError({ message: USAGE })
-    if (sub === "add") {
-      const invite = yield* users.invite(merchantId, { loginName: subject, role: option(args, "--role") ?? "" }, actor)
-      console.log(
-        `${invite.loginName} invited as ${invite.role}; the one-time link (valid until ${invite.expiresAt.toISOString()}):`
-      )
-      console.log(invite.url)
-      return
-    }
-    if (sub === "remove") {
-      const found = (yield* users.list(merchantId)).users.find((u) => u.login_name === subject.toLowerCase())
-      if (found === undefined)
-        return yield* new OperatorError({ message: `${subject} is not a console user of ${merchantId}` })
-      yield* users.remove(merchantId, found.id, actor)
-      console.log(`${found.login_name} removed; their sessions have ended`)
-      return
-    }
-    return yield* new OperatorError({ message: USAGE })
-  }).pipe(
-    Effect.catchTags({
-      BadRequest: (e) => new OperatorError({ message: e.error }),
-      NotFound: (e) => new OperatorError({ message: e.error }),
-      Conflict: (e) => new OperatorError({ message: e.error }),
-      ConsoleRefusal: (e) => new OperatorError({ message: e.message })
-    }),
-    Effect.provide(
-      Layer.mergeAll(AddressBook.Default, ConsoleUsers.Default).pipe(
-        Layer.provideMerge(WithdrawalPolicy.Default),
-        Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ConsoleAccounts.Default)),
-        Layer.provideMerge(
-          Layer.mergeAll(AuditLog.Default, PolicyClock.System, SecretBoxLive.pipe(Layer.provide(MasterSeedLive)))
-        ),
-        Layer.provideMerge(operatorDatabaseLive(config))
-      )
+      })
     )
   )
-}).pipe(
-  Effect.catchTag("OperatorError", (error) =>
-    Effect.sync(() => {
-      console.error(error.message)
-      process.exitCode = 2
-    })
+).pipe(Command.withDescription("the entries, with when each is usable"))
+
+const addressBookAdd = Command.make(
+  "add",
+  { chain, address, label: optionalText("label", "LABEL", "a name for the entry"), by },
+  (options) =>
+    Effect.flatMap(addressBook, ({ merchantId }) =>
+      withMerchants(
+        Effect.gen(function* () {
+          const entry = yield* Effect.flatMap(AddressBook, (book) =>
+            book.add(
+              merchantId,
+              { chain: options.chain, address: options.address, label: Option.getOrElse(options.label, () => "") },
+              operator(options.by)
+            )
+          )
+          console.log(`${entry.id}: ${entry.chain} ${entry.address} added, usable from ${entry.usable_from}`)
+        })
+      )
+    )
+).pipe(Command.withDescription("add an address; usable after the cooling-off"))
+
+const addressBookRemove = Command.make("remove", { chain, address, by }, (options) =>
+  Effect.flatMap(addressBook, ({ merchantId }) =>
+    withMerchants(
+      Effect.gen(function* () {
+        const book = yield* AddressBook
+        const id = yield* book.entryFor(merchantId, options.chain, options.address)
+        if (id === undefined) return yield* refused(`${options.address} is not in the address book on ${options.chain}`)
+        yield* book.remove(merchantId, id, operator(options.by))
+        console.log(`${id}: ${options.chain} ${options.address} removed`)
+      })
+    )
   )
+).pipe(Command.withDescription("remove an address"))
+
+// users MERCHANT_ID list | add LOGIN | remove LOGIN
+const users = Command.make("users", { merchantId })
+const login = Args.text({ name: "LOGIN" }).pipe(Args.withDescription("the console user's login name"))
+
+const usersList = Command.make("list", {}, () =>
+  Effect.flatMap(users, ({ merchantId }) =>
+    withMerchants(
+      Effect.gen(function* () {
+        const people = yield* Effect.flatMap(ConsoleUsers, (u) => u.list(merchantId))
+        for (const u of people.users)
+          console.log(
+            `${u.login_name} ${u.role}${u.approver_from === null ? "" : ` approvals count from ${u.approver_from.toISOString()}`}${u.totp ? " totp" : ""}`
+          )
+        for (const i of people.invites)
+          console.log(
+            `${i.login_name} ${i.role} invited by ${i.invited_by}, link valid until ${i.expires_at.toISOString()}`
+          )
+      })
+    )
+  )
+).pipe(Command.withDescription("the console users and open invitations"))
+
+const usersAdd = Command.make(
+  "add",
+  {
+    login,
+    role: Options.text("role").pipe(Options.withPseudoName("approver|viewer|admin")),
+    by
+  },
+  (options) =>
+    Effect.flatMap(users, ({ merchantId }) =>
+      withMerchants(
+        Effect.gen(function* () {
+          const invite = yield* Effect.flatMap(ConsoleUsers, (u) =>
+            u.invite(merchantId, { loginName: options.login, role: options.role }, operator(options.by))
+          )
+          console.log(
+            `${invite.loginName} invited as ${invite.role}; the one-time link (valid until ${invite.expiresAt.toISOString()}):`
+          )
+          console.log(invite.url)
+        })
+      )
+    )
+).pipe(Command.withDescription("invite a console user; prints the one-time invitation link"))
+
+const usersRemove = Command.make("remove", { login, by }, (options) =>
+  Effect.flatMap(users, ({ merchantId }) =>
+    withMerchants(
+      Effect.gen(function* () {
+        const consoleUsers = yield* ConsoleUsers
+        const found = (yield* consoleUsers.list(merchantId)).users.find(
+          (u) => u.login_name === options.login.toLowerCase()
+        )
+        if (found === undefined) return yield* refused(`${options.login} is not a console user of ${merchantId}`)
+        yield* consoleUsers.remove(merchantId, found.id, operator(options.by))
+        console.log(`${found.login_name} removed; their sessions have ended`)
+      })
+    )
+  )
+).pipe(Command.withDescription("remove a console user; their sessions end"))
+
+const merchants = Command.make("merchants", {}, () =>
+  subcommandNeeded("npm run merchants --", ["policy", "address-book", "users"])
+).pipe(
+  Command.withDescription("a merchant's withdrawal policy, address book and console users, as the operator"),
+  Command.withSubcommands([
+    policy,
+    addressBook.pipe(
+      Command.withHandler(({ merchantId }) =>
+        subcommandNeeded(`npm run merchants -- address-book ${merchantId}`, ["list", "add", "remove"])
+      ),
+      Command.withDescription("a merchant's withdrawal address book"),
+      Command.withSubcommands([addressBookList, addressBookAdd, addressBookRemove])
+    ),
+    users.pipe(
+      Command.withHandler(({ merchantId }) =>
+        subcommandNeeded(`npm run merchants -- users ${merchantId}`, ["list", "add", "remove"])
+      ),
+      Command.withDescription("a merchant's console users"),
+      Command.withSubcommands([usersList, usersAdd, usersRemove])
+    )
+  ])
 )
 
-NodeRuntime.runMain(main)
+runCli(merchants, "merchants")

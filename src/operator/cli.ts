@@ -1,6 +1,7 @@
 import { CliConfig, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Schema } from "effect"
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../domain/errors.js"
 import { OperatorError } from "./operator-database.js"
 
 /**
@@ -32,6 +33,18 @@ export const unreachedAsFailure = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     self,
     (error): error is Extract<E, OperatorError> => error instanceof OperatorError,
     (error) => Effect.fail(failed(error.message))
+  )
+
+/** What the service's rules refuse of a request (a bad value, an unknown id, a conflict, not allowed) is exit 2. */
+export const refusalsAsUsage = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    self,
+    (error): error is Extract<E, BadRequestError | NotFoundError | ConflictError | ForbiddenError> =>
+      error instanceof BadRequestError ||
+      error instanceof NotFoundError ||
+      error instanceof ConflictError ||
+      error instanceof ForbiddenError,
+    (error) => Effect.fail(refused(error.error))
   )
 
 /**
