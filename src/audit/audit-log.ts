@@ -1,5 +1,7 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { type AuditFilter, type AuditRow, AuditStore } from "../stores/audit-store.js"
+
+export type { AuditFilter, AuditRow } from "../stores/audit-store.js"
 
 /** Who did a security act: a console user (login), an API key (its id), an operator (name@host), or the service. */
 export interface AuditActor {
@@ -36,31 +38,6 @@ export const AuditAction = Schema.Literal(
 )
 export type AuditAction = typeof AuditAction.Type
 
-const AuditRow = Schema.Struct({
-  id: Schema.String,
-  at: Schema.DateFromSelf,
-  actor_kind: Schema.String,
-  actor: Schema.String,
-  from_address: Schema.String,
-  user_agent: Schema.String,
-  action: Schema.String,
-  subject: Schema.String,
-  detail: Schema.String
-})
-export type AuditRow = typeof AuditRow.Type
-const decodeRows = Schema.decodeUnknown(Schema.Array(AuditRow))
-
-export interface AuditFilter {
-  readonly action?: string | undefined
-  /** A part of the actor's name (case-insensitive). */
-  readonly actor?: string | undefined
-  readonly since?: Date | undefined
-  readonly until?: Date | undefined
-  /** Rows older than this id (the next page). */
-  readonly before?: string | undefined
-  readonly limit: number
-}
-
 const CSV_COLUMNS = [
   "id",
   "at",
@@ -80,41 +57,30 @@ const csvField = (value: string) => {
 }
 
 /**
- * The append-only log of security acts (the database refuses UPDATE, DELETE and TRUNCATE on it). Written
- * in the transaction of the act it records, so an act and its record commit or vanish together.
+ * The append-only log of security acts (AuditStore owns the table; the database refuses UPDATE, DELETE and
+ * TRUNCATE on it). Written in the transaction of the act it records, so an act and its record commit or
+ * vanish together.
  */
 export class AuditLog extends Effect.Service<AuditLog>()("facet/AuditLog", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const store = yield* AuditStore
 
     const record = (merchantId: string | null, actor: AuditActor, action: AuditAction, subject = "", detail = "") =>
-      sql`INSERT INTO audit_log ${sql.insert({
-        merchant_id: merchantId,
-        actor_kind: actor.kind,
-        actor: actor.name.slice(0, 200),
-        from_address: (actor.from ?? "").slice(0, 200),
-        user_agent: (actor.userAgent ?? "").slice(0, 300),
-        action,
-        subject,
-        detail
-      })}`.pipe(Effect.asVoid, Effect.orDie)
+      store
+        .append({
+          merchantId,
+          actorKind: actor.kind,
+          actor: actor.name.slice(0, 200),
+          fromAddress: (actor.from ?? "").slice(0, 200),
+          userAgent: (actor.userAgent ?? "").slice(0, 300),
+          action,
+          subject,
+          detail
+        })
+        .pipe(Effect.orDie)
 
     const list = Effect.fn("AuditLog.list")(function* (merchantId: string, filter: AuditFilter) {
-      const where = sql.and([
-        sql`merchant_id = ${merchantId}`,
-        ...(filter.action === undefined || filter.action === "" ? [] : [sql`action = ${filter.action}`]),
-        ...(filter.actor === undefined || filter.actor === ""
-          ? []
-          : [sql`actor ILIKE ${`%${filter.actor.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`]),
-        ...(filter.since === undefined ? [] : [sql`at >= ${filter.since}`]),
-        ...(filter.until === undefined ? [] : [sql`at < ${filter.until}`]),
-        ...(filter.before === undefined || !/^\d+$/.test(filter.before) ? [] : [sql`id < ${filter.before}`])
-      ])
-      return yield* sql`SELECT id::text AS id, at, actor_kind, actor, from_address, user_agent, action, subject, detail
-                        FROM audit_log WHERE ${where} ORDER BY id DESC LIMIT ${filter.limit}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.orDie
-      )
+      return yield* Effect.orDie(store.list(merchantId, filter))
     })
 
     const csv = (rows: ReadonlyArray<AuditRow>) =>

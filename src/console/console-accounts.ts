@@ -4,6 +4,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { AuditLog } from "../audit/audit-log.js"
 import { SecretBox } from "../keys/secret-box.js"
 import { newId } from "../ids.js"
+import { ConsoleStore, type HandoffRow } from "../stores/console-store.js"
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js"
 import { ConsoleRefusal } from "./console-refusal.js"
 import { SignInThrottle } from "./sign-in-throttle.js"
@@ -36,6 +37,7 @@ export const LOGIN_NAME = /^[a-z0-9][a-z0-9._-]{2,63}$/
 export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/ConsoleAccounts", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const store = yield* ConsoleStore
     const audit = yield* AuditLog
     // TOTP seeds are stored sealed (a database dump shows none)
     const box = yield* SecretBox
@@ -49,44 +51,33 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       Effect.gen(function* () {
         const step = totpStep(box.open(sealedSecret), code)
         if (step === undefined) return false
-        const taken = yield* Effect.orDie(sql`
-          UPDATE console_users SET totp_last_step = ${step} WHERE id = ${userId} AND (totp_last_step IS NULL OR totp_last_step < ${step}) RETURNING id`)
-        return taken.length > 0
+        return yield* Effect.orDie(store.takeTotpStep(userId, step))
       })
 
-    const handoff = (consoleToken: string, lock: boolean) =>
-      Effect.map(
-        sql<{ id: string; merchant_id: string; used: boolean; expired: boolean; project_name: string }>`
-          SELECT h.id, h.merchant_id, h.used_at IS NOT NULL AS used, h.expires_at <= now() AS expired, m.project_name
-          FROM console_handoffs h JOIN merchants m ON m.id = h.merchant_id
-          WHERE h.token_hash = ${sha256(consoleToken)} ${lock ? sql`FOR UPDATE OF h` : sql``}`,
-        (rows) => rows[0]
-      )
-
-    const usable = (found: { used: boolean; expired: boolean } | undefined) =>
-      found === undefined
+    /** The setup link of a token, if it can still be used (else why not). */
+    const usable = (found: Option.Option<HandoffRow>) =>
+      Option.isNone(found)
         ? Effect.fail(new ConsoleRefusal({ status: 400, message: "This setup link is not valid. Ask for a new one." }))
-        : found.used
+        : found.value.used
           ? Effect.fail(
               new ConsoleRefusal({
                 status: 400,
                 message: "This setup link was already used: the console account exists. Log in instead."
               })
             )
-          : found.expired
+          : found.value.expired
             ? Effect.fail(
                 new ConsoleRefusal({ status: 400, message: "This setup link has expired. Ask for a new one." })
               )
-            : Effect.void
+            : Effect.succeed(found.value)
 
     /** What the setup page offers for a token (a suggested login name), or why it cannot be used. */
     const setupOffer = Effect.fn("ConsoleAccounts.setupOffer")(function* (consoleToken: string) {
-      const found = yield* Effect.orDie(handoff(consoleToken, false))
-      yield* usable(found)
+      const found = yield* usable(yield* Effect.orDie(store.findHandoff(sha256(consoleToken), false)))
       return {
-        merchantName: found?.project_name ?? "",
+        merchantName: found.project_name,
         suggestedLoginName:
-          (found?.project_name ?? "owner")
+          found.project_name
             .toLowerCase()
             .replace(/[^a-z0-9]+/g, "-")
             .replace(/^-+|-+$/g, "")
@@ -97,12 +88,12 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
     const openSession = (userId: string) =>
       Effect.gen(function* () {
         const cookie = token()
-        yield* sql`INSERT INTO console_sessions ${sql.insert({
-          id_hash: sha256(cookie),
-          user_id: userId,
-          csrf_token: token(),
-          expires_at: new Date(Date.now() + ABSOLUTE_HOURS * 3600_000)
-        })}`
+        yield* store.openSession({
+          idHash: sha256(cookie),
+          userId,
+          csrfToken: token(),
+          expiresAt: new Date(Date.now() + ABSOLUTE_HOURS * 3600_000)
+        })
         return cookie
       })
 
@@ -125,18 +116,21 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const found = yield* handoff(consoleToken, true)
-            yield* usable(found)
-            if (found === undefined) return yield* Effect.dieMessage("unreachable")
-            const taken = yield* sql<{ id: string }>`SELECT id FROM console_users WHERE login_name = ${name}`
-            if (taken.length > 0)
+            const found = yield* usable(yield* store.findHandoff(sha256(consoleToken), true))
+            if (yield* store.loginNameTaken(name))
               return yield* new ConsoleRefusal({
                 status: 400,
                 message: `The login name ${name} is taken. Choose another.`
               })
             const userId = newId("usr")
-            yield* sql`INSERT INTO console_users ${sql.insert({ id: userId, merchant_id: found.merchant_id, login_name: name, password_hash: hash, role: "owner" })}`
-            yield* sql`UPDATE console_handoffs SET used_at = now() WHERE id = ${found.id}`
+            yield* store.insertUser({
+              id: userId,
+              merchantId: found.merchant_id,
+              loginName: name,
+              passwordHash: hash,
+              role: "owner"
+            })
+            yield* store.markHandoffUsed(found.id)
             yield* audit.record(
               found.merchant_id,
               { kind: "console_user", name },
@@ -164,13 +158,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
     ) {
       const name = loginName.trim().toLowerCase()
       yield* throttle.gate(name, address)
-      const [user] = yield* Effect.orDie(sql<{
-        id: string
-        merchant_id: string
-        password_hash: string
-        totp_secret: string | null
-      }>`
-        SELECT id, merchant_id, password_hash, totp_secret FROM console_users WHERE login_name = ${name} AND removed_at IS NULL`)
+      const user = Option.getOrUndefined(yield* Effect.orDie(store.findSignIn(name)))
       const actor = { kind: "console_user", name, from: address, userAgent } as const
       const failed = (why: string) =>
         Effect.orDie(
@@ -211,20 +199,8 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
     /** The session of a cookie, if it is alive (and now touched); idle or absolute expiry ends it. */
     const session = Effect.fn("ConsoleAccounts.session")(function* (cookie: string | undefined) {
       if (cookie === undefined || cookie === "") return Option.none<ConsoleSession>()
-      const [row] = yield* Effect.orDie(sql<{
-        user_id: string
-        merchant_id: string
-        login_name: string
-        role: string
-        csrf_token: string
-        totp: boolean
-      }>`
-        UPDATE console_sessions s SET last_seen_at = clock_timestamp()
-        FROM console_users u
-        WHERE s.id_hash = ${sha256(cookie)} AND u.id = s.user_id AND u.removed_at IS NULL AND s.ended_at IS NULL AND s.expires_at > now()
-          AND s.last_seen_at > now() - ${IDLE_MINUTES} * interval '1 minute'
-        RETURNING s.user_id, u.merchant_id, u.login_name, u.role, s.csrf_token, u.totp_secret IS NOT NULL AS totp`)
-      return Option.map(Option.fromNullable(row), (r) => ({
+      const row = yield* Effect.orDie(store.touchSession(sha256(cookie), IDLE_MINUTES))
+      return Option.map(row, (r) => ({
         userId: r.user_id,
         merchantId: r.merchant_id,
         loginName: r.login_name,
@@ -236,7 +212,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
 
     const logout = Effect.fn("ConsoleAccounts.logout")(function* (cookie: string | undefined) {
       if (cookie === undefined) return
-      yield* Effect.orDie(sql`UPDATE console_sessions SET ended_at = now() WHERE id_hash = ${sha256(cookie)}`)
+      yield* Effect.orDie(store.endSession(sha256(cookie)))
     })
 
     /**
@@ -251,15 +227,10 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       address: string,
       done = "approved"
     ) {
-      const [user] = yield* Effect.orDie(sql<{
-        merchant_id: string
-        login_name: string
-        password_hash: string
-        totp_secret: string | null
-      }>`
-        SELECT merchant_id, login_name, password_hash, totp_secret FROM console_users WHERE id = ${userId}`)
-      if (user === undefined)
+      const found = yield* Effect.orDie(store.findCredentials(userId))
+      if (Option.isNone(found))
         return yield* new ConsoleRefusal({ status: 403, message: `This account is gone: nothing was ${done}.` })
+      const user = found.value
       yield* throttle.gate(user.login_name, address, true)
       const failed = (why: string) =>
         Effect.orDie(
@@ -312,10 +283,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
       yield* Effect.orDie(
         sql.withTransaction(
           Effect.gen(function* () {
-            const enrolled =
-              yield* sql`UPDATE console_users SET totp_secret = ${box.seal(secret)}, totp_last_step = ${step}, updated_at = now()
-                                    WHERE id = ${session.userId} AND totp_secret IS NULL RETURNING id`
-            if (enrolled.length > 0)
+            if (yield* store.enrollTotp(session.userId, box.seal(secret), step))
               yield* audit.record(
                 session.merchantId,
                 { kind: "console_user", name: session.loginName, from },

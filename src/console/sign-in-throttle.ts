@@ -1,5 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { AuditStore } from "../stores/audit-store.js"
+import { ConsoleStore } from "../stores/console-store.js"
 import { ConsoleRefusal } from "./console-refusal.js"
 
 /** Failures tolerated in the window from one address (any account), and for one account from one address. */
@@ -20,24 +21,18 @@ const WINDOW = "15 minutes"
  */
 export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/SignInThrottle", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const store = yield* ConsoleStore
+    // where an account's owner logged in before is in the audit log
+    const audit = yield* AuditStore
 
     /**
      * Refuses (429, saying how long to wait) an attempt the counts forbid now; nothing is counted.
      * `session`: a re-confirmation by a signed-in user (the account-wide backoff does not apply).
      */
     const gate = Effect.fn("SignInThrottle.gate")(function* (loginName: string, address: string, session = false) {
-      const [counts] = yield* Effect.orDie(sql<{
-        by_address: number
-        by_pair: number
-        by_name: number
-        since_last: number | null
-      }>`
-        SELECT (SELECT count(*)::int FROM console_login_failures WHERE address = ${address} AND at > now() - ${WINDOW}::interval) AS by_address,
-               (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND address = ${address} AND at > now() - ${WINDOW}::interval) AS by_pair,
-               (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - ${WINDOW}::interval) AS by_name,
-               (SELECT extract(epoch FROM clock_timestamp() - max(at))::float8 FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - ${WINDOW}::interval) AS since_last`)
-      if (counts === undefined) return
+      const found = yield* Effect.orDie(store.failureCounts(loginName, address, WINDOW))
+      if (Option.isNone(found)) return
+      const counts = found.value
       if (counts.by_address >= MAX_PER_ADDRESS || counts.by_pair >= MAX_PER_ACCOUNT_AND_ADDRESS) {
         return yield* new ConsoleRefusal({
           status: 429,
@@ -61,13 +56,7 @@ export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/Sign
     })
 
     /** The account's owner has logged in from this address before. */
-    const knownAddress = (loginName: string, address: string) =>
-      Effect.map(
-        Effect.orDie(
-          sql`SELECT 1 FROM audit_log WHERE action = 'console.login' AND actor = ${loginName} AND from_address = ${address} LIMIT 1`
-        ),
-        (rows) => rows.length > 0
-      )
+    const knownAddress = (loginName: string, address: string) => Effect.orDie(audit.loggedInFrom(loginName, address))
 
     /** One failure, in the caller's transaction when it has one. */
     const failed = Effect.fn("SignInThrottle.failed")(function* (
@@ -75,9 +64,7 @@ export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/Sign
       address: string,
       kind: "login" | "reconfirm"
     ) {
-      yield* Effect.orDie(
-        sql`INSERT INTO console_login_failures (login_name, address, kind) VALUES (${loginName}, ${address}, ${kind})`
-      )
+      yield* Effect.orDie(store.recordFailure(loginName, address, kind))
     })
 
     return { gate, failed } as const

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
+import { ConsoleStore } from "../stores/console-store.js"
 import { SecretBox } from "./secret-box.js"
 
 /**
@@ -10,6 +11,7 @@ export const SealSecretsLive = Layer.effectDiscard(
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
+    const consoleStore = yield* ConsoleStore
     let sealed = 0
     // only what is not sealed under the current key is read: a start with nothing to do reads no secret
     const current = `sbx${box.version}:%`
@@ -20,11 +22,8 @@ export const SealSecretsLive = Layer.effectDiscard(
       yield* sql`UPDATE merchants SET webhook_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND webhook_secret = ${row.secret}`
       sealed += 1
     }
-    for (const row of yield* sql<{
-      id: string
-      secret: string
-    }>`SELECT id, totp_secret AS secret FROM console_users WHERE totp_secret NOT LIKE ${current}`) {
-      yield* sql`UPDATE console_users SET totp_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND totp_secret = ${row.secret}`
+    for (const row of yield* consoleStore.totpSecretsNotLike(current)) {
+      yield* consoleStore.replaceTotpSecret(row.id, row.secret, box.seal(box.open(row.secret)))
       sealed += 1
     }
     if (sealed > 0) yield* Effect.logInfo(`sealed ${sealed} stored secret(s) under key version ${box.version}`)

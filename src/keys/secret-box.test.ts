@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { TestDatabaseLive } from "../../test/database.js"
+import { ConsoleStore } from "../stores/console-store.js"
 import { masterSeedFromMnemonic } from "./master-seed.js"
 import { SealSecretsLive } from "./sealed-secrets.js"
 import { SecretBox, SecretBoxLive } from "./secret-box.js"
@@ -60,7 +61,9 @@ describe("secret box (stored secrets sealed with a key from the master seed)", (
         yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
                    VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'checkout', '{}', 'whsec_plain')`
         yield* sql`INSERT INTO console_users (id, merchant_id, login_name, password_hash, totp_secret) VALUES ('u1', 'm1', 'owner-1', 'x', 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP')`
-        yield* Effect.scoped(Layer.build(SealSecretsLive.pipe(Layer.provide(boxAt(1)))))
+        yield* Effect.scoped(
+          Layer.build(SealSecretsLive.pipe(Layer.provide(boxAt(1)), Layer.provide(ConsoleStore.Default)))
+        )
         const [merchant] = yield* sql<{
           secret: string
         }>`SELECT webhook_secret AS secret FROM merchants WHERE id = 'm1'`
@@ -72,7 +75,9 @@ describe("secret box (stored secrets sealed with a key from the master seed)", (
           "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
         ])
         // rotated to version 2: resealed once more, same plain values
-        yield* Effect.scoped(Layer.build(SealSecretsLive.pipe(Layer.provide(boxAt(2)))))
+        yield* Effect.scoped(
+          Layer.build(SealSecretsLive.pipe(Layer.provide(boxAt(2)), Layer.provide(ConsoleStore.Default)))
+        )
         const [again] = yield* sql<{ secret: string }>`SELECT webhook_secret AS secret FROM merchants WHERE id = 'm1'`
         expect(again?.secret).toMatch(/^sbx2:/)
         expect(yield* withBox(2, (box) => box.open(again?.secret ?? ""))).toBe("whsec_plain")

@@ -161,7 +161,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
       )
     })
 
-    /** A user's password hash and TOTP seed, for a re-confirmation (a removed user's sessions are ended already). */
+    /** A user's password hash and TOTP seed, for a re-confirmation inside their session. */
     const findCredentials = Effect.fn("ConsoleStore.findCredentials")(function* (userId: string) {
       return yield* sql`
         SELECT merchant_id, login_name, password_hash, totp_secret FROM console_users WHERE id = ${userId}`.pipe(

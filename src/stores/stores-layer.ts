@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { AuditStore } from "./audit-store.js"
 import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
@@ -7,4 +8,9 @@ import { IdempotencyStore } from "./idempotency-store.js"
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
  * service, by the composition root and by the operator commands.
  */
-export const StoresLive = Layer.mergeAll(ChainIdentityStore.Default, ConsoleStore.Default, IdempotencyStore.Default)
+export const StoresLive = Layer.mergeAll(
+  AuditStore.Default,
+  ChainIdentityStore.Default,
+  ConsoleStore.Default,
+  IdempotencyStore.Default
+)

@@ -78,13 +78,7 @@ const NOT_YET_OWNED = new Set<string>([
   "reconciliation_runs",
   "wallets",
   "key_index_counters",
-  "deposit_addresses",
-  "console_users",
-  "console_sessions",
-  "console_invites",
-  "console_handoffs",
-  "console_login_failures",
-  "audit_log"
+  "deposit_addresses"
 ])
 
 const root = path.resolve(import.meta.dirname, "../..")
