@@ -1,14 +1,13 @@
-import { NodeRuntime } from "@effect/platform-node"
+import { Command, Options } from "@effect/cli"
 import { Effect, Layer, Option } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { makeClusterLive } from "../src/cluster.js"
 import { IndexersLive } from "./indexers.js"
-import { blockArgument, chainArgument, operatorLive } from "./operator-runtime.js"
-import { OperatorError, operatorConfig } from "../src/operator/operator-database.js"
+import { chainOption, operatorLive } from "./operator-runtime.js"
+import { failed, parsedOption, refused, runCli, unreachedAsFailure } from "../src/operator/cli.js"
+import { operatorConfig } from "../src/operator/operator-database.js"
 import { rescan, rescanUntraced } from "./rescan.js"
 import { UntracedBlocks } from "./untraced-blocks.js"
-
-const USAGE = "usage: npm run indexer -- --chain TRC20|BEP20|SOLANA [--rescan-from N [--to M] | --rescan-untraced]"
 
 /**
  * `npm run indexer -- --chain BEP20`: one chain's indexer in a process of its own, against the same
@@ -24,58 +23,69 @@ const USAGE = "usage: npm run indexer -- --chain TRC20|BEP20|SOLANA [--rescan-fr
  * have come) and adds what was missed, credited and announced; what is recorded already stays as it is.
  * `--rescan-untraced`: the same for every block recorded as untraced (its contract calls could not be
  * traced), run against a node that can trace them (e.g. FACET_BEP20_RPC_URL=<archive node>).
+ * Exit codes (docs/operating/cli.md): 1 also when a rescan stops on a node error, is refused, or leaves
+ * blocks untraced.
  */
-const main = Effect.gen(function* () {
-  const args = process.argv.slice(2)
-  const chain = chainArgument(args)
-  if (chain === undefined) return yield* new OperatorError({ message: USAGE })
-  const config = yield* operatorConfig([chain])
-  const from = blockArgument(args, "--rescan-from")
-  if (args.includes("--rescan-from") && from === undefined) return yield* new OperatorError({ message: USAGE })
-  if (args.includes("--rescan-untraced")) {
-    const done = yield* Effect.gen(function* () {
-      const client = (yield* ChainClients).get(chain)
-      if (Option.isNone(client)) return yield* new OperatorError({ message: `no client for ${chain}` })
-      return yield* rescanUntraced(client.value, config.indexer.batchSize)
-    }).pipe(Effect.provide(UntracedBlocks.Default), Effect.provide(operatorLive(config)))
-    console.log(JSON.stringify(done))
-    if (done.stillUntraced > 0) process.exitCode = 1
-    return
-  }
-  if (from !== undefined) {
-    const done = yield* Effect.gen(function* () {
-      const client = (yield* ChainClients).get(chain)
-      if (Option.isNone(client)) return yield* new OperatorError({ message: `no client for ${chain}` })
-      return yield* rescan(client.value, from, blockArgument(args, "--to"), config.indexer.batchSize)
-    }).pipe(Effect.provide(operatorLive(config)))
-    console.log(
-      JSON.stringify({ chain: done.chain, from: done.from.toString(), to: done.to.toString(), added: done.added })
-    )
-    return
-  }
-  yield* Effect.logInfo(`indexing ${chain} in this process (${config.network}) when the cluster hands it the chain`)
-  return yield* Layer.launch(
-    IndexersLive.pipe(Layer.provide(makeClusterLive({ wallets: false })), Layer.provideMerge(operatorLive(config)))
-  )
-}).pipe(
-  Effect.catchTags({
-    OperatorError: (error) =>
-      Effect.sync(() => {
-        console.error(error.message)
-        process.exitCode = 2
-      }),
-    RescanRefused: (error) =>
-      Effect.sync(() => {
-        console.error(error.message)
-        process.exitCode = 1
-      }),
-    // a rescan that could not read a block says where it stopped and why, without a stack trace
-    ChainRpcError: (error) =>
-      Effect.sync(() => {
-        console.error(error.message)
-        process.exitCode = 1
-      })
-  })
-)
 
-NodeRuntime.runMain(main)
+const blockNumber = (name: string) =>
+  parsedOption(name, "N", "a block number", (value) =>
+    /^\d+$/.test(value) ? Option.some(BigInt(value)) : Option.none()
+  ).pipe(Options.optional)
+
+const indexer = Command.make(
+  "indexer",
+  {
+    chain: chainOption.pipe(Options.withDescription("the chain this process indexes (or rescans)")),
+    rescanFrom: blockNumber("rescan-from").pipe(
+      Options.withDescription("re-read final blocks from N, add what was missed, and exit")
+    ),
+    to: blockNumber("to").pipe(Options.withDescription("with --rescan-from: the last block to re-read")),
+    rescanUntraced: Options.boolean("rescan-untraced").pipe(
+      Options.withDescription("re-read every block recorded as untraced, through a node that can trace it, and exit")
+    )
+  },
+  ({ chain, rescanFrom, to, rescanUntraced: untraced }) =>
+    Effect.gen(function* () {
+      if (Option.isSome(to) && Option.isNone(rescanFrom)) return yield* refused("--to goes with --rescan-from")
+      if (untraced && Option.isSome(rescanFrom))
+        return yield* refused("--rescan-from and --rescan-untraced: one or the other")
+      const config = yield* operatorConfig([chain])
+      const client = Effect.flatMap(ChainClients, (clients) =>
+        Option.match(clients.get(chain), {
+          onNone: () => Effect.fail(failed(`no client for ${chain}`)),
+          onSome: Effect.succeed
+        })
+      )
+      if (untraced) {
+        const done = yield* Effect.flatMap(client, (c) => rescanUntraced(c, config.indexer.batchSize)).pipe(
+          Effect.provide(UntracedBlocks.Default),
+          Effect.provide(operatorLive(config))
+        )
+        console.log(JSON.stringify(done))
+        if (done.stillUntraced > 0) return yield* failed(`${done.stillUntraced} blocks are still untraced`)
+        return
+      }
+      if (Option.isSome(rescanFrom)) {
+        const done = yield* Effect.flatMap(client, (c) =>
+          rescan(c, rescanFrom.value, Option.getOrUndefined(to), config.indexer.batchSize)
+        ).pipe(Effect.provide(operatorLive(config)))
+        console.log(
+          JSON.stringify({ chain: done.chain, from: done.from.toString(), to: done.to.toString(), added: done.added })
+        )
+        return
+      }
+      yield* Effect.logInfo(`indexing ${chain} in this process (${config.network}) when the cluster hands it the chain`)
+      return yield* Layer.launch(
+        IndexersLive.pipe(Layer.provide(makeClusterLive({ wallets: false })), Layer.provideMerge(operatorLive(config)))
+      )
+    }).pipe(
+      unreachedAsFailure,
+      // a rescan that could not read a block says where it stopped and why, without a stack trace
+      Effect.catchTags({
+        RescanRefused: (error) => failed(error.message),
+        ChainRpcError: (error) => failed(error.message)
+      })
+    )
+).pipe(Command.withDescription("one chain's indexer in a process of its own, or a rescan of its blocks"))
+
+runCli(indexer, "indexer")

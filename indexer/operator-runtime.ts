@@ -1,4 +1,4 @@
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainSettingsLive } from "../src/assets/chain-settings.js"
@@ -17,6 +17,7 @@ import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { StoresLive } from "../src/stores/stores-layer.js"
 import { AttributionStore } from "./attribution-store.js"
 import { IndexerStatus } from "../src/indexing/indexer-status.js"
+import { parsedOption } from "../src/operator/cli.js"
 import { OperatorError } from "../src/operator/operator-database.js"
 
 /**
@@ -105,18 +106,9 @@ export const operatorLive = (config: AppConfigShape) => {
 
 const CHAINS = ["TRC20", "BEP20", "SOLANA"] as const
 
-/** `--chain X` of a command line, when it names a chain we index. */
-export const chainArgument = (args: ReadonlyArray<string>) => {
-  const i = args.indexOf("--chain")
-  const named = i === -1 ? undefined : args[i + 1]?.toUpperCase()
-  return CHAINS.find((c) => c === named)
-}
-
-/** `--name N` of a command line as a block number. */
-export const blockArgument = (args: ReadonlyArray<string>, name: string): bigint | undefined => {
-  const i = args.indexOf(name)
-  const value = i === -1 ? undefined : args[i + 1]
-  return value !== undefined && /^\d+$/.test(value) ? BigInt(value) : undefined
-}
+/** `--chain X` of an operator command: a chain we index (any case); another is a usage error naming the flag. */
+export const chainOption = parsedOption("chain", "TRC20|BEP20|SOLANA", "TRC20, BEP20 or SOLANA", (value) =>
+  Option.fromNullable(CHAINS.find((c) => c === value.toUpperCase()))
+)
 
 export const ALL_CHAINS: ReadonlyArray<(typeof CHAINS)[number]> = CHAINS
