@@ -1,61 +1,83 @@
-import { NodeRuntime } from "@effect/platform-node"
-import { DateTime, Effect, Either, Layer } from "effect"
+import { Command, Options } from "@effect/cli"
+import { DateTime, Effect, Either, Layer, Option } from "effect"
 import { AppConfig, loadAppConfig } from "../config.js"
 import { DatabaseLive } from "../database/database.js"
+import { failed, refused, runCli, subcommandNeeded } from "../operator/cli.js"
 import { type ProblemFilter, WebhookAdmin } from "./webhook-admin.js"
 
-const USAGE = `usage:
-  npm run webhooks -- list [--dead | --failing] [--merchant MERCHANT_ID]
-  npm run webhooks -- replay --event EVENT_ID
-  npm run webhooks -- replay --merchant MERCHANT_ID      (every failing and dead event of the merchant)`
+/**
+ * `npm run webhooks`: list failing and dead deliveries, replay one or all for a merchant. One JSON line
+ * each. Exit codes: docs/operating/cli.md.
+ */
 
-const option = (args: ReadonlyArray<string>, name: string): string | undefined => {
-  const i = args.indexOf(name)
-  return i === -1 ? undefined : args[i + 1]
-}
-
-/** `npm run webhooks`: list failing and dead deliveries, replay one or all for a merchant. One JSON line each. */
-const main = Effect.gen(function* () {
-  const args = process.argv.slice(2)
-  const config = yield* loadAppConfig
-  if (Either.isLeft(config)) return yield* Effect.logError(`invalid configuration:\n${config.left}`)
-  const run = Effect.gen(function* () {
-    const admin = yield* WebhookAdmin
-    const merchantId = option(args, "--merchant")
-    switch (args[0]) {
-      case "list": {
-        const filter: ProblemFilter = args.includes("--dead")
-          ? "dead"
-          : args.includes("--failing")
-            ? "failing"
-            : "problems"
-        for (const row of yield* admin.problems(filter, merchantId)) {
-          console.log(
-            JSON.stringify({
-              ...row,
-              next_attempt_at: DateTime.formatIso(DateTime.unsafeFromDate(row.next_attempt_at)),
-              created_at: DateTime.formatIso(DateTime.unsafeFromDate(row.created_at))
-            })
-          )
-        }
-        return
-      }
-      case "replay": {
-        const eventId = option(args, "--event")
-        if (eventId === undefined && merchantId === undefined) return console.error(USAGE)
-        const replayed = yield* admin.replay(eventId !== undefined ? { eventId } : { merchantId: merchantId ?? "" })
-        console.log(JSON.stringify({ replayed }))
-        return
-      }
-      default:
-        console.error(USAGE)
-    }
-  })
-  yield* run.pipe(
-    Effect.provide(
-      WebhookAdmin.Default.pipe(Layer.provide(DatabaseLive), Layer.provide(Layer.succeed(AppConfig, config.right)))
+/** `body` with the webhook admin on the configured database; an invalid configuration is exit 1. */
+const withAdmin = <A, E>(body: Effect.Effect<A, E, WebhookAdmin>) =>
+  Effect.gen(function* () {
+    const config = yield* loadAppConfig
+    if (Either.isLeft(config)) return yield* failed(`invalid configuration:\n${config.left}`)
+    return yield* body.pipe(
+      Effect.provide(
+        WebhookAdmin.Default.pipe(Layer.provide(DatabaseLive), Layer.provide(Layer.succeed(AppConfig, config.right)))
+      )
     )
-  )
-})
+  })
 
-NodeRuntime.runMain(main)
+const merchant = Options.text("merchant").pipe(Options.withPseudoName("MERCHANT_ID"), Options.optional)
+
+const list = Command.make(
+  "list",
+  {
+    dead: Options.boolean("dead").pipe(Options.withDescription("only dead deliveries (retries exhausted)")),
+    failing: Options.boolean("failing").pipe(Options.withDescription("only deliveries still being retried")),
+    merchant: merchant.pipe(Options.withDescription("only this merchant's"))
+  },
+  ({ dead, failing, merchant }) =>
+    Effect.gen(function* () {
+      if (dead && failing) return yield* refused("--dead and --failing: one or the other (neither for both)")
+      const filter: ProblemFilter = dead ? "dead" : failing ? "failing" : "problems"
+      const rows = yield* withAdmin(
+        Effect.flatMap(WebhookAdmin, (admin) => admin.problems(filter, Option.getOrUndefined(merchant)))
+      )
+      for (const row of rows) {
+        console.log(
+          JSON.stringify({
+            ...row,
+            next_attempt_at: DateTime.formatIso(DateTime.unsafeFromDate(row.next_attempt_at)),
+            created_at: DateTime.formatIso(DateTime.unsafeFromDate(row.created_at))
+          })
+        )
+      }
+    })
+).pipe(Command.withDescription("failing and dead deliveries, one JSON line each"))
+
+const replay = Command.make(
+  "replay",
+  {
+    event: Options.text("event").pipe(
+      Options.withPseudoName("EVENT_ID"),
+      Options.optional,
+      Options.withDescription("make this event due now again, whatever its state")
+    ),
+    merchant: merchant.pipe(Options.withDescription("make every failing and dead event of this merchant due now again"))
+  },
+  ({ event, merchant }) =>
+    Effect.gen(function* () {
+      // one or the other: both named is as wrong as neither
+      const which: Option.Option<{ readonly eventId: string } | { readonly merchantId: string }> =
+        Option.isSome(event) && Option.isNone(merchant)
+          ? Option.some({ eventId: event.value })
+          : Option.isSome(merchant) && Option.isNone(event)
+            ? Option.some({ merchantId: merchant.value })
+            : Option.none()
+      if (Option.isNone(which)) return yield* refused("replay takes one of --event EVENT_ID or --merchant MERCHANT_ID")
+      const replayed = yield* withAdmin(Effect.flatMap(WebhookAdmin, (admin) => admin.replay(which.value)))
+      console.log(JSON.stringify({ replayed }))
+    })
+).pipe(Command.withDescription("deliver again: one event, or every failing and dead event of a merchant"))
+
+const webhooks = Command.make("webhooks", {}, () => subcommandNeeded("npm run webhooks --", ["list", "replay"])).pipe(
+  Command.withDescription("webhook deliveries that fail: list them, replay them"),
+  Command.withSubcommands([list, replay])
+)
+
+runCli(webhooks, "webhooks")
