@@ -8,6 +8,7 @@ import { newIds } from "../src/ids.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
 import { paidValue, settle } from "../src/orders/order-settlement.js"
 import { Orders } from "../src/orders/orders.js"
+import { IndexerStore } from "../src/stores/indexer-store.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import type { Attributed } from "./attribution.js"
 
@@ -106,21 +107,14 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const orders = yield* Orders
     const outbox = yield* WebhookOutbox
     const untraced = yield* UntracedBlocks
+    const indexerStore = yield* IndexerStore
 
     // the fence (chain-indexer.ts): only the holder the chain's row names writes; FOR SHARE keeps a
     // takeover waiting until this transaction ends, and a transaction begun after it finds another name
     const assertLease = (chain: Chain, holder: string) =>
-      Effect.flatMap(
-        sql<{
-          holder: string
-        }>`SELECT holder FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder} FOR SHARE`,
-        (rows) => (rows.length === 0 ? Effect.fail(new LeaseLost({ chain })) : Effect.void)
+      Effect.flatMap(indexerStore.holdsLease(chain, holder), (holds) =>
+        holds ? Effect.void : Effect.fail(new LeaseLost({ chain }))
       )
-
-    /** The cursor moved to `to` unless it is there or past it already (writes that commit out of order). */
-    const moveCursorForward = (chain: Chain, to: BlockCursor) =>
-      sql`UPDATE indexer_cursors SET block_number = ${to.number.toString()}, block_hash = ${to.hash}, updated_at = now()
-          WHERE chain = ${chain} AND block_number < ${to.number.toString()}`
 
     const merchantHooks = (merchantIds: ReadonlyArray<string>) =>
       merchantIds.length === 0
@@ -412,13 +406,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           // work_mem they spill to temporary files. Following, the fence, that setting and the blocks' rows
           // are one statement (one round trip of the few around each block's write)
           if (mode === "follow") {
-            const [lease] = yield* sql<{ holder: string }>`
-              WITH lease AS (SELECT holder FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder} FOR SHARE),
-              blocks AS (
-                INSERT INTO indexed_blocks ${sql.insert(blocks.map(({ block }) => indexedBlockRow(block)))}
-                ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, block_time = excluded.block_time
-              )
-              SELECT holder, set_config('work_mem', '64MB', true) AS work_mem FROM lease`
+            const [lease] = yield* indexerStore.holdAndStoreBlocks(
+              chain,
+              holder,
+              blocks.map(({ block }) => indexedBlockRow(block))
+            )
             if (lease === undefined) return yield* new LeaseLost({ chain })
           } else {
             yield* sql`SET LOCAL work_mem = '64MB'`
@@ -642,17 +634,13 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             final +
             (options.confirmPending === false ? 0 : yield* confirmUpTo(chain, finalized, last.block.number, now))
           // the cursor and the block window's end, one statement
-          const cursor =
+          yield* indexerStore.stepAndTrim(
+            chain,
+            last.block.number,
             cursorTo === "last"
-              ? sql`INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
-                  VALUES (${chain}, ${last.block.number.toString()}, ${last.block.hash}, ${blocks[0]?.block.number.toString() ?? null})
-                  ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`
-              : Option.isSome(cursorTo)
-                ? moveCursorForward(chain, cursorTo.value)
-                : sql`SELECT 1`
-          yield* sql`
-            WITH stored_cursor AS (${cursor})
-            DELETE FROM indexed_blocks WHERE chain = ${chain} AND number < ${(last.block.number - 512n).toString()}`
+              ? Option.some(indexerStore.setCursor(chain, last.block, blocks[0]?.block.number))
+              : Option.map(cursorTo, (to) => indexerStore.moveCursorForward(chain, to))
+          )
           return { detected, confirmed }
         })
       )
@@ -664,7 +652,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       to: BlockCursor,
       holder: string
     ) {
-      return yield* sql.withTransaction(Effect.zipRight(assertLease(chain, holder), moveCursorForward(chain, to)))
+      return yield* sql.withTransaction(
+        Effect.zipRight(assertLease(chain, holder), indexerStore.moveCursorForward(chain, to))
+      )
     })
 
     const writeBlock = (block: BlockRecord, hits: ReadonlyArray<Attributed>, finalized: bigint, holder: string) =>
@@ -715,10 +705,8 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           // the reorg's outcome for the order (back to PENDING, CONFIRMING or EXPIRED) is in this event's
           // body; `order.expired` stays the expiry's own event, sent once
           for (const t of forOrders) yield* orderEvent(t, "payment.reversed", hooks, now)
-          yield* sql`DELETE FROM indexed_blocks WHERE chain = ${chain} AND number > ${ancestor.number.toString()}`
           yield* untraced.dropAbove(chain, ancestor.number)
-          yield* sql`UPDATE indexer_cursors SET block_number = ${ancestor.number.toString()}, block_hash = ${ancestor.hash}, updated_at = now()
-                   WHERE chain = ${chain}`
+          yield* indexerStore.rollBackTo(chain, ancestor)
           return reversed.length
         })
       )
@@ -732,12 +720,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       return yield* sql.withTransaction(
         Effect.gen(function* () {
           yield* assertLease(block.chain, holder)
-          const [stored] = yield* sql<{ chain: string }>`
-          INSERT INTO indexer_cursors (chain, block_number, block_hash, started_at_block)
-          VALUES (${block.chain}, ${block.number.toString()}, ${block.hash}, ${block.number.toString()})
-          ON CONFLICT (chain) DO NOTHING RETURNING chain`
-          if (stored === undefined) return
-          yield* sql`INSERT INTO indexed_blocks ${sql.insert(indexedBlockRow(block))} ON CONFLICT (chain, number) DO NOTHING`
+          yield* indexerStore.startCursor(indexedBlockRow(block))
         })
       )
     })

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
+import { IndexerStore } from "../src/stores/indexer-store.js"
 import type { Network } from "../src/config.js"
 import { attributeTransfers } from "./attribution.js"
 import { AttributionStore, type BlockCursor } from "./attribution-store.js"
@@ -78,6 +79,7 @@ const holderId = () => `${os.hostname()}:${process.pid}:${randomBytes(4).toStrin
 export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const indexerStore = yield* IndexerStore
     const store = yield* AttributionStore
     const chain = client.chain
     let holder = holderId()
@@ -117,19 +119,15 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
       holder = holderId()
       // a holding of its own: the node's silence is counted from here, not from what a standby runner saw
       status = { ...status, nodeAnsweredAt: Date.now() }
-      yield* sql`INSERT INTO indexer_leases (chain, holder) VALUES (${chain}, ${holder})
-                 ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, taken_at = clock_timestamp()`
+      yield* indexerStore.takeLease(chain, holder)
       mustTakeOver = false
       yield* Effect.logInfo(`${chain} indexer runs here (${holder})`)
     })
-    const release = Effect.suspend(
-      () => sql`DELETE FROM indexer_leases WHERE chain = ${chain} AND holder = ${holder}`
-    ).pipe(Effect.ignore)
+    const release = Effect.suspend(() => indexerStore.releaseLease(chain, holder)).pipe(Effect.ignore)
 
     const loadCursor = Effect.gen(function* () {
-      const [row] = yield* sql<{ block_number: string; block_hash: string }>`
-        SELECT block_number::text AS block_number, block_hash FROM indexer_cursors WHERE chain = ${chain}`
-      if (row !== undefined) return { number: BigInt(row.block_number), hash: row.block_hash }
+      const stored = yield* indexerStore.cursor(chain)
+      if (Option.isSome(stored)) return { number: stored.value.number, hash: stored.value.hash }
       // a new chain starts at the configured block, or at its head — earlier when addresses were issued
       // before it first ran (startBlockFor): nothing older can pay them. That start is stored at once: a
       // restart must go on from it, not from a later head that would skip what was paid in between.
@@ -174,16 +172,14 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
     const findAncestor = (cursor: BlockCursor, finalized: bigint) =>
       Effect.gen(function* () {
         // newest first, by the number itself (ordering its text would put 9 above 10)
-        const stored = yield* sql<{ block: string; hash: string }>`
-          SELECT number::text AS block, hash FROM indexed_blocks WHERE chain = ${chain} AND number <= ${cursor.number.toString()}
-          ORDER BY number DESC`
+        const stored = yield* indexerStore.blocksAtOrBelow(chain, cursor.number)
         for (const row of stored) {
-          const n = BigInt(row.block)
+          const n = row.number
           const [theirs] = yield* client.blocks(n, n)
           if (theirs !== undefined && theirs.number === n && theirs.hash === row.hash) {
             const [final] = yield* sql<{ block: string }>`
               SELECT min(block_number)::text AS block FROM transactions
-              WHERE chain = ${chain} AND type = 'deposit' AND status = 'confirmed' AND block_number > ${row.block}::bigint`
+              WHERE chain = ${chain} AND type = 'deposit' AND status = 'confirmed' AND block_number > ${n.toString()}::bigint`
             if (final?.block !== null && final?.block !== undefined) {
               return yield* finalityHalt(
                 `going back to block ${n} would reverse deposits already final (from block ${final.block})`
@@ -267,9 +263,8 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
         if (cursor.number >= head) {
           yield* writer.drain
           const upTo = finalized < cursor.number ? finalized : cursor.number
-          const [ours] = yield* sql<{ number: string; hash: string }>`
-            SELECT number::text AS number, hash FROM indexed_blocks WHERE chain = ${chain} AND number <= ${upTo.toString()} ORDER BY number DESC LIMIT 1`
-          if (ours === undefined || (yield* finalIsOurs(BigInt(ours.number), ours.hash, finalized)))
+          const ours = yield* indexerStore.latestBlockAtOrBelow(chain, upTo)
+          if (Option.isNone(ours) || (yield* finalIsOurs(ours.value.number, ours.value.hash, finalized)))
             yield* store.confirm(chain, upTo, head, holder)
           yield* report({
             state: "following",

@@ -1,19 +1,13 @@
 import { Sharding } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { indexerShardGroup, shardLockTime } from "../src/cluster.js"
 import { AppConfig } from "../src/config.js"
+import { IndexerStore } from "../src/stores/indexer-store.js"
 import { runChainIndexer } from "./chain-indexer.js"
 import { refreshStandby, reportStandby, reportStatus, standbyStatus } from "../src/indexing/indexer-status.js"
 import { followingBudget } from "./request-budget.js"
-
-const StoredChain = Schema.Struct({
-  cursor: Schema.NullOr(Schema.String),
-  idle_ms: Schema.NullOr(Schema.Number),
-  holder: Schema.NullOr(Schema.String)
-})
 
 /**
  * Each configured chain's indexer (FACET_INDEXER_CHAINS) as a cluster singleton, `indexer/<CHAIN>`: one
@@ -31,7 +25,7 @@ export const IndexersLive = Layer.scopedDiscard(
     const config = yield* AppConfig
     const clients = yield* ChainClients
     const sharding = yield* Sharding.Sharding
-    const sql = yield* SqlClient.SqlClient
+    const indexerStore = yield* IndexerStore
     // a runner another took a chain from waits this long for the cluster to stop it before it takes the chain back
     const retakeAfter = Duration.times(yield* shardLockTime, 2)
     for (const chain of config.indexer.chains) {
@@ -56,13 +50,9 @@ export const IndexersLive = Layer.scopedDiscard(
       )
       yield* Effect.logInfo(followingBudget(chain, pollMs, (yield* ChainEndpoints).bep20.traces !== "off").text)
       yield* reportStatus(standbyStatus(chain))
-      const stored = sql`
-        SELECT c.block_number::text AS cursor, floor(extract(epoch FROM now() - c.updated_at) * 1000)::float8 AS idle_ms,
-               (SELECT holder FROM indexer_leases WHERE chain = ${chain}) AS holder
-        FROM (SELECT 1) one LEFT JOIN indexer_cursors c ON c.chain = ${chain}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(StoredChain))),
-        Effect.flatMap((rows) =>
-          Option.match(Option.fromNullable(rows[0]), {
+      const stored = indexerStore.standbyView(chain).pipe(
+        Effect.flatMap((row) =>
+          Option.match(row, {
             onNone: () => Effect.void,
             onSome: (row) => refreshStandby(chain, { cursor: row.cursor, idleMs: row.idle_ms, holder: row.holder })
           })

@@ -5,6 +5,7 @@ import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
 import { UntracedBlocks } from "./untraced-blocks.js"
+import { IndexerStore } from "../src/stores/indexer-store.js"
 
 /** An address the service controls (a receive or main wallet) whose balance on chain is not what the ledger explains. */
 export const Difference = Schema.Struct({
@@ -48,6 +49,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
   dependencies: [UntracedBlocks.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const indexerStore = yield* IndexerStore
     const clients = yield* ChainClients
     const untraced = yield* UntracedBlocks
     // addresses per page of a run: their balances read from the node, then one statement for the ledger's side
@@ -117,10 +119,10 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
       const assets = yield* sql<{ currency: string; decimals: number }>`
         SELECT currency, decimals FROM wallet_asset_policies
         WHERE chain = ${chain} AND can_deposit AND status IN ('live', 'deposit_live') ORDER BY currency`
-      const [cursor] = yield* sql<{ block: string; started: string | null }>`
-        SELECT block_number::text AS block, started_at_block::text AS started FROM indexer_cursors WHERE chain = ${chain}`
-      if (cursor === undefined)
+      const storedCursor = yield* indexerStore.cursor(chain)
+      if (Option.isNone(storedCursor))
         return { chain, height: undefined, checked: 0, skipped: 0, differences: [] } satisfies ChainReconciliation
+      const cursor = storedCursor.value
       // page by page (keyset on seq): balances read from the node, then what the ledger explains for the
       // whole page in one statement — one query per address made a run quadratic (the soak found it:
       // minutes of CPU and API latency in seconds at 90,000 addresses). `w.seq`, qualified: a bare `seq`
@@ -144,10 +146,11 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
         )
         // the indexer's cursor as it is now, after the balances were read: a run takes a while and the
         // cursor moves on with the chain (read once at the start, most of a long run was skipped)
-        const [now] = yield* sql<{
-          block: string
-        }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${chain}`
-        const indexed = BigInt(now?.block ?? cursor.block)
+        const now = yield* indexerStore.cursor(chain)
+        const indexed = Option.getOrElse(
+          Option.map(now, (c) => c.number),
+          () => cursor.number
+        )
         const readable = balances.filter((b) => b.height <= indexed)
         for (const b of balances) if (b.height > indexed) results.push({ skipped: true, height: b.height })
         if (readable.length === 0) continue
@@ -168,7 +171,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
               on_chain: onChain.toFixed(),
               explained: ledger.toFixed(),
               difference: onChain.minus(ledger).toFixed(),
-              from_block: ((cursor.started === null ? 0n : BigInt(cursor.started)) + 1n).toString(),
+              from_block: ((cursor.started_at_block ?? 0n) + 1n).toString(),
               to_block: pair.height.toString()
             }
           })

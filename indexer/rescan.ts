@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { attributeTransfers } from "./attribution.js"
+import { IndexerStore } from "../src/stores/indexer-store.js"
 import { AttributionStore } from "./attribution-store.js"
 import { checkCovers } from "./chain-indexer.js"
 import { UntracedBlocks } from "./untraced-blocks.js"
@@ -18,12 +19,9 @@ export class RescanRefused extends Schema.TaggedError<RescanRefused>()("RescanRe
 /** How far a rescan may read: the node's final height, the indexer's cursor, and the lower of the two. */
 const reach = (client: ChainClient) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const finalized = yield* client.finalized
-    const [cursor] = yield* sql<{
-      block: string
-    }>`SELECT block_number::text AS block FROM indexer_cursors WHERE chain = ${client.chain}`
-    const indexed = cursor === undefined ? -1n : BigInt(cursor.block)
+    const cursor = yield* IndexerStore.pipe(Effect.flatMap((store) => store.cursor(client.chain)))
+    const indexed = Option.match(cursor, { onNone: () => -1n, onSome: (c) => c.number })
     return { finalized, indexed, limit: finalized < indexed ? finalized : indexed }
   })
 

@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Config, Context, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -9,6 +8,8 @@ import { AppConfig } from "../config.js"
 import { isHexAddress, tronHex41 } from "../keys/address-encoding.js"
 import { Signer } from "../keys/signer.js"
 import { isAlive } from "../processes/child-process.js"
+import { ChainIdentityStore } from "../stores/chain-identity-store.js"
+import { IndexerStore } from "../stores/indexer-store.js"
 import { tronCustomerAddress } from "./devnet-customers.js"
 import { DevnetError } from "./devnet-error.js"
 import { devnetViaConfig, reachedThrough } from "./devnet-via.js"
@@ -127,12 +128,12 @@ const planDevnets = (dataDir: string) =>
         })
       return { resume: true as const, tokens: { USDT, VELNX }, genesisTimestamp: manifest.bep20.genesis_timestamp }
     }
-    const sql = yield* SqlClient.SqlClient
-    const [indexed] = yield* sql<{ chains: string | null }>`
-      SELECT string_agg(chain, ', ' ORDER BY chain) AS chains FROM (SELECT chain FROM indexer_cursors UNION SELECT chain FROM chain_identities) c`
-    if (indexed?.chains !== null && indexed?.chains !== undefined) {
+    const cursorChains = yield* Effect.flatMap(IndexerStore, (store) => store.cursorChains)
+    const identified = yield* Effect.flatMap(ChainIdentityStore, (store) => store.all)
+    const indexed = [...new Set([...cursorChains, ...identified.map((i) => i.chain)])].sort()
+    if (indexed.length > 0) {
       return yield* new DevnetStateError({
-        message: `the database has indexed the devnet chains ${indexed.chains}, but ${paths.dir} holds no devnet to resume (deleted, or kept by an older version); new chains would not match; ${RESET_HINT}`
+        message: `the database has indexed the devnet chains ${indexed.join(", ")}, but ${paths.dir} holds no devnet to resume (deleted, or kept by an older version); new chains would not match; ${RESET_HINT}`
       })
     }
     // what an interrupted first start may have left is not a chain anyone indexed: start clean

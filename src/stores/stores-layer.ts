@@ -3,6 +3,7 @@ import { AuditStore } from "./audit-store.js"
 import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
+import { IndexerStore } from "./indexer-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
@@ -12,5 +13,6 @@ export const StoresLive = Layer.mergeAll(
   AuditStore.Default,
   ChainIdentityStore.Default,
   ConsoleStore.Default,
-  IdempotencyStore.Default
+  IdempotencyStore.Default,
+  IndexerStore.Default
 )
