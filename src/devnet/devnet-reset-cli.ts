@@ -3,6 +3,7 @@ import { Effect, Either, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as readline from "node:readline/promises"
 import { AppConfig, loadAppConfig } from "../config.js"
+import { StoresLive } from "../stores/stores-layer.js"
 import { DatabaseLive } from "../database/database.js"
 import { runMigrations } from "../database/migrator.js"
 import { failed, runCli } from "../operator/cli.js"
@@ -57,7 +58,9 @@ const reset = Command.make(
       }
       yield* confirm(config.dataDir, yes)
       const counts = yield* Effect.zipRight(runMigrations(), resetDevnets(config.dataDir)).pipe(
-        Effect.provide(DatabaseLive.pipe(Layer.provide(Layer.succeed(AppConfig, config))))
+        Effect.provide(
+          StoresLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provide(Layer.succeed(AppConfig, config)))
+        )
       )
       console.log(
         `devnets reset: ${counts.transactions} transactions, ${counts.ledgerTransfers} ledger transfers, ${counts.webhookEvents} webhook events removed; ` +

@@ -1,6 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
+import { ChainIdentityStore } from "../stores/chain-identity-store.js"
+import { IdempotencyStore } from "../stores/idempotency-store.js"
+import { IndexerStore } from "../stores/indexer-store.js"
 import { devnetStatePaths } from "./devnets.js"
 
 export class DevnetResetRefused extends Schema.TaggedError<DevnetResetRefused>()("DevnetResetRefused", {
@@ -25,9 +28,12 @@ export interface DevnetResetCounts {
  */
 export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string) {
   const sql = yield* SqlClient.SqlClient
+  const identities = yield* ChainIdentityStore
+  const idempotency = yield* IdempotencyStore
+  const indexers = yield* IndexerStore
   const counts = yield* sql.withTransaction(
     Effect.gen(function* () {
-      const real = yield* sql<{ chain: string }>`SELECT chain FROM chain_identities WHERE network <> 'devnet'`
+      const real = (yield* identities.all).filter((identity) => identity.network !== "devnet")
       if (real.length > 0) {
         return yield* new DevnetResetRefused({
           message: `this database indexes ${real.map((r) => r.chain).join(", ")} on a real network: a devnet reset never touches it`
@@ -54,7 +60,7 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
       // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys)
       yield* sql`UPDATE custody_operations SET withdrawal_id = NULL`
       yield* sql`DELETE FROM withdrawals`
-      yield* sql`DELETE FROM idempotency_keys WHERE endpoint = 'POST /v1/withdrawals'`
+      yield* idempotency.forgetEndpoint("POST /v1/withdrawals")
       yield* sql`DELETE FROM custody_transactions`
       yield* sql`UPDATE custody_operations SET gas_funding_id = NULL, parent_id = NULL`
       yield* sql`DELETE FROM custody_operations`
@@ -73,12 +79,8 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
         RETURNING 1)
       SELECT count(*)::int AS n FROM u`
       )
-      yield* sql`DELETE FROM indexed_blocks`
-      yield* sql`DELETE FROM indexer_leases`
-      yield* sql`DELETE FROM indexer_cursors`
-      const chains = count(
-        yield* sql<{ n: number }>`WITH d AS (DELETE FROM chain_identities RETURNING 1) SELECT count(*)::int AS n FROM d`
-      )
+      yield* indexers.forgetAll
+      const chains = yield* identities.forgetAll
       return { transactions, ledgerTransfers, webhookEvents, ordersUnpaid, chains } satisfies DevnetResetCounts
     })
   )

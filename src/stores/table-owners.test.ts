@@ -45,6 +45,15 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
 }
 
 /**
+ * Reads a store makes of another family's table inside one of its own statements (a join for a name, a
+ * lock taken in the order the other family's writes take it). Declared here, one by one; writes to a table
+ * are its owner's alone.
+ */
+const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "src/stores/console-store.ts": ["merchants", "withdrawal_approvals"]
+}
+
+/**
  * Families still read or written from several files (issue #33 moves them one by one; each entry removed
  * here makes the check strict for it). Empty when the work is done.
  */
@@ -71,9 +80,6 @@ const NOT_YET_OWNED = new Set<string>([
   "withdrawal_policy_settings",
   "withdrawal_policy_changes",
   "withdrawal_addresses",
-  "indexer_cursors",
-  "indexed_blocks",
-  "indexer_leases",
   "untraced_blocks",
   "reconciliation_runs",
   "wallets",
@@ -107,9 +113,12 @@ const tablesOfMigrations = (): ReadonlyArray<string> => {
   return [...live].sort()
 }
 
-/** Where a file names a table the way SQL reads or writes it. */
-const sqlMentions = (text: string, table: string) =>
-  new RegExp(`\\b(?:FROM|JOIN|INTO|UPDATE|TABLE|TRUNCATE)\\s+(?:ONLY\\s+)?${table}\\b`, "i").test(text)
+/** Whether a file names a table the way SQL writes it. */
+const writes = (text: string, table: string) =>
+  new RegExp(`\\b(?:INTO|UPDATE|TABLE|TRUNCATE|DELETE\\s+FROM)\\s+(?:ONLY\\s+)?${table}\\b`, "i").test(text)
+/** Whether a file names a table the way SQL reads it. */
+const reads = (text: string, table: string) =>
+  new RegExp(`\\b(?:FROM|JOIN)\\s+(?:ONLY\\s+)?${table}\\b`, "i").test(text)
 
 describe("table owners", () => {
   it("every table the migrations create has one owning store", () => {
@@ -122,9 +131,11 @@ describe("table owners", () => {
     const ownerOf = new Map(Object.entries(OWNERS).flatMap(([file, tables]) => tables.map((t) => [t, file] as const)))
     const strays = PRODUCTION.flatMap(productionFiles).flatMap((file) => {
       const text = fs.readFileSync(path.join(root, file), "utf8")
-      return [...ownerOf].flatMap(([table, owner]) =>
-        owner !== file && !NOT_YET_OWNED.has(table) && sqlMentions(text, table) ? [`${file} names ${table}`] : []
-      )
+      return [...ownerOf].flatMap(([table, owner]) => {
+        if (owner === file || NOT_YET_OWNED.has(table)) return []
+        if (writes(text, table)) return [`${file} writes ${table}`]
+        return reads(text, table) && !(READS[file] ?? []).includes(table) ? [`${file} reads ${table}`] : []
+      })
     })
     expect(strays).toEqual([])
   })
