@@ -87,10 +87,22 @@ export const runCli = <Name extends string, E, A>(
       Effect.as(0),
       Effect.catchAll((error) => {
         // usage errors were printed by the library, naming the flag; help asked for is no error
-        if (ValidationError.isValidationError(error))
-          return ValidationError.isHelpRequested(error)
-            ? Effect.succeed(0)
-            : Effect.as(Console.error(`(\`npm run ${script} -- --help\` for the commands and their flags)`), 2)
+        if (ValidationError.isValidationError(error)) {
+          if (ValidationError.isHelpRequested(error)) return Effect.succeed(0)
+          // a flag where a command was expected: the library names the commands only, so name the flag
+          const first = process.argv[2]
+          const misplaced =
+            ValidationError.isCommandMismatch(error) && first?.startsWith("-") === true
+              ? Console.error(`${first} is not a flag of \`npm run ${script}\` itself: name a command first`)
+              : Effect.void
+          return Effect.as(
+            Effect.zipRight(
+              misplaced,
+              Console.error(`(\`npm run ${script} -- --help\` for the commands and their flags)`)
+            ),
+            2
+          )
+        }
         if (Schema.is(CliExit)(error)) return Effect.as(Console.error(error.message), error.code)
         return Effect.fail(error)
       }),
