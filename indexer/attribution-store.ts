@@ -1,4 +1,4 @@
-import { UntracedBlocks } from "./untraced-blocks.js"
+import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Data, DateTime, Effect, Option, Schema } from "effect"
@@ -101,12 +101,12 @@ const depositKey = (t: TxRow, bodyEvent: string) =>
  * ledger entries and balances on confirmation, and webhook events in the outbox. Rollback for reorgs.
  */
 export class AttributionStore extends Effect.Service<AttributionStore>()("facet/AttributionStore", {
-  dependencies: [UntracedBlocks.Default],
+  dependencies: [UntracedBlockStore.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const orders = yield* Orders
     const outbox = yield* WebhookOutbox
-    const untraced = yield* UntracedBlocks
+    const untraced = yield* UntracedBlockStore
     const indexerStore = yield* IndexerStore
 
     // the fence (chain-indexer.ts): only the holder the chain's row names writes; FOR SHARE keeps a

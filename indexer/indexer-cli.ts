@@ -7,7 +7,7 @@ import { chainOption, operatorLive } from "./operator-runtime.js"
 import { failed, parsedOption, refused, runCli, unreachedAsFailure } from "../src/operator/cli.js"
 import { operatorConfig } from "../src/operator/operator-database.js"
 import { rescan, rescanUntraced } from "./rescan.js"
-import { UntracedBlocks } from "./untraced-blocks.js"
+import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
 
 /**
  * `npm run indexer -- --chain BEP20`: one chain's indexer in a process of its own, against the same
@@ -58,7 +58,7 @@ const indexer = Command.make(
       )
       if (untraced) {
         const done = yield* Effect.flatMap(client, (c) => rescanUntraced(c, config.indexer.batchSize)).pipe(
-          Effect.provide(UntracedBlocks.Default),
+          Effect.provide(UntracedBlockStore.Default),
           Effect.provide(operatorLive(config))
         )
         console.log(JSON.stringify(done))

@@ -1,27 +1,13 @@
 import { SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
-import { UntracedBlocks } from "./untraced-blocks.js"
+import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
+import type { Difference, LatestRun } from "../src/domain/reconciliation.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
-
-/** An address the service controls (a receive or main wallet) whose balance on chain is not what the ledger explains. */
-export const Difference = Schema.Struct({
-  address: Schema.String,
-  currency: Schema.String,
-  on_chain: Schema.String,
-  explained: Schema.String,
-  /** On chain minus explained: positive when something reached the address unrecorded. */
-  difference: Schema.String,
-  /** The blocks to look at (rescan): from where indexing started to the final height read. */
-  from_block: Schema.String,
-  to_block: Schema.String,
-  /** BEP20: blocks in that range whose contract calls could not be traced: BNB they sent may be what is missing. */
-  untraced_blocks: Schema.optional(Schema.Number)
-})
-export type Difference = typeof Difference.Type
+import { ReconciliationStore } from "../src/stores/reconciliation-store.js"
 
 export interface ChainReconciliation {
   readonly chain: Chain
@@ -30,12 +16,6 @@ export interface ChainReconciliation {
   readonly skipped: number
   readonly differences: ReadonlyArray<Difference>
 }
-
-const LatestRun = Schema.Struct({
-  chain: Schema.String,
-  finished_at: Schema.DateFromSelf,
-  differences: Schema.parseJson(Schema.Array(Difference))
-})
 
 /**
  * The backstop behind the indexers: for every receive and main address of a chain and every asset of that
@@ -46,12 +26,13 @@ const LatestRun = Schema.Struct({
  * skipped: the indexer has not read that far yet.
  */
 export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reconciliation", {
-  dependencies: [UntracedBlocks.Default],
+  dependencies: [UntracedBlockStore.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const indexerStore = yield* IndexerStore
+    const runs = yield* ReconciliationStore
     const clients = yield* ChainClients
-    const untraced = yield* UntracedBlocks
+    const untraced = yield* UntracedBlockStore
     // addresses per page of a run: their balances read from the node, then one statement for the ledger's side
     const pageSize = yield* Config.integer("FACET_RECONCILE_PAGE").pipe(Config.withDefault(500))
 
@@ -198,8 +179,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
               : `; ${d.untraced_blocks} block(s) there could not be traced and may hide it (npm run indexer -- --chain ${chain} --rescan-untraced, against a node that can trace them)`)
         )
       }
-      yield* sql`INSERT INTO reconciliation_runs (chain, started_at, height, checked, skipped, differences)
-                 VALUES (${chain}, ${started}, ${height?.toString() ?? null}, ${results.length - skipped}, ${skipped}, ${JSON.stringify(differences)}::jsonb)`
+      yield* runs.record({ chain, started, height, checked: results.length - skipped, skipped, differences })
       yield* Effect.logInfo(
         `${chain} reconciliation: ${results.length - skipped} balances checked, ${skipped} above the indexer's cursor, ${differences.length} differences, in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s`
       )
@@ -207,17 +187,11 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
     })
 
     /** The latest run of each chain that has one: what /health and /metrics report. */
-    const latest = Effect.gen(function* () {
-      const rows = yield* sql`
-        SELECT DISTINCT ON (chain) chain, finished_at, differences::text AS differences FROM reconciliation_runs ORDER BY chain, id DESC`
-      return yield* Schema.decodeUnknown(Schema.Array(LatestRun))(rows)
-    })
+    const latest = runs.latest
 
     return { reconcileChain, latest } as const
   })
 }) {}
-
-type LatestRun = typeof LatestRun.Type
 
 /** Why the latest reconciliation makes the service degraded: a chain with differences. */
 export const reconciliationProblems = (runs: ReadonlyArray<LatestRun>): ReadonlyArray<string> =>

@@ -5,7 +5,7 @@ import { attributeTransfers } from "./attribution.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import { AttributionStore } from "./attribution-store.js"
 import { checkCovers } from "./chain-indexer.js"
-import { UntracedBlocks } from "./untraced-blocks.js"
+import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
 import { WatchList } from "./watch-list.js"
 
 export class RescanRefused extends Schema.TaggedError<RescanRefused>()("RescanRefused", { message: Schema.String }) {}
@@ -111,7 +111,7 @@ export const rescan = Effect.fn("rescan")(function* (
  * is cleared. Blocks still untraced stay recorded.
  */
 export const rescanUntraced = Effect.fn("rescanUntraced")(function* (client: ChainClient, batchSize: number) {
-  const untraced = yield* UntracedBlocks
+  const untraced = yield* UntracedBlockStore
   const chain = client.chain
   const { limit } = yield* reach(client)
   const open = (yield* untraced.open(chain)).filter((n) => n <= limit)

@@ -24,7 +24,6 @@ import { AttributionStore } from "../indexer/attribution-store.js"
 import { IndexerStatus } from "./indexing/indexer-status.js"
 import { IndexersLive } from "../indexer/indexers.js"
 import { Reconciliation, ReconciliationLive } from "../indexer/reconciliation.js"
-import { UntracedBlocks } from "../indexer/untraced-blocks.js"
 import { AssetCatalog } from "./assets/asset-catalog.js"
 import { Transactions } from "./transactions/transactions.js"
 import { ChainSettingsLive } from "./assets/chain-settings.js"
@@ -132,8 +131,7 @@ export const makeCoreLive = <E, R>(
         CustodyStore.Default,
         Ledger.Default,
         CustodyConfigLive,
-        ClusterLive,
-        UntracedBlocks.Default
+        ClusterLive
       )
     ),
     Layer.provideMerge(Layer.merge(AuditLog.Default, clock)),

@@ -7,7 +7,8 @@ import {
   prometheusMetrics
 } from "../../src/indexing/indexer-status.js"
 import { Reconciliation, reconciliationMetrics, reconciliationProblems } from "../../indexer/reconciliation.js"
-import { UntracedBlocks, untracedMetrics, untracedReasons } from "../../indexer/untraced-blocks.js"
+import { untracedMetrics, untracedReasons } from "../../indexer/untraced-blocks.js"
+import { UntracedBlockStore } from "../../src/stores/untraced-block-store.js"
 import { AppConfig } from "../../src/config.js"
 import { Readiness } from "../../src/readiness.js"
 import { CustodyHealth } from "../../custody/custody-health.js"
@@ -35,7 +36,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
     const custodyReport = custody.report.pipe(Effect.orElseSucceed(() => undefined))
     // a database that does not answer is the readiness check's to report
     const latestRuns = reconciliation.latest.pipe(Effect.orElseSucceed(() => []))
-    const untraced = yield* UntracedBlocks
+    const untraced = yield* UntracedBlockStore
     const untracedNow = untraced.summary().pipe(Effect.orElseSucceed(() => []))
     const chainNodes = Effect.map((yield* ChainClients).nodes, (chains) =>
       chains.length === 0

@@ -4,6 +4,8 @@ import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
+import { ReconciliationStore } from "./reconciliation-store.js"
+import { UntracedBlockStore } from "./untraced-block-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
@@ -14,5 +16,7 @@ export const StoresLive = Layer.mergeAll(
   ChainIdentityStore.Default,
   ConsoleStore.Default,
   IdempotencyStore.Default,
-  IndexerStore.Default
+  IndexerStore.Default,
+  ReconciliationStore.Default,
+  UntracedBlockStore.Default
 )

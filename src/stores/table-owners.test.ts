@@ -80,8 +80,6 @@ const NOT_YET_OWNED = new Set<string>([
   "withdrawal_policy_settings",
   "withdrawal_policy_changes",
   "withdrawal_addresses",
-  "untraced_blocks",
-  "reconciliation_runs",
   "wallets",
   "key_index_counters",
   "deposit_addresses"
