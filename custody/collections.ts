@@ -8,6 +8,7 @@ import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "../src/domain/errors.js"
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
+import { LedgerStore } from "../src/stores/ledger-store.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
@@ -46,6 +47,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     const sender = yield* TransferSender
     const wallets = yield* Wallets
     const ledger = yield* Ledger
+    const ledgerStore = yield* LedgerStore
     const clients = yield* ChainClients
     const catalog = yield* AssetCatalog
     const actors = yield* WalletActors
@@ -268,19 +270,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      * native withdrawal. Returns how many were started.
      */
     const consolidateNatives = Effect.fn("Collections.consolidateNatives")(function* () {
-      const due = yield* Effect.orDie(sql<{ merchant_id: string; wallet_id: string; chain: string; currency: string }>`
-        SELECT lb.merchant_id, lb.wallet_id, lb.chain, lb.currency FROM ledger_balances lb
-        JOIN wallets w ON w.id = lb.wallet_id AND w.kind = 'receive'
-        JOIN wallet_asset_policies a ON a.chain = lb.chain AND a.currency = lb.currency AND a.is_native AND NOT a.can_collect
-        WHERE lb.kind = 'uncollected' AND lb.chain IN ('TRC20', 'BEP20')
-          -- the dust a consolidation keeps back for its fee and does not burn waits for more to come
-          AND lb.credits_posted - lb.debits_posted >= CASE lb.chain WHEN 'TRC20' THEN ${config.consolidateMin.TRC20.toString()}::numeric
-                                                                    ELSE ${config.consolidateMin.BEP20.toString()}::numeric END
-          AND NOT EXISTS (SELECT 1 FROM custody_operations o WHERE o.wallet_id = lb.wallet_id AND o.type = 'collection'
-                            AND o.status NOT IN ('COMPLETED', 'FAILED'))
-        -- the largest first: many small balances the gas share refuses must not starve the rest
-        ORDER BY lb.credits_posted - lb.debits_posted DESC
-        LIMIT 100`)
+      const due = yield* Effect.orDie(ledgerStore.nativesToConsolidate(config.consolidateMin))
       let started = 0
       for (const wallet of due) {
         const outcome = yield* Effect.either(
@@ -595,13 +585,9 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         const [policy] = yield* Effect.orDie(sql<{ decimals: number }>`
           SELECT decimals FROM wallet_asset_policies WHERE chain = ${parsed.chain} AND currency = ${parsed.currency}`)
         if (policy === undefined) continue
-        const due = yield* Effect.orDie(sql<{ merchant_id: string; wallet_id: string }>`
-          SELECT lb.merchant_id, lb.wallet_id FROM ledger_balances lb
-          WHERE lb.kind = 'uncollected' AND lb.chain = ${parsed.chain} AND lb.currency = ${parsed.currency}
-            AND lb.credits_posted - lb.debits_posted >= ${toBaseUnits(threshold, policy.decimals).toString()}::numeric
-            AND NOT EXISTS (SELECT 1 FROM custody_operations o WHERE o.wallet_id = lb.wallet_id AND o.type = 'collection'
-                              AND o.status NOT IN ('COMPLETED', 'FAILED'))
-          LIMIT 100`)
+        const due = yield* Effect.orDie(
+          ledgerStore.uncollectedAtLeast(parsed.chain, parsed.currency, toBaseUnits(threshold, policy.decimals))
+        )
         for (const wallet of due) {
           const outcome = yield* Effect.either(
             request(wallet.merchant_id, assetKey, { from_wallet_id: wallet.wallet_id })

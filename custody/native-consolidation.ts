@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Layer, Schedule } from "effect"
+import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { Accounts, Ledger } from "../src/ledger/ledger.js"
+import { LedgerStore } from "../src/stores/ledger-store.js"
 import { Collections } from "./collections.js"
 
 /**
@@ -14,21 +15,19 @@ export class MainDeposits extends Effect.Service<MainDeposits>()("facet/MainDepo
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
+    const ledgerStore = yield* LedgerStore
 
     /** Each main wallet's confirmed deposits become available, once: the balance row is locked while it moves. */
     const release = Effect.fn("MainDeposits.release")(function* () {
-      const due = yield* sql<{ account: string; chain: string; currency: string }>`
-        SELECT lb.account, lb.chain, lb.currency FROM ledger_balances lb JOIN wallets w ON w.id = lb.wallet_id AND w.kind = 'main'
-        WHERE lb.kind = 'uncollected' AND lb.credits_posted > lb.debits_posted LIMIT 500`
+      const due = yield* ledgerStore.mainWalletsUncollected
       let moved = 0
       for (const row of due) {
         moved += yield* sql.withTransaction(
           Effect.gen(function* () {
-            const [locked] = yield* sql<{ merchant_id: string; wallet_id: string; units: string }>`
-            SELECT merchant_id, wallet_id, trim_scale(credits_posted - debits_posted)::text AS units FROM ledger_balances
-            WHERE account = ${row.account} AND chain = ${row.chain} AND currency = ${row.currency} FOR UPDATE`
-            const units = BigInt(locked?.units ?? "0")
-            if (locked === undefined || units <= 0n) return 0
+            const held = yield* ledgerStore.lockHeld(row.account, row.chain, row.currency)
+            if (Option.isNone(held) || held.value.units <= 0n) return 0
+            const locked = held.value
+            const units = locked.units
             yield* ledger.post([
               {
                 debit: Accounts.uncollected(locked.merchant_id, locked.wallet_id),

@@ -7,6 +7,7 @@ import { NotFoundError } from "../src/domain/errors.js"
 import type { WalletPortfolio } from "../src/domain/wallet-portfolio.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
+import { LedgerStore } from "../src/stores/ledger-store.js"
 import { CustodyConfig } from "./custody-config.js"
 import { type GAS_CHAINS, GasWallets } from "./gas-wallets.js"
 
@@ -29,6 +30,7 @@ const isGasChain = (chain: Chain): chain is (typeof GAS_CHAINS)[number] => chain
 export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()("facet/WalletPortfolioViews", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const ledgerStore = yield* LedgerStore
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
     const gas = yield* GasWallets
@@ -36,9 +38,7 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
 
     const balancesOf = (merchantId: string) =>
       Effect.map(
-        Effect.orDie(sql<{ chain: string; currency: string; uncollected: string; available: string; locked: string }>`
-          SELECT chain, currency, uncollected::text AS uncollected, available::text AS available, locked::text AS locked
-          FROM merchant_balances WHERE merchant_id = ${merchantId}`),
+        Effect.orDie(ledgerStore.merchantBalances(merchantId)),
         (rows) =>
           new Map(
             rows.map((r) => [

@@ -10,6 +10,7 @@ import type { CreateWithdrawalRequest, FeeQuote } from "../src/domain/withdrawal
 import { Idempotency, requestHash } from "../src/idempotency.js"
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
+import { LedgerStore } from "../src/stores/ledger-store.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
@@ -49,6 +50,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const clients = yield* ChainClients
     const wallets = yield* Wallets
     const ledger = yield* Ledger
+    const ledgerStore = yield* LedgerStore
     const idempotency = yield* Idempotency
     const outbox = yield* WebhookOutbox
     const store = yield* CustodyStore
@@ -237,16 +239,17 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               })
               if (Option.isSome(replay)) return replay.value.resourceId
             }
-            const [balance] = yield* sql<{ available: string }>`
-          SELECT trim_scale(credits_posted - debits_posted)::text AS available FROM ledger_balances
-          WHERE account = ${Accounts.available(merchantId).name} AND chain = ${policy.chain} AND currency = ${policy.currency} FOR UPDATE`
+            const available = yield* ledgerStore.lockedBalance(
+              Accounts.available(merchantId).name,
+              policy.chain,
+              policy.currency
+            )
             const { requiredApprovals, admittedAt } = yield* policyRules.admit(merchantId, {
               chain: policy.chain,
               currency: policy.currency,
               toAddress: request.to_address,
               amount: fees.amount
             })
-            const available = BigInt(balance?.available ?? "0")
             if (available < gross) {
               return yield* new BadRequestError({
                 error: `available ${fromBaseUnits(available, policy.decimals)} ${policy.currency} on ${policy.chain} is less than ${request.amount} (only collected funds can be withdrawn; GET /v1/wallet-portfolio)`

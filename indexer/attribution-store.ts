@@ -1,6 +1,5 @@
 import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
 import { SqlClient } from "@effect/sql"
-import type { Fragment } from "@effect/sql/Statement"
 import { Data, DateTime, Effect, Option, Schema } from "effect"
 import type { Chain } from "../src/domain/chain.js"
 import { type DelimitedType, delimitedColumn } from "../src/database/delimited-column.js"
@@ -9,6 +8,7 @@ import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
 import { paidValue, settle } from "../src/orders/order-settlement.js"
 import { Orders } from "../src/orders/orders.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
+import { LedgerStore } from "../src/stores/ledger-store.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import type { Attributed } from "./attribution.js"
 
@@ -108,6 +108,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const outbox = yield* WebhookOutbox
     const untraced = yield* UntracedBlockStore
     const indexerStore = yield* IndexerStore
+    const ledgerStore = yield* LedgerStore
 
     // the fence (chain-indexer.ts): only the holder the chain's row names writes; FOR SHARE keeps a
     // takeover waiting until this transaction ends, and a transaction begun after it finds another name
@@ -231,47 +232,6 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       })
 
     /**
-     * The ledger for the deposits in CTE `c` that match `which`: one transfer each (chain → the receive
-     * wallet's `uncollected`, or back for a reversal) in the asset's base units, and the two accounts'
-     * posted totals, as two INSERT … SELECT parts of the caller's statement.
-     */
-    const ledgerParts = (kind: "deposit" | "deposit_reversal", which: Fragment) => {
-      const [debit, credit] =
-        kind === "deposit"
-          ? [sql`'chain'`, sql`'uncollected:' || c.wallet_id`]
-          : [sql`'uncollected:' || c.wallet_id`, sql`'chain'`]
-      return sql`
-        moved AS MATERIALIZED (
-          SELECT c.id, c.merchant_id, c.wallet_id, c.chain, c.currency, trim_scale(c.amount * (10::numeric ^ a.decimals)) AS units
-          FROM c JOIN wallet_asset_policies a ON a.chain = c.chain AND a.currency = c.currency
-          WHERE ${which}
-        ),
-        -- listed before the transfers so that it runs after them: PostgreSQL runs the parts of a statement
-        -- that nothing reads in the reverse of their order here, and the balance rows this locks (a batch
-        -- written beside this one waits on them) are then held only from the statement's end to the commit
-        balances AS (
-          -- the chain's account once for all of them, each receive wallet's once for its own
-          INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, wallet_id, debits_posted, credits_posted)
-          -- rows locked in one order (each wallet's by account, then the chain's by asset): two batches
-          -- written at once (catch-up-writer.ts) wait for each other instead of deadlocking
-          (SELECT 'uncollected:' || m.wallet_id, m.chain, m.currency, 'uncollected', m.merchant_id, m.wallet_id,
-            ${kind === "deposit" ? sql`0` : sql`sum(m.units)`}, ${kind === "deposit" ? sql`sum(m.units)` : sql`0`}
-          FROM moved m GROUP BY m.wallet_id, m.merchant_id, m.chain, m.currency ORDER BY 1, m.chain, m.currency)
-          UNION ALL
-          (SELECT 'chain', m.chain, m.currency, 'chain', NULL, NULL,
-            ${kind === "deposit" ? sql`sum(m.units)` : sql`0`}, ${kind === "deposit" ? sql`0` : sql`sum(m.units)`}
-          FROM moved m GROUP BY m.chain, m.currency ORDER BY m.chain, m.currency)
-          ON CONFLICT (account, chain, currency) DO UPDATE SET
-            debits_posted = ledger_balances.debits_posted + excluded.debits_posted,
-            credits_posted = ledger_balances.credits_posted + excluded.credits_posted
-        ),
-        transfers AS (
-          INSERT INTO ledger_transfers (debit_account, credit_account, chain, currency, amount, kind, reference)
-          SELECT ${debit}, ${credit}, c.chain, c.currency, c.units, ${kind}, c.id FROM moved c
-        )`
-    }
-
-    /**
      * Everything confirmation means for the confirmed deposits in CTE `c` (transactions rows plus the
      * deposit address's `external_user_id` and an `event_id`), as parts of the caller's
      * statement: the ledger credit and balance, and `wallet.deposit.confirmed` for deposit addresses, its
@@ -279,7 +239,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      */
     const confirmationParts = (now: string) =>
       sql`
-        ${ledgerParts("deposit", sql`true`)},
+        ${ledgerStore.depositParts("deposit", sql`true`)},
         deposit_events AS (
           INSERT INTO webhook_events (id, merchant_id, event, transaction_id, idempotency_key, destination, body, status)
           SELECT c.event_id, c.merchant_id, 'wallet.deposit.confirmed', c.id,
@@ -697,7 +657,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
               AND status IN ('pending', 'confirmed')
             RETURNING *),
           c AS MATERIALIZED (SELECT r.* FROM r),
-          ${ledgerParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
+          ${ledgerStore.depositParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
           SELECT ${sql.literal(TX_COLUMNS)} FROM c`.pipe(Effect.flatMap(decodeTxRows))
           const forOrders = reversed.filter((t) => t.order_id !== null && t.counted)
           const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))

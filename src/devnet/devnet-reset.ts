@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import { ChainIdentityStore } from "../stores/chain-identity-store.js"
 import { IdempotencyStore } from "../stores/idempotency-store.js"
 import { IndexerStore } from "../stores/indexer-store.js"
+import { LedgerStore } from "../stores/ledger-store.js"
 import { devnetStatePaths } from "./devnets.js"
 
 export class DevnetResetRefused extends Schema.TaggedError<DevnetResetRefused>()("DevnetResetRefused", {
@@ -31,6 +32,7 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
   const identities = yield* ChainIdentityStore
   const idempotency = yield* IdempotencyStore
   const indexers = yield* IndexerStore
+  const ledger = yield* LedgerStore
   const counts = yield* sql.withTransaction(
     Effect.gen(function* () {
       const real = (yield* identities.all).filter((identity) => identity.network !== "devnet")
@@ -40,13 +42,7 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
         })
       }
       const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]?.n ?? 0
-      // the ledger is append-only (triggers refuse any DELETE): only a devnet reset lifts that, inside this transaction
-      yield* sql`ALTER TABLE ledger_transfers DISABLE TRIGGER ledger_transfers_kept`
-      const ledgerTransfers = count(
-        yield* sql<{ n: number }>`WITH d AS (DELETE FROM ledger_transfers RETURNING 1) SELECT count(*)::int AS n FROM d`
-      )
-      yield* sql`ALTER TABLE ledger_transfers ENABLE TRIGGER ledger_transfers_kept`
-      yield* sql`DELETE FROM ledger_balances`
+      const ledgerTransfers = yield* ledger.forgetAll
       const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event IN ('wallet.deposit.confirmed', 'wallet.withdrawal.completed', 'wallet.withdrawal.failed')`
       yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
       const webhookEvents = count(

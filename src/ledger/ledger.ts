@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { LedgerStore } from "../stores/ledger-store.js"
 
 /** An account of the transfer ledger (migration 0011): its name, kind and owner. */
 export interface LedgerAccount {
@@ -64,22 +64,11 @@ export interface LedgerTransfer {
  */
 export class Ledger extends Effect.Service<Ledger>()("facet/Ledger", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const store = yield* LedgerStore
 
     const post = Effect.fn("Ledger.post")(function* (transfers: ReadonlyArray<LedgerTransfer>) {
       const moving = transfers.filter((t) => t.amount > 0n)
       if (moving.length === 0) return
-      yield* sql`INSERT INTO ledger_transfers ${sql.insert(
-        moving.map((t) => ({
-          debit_account: t.debit.name,
-          credit_account: t.credit.name,
-          chain: t.chain,
-          currency: t.currency,
-          amount: t.amount.toString(),
-          kind: t.kind,
-          reference: t.reference
-        }))
-      )}`
       const legs = moving.flatMap((t) => [
         { account: t.debit, chain: t.chain, currency: t.currency, debit: t.amount, credit: 0n },
         { account: t.credit, chain: t.chain, currency: t.currency, debit: 0n, credit: t.amount }
@@ -97,30 +86,32 @@ export class Ledger extends Effect.Service<Ledger>()("facet/Ledger", {
           seen === undefined ? leg : { ...seen, debit: seen.debit + leg.debit, credit: seen.credit + leg.credit }
         )
       }
-      yield* sql`
-        INSERT INTO ledger_balances ${sql.insert(
-          [...totals.values()].map((t) => ({
-            account: t.account.name,
-            chain: t.chain,
-            currency: t.currency,
-            kind: t.account.kind,
-            merchant_id: t.account.merchantId,
-            wallet_id: t.account.walletId,
-            debits_posted: t.debit.toString(),
-            credits_posted: t.credit.toString()
-          }))
-        )}
-        ON CONFLICT (account, chain, currency) DO UPDATE SET
-          debits_posted = ledger_balances.debits_posted + excluded.debits_posted,
-          credits_posted = ledger_balances.credits_posted + excluded.credits_posted`
+      yield* store.append(
+        moving.map((t) => ({
+          debit_account: t.debit.name,
+          credit_account: t.credit.name,
+          chain: t.chain,
+          currency: t.currency,
+          amount: t.amount.toString(),
+          kind: t.kind,
+          reference: t.reference
+        })),
+        [...totals.values()].map((t) => ({
+          account: t.account.name,
+          chain: t.chain,
+          currency: t.currency,
+          kind: t.account.kind,
+          merchant_id: t.account.merchantId,
+          wallet_id: t.account.walletId,
+          debits_posted: t.debit.toString(),
+          credits_posted: t.credit.toString()
+        }))
+      )
     })
 
     /** Credits minus debits posted to an account, in base units (what a merchant account holds). */
     const balance = Effect.fn("Ledger.balance")(function* (account: LedgerAccount, chain: string, currency: string) {
-      const [row] = yield* sql<{ balance: string }>`
-        SELECT trim_scale(credits_posted - debits_posted)::text AS balance FROM ledger_balances
-        WHERE account = ${account.name} AND chain = ${chain} AND currency = ${currency}`
-      return BigInt(row?.balance ?? "0")
+      return yield* store.balance(account.name, chain, currency)
     })
 
     return { post, balance } as const

@@ -4,6 +4,7 @@ import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
+import { LedgerStore } from "./ledger-store.js"
 import { ReconciliationStore } from "./reconciliation-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
 
@@ -17,6 +18,7 @@ export const StoresLive = Layer.mergeAll(
   ConsoleStore.Default,
   IdempotencyStore.Default,
   IndexerStore.Default,
+  LedgerStore.Default,
   ReconciliationStore.Default,
   UntracedBlockStore.Default
 )

@@ -50,7 +50,8 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
  * are its owner's alone.
  */
 const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  "src/stores/console-store.ts": ["merchants", "withdrawal_approvals"]
+  "src/stores/console-store.ts": ["merchants", "withdrawal_approvals"],
+  "src/stores/ledger-store.ts": ["wallets", "wallet_asset_policies", "custody_operations"]
 }
 
 /**
@@ -65,11 +66,7 @@ const NOT_YET_OWNED = new Set<string>([
   "orders",
   "order_assets",
   "transactions",
-  "ledger_transfers",
-  "ledger_postings",
-  "ledger_entries",
   "ledger_balances",
-  "merchant_balances",
   "webhook_events",
   "webhook_attempts",
   "custody_operations",
