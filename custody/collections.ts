@@ -9,6 +9,7 @@ import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError 
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
+import { TransactionStore } from "../src/stores/transaction-store.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
@@ -48,6 +49,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     const wallets = yield* Wallets
     const ledger = yield* Ledger
     const ledgerStore = yield* LedgerStore
+    const transactionStore = yield* TransactionStore
     const clients = yield* ChainClients
     const catalog = yield* AssetCatalog
     const actors = yield* WalletActors
@@ -353,11 +355,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
               blockNumber: outcome.blockNumber,
               fee: outcome.fee
             })
-            yield* sql`
-          UPDATE transactions SET status = 'confirmed', block_number = ${outcome.blockNumber.toString()}, confirmed_at = clock_timestamp(),
-                 confirmations = ${outcome.confirmations},
-                 updated_at = clock_timestamp()
-          WHERE chain = ${operation.chain} AND tx_hash = ${outcome.txHash}`
+            yield* transactionStore.confirmCustodyRow(operation.chain, outcome.txHash, outcome)
             yield* ledger.post(transfers)
             yield* sql`
           UPDATE custody_operations SET status = 'COMPLETED', waiting_for = NULL, updated_at = clock_timestamp(), finished_at = clock_timestamp()

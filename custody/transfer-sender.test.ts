@@ -24,6 +24,7 @@ import { LocalSignerLive } from "../src/keys/signer.js"
 import { CustodyConfig } from "./custody-config.js"
 import { OPERATION_COLUMNS, OperationRow } from "./custody-operation.js"
 import { CustodyStore } from "./custody-store.js"
+import { TransactionStore } from "../src/stores/transaction-store.js"
 import { TransferSender } from "./transfer-sender.js"
 
 /**
@@ -199,7 +200,7 @@ const ConfigLive = Layer.effect(
 )
 
 const TestLive = TransferSender.Default.pipe(
-  Layer.provideMerge(CustodyStore.Default),
+  Layer.provideMerge(Layer.merge(CustodyStore.Default, TransactionStore.Default)),
   Layer.provideMerge(ClientsLive),
   Layer.provideMerge(Layer.merge(ConfigLive, DevnetLive)),
   Layer.provideMerge(FaultsLive),

@@ -12,6 +12,7 @@ import { ChainClients } from "../src/chains/chain-clients.js"
 import type { KeyRef } from "../src/keys/signer.js"
 import { fromBaseUnits } from "../src/money.js"
 import { newId } from "../src/ids.js"
+import { TransactionStore } from "../src/stores/transaction-store.js"
 import { CustodyConfig } from "./custody-config.js"
 import type { AttemptRow, OperationRow } from "./custody-operation.js"
 import { CustodyStore } from "./custody-store.js"
@@ -67,6 +68,7 @@ const Step = Data.taggedEnum<Step>()
 export class TransferSender extends Effect.Service<TransferSender>()("facet/TransferSender", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const transactionStore = yield* TransactionStore
     const store = yield* CustodyStore
     const clients = yield* ChainClients
     const config = yield* CustodyConfig
@@ -126,22 +128,24 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
 
     /** The merchant-visible row of a custody transaction, written with the signed bytes. */
     const recordRow = (operation: OperationRow, leg: TransferLeg, txHash: string) =>
-      sql`INSERT INTO transactions ${sql.insert({
-        id: newId("txn"),
-        merchant_id: operation.merchant_id,
-        type: operation.type,
-        status: "pending",
-        chain: operation.chain,
-        currency: leg.currency,
-        amount: fromBaseUnits(leg.amount, leg.decimals),
-        tx_hash: txHash,
-        event_index: -1,
-        from_address: operation.from_address,
-        to_address: leg.to,
-        wallet_id: leg.walletId,
-        operation_id: operation.id,
-        withdrawal_id: operation.withdrawal_id
-      })} ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
+      transactionStore
+        .recordCustodyRow({
+          id: newId("txn"),
+          merchant_id: operation.merchant_id,
+          type: operation.type,
+          status: "pending",
+          chain: operation.chain,
+          currency: leg.currency,
+          amount: fromBaseUnits(leg.amount, leg.decimals),
+          tx_hash: txHash,
+          event_index: -1,
+          from_address: operation.from_address,
+          to_address: leg.to,
+          wallet_id: leg.walletId,
+          operation_id: operation.id,
+          withdrawal_id: operation.withdrawal_id
+        })
+        .pipe(Effect.orDie)
 
     /**
      * The node's price is above the transfer's cap: nothing is signed; it waits for the price to fall, and
@@ -254,9 +258,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
     const dropped = (operation: OperationRow, attempt: AttemptRow, proof: string) =>
       Effect.gen(function* () {
         yield* store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", { error: `proven never to land: ${proof}` })
-        yield* Effect.orDie(
-          sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`
-        )
+        yield* Effect.orDie(transactionStore.setCustodyStatus(attempt.chain, attempt.tx_hash, "failed"))
         yield* Effect.logWarning(
           `custody ${operation.id}: ${attempt.tx_hash} can never land (${proof}); signing a new transaction`
         )
@@ -290,11 +292,11 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
                 store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", {
                   error: `its nonce ${nonce} was used by ${candidate.tx_hash}`
                 }),
-                sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash}`,
+                transactionStore.setCustodyStatus(attempt.chain, attempt.tx_hash, "failed"),
                 store.markAttempt(candidate.chain, candidate.tx_hash, "included", {
                   blockNumber: found.value.blockNumber
                 }),
-                sql`UPDATE transactions SET status = 'pending', updated_at = clock_timestamp() WHERE chain = ${candidate.chain} AND tx_hash = ${candidate.tx_hash}`
+                transactionStore.setCustodyStatus(candidate.chain, candidate.tx_hash, "pending")
               ])
             )
             .pipe(Effect.orDie)

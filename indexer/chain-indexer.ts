@@ -5,6 +5,7 @@ import * as os from "node:os"
 import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
+import { TransactionStore } from "../src/stores/transaction-store.js"
 import type { Network } from "../src/config.js"
 import { attributeTransfers } from "./attribution.js"
 import { AttributionStore, type BlockCursor } from "./attribution-store.js"
@@ -80,6 +81,7 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const indexerStore = yield* IndexerStore
+    const transactionStore = yield* TransactionStore
     const store = yield* AttributionStore
     const chain = client.chain
     let holder = holderId()
@@ -177,12 +179,10 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
           const n = row.number
           const [theirs] = yield* client.blocks(n, n)
           if (theirs !== undefined && theirs.number === n && theirs.hash === row.hash) {
-            const [final] = yield* sql<{ block: string }>`
-              SELECT min(block_number)::text AS block FROM transactions
-              WHERE chain = ${chain} AND type = 'deposit' AND status = 'confirmed' AND block_number > ${n.toString()}::bigint`
-            if (final?.block !== null && final?.block !== undefined) {
+            const final = yield* transactionStore.firstFinalDepositAbove(chain, n)
+            if (Option.isSome(final)) {
               return yield* finalityHalt(
-                `going back to block ${n} would reverse deposits already final (from block ${final.block})`
+                `going back to block ${n} would reverse deposits already final (from block ${final.value})`
               )
             }
             if (n < finalized) {

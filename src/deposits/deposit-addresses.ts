@@ -13,7 +13,8 @@ import {
 import { BadRequestError, NotFoundError } from "../domain/errors.js"
 
 const decodeItem = Schema.decodeUnknownEither(CreateDepositAddressRequest, { errors: "all", onExcessProperty: "error" })
-import { decodeTransactionRows, renderTransaction, TRANSACTION_COLUMNS } from "../transactions/transaction-view.js"
+import { TransactionStore } from "../stores/transaction-store.js"
+import { renderTransaction } from "../transactions/transaction-view.js"
 import { newId } from "../ids.js"
 import { normalizeDecimal } from "../money.js"
 import { Wallets } from "../wallets/wallets.js"
@@ -91,6 +92,7 @@ const itemKey = (item: { external_user_id: string; chain: string; currency: stri
 export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/DepositAddresses", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const transactionStore = yield* TransactionStore
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
 
@@ -249,12 +251,8 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
         SELECT id FROM deposit_addresses WHERE id = ${depositAddressId} AND merchant_id = ${merchantId}`)
       if (owned.length === 0)
         return yield* new NotFoundError({ error: `deposit address ${depositAddressId} not found` })
-      const [count] = yield* Effect.orDie(sql<{ total: string }>`
-        SELECT count(*) AS total FROM transactions WHERE deposit_address_id = ${depositAddressId}`)
-      const rows = yield* sql`
-        SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM transactions WHERE deposit_address_id = ${depositAddressId}
-        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.flatMap(decodeTransactionRows), Effect.orDie)
-      return { total: Number(count?.total ?? 0), limit, offset: 0, items: rows.map(renderTransaction) }
+      const found = yield* transactionStore.forDepositAddress(depositAddressId, limit)
+      return { total: found.total, limit, offset: 0, items: found.rows.map(renderTransaction) }
     })
 
     /**

@@ -5,6 +5,7 @@ import { ChainIdentityStore } from "../stores/chain-identity-store.js"
 import { IdempotencyStore } from "../stores/idempotency-store.js"
 import { IndexerStore } from "../stores/indexer-store.js"
 import { LedgerStore } from "../stores/ledger-store.js"
+import { TransactionStore } from "../stores/transaction-store.js"
 import { devnetStatePaths } from "./devnets.js"
 
 export class DevnetResetRefused extends Schema.TaggedError<DevnetResetRefused>()("DevnetResetRefused", {
@@ -33,6 +34,7 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
   const idempotency = yield* IdempotencyStore
   const indexers = yield* IndexerStore
   const ledger = yield* LedgerStore
+  const transactionStore = yield* TransactionStore
   const counts = yield* sql.withTransaction(
     Effect.gen(function* () {
       const real = (yield* identities.all).filter((identity) => identity.network !== "devnet")
@@ -49,9 +51,7 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
         yield* sql<{ n: number }>`
       WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`
       )
-      const transactions = count(
-        yield* sql<{ n: number }>`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`
-      )
+      const transactions = yield* transactionStore.forgetAll
       // custody's operations, their signed transactions and nonces belong to the chains that go
       // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys)
       yield* sql`UPDATE custody_operations SET withdrawal_id = NULL`

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, type Option, Ref, Schema } from "effect"
+import { Effect, Option, Ref, Schema } from "effect"
 import { IndexerStatus } from "../indexing/indexer-status.js"
+import { type LatestPayment, TransactionStore } from "../stores/transaction-store.js"
 import { ChainSettings } from "../assets/chain-settings.js"
 import { ChainEndpoints } from "../chains/chain-endpoints.js"
 import { Chain } from "../domain/chain.js"
@@ -79,14 +80,6 @@ const AssetRow = Schema.Struct({
   pay_address: Schema.String,
   pay_qrcode: Schema.NullOr(Schema.String)
 })
-const PaymentRow = Schema.Struct({
-  tx_hash: Schema.String,
-  chain: Chain,
-  currency: Schema.String,
-  amount: Schema.String,
-  status: Schema.String,
-  block_number: Schema.NullOr(Schema.String)
-})
 
 /**
  * The hosted checkout's read model, by order id alone (the page is public): the order's public fields,
@@ -96,6 +89,7 @@ const PaymentRow = Schema.Struct({
 export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const transactionStore = yield* TransactionStore
     const settings = yield* ChainSettings
     const endpoints = yield* ChainEndpoints
     const statuses = yield* IndexerStatus
@@ -117,14 +111,9 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(AssetRow))),
         Effect.orDie
       )
-      const [payment] = yield* sql`
-        SELECT tx_hash, chain, currency, amount::text AS amount, status, block_number::text AS block_number FROM transactions
-        WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed') ORDER BY detected_at DESC LIMIT 1`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(PaymentRow))),
-        Effect.orDie
-      )
+      const payment = Option.getOrUndefined(yield* transactionStore.latestOrderPayment(orderId))
       const heads = yield* Ref.get(statuses)
-      const confirmationsOf = (p: typeof PaymentRow.Type) => {
+      const confirmationsOf = (p: LatestPayment) => {
         const head = BigInt(heads.get(p.chain)?.head ?? "0")
         const block = p.block_number === null ? head : BigInt(p.block_number)
         return p.status === "confirmed"

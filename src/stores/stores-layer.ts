@@ -6,6 +6,7 @@ import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
 import { LedgerStore } from "./ledger-store.js"
 import { ReconciliationStore } from "./reconciliation-store.js"
+import { TransactionStore } from "./transaction-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
 
 /**
@@ -20,5 +21,6 @@ export const StoresLive = Layer.mergeAll(
   IndexerStore.Default,
   LedgerStore.Default,
   ReconciliationStore.Default,
+  TransactionStore.Default,
   UntracedBlockStore.Default
 )

@@ -1,0 +1,205 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { Chain } from "../domain/chain.js"
+import { Transaction } from "../domain/transaction.js"
+
+/**
+ * A `transactions` row: every on-chain movement a merchant sees (deposits the indexers found, custody's
+ * sweeps, gas fundings and withdrawals). One schema and one column list for every reader.
+ */
+export const TransactionRow = Schema.Struct({
+  id: Schema.String,
+  merchant_id: Schema.String,
+  type: Transaction.fields.type,
+  status: Transaction.fields.status,
+  chain: Chain,
+  currency: Schema.String,
+  amount: Schema.String,
+  tx_hash: Schema.String,
+  event_index: Schema.Number,
+  from_address: Schema.NullOr(Schema.String),
+  to_address: Schema.String,
+  block_number: Schema.NullOr(Schema.String),
+  confirmations: Schema.Number,
+  wallet_id: Schema.NullOr(Schema.String),
+  order_id: Schema.NullOr(Schema.String),
+  deposit_address_id: Schema.NullOr(Schema.String),
+  withdrawal_id: Schema.NullOr(Schema.String),
+  operation_id: Schema.NullOr(Schema.String),
+  /** Whether a payment to an order counts toward it (its asset is one the order accepts). */
+  counted: Schema.Boolean,
+  /** A payment's value in its order's currency. */
+  order_value: Schema.NullOr(Schema.String),
+  confirmed_at: Schema.NullOr(Schema.DateFromSelf),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type TransactionRow = typeof TransactionRow.Type
+export const decodeTransactionRows = Schema.decodeUnknown(Schema.Array(TransactionRow))
+
+/** The columns of `TransactionRow`, for a SELECT or a RETURNING over `transactions` or a CTE of its rows. */
+export const TRANSACTION_COLUMNS =
+  "id, merchant_id, type, status, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, confirmations, wallet_id, order_id, deposit_address_id, withdrawal_id, operation_id, counted, order_value::text AS order_value, confirmed_at, created_at, updated_at"
+
+/** The latest payment of an order as its checkout page shows it. */
+const LatestPayment = Schema.Struct({
+  tx_hash: Schema.String,
+  chain: Chain,
+  currency: Schema.String,
+  amount: Schema.String,
+  status: Schema.String,
+  block_number: Schema.NullOr(Schema.String)
+})
+export type LatestPayment = typeof LatestPayment.Type
+const decodeLatestPayments = Schema.decodeUnknown(Schema.Array(LatestPayment))
+const Total = Schema.Struct({ total: Schema.NumberFromString })
+const decodeTotals = Schema.decodeUnknown(Schema.Array(Total))
+const Block = Schema.Struct({ block: Schema.NullOr(Schema.BigInt) })
+const decodeBlocks = Schema.decodeUnknown(Schema.Array(Block))
+const Count = Schema.Struct({ n: Schema.Number })
+const decodeCounts = Schema.decodeUnknown(Schema.Array(Count))
+
+export interface TransactionFilter {
+  readonly q?: string | undefined
+  readonly type?: string | undefined
+  readonly status?: string | undefined
+  readonly chain?: Chain | undefined
+  readonly currency?: string | undefined
+  readonly limit: number
+  readonly offset: number
+}
+
+/** A custody transaction's merchant-visible row, written with its signed bytes. */
+export type CustodyTransactionRow = {
+  readonly id: string
+  readonly merchant_id: string
+  readonly type: string
+  readonly status: "pending"
+  readonly chain: string
+  readonly currency: string
+  readonly amount: string
+  readonly tx_hash: string
+  readonly event_index: -1
+  readonly from_address: string
+  readonly to_address: string
+  readonly wallet_id: string | null
+  readonly operation_id: string
+  readonly withdrawal_id: string | null
+}
+
+/** Every statement on `transactions`. */
+export class TransactionStore extends Effect.Service<TransactionStore>()("facet/TransactionStore", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = (raw: ReadonlyArray<unknown>) => Effect.orDie(decodeTransactionRows(raw))
+    const total = (raw: ReadonlyArray<unknown>) => Effect.map(Effect.orDie(decodeTotals(raw)), (t) => t[0]?.total ?? 0)
+
+    /** A merchant's movements, newest first, filtered and paged; with how many match. */
+    const search = Effect.fn("TransactionStore.search")(function* (merchantId: string, filter: TransactionFilter) {
+      const q = filter.q?.trim()
+      const where = sql.and([
+        sql`merchant_id = ${merchantId}`,
+        ...(q === undefined || q === ""
+          ? []
+          : [
+              sql`(tx_hash = ${q} OR to_address = ${q} OR from_address = ${q} OR order_id = ${q} OR withdrawal_id = ${q} OR deposit_address_id = ${q} OR operation_id = ${q})`
+            ]),
+        ...(filter.type === undefined ? [] : [sql`type = ${filter.type}`]),
+        ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+        ...(filter.chain === undefined ? [] : [sql`chain = ${filter.chain}`]),
+        ...(filter.currency === undefined ? [] : [sql`currency = ${filter.currency.trim().toUpperCase()}`])
+      ])
+      const matching = yield* Effect.flatMap(
+        Effect.orDie(sql`SELECT count(*) AS total FROM transactions WHERE ${where}`),
+        total
+      )
+      const page = yield* sql`
+        SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM transactions WHERE ${where}
+        ORDER BY created_at DESC, id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(rows)
+      )
+      return { total: matching, rows: page }
+    })
+
+    /** A deposit address's movements, newest first; with how many it has. */
+    const forDepositAddress = Effect.fn("TransactionStore.forDepositAddress")(function* (
+      depositAddressId: string,
+      limit: number
+    ) {
+      const all = yield* Effect.flatMap(
+        Effect.orDie(sql`SELECT count(*) AS total FROM transactions WHERE deposit_address_id = ${depositAddressId}`),
+        total
+      )
+      const page = yield* sql`
+        SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM transactions WHERE deposit_address_id = ${depositAddressId}
+        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.orDie, Effect.flatMap(rows))
+      return { total: all, rows: page }
+    })
+
+    /** The latest counted-or-not payment of an order still pending or confirmed (what its page shows). */
+    const latestOrderPayment = (orderId: string) =>
+      sql`
+        SELECT tx_hash, chain, currency, amount::text AS amount, status, block_number::text AS block_number FROM transactions
+        WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed') ORDER BY detected_at DESC LIMIT 1`.pipe(
+        Effect.orDie,
+        Effect.flatMap((raw) => Effect.orDie(decodeLatestPayments(raw))),
+        Effect.map((found) => Option.fromNullable(found[0]))
+      )
+
+    /** The lowest block above `block` holding a deposit already final on a chain (none: no final credit there). */
+    const firstFinalDepositAbove = (chain: string, block: bigint) =>
+      sql`
+        SELECT min(block_number)::text AS block FROM transactions
+        WHERE chain = ${chain} AND type = 'deposit' AND status = 'confirmed' AND block_number > ${block.toString()}::bigint`.pipe(
+        Effect.flatMap((raw) => Effect.orDie(decodeBlocks(raw))),
+        Effect.map((found) => Option.fromNullable(found[0]?.block ?? undefined))
+      )
+
+    /** Custody's row of a transaction it signed (kept as it is when the bytes were stored before). */
+    const recordCustodyRow = (row: CustodyTransactionRow) =>
+      sql`INSERT INTO transactions ${sql.insert(row)} ON CONFLICT DO NOTHING`.pipe(Effect.asVoid)
+
+    /** A custody transaction's row back to pending or failed, by its hash (an attempt given up on, or landed after all). */
+    const setCustodyStatus = (chain: string, txHash: string, status: "pending" | "failed") =>
+      sql`UPDATE transactions SET status = ${status}, updated_at = clock_timestamp() WHERE chain = ${chain} AND tx_hash = ${txHash}`.pipe(
+        Effect.asVoid
+      )
+
+    /** The pending rows of an operation that failed for good. */
+    const failPendingOfOperation = (operationId: string) =>
+      sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE operation_id = ${operationId} AND status = 'pending'`.pipe(
+        Effect.asVoid
+      )
+
+    /** A custody transaction final in its block. */
+    const confirmCustodyRow = (
+      chain: string,
+      txHash: string,
+      final: { readonly blockNumber: bigint; readonly confirmations: number }
+    ) =>
+      sql`
+        UPDATE transactions SET status = 'confirmed', block_number = ${final.blockNumber.toString()}, confirmed_at = clock_timestamp(),
+               confirmations = ${final.confirmations},
+               updated_at = clock_timestamp()
+        WHERE chain = ${chain} AND tx_hash = ${txHash}`.pipe(Effect.asVoid)
+
+    /** A devnet reset: every row goes with the chains; how many. */
+    const forgetAll = Effect.flatMap(
+      sql`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`,
+      (raw) => Effect.map(Effect.orDie(decodeCounts(raw)), (c) => c[0]?.n ?? 0)
+    )
+
+    return {
+      search,
+      forDepositAddress,
+      latestOrderPayment,
+      firstFinalDepositAbove,
+      recordCustodyRow,
+      setCustodyStatus,
+      failPendingOfOperation,
+      confirmCustodyRow,
+      forgetAll
+    } as const
+  })
+}) {}
