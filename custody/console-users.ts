@@ -10,6 +10,7 @@ import { ConsoleAccounts, LOGIN_NAME } from "../src/console/console-accounts.js"
 import { ConsoleRefusal } from "../src/console/console-refusal.js"
 import { hashPassword, passwordProblem } from "../src/console/passwords.js"
 import { ConsoleStore } from "../src/stores/console-store.js"
+import { MerchantStore } from "../src/stores/merchant-store.js"
 
 export type { ConsoleInvite, ConsoleUser } from "../src/stores/console-store.js"
 
@@ -29,6 +30,7 @@ export class ConsoleUsers extends Effect.Service<ConsoleUsers>()("facet/ConsoleU
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* ConsoleStore
+    const merchants = yield* MerchantStore
     const audit = yield* AuditLog
     const accounts = yield* ConsoleAccounts
     const policy = yield* WithdrawalPolicy
@@ -52,8 +54,7 @@ export class ConsoleUsers extends Effect.Service<ConsoleUsers>()("facet/ConsoleU
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const [merchant] = yield* sql<{ id: string }>`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`
-            if (merchant === undefined)
+            if (!(yield* merchants.lockMerchant(merchantId)))
               return yield* new ConsoleRefusal({ status: 404, message: `There is no merchant ${merchantId}.` })
             if (yield* store.loginNameTakenOrInvited(name))
               return yield* new ConsoleRefusal({

@@ -7,6 +7,7 @@ import { BadRequestError, ForbiddenError, NotFoundError } from "../src/domain/er
 import { newId } from "../src/ids.js"
 import { fitsPrecision, MoneyDecimal } from "../src/money.js"
 import { PolicyClock } from "../src/policy-clock.js"
+import { MerchantStore } from "../src/stores/merchant-store.js"
 import { addressKey } from "./destination-address.js"
 
 export const DEFAULT_COOLING_OFF_SECONDS = 86_400
@@ -223,6 +224,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
     const clock = yield* PolicyClock
     const audit = yield* AuditLog
     const catalog = yield* AssetCatalog
+    const merchants = yield* MerchantStore
 
     /** The settings in force at `at`: stored ones, overlaid with pending changes already due (exact even before they are settled). */
     const load = (merchantId: string, at: Date) =>
@@ -337,8 +339,8 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const [merchant] = yield* sql<{ id: string }>`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`
-            if (merchant === undefined) return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
+            if (!(yield* merchants.lockMerchant(merchantId)))
+              return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
             yield* settle(merchantId)
             const before = yield* load(merchantId, now)
             const supersede = (setting: string) =>

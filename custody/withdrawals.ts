@@ -12,6 +12,7 @@ import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
+import { MerchantStore } from "../src/stores/merchant-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { Collections } from "./collections.js"
@@ -60,6 +61,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const withdrawalStore = yield* WithdrawalStore
     const policyRules = yield* WithdrawalPolicy
     const audit = yield* AuditLog
+    const merchants = yield* MerchantStore
     const { find, render, unlock, list } = withdrawalStore
     const settings = yield* Config.all({
       bps: Config.integer("FACET_PLATFORM_FEE_BPS").pipe(Config.withDefault(10)),
@@ -329,15 +331,13 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       Effect.gen(function* () {
         const row = yield* find({ id })
         if (Option.isNone(row)) return
-        const [merchant] = yield* sql<{
-          webhook_url: string | null
-        }>`SELECT webhook_url FROM merchants WHERE id = ${row.value.merchant_id}`
+        const webhookUrl = yield* merchants.webhookUrl(row.value.merchant_id)
         const withdrawal = render(row.value)
         yield* outbox.enqueue({
           merchantId: row.value.merchant_id,
           event,
           idempotencyKey: `${event}:${id}:${row.value.tx_hash ?? ""}`,
-          destination: merchant?.webhook_url ?? null,
+          destination: Option.getOrNull(webhookUrl),
           body: { event, withdrawal, created_at: DateTime.formatIso(yield* DateTime.now) }
         })
       })

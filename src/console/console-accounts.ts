@@ -5,6 +5,7 @@ import { AuditLog } from "../audit/audit-log.js"
 import { SecretBox } from "../keys/secret-box.js"
 import { newId } from "../ids.js"
 import { ConsoleStore, type HandoffRow } from "../stores/console-store.js"
+import { MerchantStore } from "../stores/merchant-store.js"
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js"
 import { ConsoleRefusal } from "./console-refusal.js"
 import { SignInThrottle } from "./sign-in-throttle.js"
@@ -38,6 +39,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* ConsoleStore
+    const merchants = yield* MerchantStore
     const audit = yield* AuditLog
     // TOTP seeds are stored sealed (a database dump shows none)
     const box = yield* SecretBox
@@ -138,7 +140,7 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
               userId,
               "owner (console setup link)"
             )
-            yield* sql`UPDATE merchants SET console_bound_at = now(), updated_at = now() WHERE id = ${found.merchant_id}`
+            yield* merchants.markConsoleBound(found.merchant_id)
             return yield* openSession(userId)
           })
         )

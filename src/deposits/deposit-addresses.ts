@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { DateTime, Effect, Either, ParseResult, Schema } from "effect"
+import { DateTime, Effect, Either, Option, ParseResult, Schema } from "effect"
 import { AssetCatalog } from "../assets/asset-catalog.js"
 import type { AssetPolicy } from "../domain/asset-policy.js"
 import { Chain } from "../domain/chain.js"
@@ -17,6 +17,7 @@ import { TransactionStore } from "../stores/transaction-store.js"
 import { renderTransaction } from "../transactions/transaction-view.js"
 import { newId } from "../ids.js"
 import { normalizeDecimal } from "../money.js"
+import { MerchantStore } from "../stores/merchant-store.js"
 import { Wallets } from "../wallets/wallets.js"
 
 const DepositRow = Schema.Struct({
@@ -95,6 +96,7 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
     const transactionStore = yield* TransactionStore
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
+    const merchants = yield* MerchantStore
 
     /**
      * Assigns addresses to many requests in one transaction, in bulk (one counter update per key family,
@@ -154,13 +156,11 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
               ).values()
             ]
             if (needed.length > 0) {
-              const [merchant] = yield* sql<{
-                key_account: number
-              }>`SELECT key_account FROM merchants WHERE id = ${merchantId}`
-              if (merchant === undefined) return yield* Effect.die(new Error(`merchant ${merchantId} vanished`))
+              const keyAccount = yield* merchants.keyAccount(merchantId)
+              if (Option.isNone(keyAccount)) return yield* Effect.die(new Error(`merchant ${merchantId} vanished`))
               const created = yield* wallets.createReceive(
                 merchantId,
-                merchant.key_account,
+                keyAccount.value,
                 needed.map((n) => ({ network: n.chain, purpose: "deposit", externalUserId: n.external_user_id }))
               )
               for (const w of created) walletOf.set(`${w.external_user_id ?? ""}\u0000${w.network}`, w)

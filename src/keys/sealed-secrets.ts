@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { ConsoleStore } from "../stores/console-store.js"
+import { MerchantStore } from "../stores/merchant-store.js"
 import { SecretBox } from "./secret-box.js"
 
 /**
@@ -9,17 +9,14 @@ import { SecretBox } from "./secret-box.js"
  */
 export const SealSecretsLive = Layer.effectDiscard(
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
     const consoleStore = yield* ConsoleStore
+    const merchants = yield* MerchantStore
     let sealed = 0
     // only what is not sealed under the current key is read: a start with nothing to do reads no secret
     const current = `sbx${box.version}:%`
-    for (const row of yield* sql<{
-      id: string
-      secret: string
-    }>`SELECT id, webhook_secret AS secret FROM merchants WHERE webhook_secret NOT LIKE ${current}`) {
-      yield* sql`UPDATE merchants SET webhook_secret = ${box.seal(box.open(row.secret))} WHERE id = ${row.id} AND webhook_secret = ${row.secret}`
+    for (const row of yield* merchants.webhookSecretsNotLike(current)) {
+      yield* merchants.replaceWebhookSecret(row.id, row.secret, box.seal(box.open(row.secret)))
       sealed += 1
     }
     for (const row of yield* consoleStore.totpSecretsNotLike(current)) {

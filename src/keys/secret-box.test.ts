@@ -3,6 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { TestDatabaseLive } from "../../test/database.js"
 import { ConsoleStore } from "../stores/console-store.js"
+import { MerchantStore } from "../stores/merchant-store.js"
 import { masterSeedFromMnemonic } from "./master-seed.js"
 import { SealSecretsLive } from "./sealed-secrets.js"
 import { SecretBox, SecretBoxLive } from "./secret-box.js"
@@ -62,7 +63,12 @@ describe("secret box (stored secrets sealed with a key from the master seed)", (
                    VALUES ('m1', 'M1', 'a1', 'p', 'p', 'b', 'u', 'checkout', '{}', 'whsec_plain')`
         yield* sql`INSERT INTO console_users (id, merchant_id, login_name, password_hash, totp_secret) VALUES ('u1', 'm1', 'owner-1', 'x', 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP')`
         yield* Effect.scoped(
-          Layer.build(SealSecretsLive.pipe(Layer.provide(boxAt(1)), Layer.provide(ConsoleStore.Default)))
+          Layer.build(
+            SealSecretsLive.pipe(
+              Layer.provide(boxAt(1)),
+              Layer.provide(Layer.merge(ConsoleStore.Default, MerchantStore.Default))
+            )
+          )
         )
         const [merchant] = yield* sql<{
           secret: string
@@ -76,7 +82,12 @@ describe("secret box (stored secrets sealed with a key from the master seed)", (
         ])
         // rotated to version 2: resealed once more, same plain values
         yield* Effect.scoped(
-          Layer.build(SealSecretsLive.pipe(Layer.provide(boxAt(2)), Layer.provide(ConsoleStore.Default)))
+          Layer.build(
+            SealSecretsLive.pipe(
+              Layer.provide(boxAt(2)),
+              Layer.provide(Layer.merge(ConsoleStore.Default, MerchantStore.Default))
+            )
+          )
         )
         const [again] = yield* sql<{ secret: string }>`SELECT webhook_secret AS secret FROM merchants WHERE id = 'm1'`
         expect(again?.secret).toMatch(/^sbx2:/)

@@ -1,17 +1,11 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Redacted, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Redacted } from "effect"
 import { AuditLog, type AuditActor } from "../audit/audit-log.js"
 import { newId } from "../ids.js"
 import { SecretBox } from "../keys/secret-box.js"
+import { MerchantStore } from "../stores/merchant-store.js"
 import { displayPrefix, hashSecret, newApiKey, newWebhookSecret } from "./credentials.js"
 import type { Principal } from "./principal.js"
-
-const KeyRow = Schema.Struct({
-  id: Schema.String,
-  merchant_id: Schema.String,
-  scopes: Schema.Array(Schema.String),
-  created_by_user_id: Schema.NullOr(Schema.String)
-})
 
 /**
  * A merchant's credentials: API keys (issued once in plain text, stored as hashes, resolved to the
@@ -22,15 +16,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
     const box = yield* SecretBox
-
-    const findActive = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: KeyRow,
-      execute: (keyHash) =>
-        sql`SELECT k.id, k.merchant_id, k.scopes, k.created_by_user_id
-            FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
-            WHERE k.key_hash = ${keyHash} AND k.status = 'active' AND m.status = 'active'`
-    })
+    const store = yield* MerchantStore
 
     /**
      * Inserts a new key; the caller shows the returned plain key once and forgets it. A key minted by a
@@ -48,10 +34,15 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
       yield* Effect.orDie(
         sql.withTransaction(
           Effect.gen(function* () {
-            yield* sql`
-          INSERT INTO api_keys (id, merchant_id, key_hash, key_prefix, scopes, label, created_by_user_id)
-          VALUES (${id}, ${merchantId}, ${hashSecret(key)}, ${displayPrefix(key)},
-                  string_to_array(${scopes.join(",")}, ','), ${label}, ${mintedByUserId ?? null})`
+            yield* store.insertKey({
+              id,
+              merchantId,
+              keyHash: hashSecret(key),
+              keyPrefix: displayPrefix(key),
+              scopes,
+              label,
+              createdByUserId: mintedByUserId ?? null
+            })
             yield* audit.record(
               merchantId,
               actor,
@@ -66,11 +57,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
     })
 
     const authenticate = Effect.fn("ApiKeys.authenticate")(function* (key: Redacted.Redacted<string>) {
-      const row = yield* Effect.orDie(findActive(hashSecret(key)))
+      const row = yield* Effect.orDie(store.findActiveKey(hashSecret(key)))
       if (Option.isNone(row)) return Option.none<Principal>()
       // last use is for operators; a minute's resolution keeps it from being a write per request
-      yield* Effect.orDie(sql`UPDATE api_keys SET last_used_at = now()
-        WHERE id = ${row.value.id} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`)
+      yield* Effect.orDie(store.touchKey(row.value.id))
       return Option.some<Principal>({
         merchantId: row.value.merchant_id,
         apiKeyId: row.value.id,
@@ -81,16 +71,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
 
     /** A merchant's keys as its owner sees them: prefix, scopes, label, status, last use (never the key). */
     const list = Effect.fn("ApiKeys.list")(function* (merchantId: string) {
-      return yield* Effect.orDie(sql<{
-        id: string
-        key_prefix: string
-        scopes: ReadonlyArray<string>
-        label: string
-        status: string
-        created_at: Date
-        last_used_at: Date | null
-      }>`
-        SELECT id, key_prefix, scopes, label, status, created_at, last_used_at FROM api_keys WHERE merchant_id = ${merchantId} ORDER BY created_at DESC`)
+      return yield* Effect.orDie(store.keysOf(merchantId))
     })
 
     /** Revokes one of the merchant's keys at once (another merchant's key: false, nothing changed). */
@@ -98,18 +79,16 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
       return yield* Effect.orDie(
         sql.withTransaction(
           Effect.gen(function* () {
-            const rows = yield* sql<{ label: string; key_prefix: string }>`
-          UPDATE api_keys SET status = 'revoked' WHERE id = ${keyId} AND merchant_id = ${merchantId} AND status = 'active' RETURNING label, key_prefix`
-            const revoked = rows[0]
-            if (revoked !== undefined)
+            const revoked = yield* store.revokeKey(merchantId, keyId)
+            if (Option.isSome(revoked))
               yield* audit.record(
                 merchantId,
                 actor,
                 "api_key.revoked",
                 keyId,
-                `"${revoked.label}" ${revoked.key_prefix}…`
+                `"${revoked.value.label}" ${revoked.value.key_prefix}…`
               )
-            return revoked !== undefined
+            return Option.isSome(revoked)
           })
         )
       )
@@ -124,7 +103,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
       yield* Effect.orDie(
         sql.withTransaction(
           Effect.gen(function* () {
-            yield* sql`UPDATE merchants SET webhook_secret = ${box.seal(Redacted.value(secret))}, updated_at = now() WHERE id = ${merchantId}`
+            yield* store.setWebhookSecret(merchantId, box.seal(Redacted.value(secret)))
             yield* audit.record(merchantId, actor, "webhook_secret.rotated")
           })
         )
@@ -133,10 +112,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
     })
 
     const hasActiveKey = Effect.fn("ApiKeys.hasActiveKey")(function* (merchantId: string) {
-      const rows = yield* Effect.orDie(
-        sql<{ n: string }>`SELECT count(*) AS n FROM api_keys WHERE merchant_id = ${merchantId} AND status = 'active'`
-      )
-      return Number(rows[0]?.n ?? 0) > 0
+      return yield* Effect.orDie(store.hasActiveKey(merchantId))
     })
 
     return { issue, authenticate, hasActiveKey, list, revoke, rotateWebhookSecret } as const

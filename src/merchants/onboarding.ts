@@ -1,39 +1,23 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { DateTime, Effect, Option, Redacted, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { DateTime, Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config.js"
 import { AssetCatalog } from "../assets/asset-catalog.js"
 import type { AssetPolicy } from "../domain/asset-policy.js"
-import { Chain } from "../domain/chain.js"
 import { ConflictError, ForbiddenError, NotFoundError } from "../domain/errors.js"
-import {
+import type {
   IntegrationMode,
-  type MerchantApplyRequest,
-  type MerchantApplyResponse,
-  type OnboardingStatus
+  MerchantApplyRequest,
+  MerchantApplyResponse,
+  OnboardingStatus
 } from "../domain/onboarding.js"
 import { newId } from "../ids.js"
 import { SecretBox } from "../keys/secret-box.js"
 import { ConsoleStore } from "../stores/console-store.js"
+import { MerchantStore, type MerchantRow } from "../stores/merchant-store.js"
 import { ApiKeys } from "./api-keys.js"
 import { hashSecret, newConsoleToken, newWebhookSecret } from "./credentials.js"
 import { integrationPrompt } from "./integration-prompt.js"
 import { ALL_SCOPES, type Principal } from "./principal.js"
-
-const MerchantRow = Schema.Struct({
-  id: Schema.String,
-  merchant_no: Schema.String,
-  application_id: Schema.String,
-  project_name: Schema.String,
-  website: Schema.NullOr(Schema.String),
-  repository_url: Schema.NullOr(Schema.String),
-  contact_email: Schema.NullOr(Schema.String),
-  webhook_url: Schema.NullOr(Schema.String),
-  integration_mode: IntegrationMode,
-  preferred_chains: Schema.Array(Chain),
-  status: Schema.String,
-  console_bound_at: Schema.NullOr(Schema.DateFromSelf)
-})
-type MerchantRow = typeof MerchantRow.Type
 
 interface Check {
   readonly name: string
@@ -151,17 +135,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
     const keys = yield* ApiKeys
     const box = yield* SecretBox
     const consoleStore = yield* ConsoleStore
-
-    const findByProjectKey = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: MerchantRow,
-      execute: (projectKey) => sql`SELECT * FROM merchants WHERE project_key = ${projectKey}`
-    })
-    const findById = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: MerchantRow,
-      execute: (id) => sql`SELECT * FROM merchants WHERE id = ${id}`
-    })
+    const merchants = yield* MerchantStore
 
     const statusUrl = (merchantId: string) => `${config.baseUrl}/v1/ai/onboarding-status/${merchantId}`
 
@@ -235,7 +209,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
           Effect.gen(function* () {
             // one applicant at a time per project name, so a race cannot create two merchants or two key sets
             yield* Effect.orDie(sql`SELECT pg_advisory_xact_lock(hashtext(${`merchant-apply:${projectKey}`}))`)
-            const existing = yield* Effect.orDie(findByProjectKey(projectKey))
+            const existing = yield* Effect.orDie(merchants.findByProjectKey(projectKey))
             if (Option.isSome(existing)) {
               if (!isSameApplicant(existing.value, request)) {
                 return yield* new ConflictError({
@@ -248,16 +222,28 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
             }
             const merchantId = newId("mch")
             const webhookSecret = newWebhookSecret()
-            yield* Effect.orDie(sql`
-            INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case,
-              website, repository_url, contact_channel, contact_email, monthly_volume, webhook_url, return_url,
-              preferred_chains, ai_provider, integration_mode, application, webhook_secret)
-            VALUES (${merchantId}, 'M' || nextval('merchant_no_seq'), ${newId("app")}, ${projectName}, ${projectKey},
-              ${request.business_type}, ${request.use_case}, ${request.website ?? null}, ${request.repository_url ?? null},
-              ${request.contact_channel ?? null}, ${request.contact_email ?? null}, ${request.monthly_volume ?? null},
-              ${request.webhook_url ?? null}, ${request.return_url ?? null},
-              string_to_array(${(request.preferred_chains ?? []).join(",")}, ','), ${request.ai_provider ?? null},
-              ${request.integration_mode}, ${JSON.stringify(application)}::jsonb, ${box.seal(Redacted.value(webhookSecret))})`)
+            yield* Effect.orDie(
+              merchants.insertMerchant({
+                id: merchantId,
+                applicationId: newId("app"),
+                projectName,
+                projectKey,
+                businessType: request.business_type,
+                useCase: request.use_case,
+                website: request.website ?? null,
+                repositoryUrl: request.repository_url ?? null,
+                contactChannel: request.contact_channel ?? null,
+                contactEmail: request.contact_email ?? null,
+                monthlyVolume: request.monthly_volume ?? null,
+                webhookUrl: request.webhook_url ?? null,
+                returnUrl: request.return_url ?? null,
+                preferredChains: request.preferred_chains ?? [],
+                aiProvider: request.ai_provider ?? null,
+                integrationMode: request.integration_mode,
+                application,
+                sealedWebhookSecret: box.seal(Redacted.value(webhookSecret))
+              })
+            )
             const { key } = yield* keys.issue(merchantId, ALL_SCOPES, "onboarding", {
               kind: "service",
               name: "onboarding"
@@ -273,7 +259,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
               })
             )
             yield* assets.enableDefaults(merchantId)
-            const merchant = yield* Effect.orDie(findById(merchantId))
+            const merchant = yield* Effect.orDie(merchants.findById(merchantId))
             if (Option.isNone(merchant))
               return yield* Effect.die(new Error("merchant row vanished inside its own transaction"))
             return {
@@ -296,7 +282,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
       if (principal.merchantId !== merchantId) {
         return yield* new ForbiddenError({ error: "this API key belongs to another merchant" })
       }
-      const merchant = yield* Effect.orDie(findById(merchantId))
+      const merchant = yield* Effect.orDie(merchants.findById(merchantId))
       if (Option.isNone(merchant)) return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
       const m = merchant.value
       const { checks, enabledAssets, liveReady } = yield* evaluate(m)

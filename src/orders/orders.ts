@@ -9,13 +9,12 @@ import type { CreateOrderRequest, Order, OrderStatus } from "../domain/order.js"
 import { Idempotency, requestHash } from "../idempotency.js"
 import { newId } from "../ids.js"
 import { normalizeDecimal } from "../money.js"
+import { MerchantStore } from "../stores/merchant-store.js"
 import { Wallets } from "../wallets/wallets.js"
 import { WebhookOutbox } from "../webhooks/outbox.js"
 import { priceOrder } from "./order-pricing.js"
 import { OrderAssetRow, OrderRow, renderOrder } from "./order-view.js"
 import { paymentUri } from "./payment-uri.js"
-
-const MerchantKeys = Schema.Struct({ key_account: Schema.Number, webhook_url: Schema.NullOr(Schema.String) })
 
 const CREATE_ENDPOINT = "POST /v1/orders"
 
@@ -45,12 +44,8 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     const wallets = yield* Wallets
     const idempotency = yield* Idempotency
     const outbox = yield* WebhookOutbox
+    const merchants = yield* MerchantStore
 
-    const merchantKeys = SqlSchema.single({
-      Request: Schema.String,
-      Result: MerchantKeys,
-      execute: (id) => sql`SELECT key_account, webhook_url FROM merchants WHERE id = ${id}`
-    })
     const findRow = SqlSchema.findOne({
       Request: Schema.Struct({ merchantId: Schema.String, orderId: Schema.String }),
       Result: OrderRow,
@@ -85,7 +80,8 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
       const pricing = priceOrder(request, yield* catalog.policies(merchantId))
       if (Either.isLeft(pricing)) return yield* new BadRequestError({ error: pricing.left })
       const { assets, chain, checkoutMode, currency } = pricing.right
-      const merchant = yield* Effect.orDie(merchantKeys(merchantId))
+      // the merchant its API key resolved to is gone: a defect
+      const merchant = yield* Effect.orDie(Effect.flatten(merchants.orderMerchant(merchantId)))
       const orderId = newId("ord")
       const expireAt = DateTime.add(yield* DateTime.now, { minutes: request.expire_minutes ?? 15 })
 
@@ -208,9 +204,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
               FROM due WHERE o.id = due.id
             RETURNING o.*`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(OrderRow))))
             if (expired.length === 0) return 0
-            const hooks = yield* sql<{ id: string; webhook_url: string | null }>`
-            SELECT id, webhook_url FROM merchants WHERE ${sql.in("id", [...new Set(expired.map((o) => o.merchant_id))])}`
-            const hookOf = new Map(hooks.map((m) => [m.id, m.webhook_url]))
+            const hookOf = yield* merchants.webhookUrls(expired.map((o) => o.merchant_id))
             const orders = yield* render(expired)
             const now = DateTime.formatIso(yield* DateTime.now)
             for (const [i, order] of orders.entries()) {

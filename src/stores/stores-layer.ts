@@ -5,6 +5,7 @@ import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
 import { LedgerStore } from "./ledger-store.js"
+import { MerchantStore } from "./merchant-store.js"
 import { ReconciliationStore } from "./reconciliation-store.js"
 import { TransactionStore } from "./transaction-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
@@ -20,6 +21,7 @@ export const StoresLive = Layer.mergeAll(
   IdempotencyStore.Default,
   IndexerStore.Default,
   LedgerStore.Default,
+  MerchantStore.Default,
   ReconciliationStore.Default,
   TransactionStore.Default,
   UntracedBlockStore.Default

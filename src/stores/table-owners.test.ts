@@ -59,8 +59,9 @@ const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
  * here makes the check strict for it). Empty when the work is done.
  */
 const NOT_YET_OWNED = new Set<string>([
+  // named by the attribution store (the lead rewires it to MerchantStore.webhookUrls / webhookUrlJoin) and
+  // joined by statements of other families (checkout, webhook admin, webhook dispatcher)
   "merchants",
-  "api_keys",
   "wallet_asset_policies",
   "merchant_assets",
   "orders",

@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Chain } from "../domain/chain.js"
 import { newId } from "../ids.js"
 import { type KeyFamily, keyFamilyOf } from "../keys/derivation.js"
 import { type KeyRef, Signer } from "../keys/signer.js"
+import { MerchantStore } from "../stores/merchant-store.js"
 
 export interface ReceiveWallet {
   readonly id: string
@@ -43,6 +44,7 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const signer = yield* Signer
+    const merchants = yield* MerchantStore
 
     const reserveIndexes = (keyAccount: number, family: KeyFamily, count: number) =>
       Effect.map(
@@ -161,10 +163,10 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
     const mainWallet = Effect.fn("Wallets.mainWallet")(function* (merchantId: string, network: Chain) {
       const found = yield* findOwned({ kind: "main", network, merchantId })
       if (found !== undefined) return ownedWallet(found)
-      const [merchant] = yield* sql<{ key_account: number }>`SELECT key_account FROM merchants WHERE id = ${merchantId}`
-      if (merchant === undefined) return yield* Effect.die(new Error(`no merchant ${merchantId}`))
-      const index = yield* reserveIndexes(merchant.key_account, keyFamilyOf(network), 1)
-      yield* insertOwned({ kind: "main", merchantId, network, keyAccount: merchant.key_account, index })
+      const keyAccount = yield* merchants.keyAccount(merchantId)
+      if (Option.isNone(keyAccount)) return yield* Effect.die(new Error(`no merchant ${merchantId}`))
+      const index = yield* reserveIndexes(keyAccount.value, keyFamilyOf(network), 1)
+      yield* insertOwned({ kind: "main", merchantId, network, keyAccount: keyAccount.value, index })
       return ownedWallet(yield* findOwned({ kind: "main", network, merchantId }))
     })
 
