@@ -8,7 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { asRecord } from "../../test/json.js"
 import { isAlive } from "../processes/child-process.js"
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "./embedded-postgres.js"
+import { type EmbeddedPostgres, reapStaleClusters, startEmbeddedPostgres } from "./embedded-postgres.js"
 
 const query = (pg: EmbeddedPostgres, text: string) =>
   Effect.scoped(
@@ -21,6 +21,21 @@ const alive = isAlive
 const tempDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "facet-test-pg-embedded-"))
 
 describe("embedded PostgreSQL", () => {
+  it.effect(
+    "a reaper leaves a cluster another run is still initialising, and removes one a killed run left long ago",
+    () =>
+      Effect.gen(function* () {
+        const parent = fs.mkdtempSync(path.join(os.tmpdir(), "facet-reap-"))
+        const initialising = fs.mkdtempSync(path.join(parent, "facet-test-pg-"))
+        const left = fs.mkdtempSync(path.join(parent, "facet-test-pg-"))
+        const anHourAgo = new Date(Date.now() - 3_600_000)
+        fs.utimesSync(left, anHourAgo, anHourAgo)
+        yield* reapStaleClusters(parent, "facet-test-pg-")
+        expect([fs.existsSync(initialising), fs.existsSync(left)]).toEqual([true, false])
+        fs.rmSync(parent, { recursive: true, force: true })
+      })
+  )
+
   it.live("keeps its data across a restart and stops cleanly with its scope", () =>
     Effect.gen(function* () {
       const dataDir = tempDataDir()

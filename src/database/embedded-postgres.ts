@@ -426,6 +426,16 @@ export const startEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
     return { url, port, pid, clusterDir } satisfies EmbeddedPostgres
   })
 
+/** How old a cluster directory without an owner file must be before a reaper takes it for a killed run's. */
+const UNOWNED_GRACE_MS = 10 * 60_000
+const modifiedAt = (dir: string) => {
+  try {
+    return fs.statSync(dir).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
 /**
  * Stops and removes throw-away clusters under `parent` whose names start with `prefix` and whose owning
  * process is gone (a test run that was killed). Only clusters we recorded as ours are touched.
@@ -438,6 +448,9 @@ export const reapStaleClusters = (parent: string, prefix: string) =>
       const ownerFile = path.join(dir, "postgres.owner.json")
       const owner = fs.existsSync(ownerFile) ? decodeOwner(fs.readFileSync(ownerFile, "utf8")) : Option.none()
       if (Option.isSome(owner) && isAlive(owner.value.servicePid)) continue
+      // no owner yet may be a cluster another run is still initialising (its owner file comes after initdb):
+      // only one left that long ago is stale
+      if (Option.isNone(owner) && Date.now() - modifiedAt(dir) < UNOWNED_GRACE_MS) continue
       if (Option.isSome(owner) && readCmdline(owner.value.postgresPid).includes(owner.value.clusterDir)) {
         yield* stopPostgresPid(owner.value.postgresPid)
       }
