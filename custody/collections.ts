@@ -9,6 +9,7 @@ import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError 
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
+import { AssetStore } from "../src/stores/asset-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
 import { isFinished, type OperationRow, type SweepOperation } from "./custody-operation.js"
@@ -48,6 +49,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     const ledger = yield* Ledger
     const clients = yield* ChainClients
     const catalog = yield* AssetCatalog
+    const assetStore = yield* AssetStore
     const actors = yield* WalletActors
     const config = yield* CustodyConfig
     const gas = yield* GasWallets
@@ -592,13 +594,12 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       for (const [assetKey, threshold] of config.autoSweep) {
         const parsed = parseAssetKey(assetKey)
         if (parsed === undefined) continue
-        const [policy] = yield* Effect.orDie(sql<{ decimals: number }>`
-          SELECT decimals FROM wallet_asset_policies WHERE chain = ${parsed.chain} AND currency = ${parsed.currency}`)
-        if (policy === undefined) continue
+        const decimals = yield* Effect.orDie(assetStore.decimals(parsed.chain, parsed.currency))
+        if (Option.isNone(decimals)) continue
         const due = yield* Effect.orDie(sql<{ merchant_id: string; wallet_id: string }>`
           SELECT lb.merchant_id, lb.wallet_id FROM ledger_balances lb
           WHERE lb.kind = 'uncollected' AND lb.chain = ${parsed.chain} AND lb.currency = ${parsed.currency}
-            AND lb.credits_posted - lb.debits_posted >= ${toBaseUnits(threshold, policy.decimals).toString()}::numeric
+            AND lb.credits_posted - lb.debits_posted >= ${toBaseUnits(threshold, decimals.value).toString()}::numeric
             AND NOT EXISTS (SELECT 1 FROM custody_operations o WHERE o.wallet_id = lb.wallet_id AND o.type = 'collection'
                               AND o.status NOT IN ('COMPLETED', 'FAILED'))
           LIMIT 100`)

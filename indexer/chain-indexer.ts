@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
+import { AssetStore } from "../src/stores/asset-store.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import type { Network } from "../src/config.js"
 import { attributeTransfers } from "./attribution.js"
@@ -80,14 +81,12 @@ export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const indexerStore = yield* IndexerStore
+    const assetStore = yield* AssetStore
     const store = yield* AttributionStore
     const chain = client.chain
     let holder = holderId()
     const watch = new WatchList(chain)
-    const decimals = new Map(
-      (yield* sql<{ currency: string; decimals: number }>`
-      SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals])
-    )
+    const decimals = new Map((yield* assetStore.decimalsOf(chain)).map((r) => [r.currency, r.decimals]))
 
     // what a standby runner read from the database (the stored cursor) stays shown until this one knows more
     let status: ChainIndexerStatus = {

@@ -1,18 +1,22 @@
 import { Layer } from "effect"
+import { AssetStore } from "./asset-store.js"
 import { AuditStore } from "./audit-store.js"
 import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
+import { WalletStore } from "./wallet-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
  * service, by the composition root and by the operator commands.
  */
 export const StoresLive = Layer.mergeAll(
+  AssetStore.Default,
   AuditStore.Default,
   ChainIdentityStore.Default,
   ConsoleStore.Default,
   IdempotencyStore.Default,
-  IndexerStore.Default
+  IndexerStore.Default,
+  WalletStore.Default
 )
