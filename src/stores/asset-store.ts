@@ -28,8 +28,8 @@ const first =
 
 /**
  * Every statement on the asset catalogue: `wallet_asset_policies` (the platform's assets and what each may
- * do) and `merchant_assets` (each merchant's enrollment in them, with its auto-approval limit). The
- * attribution store composes the fragments marked so into its set-based statements (no round trip more).
+ * do) and `merchant_assets` (each merchant's enrollment in them, with its auto-approval limit). Other
+ * owners' statements that join the catalogue compose the fragments marked so (one statement, no round trip more).
  */
 export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore", {
   effect: Effect.gen(function* () {
@@ -118,15 +118,35 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
      * Fragment (the attribution store's ledger parts): the policy of each row of the caller's `from` joined
      * as `as`, for its decimals.
      */
-    const policyJoin = (from: string, as: string) =>
-      sql`JOIN wallet_asset_policies ${sql.literal(as)} ON ${sql.literal(as)}.chain = ${sql.literal(from)}.chain AND ${sql.literal(as)}.currency = ${sql.literal(from)}.currency`
+    const policyJoin = (from: string, as: string) => {
+      const [f, a] = [sql.literal(from), sql.literal(as)]
+      return sql`JOIN wallet_asset_policies ${a} ON ${a}.chain = ${f}.chain AND ${a}.currency = ${f}.currency`
+    }
 
     /**
      * Fragment (the attribution store's order settlement): the amount precision of the asset of the caller's
-     * `order` row, a scalar subquery.
+     * `order` row, a parenthesised scalar subquery.
      */
-    const amountPrecisionOf = (order: string) =>
-      sql`(SELECT p.amount_precision FROM wallet_asset_policies p WHERE p.chain = ${sql.literal(order)}.chain AND p.currency = ${sql.literal(order)}.currency)`
+    const amountPrecisionOf = (order: string) => {
+      const o = sql.literal(order)
+      return sql`(SELECT p.amount_precision FROM wallet_asset_policies p WHERE p.chain = ${o}.chain AND p.currency = ${o}.currency)`
+    }
+
+    /**
+     * Fragment (collections' consolidation, over ledger balances): the policy (as `a`) of each row of the
+     * caller's `from` when its asset is native and the sweep endpoint does not collect it.
+     */
+    const nativeNotCollectedJoin = (from: string) => {
+      const f = sql.literal(from)
+      return sql`JOIN wallet_asset_policies a ON a.chain = ${f}.chain AND a.currency = ${f}.currency AND a.is_native AND NOT a.can_collect`
+    }
+
+    /**
+     * Fragment (reconciliation's explanation): the policy (as `a`) of the currency of each row of the
+     * caller's `from` on `chain`, when it is the chain's native asset.
+     */
+    const nativeOnChainJoin = (chain: string, from: string) =>
+      sql`JOIN wallet_asset_policies a ON a.chain = ${chain} AND a.currency = ${sql.literal(from)}.currency AND a.is_native`
 
     return {
       listForMerchant,
@@ -139,7 +159,9 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
       lockAutoApprovalLimit,
       setAutoApprovalLimit,
       policyJoin,
-      amountPrecisionOf
+      amountPrecisionOf,
+      nativeNotCollectedJoin,
+      nativeOnChainJoin
     } as const
   })
 }) {}

@@ -50,7 +50,8 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
  * are its owner's alone.
  */
 const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  "src/stores/console-store.ts": ["merchants", "withdrawal_approvals"]
+  "src/stores/console-store.ts": ["merchants", "withdrawal_approvals"],
+  "src/stores/wallet-store.ts": ["transactions", "ledger_balances", "custody_operations"]
 }
 
 /**
@@ -60,8 +61,8 @@ const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
 const NOT_YET_OWNED = new Set<string>([
   "merchants",
   "api_keys",
+  // the attribution store, collections' consolidation and reconciliation's explanation still name it (AssetStore has their fragments)
   "wallet_asset_policies",
-  "merchant_assets",
   "orders",
   "order_assets",
   "transactions",
@@ -82,8 +83,9 @@ const NOT_YET_OWNED = new Set<string>([
   "withdrawal_addresses",
   "untraced_blocks",
   "reconciliation_runs",
+  // collections' consolidation and the main deposits' release still join it (WalletStore has their fragment)
   "wallets",
-  "key_index_counters",
+  // the attribution store still names it (WalletStore has its fragments)
   "deposit_addresses"
 ])
 

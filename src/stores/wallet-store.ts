@@ -122,8 +122,8 @@ export interface DepositAddressFilter {
 /**
  * Every statement on the wallets' tables: `wallets` (every address the service controls), `key_index_counters`
  * (the next HD index per account and key family) and `deposit_addresses` (a merchant's user's address per
- * asset). A statement runs in the caller's transaction when it has one. The attribution store composes the
- * fragments marked so into its set-based statements (no round trip more).
+ * asset). A statement runs in the caller's transaction when it has one. Other owners' statements that join
+ * these tables compose the fragments marked so (one statement, no round trip more).
  */
 export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStore", {
   effect: Effect.gen(function* () {
@@ -350,27 +350,38 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
         (rows) => rows.length > 0
       )
 
-    // ---- fragments the attribution store composes (the caller's row or CTE names as parameters)
+    // ---- fragments other owners compose into their statements (the caller's row or CTE name as a parameter)
 
     /**
-     * Fragment: the deposit address a payment row `tx` of the caller belongs to when it has no order (a
-     * scalar subquery: the address of its wallet, chain and currency).
+     * Fragment (the attribution store's confirmation): the deposit address a payment row `tx` belongs to when
+     * it has no order, by its wallet, chain and currency; a parenthesised scalar subquery.
      */
-    const depositAddressOfPayment = (tx: string) =>
-      sql`SELECT d.id FROM deposit_addresses d
-                     WHERE ${sql.literal(tx)}.order_id IS NULL AND d.wallet_id = ${sql.literal(tx)}.wallet_id AND d.chain = ${sql.literal(tx)}.chain AND d.currency = ${sql.literal(tx)}.currency`
+    const depositAddressOfPayment = (tx: string) => {
+      const t = sql.literal(tx)
+      return sql`(SELECT d.id FROM deposit_addresses d
+                  WHERE ${t}.order_id IS NULL AND d.wallet_id = ${t}.wallet_id AND d.chain = ${t}.chain AND d.currency = ${t}.currency)`
+    }
 
-    /** Fragment: the deposit address (as `d`) that the rows of the caller's `from` name, if any. */
+    /** Fragment (the attribution store's confirmation): the deposit address (as `d`) the rows of `from` name, if any. */
     const depositAddressJoin = (from: string) =>
       sql`LEFT JOIN deposit_addresses d ON d.id = ${sql.literal(from)}.deposit_address_id`
 
     /**
-     * Fragment: the deposit address (as `d`) of each transfer of the caller's `from` paid to a deposit
-     * wallet on `chain` (its wallet and currency), if any.
+     * Fragment (the attribution store's set-based insert): the deposit address (as `d`) of each transfer of
+     * `from` paid to a deposit wallet on `chain`, by its wallet and currency, if any.
      */
-    const depositAddressOfTransfer = (from: string, chain: Chain) =>
-      sql`LEFT JOIN deposit_addresses d
-                  ON ${sql.literal(from)}.purpose = 'deposit' AND d.wallet_id = ${sql.literal(from)}.wallet_id AND d.chain = ${chain} AND d.currency = ${sql.literal(from)}.currency`
+    const depositAddressOfTransfer = (from: string, chain: Chain) => {
+      const i = sql.literal(from)
+      return sql`LEFT JOIN deposit_addresses d
+                  ON ${i}.purpose = 'deposit' AND d.wallet_id = ${i}.wallet_id AND d.chain = ${chain} AND d.currency = ${i}.currency`
+    }
+
+    /**
+     * Fragment (statements over ledger balances: the main deposits' release, collections' consolidation):
+     * the wallet (as `w`) of each row of `from`, when it is of `kind`.
+     */
+    const walletOfKindJoin = (from: string, kind: "main" | "receive") =>
+      sql`JOIN wallets w ON w.id = ${sql.literal(from)}.wallet_id AND w.kind = ${sql.literal(`'${kind}'`)}`
 
     return {
       reserveIndexes,
@@ -398,7 +409,8 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
       ownsDepositAddress,
       depositAddressOfPayment,
       depositAddressJoin,
-      depositAddressOfTransfer
+      depositAddressOfTransfer,
+      walletOfKindJoin
     } as const
   })
 }) {}
