@@ -6,6 +6,7 @@ import { BadRequestError, ConflictError, NotFoundError } from "../src/domain/err
 import type { WithdrawalAddress, WithdrawalAddressList } from "../src/domain/withdrawal-address.js"
 import { newId } from "../src/ids.js"
 import { PolicyClock } from "../src/policy-clock.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
 import { addressKey, destinationProblem } from "./destination-address.js"
 import { formatDuration, WithdrawalPolicy } from "./withdrawal-policy.js"
 
@@ -32,6 +33,7 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
     const clock = yield* PolicyClock
     const audit = yield* AuditLog
     const policy = yield* WithdrawalPolicy
+    const walletStore = yield* WalletStore
 
     const add = Effect.fn("AddressBook.add")(function* (
       merchantId: string,
@@ -42,7 +44,7 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
         Effect.mapError(() => new BadRequestError({ error: `unknown chain ${entry.chain}: TRC20, BEP20 or SOLANA` }))
       )
       const address = entry.address.trim()
-      const problem = yield* destinationProblem(sql, chain, address)
+      const problem = yield* destinationProblem(walletStore, chain, address)
       if (problem !== undefined) return yield* new BadRequestError({ error: problem })
       const label = entry.label.trim()
       if (label.length > 100) return yield* new BadRequestError({ error: "a label is at most 100 characters" })

@@ -11,6 +11,7 @@ import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
+import { AssetStore } from "../src/stores/asset-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
 import { isFinished, type OperationRow, type SweepOperation } from "./custody-operation.js"
@@ -52,6 +53,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     const transactionStore = yield* TransactionStore
     const clients = yield* ChainClients
     const catalog = yield* AssetCatalog
+    const assetStore = yield* AssetStore
     const actors = yield* WalletActors
     const config = yield* CustodyConfig
     const gas = yield* GasWallets
@@ -580,11 +582,10 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       for (const [assetKey, threshold] of config.autoSweep) {
         const parsed = parseAssetKey(assetKey)
         if (parsed === undefined) continue
-        const [policy] = yield* Effect.orDie(sql<{ decimals: number }>`
-          SELECT decimals FROM wallet_asset_policies WHERE chain = ${parsed.chain} AND currency = ${parsed.currency}`)
-        if (policy === undefined) continue
+        const decimals = yield* Effect.orDie(assetStore.decimals(parsed.chain, parsed.currency))
+        if (Option.isNone(decimals)) continue
         const due = yield* Effect.orDie(
-          ledgerStore.uncollectedAtLeast(parsed.chain, parsed.currency, toBaseUnits(threshold, policy.decimals))
+          ledgerStore.uncollectedAtLeast(parsed.chain, parsed.currency, toBaseUnits(threshold, decimals.value))
         )
         for (const wallet of due) {
           const outcome = yield* Effect.either(

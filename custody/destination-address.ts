@@ -1,8 +1,8 @@
-import type { SqlClient } from "@effect/sql"
 import { PublicKey } from "@solana/web3.js"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Chain } from "../src/domain/chain.js"
 import { isEvmAddress, isSolanaAddress, tronAccountId } from "../src/keys/address-encoding.js"
+import type { WalletStore } from "../src/stores/wallet-store.js"
 
 /** Address format and checksum per chain; Solana wallets must be on the ed25519 curve (not a program address). */
 export const addressProblem = (chain: Chain, address: string): string | undefined => {
@@ -31,16 +31,15 @@ export const addressKey = (chain: Chain, address: string) => (chain === "BEP20" 
  * own wallets (a withdrawal there would come back as a deposit).
  */
 export const destinationProblem = Effect.fn("destinationProblem")(function* (
-  sql: SqlClient.SqlClient,
+  wallets: WalletStore,
   chain: Chain,
   address: string
 ) {
   const problem = addressProblem(chain, address)
   if (problem !== undefined) return problem
-  const [ours] = yield* Effect.orDie(sql<{ kind: string }>`
-    SELECT kind FROM wallets WHERE network = ${chain}
-      AND ${chain === "BEP20" ? sql`lower(address) = ${addressKey(chain, address)}` : sql`address = ${address}`} LIMIT 1`)
-  return ours === undefined
-    ? undefined
-    : `${address} is one of this service's own ${ours.kind} addresses: withdraw to an address outside it`
+  const ours = yield* Effect.orDie(wallets.ownWalletKind(chain, addressKey(chain, address), chain === "BEP20"))
+  return Option.match(ours, {
+    onNone: () => undefined,
+    onSome: (kind) => `${address} is one of this service's own ${kind} addresses: withdraw to an address outside it`
+  })
 })

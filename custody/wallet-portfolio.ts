@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import type { AssetPolicy } from "../src/domain/asset-policy.js"
@@ -6,6 +5,7 @@ import type { Chain } from "../src/domain/chain.js"
 import { NotFoundError } from "../src/domain/errors.js"
 import type { WalletPortfolio } from "../src/domain/wallet-portfolio.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
 import { CustodyConfig } from "./custody-config.js"
@@ -29,10 +29,10 @@ const isGasChain = (chain: Chain): chain is (typeof GAS_CHAINS)[number] => chain
  */
 export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()("facet/WalletPortfolioViews", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const ledgerStore = yield* LedgerStore
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
+    const walletStore = yield* WalletStore
     const gas = yield* GasWallets
     const config = yield* CustodyConfig
 
@@ -133,8 +133,7 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
           })
         }
       })
-      const [addresses] = yield* Effect.orDie(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM wallets WHERE merchant_id = ${merchantId} AND ${sql.in("network", chains.length === 0 ? [""] : chains)}`)
+      const addresses = yield* Effect.orDie(walletStore.countOnNetworks(merchantId, chains))
       const result: WalletPortfolio = {
         quote_currency: "USDT",
         as_of: DateTime.formatIso(yield* DateTime.now),
@@ -146,7 +145,7 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
           locked_value_usdt: usdt(sum.locked),
           unpriced_asset_count: unpriced,
           network_count: chains.length,
-          address_count: addresses?.n ?? 0
+          address_count: addresses
         },
         assets: shownAssets
       }
@@ -157,12 +156,7 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
     const summary = Effect.fn("WalletPortfolioViews.summary")(function* (merchantId: string) {
       const policies = yield* catalog.policies(merchantId)
       const balances = yield* balancesOf(merchantId)
-      const counts = new Map(
-        (yield* Effect.orDie(sql<{ network: string; n: number }>`
-        SELECT network, count(*)::int AS n FROM wallets WHERE merchant_id = ${merchantId} AND kind = 'receive' GROUP BY network`)).map(
-          (r) => [r.network, r.n]
-        )
-      )
+      const counts = new Map((yield* Effect.orDie(walletStore.receiveCounts(merchantId))).map((r) => [r.network, r.n]))
       return {
         deprecated: true as const,
         successor: "/v1/wallet-portfolio",
@@ -196,35 +190,15 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
         })
       const b = (yield* balancesOf(merchantId)).get(assetKey) ?? ZERO
       const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
-      const q = query.q?.trim() ?? ""
-      const filter =
-        q === ""
-          ? sql`coalesce(lb.credits_posted - lb.debits_posted, 0) > 0`
-          : sql`(w.address = ${q} OR w.wallet_no = ${q} OR w.id = ${q} OR EXISTS (
-            SELECT 1 FROM transactions t WHERE t.wallet_id = w.id AND t.tx_hash = ${q}))`
-      const rows = yield* Effect.orDie(sql<{
-        id: string
-        wallet_no: string
-        address: string
-        purpose: string
-        external_user_id: string | null
-        units: string
-        last_tx_hash: string | null
-        sweep: string | null
-        total: number
-      }>`
-        SELECT w.id, w.wallet_no, w.address, w.purpose, w.external_user_id,
-               trim_scale(coalesce(lb.credits_posted - lb.debits_posted, 0))::text AS units,
-               (SELECT t.tx_hash FROM transactions t WHERE t.wallet_id = w.id AND t.currency = ${policy.currency}
-                 ORDER BY t.created_at DESC LIMIT 1) AS last_tx_hash,
-               (SELECT o.id FROM custody_operations o WHERE o.wallet_id = w.id AND o.type = 'collection'
-                 AND o.status NOT IN ('COMPLETED', 'FAILED')) AS sweep,
-               count(*) OVER ()::int AS total
-        FROM wallets w
-        LEFT JOIN ledger_balances lb ON lb.account = 'uncollected:' || w.id AND lb.chain = ${policy.chain} AND lb.currency = ${policy.currency}
-        WHERE w.merchant_id = ${merchantId} AND w.kind = 'receive' AND w.network = ${policy.chain} AND ${filter}
-        ORDER BY coalesce(lb.credits_posted - lb.debits_posted, 0) DESC, w.seq DESC
-        LIMIT ${query.limit}`)
+      const rows = yield* Effect.orDie(
+        walletStore.receiveWalletsOfAsset({
+          merchantId,
+          chain: policy.chain,
+          currency: policy.currency,
+          q: query.q?.trim() ?? "",
+          limit: query.limit
+        })
+      )
       const scale = new MoneyDecimal(10).pow(policy.decimals)
       return {
         asset_key: assetKey,

@@ -8,6 +8,7 @@ import { Ledger } from "../src/ledger/ledger.js"
 import { toBaseUnits } from "../src/money.js"
 import { can } from "../src/console/console-roles.js"
 import { PolicyClock } from "../src/policy-clock.js"
+import { AssetStore } from "../src/stores/asset-store.js"
 import { ConsoleStore, type DeciderRow } from "../src/stores/console-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
@@ -42,6 +43,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* AssetCatalog
+    const assetStore = yield* AssetStore
     const wallets = yield* Wallets
     const ledger = yield* Ledger
     const audit = yield* AuditLog
@@ -265,10 +267,8 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
       dailyLimit: Option.Option<string>,
       decider: Decider
     ) {
-      const updated = yield* Effect.orDie(sql<{ merchant_id: string }>`
-        UPDATE merchant_assets SET auto_approve_daily_limit = ${Option.getOrNull(dailyLimit)}
-        WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency} RETURNING merchant_id`)
-      if (updated.length === 0)
+      const updated = yield* Effect.orDie(assetStore.setAutoApprovalLimit(merchantId, chain, currency, dailyLimit))
+      if (!updated)
         return yield* new NotFoundError({ error: `merchant ${merchantId} has no asset ${chain}-${currency} enrolled` })
       yield* audit.record(
         merchantId,

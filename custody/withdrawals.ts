@@ -8,6 +8,8 @@ import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "../src/domain/errors.js"
 import type { CreateWithdrawalRequest, FeeQuote } from "../src/domain/withdrawal.js"
 import { Idempotency, requestHash } from "../src/idempotency.js"
+import { AssetStore } from "../src/stores/asset-store.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
@@ -48,6 +50,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* AssetCatalog
+    const assetStore = yield* AssetStore
+    const walletStore = yield* WalletStore
     const clients = yield* ChainClients
     const wallets = yield* Wallets
     const ledger = yield* Ledger
@@ -174,22 +178,21 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
      */
     const autoApprove = (merchantId: string, policy: AssetPolicy, id: string, amount: string) =>
       Effect.gen(function* () {
-        const [setting] = yield* sql<{ limit: string | null }>`
-          SELECT auto_approve_daily_limit::text AS limit FROM merchant_assets
-          WHERE merchant_id = ${merchantId} AND chain = ${policy.chain} AND currency = ${policy.currency} FOR UPDATE`
-        if (setting?.limit === null || setting?.limit === undefined) return
+        const setting = yield* assetStore.lockAutoApprovalLimit(merchantId, policy.chain, policy.currency)
+        if (Option.isNone(setting)) return
+        const limit = setting.value
         const [used] = yield* sql<{ total: string }>`
           SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
           WHERE merchant_id = ${merchantId} AND chain = ${policy.chain} AND currency = ${policy.currency}
             AND decided_by = ${AUTO_APPROVER} AND created_at > clock_timestamp() - interval '24 hours'
             AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED')`
-        if (new MoneyDecimal(used?.total ?? "0").plus(amount).greaterThan(setting.limit)) return
+        if (new MoneyDecimal(used?.total ?? "0").plus(amount).greaterThan(limit)) return
         yield* decisions
           .decide(id, "APPROVED", {
             kind: "policy",
             by: AUTO_APPROVER,
             from: "policy",
-            reason: `within the daily auto-approval limit of ${setting.limit} ${policy.currency}`
+            reason: `within the daily auto-approval limit of ${limit} ${policy.currency}`
           })
           .pipe(
             Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
@@ -218,7 +221,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       requester: Requester
     ) {
       const policy = yield* withdrawable(merchantId, request.chain, request.currency)
-      const problem = yield* destinationProblem(sql, policy.chain, request.to_address)
+      const problem = yield* destinationProblem(walletStore, policy.chain, request.to_address)
       if (problem !== undefined) return yield* new BadRequestError({ error: problem })
       const fees = yield* computeQuote(merchantId, policy, request.amount, request.to_address)
       const gross = toBaseUnits(request.amount, policy.decimals)

@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { Cause, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { ChainIdentityMismatch, checkChainIdentity } from "../src/chains/chain-identity.js"
+import { AssetStore } from "../src/stores/asset-store.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import type { Network } from "../src/config.js"
@@ -79,17 +79,14 @@ const holderId = () => `${os.hostname()}:${process.pid}:${randomBytes(4).toStrin
  */
 export const runChainIndexer = (client: ChainClient, options: IndexerOptions) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const indexerStore = yield* IndexerStore
     const transactionStore = yield* TransactionStore
+    const assetStore = yield* AssetStore
     const store = yield* AttributionStore
     const chain = client.chain
     let holder = holderId()
     const watch = new WatchList(chain)
-    const decimals = new Map(
-      (yield* sql<{ currency: string; decimals: number }>`
-      SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals])
-    )
+    const decimals = new Map((yield* assetStore.decimalsOf(chain)).map((r) => [r.currency, r.decimals]))
 
     // what a standby runner read from the database (the stored cursor) stays shown until this one knows more
     let status: ChainIndexerStatus = {

@@ -4,10 +4,12 @@ import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
 import type { Chain } from "../src/domain/chain.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
-import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
 import type { Difference, LatestRun } from "../src/domain/reconciliation.js"
+import { AssetStore } from "../src/stores/asset-store.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import { ReconciliationStore } from "../src/stores/reconciliation-store.js"
+import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
 
 export interface ChainReconciliation {
   readonly chain: Chain
@@ -31,6 +33,8 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
     const sql = yield* SqlClient.SqlClient
     const indexerStore = yield* IndexerStore
     const runs = yield* ReconciliationStore
+    const assetStore = yield* AssetStore
+    const walletStore = yield* WalletStore
     const clients = yield* ChainClients
     const untraced = yield* UntracedBlockStore
     // addresses per page of a run: their balances read from the node, then one statement for the ledger's side
@@ -97,24 +101,19 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
       const client = clients.get(chain)
       if (Option.isNone(client))
         return { chain, height: undefined, checked: 0, skipped: 0, differences: [] } satisfies ChainReconciliation
-      const assets = yield* sql<{ currency: string; decimals: number }>`
-        SELECT currency, decimals FROM wallet_asset_policies
-        WHERE chain = ${chain} AND can_deposit AND status IN ('live', 'deposit_live') ORDER BY currency`
+      const assets = yield* assetStore.depositAssets(chain)
       const storedCursor = yield* indexerStore.cursor(chain)
       if (Option.isNone(storedCursor))
         return { chain, height: undefined, checked: 0, skipped: 0, differences: [] } satisfies ChainReconciliation
       const cursor = storedCursor.value
       // page by page (keyset on seq): balances read from the node, then what the ledger explains for the
       // whole page in one statement — one query per address made a run quadratic (the soak found it:
-      // minutes of CPU and API latency in seconds at 90,000 addresses). `w.seq`, qualified: a bare `seq`
-      // in ORDER BY is the text output column, and "10" sorts before "9" (pages skipped addresses)
+      // minutes of CPU and API latency in seconds at 90,000 addresses)
       const results: Array<{ readonly skipped: boolean; readonly height: bigint; readonly difference?: Difference }> =
         []
       let afterSeq = "0"
       for (;;) {
-        const wallets = yield* sql<{ seq: string; address: string }>`
-          SELECT w.seq::text AS seq, w.address FROM wallets w
-          WHERE w.network = ${chain} AND w.kind IN ('receive', 'main') AND w.seq > ${afterSeq}::bigint ORDER BY w.seq LIMIT ${pageSize}`
+        const wallets = yield* walletStore.watchedAddressesAfter(chain, afterSeq, pageSize)
         const lastWallet = wallets[wallets.length - 1]
         if (lastWallet === undefined) break
         afterSeq = lastWallet.seq

@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
 import { attributeTransfers } from "./attribution.js"
+import { AssetStore } from "../src/stores/asset-store.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import { AttributionStore } from "./attribution-store.js"
 import { checkCovers } from "./chain-indexer.js"
@@ -31,7 +31,7 @@ export const rescan = Effect.fn("rescan")(function* (
   to: bigint | undefined,
   batchSize: number
 ) {
-  const sql = yield* SqlClient.SqlClient
+  const assetStore = yield* AssetStore
   const store = yield* AttributionStore
   const chain = client.chain
   const { finalized, indexed, limit } = yield* reach(client)
@@ -45,10 +45,7 @@ export const rescan = Effect.fn("rescan")(function* (
     return yield* new RescanRefused({
       message: `${chain}: the indexer has not read block ${last} yet (it is at ${indexed}); it will read it itself`
     })
-  const decimals = new Map(
-    (yield* sql<{ currency: string; decimals: number }>`
-    SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`).map((r) => [r.currency, r.decimals])
-  )
+  const decimals = new Map((yield* assetStore.decimalsOf(chain)).map((r) => [r.currency, r.decimals]))
   const watch = new WatchList(chain)
   yield* watch.refresh
   let added = 0

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Either, Schedule, Schema } from "effect"
+import { Effect, Either, Option, Schedule } from "effect"
 import type { ChainBlock, ChainClient } from "../src/chains/chain-client.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
 
 /** Clocks differ (ours against a chain's producers): a new chain starts this long before the first address. */
 const CLOCK_MARGIN_MS = 5 * 60_000
@@ -8,19 +8,14 @@ const CLOCK_MARGIN_MS = 5 * 60_000
 /** A block's time in ms (TRON's headers carry ms, the others seconds); 0 when the node gave none. */
 const blockMillis = (block: ChainBlock) => (block.timestamp > 1e12 ? block.timestamp : block.timestamp * 1000)
 
-const Earliest = Schema.Struct({ earliest: Schema.NullOr(Schema.DateFromSelf) })
-
 /**
  * The oldest watched address of a chain (receive and main wallets), if any: an address issued before its
  * chain's indexer first ran — its node refused the indexer at the very start (a ban, an outage), or the chain
  * was added later — may have been paid before the head the indexer would start at.
  */
 export const earliestWatched = Effect.fn("earliestWatched")(function* (chain: string) {
-  const sql = yield* SqlClient.SqlClient
-  const rows =
-    yield* sql`SELECT min(created_at) AS earliest FROM wallets WHERE network = ${chain} AND kind IN ('receive', 'main')`
-  const [row] = yield* Schema.decodeUnknown(Schema.Array(Earliest))(rows).pipe(Effect.orDie)
-  return row?.earliest ?? null
+  const wallets = yield* WalletStore
+  return Option.getOrNull(yield* wallets.earliestWatched(chain))
 })
 
 /** The first block at or after `n` (a Solana slot may be skipped: the next few are looked at), up to `head`. */

@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
+import { WalletStore } from "../src/stores/wallet-store.js"
 import { TestDatabaseLive } from "../test/database.js"
 import { WatchList } from "./watch-list.js"
 
 describe("watch list", () => {
-  layer(TestDatabaseLive, { excludeTestServices: true })((it) => {
+  layer(WalletStore.Default.pipe(Layer.provideMerge(TestDatabaseLive)), { excludeTestServices: true })((it) => {
     it.effect("pages through every wallet in sequence order (numerically: 9 before 10) and then follows new ones", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient

@@ -1,32 +1,14 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
-import { copyOut } from "../src/database/copy-out.js"
+import { Effect } from "effect"
 import { CopyTextRows } from "../src/database/copy-text.js"
 import type { Chain } from "../src/domain/chain.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
 import { addressKeysOf } from "./address-keys.js"
 import { type WatchedWallet, WatchTable } from "./watch-table.js"
 
 export type { WatchedWallet } from "./watch-table.js"
 
-const Purpose = Schema.Literal("order", "deposit")
 const ORDER = Buffer.from("order")
 const DEPOSIT = Buffer.from("deposit")
-
-/**
- * The addresses watched: receive wallets (deposit addresses, order addresses) and the merchants' main
- * wallets, so coins sent to a main address from outside are credited as deposits there (never lost);
- * custody's own transfers into them are told apart by their hashes, as everywhere.
- */
-const WATCHED_KINDS_TEXT = "w.kind IN ('receive', 'main')"
-const WATCHED_PURPOSE_TEXT = "CASE WHEN w.purpose = 'main' THEN 'deposit' ELSE w.purpose END"
-
-const WalletRow = Schema.Struct({
-  seq: Schema.NumberFromString,
-  id: Schema.String,
-  merchant_id: Schema.String,
-  purpose: Purpose,
-  address: Schema.String
-})
 
 /** `data[start, end)` equals `bytes` (a few dozen bytes: a loop beats a call into Buffer.compare). */
 const sameBytes = (data: Uint8Array, start: number, end: number, bytes: Uint8Array) => {
@@ -87,19 +69,15 @@ export class WatchList {
    * committed, and reading past it would skip it for good.
    */
   readonly refresh = Effect.gen(this, function* () {
-    const sql = yield* SqlClient.SqlClient
-    const [mark] = yield* sql<{ settled: string }>`SELECT wallets_settled_seq()::text AS settled`
-    const settled = Number(mark?.settled ?? "0")
+    const wallets = yield* WalletStore
+    const settled = yield* wallets.settledSeq
     if (settled - this.lastSeq > this.bulkThreshold) {
       yield* this.bulkLoad(settled)
       this.lastSeq = settled
       return this.table.size
     }
     for (;;) {
-      const rows = yield* sql`
-        SELECT w.seq::text AS seq, w.id, w.merchant_id, ${sql.literal(WATCHED_PURPOSE_TEXT)} AS purpose, w.address FROM wallets w
-        WHERE w.network = ${this.chain} AND ${sql.literal(WATCHED_KINDS_TEXT)} AND w.seq > ${this.lastSeq} AND w.seq <= ${settled}
-        ORDER BY w.seq LIMIT ${this.pageSize}`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(WalletRow))))
+      const rows = yield* wallets.watchedPage(this.chain, this.lastSeq, settled, this.pageSize)
       for (const row of rows)
         this.add(row.address, { walletId: row.id, merchantId: row.merchant_id, purpose: row.purpose })
       const last = rows[rows.length - 1]
@@ -114,16 +92,12 @@ export class WatchList {
   /** Every wallet numbered in (lastSeq, settled], by COPY: bytes in, typed arrays filled, no row objects. */
   private bulkLoad(settled: number) {
     const table = this.table
-    // COPY takes no parameters: the chain is one of the Chain literals, the numbers are integers
     const chain = this.chain
-    const from = Math.trunc(this.lastSeq)
-    const to = Math.trunc(settled)
+    const from = this.lastSeq
     return Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
+      const wallets = yield* WalletStore
       // sized once: growing ten million entries step by step copies and re-indexes them many times over
-      const [count] = yield* sql<{ n: string }>`
-        SELECT count(*)::text AS n FROM wallets w WHERE w.network = ${chain} AND ${sql.literal(WATCHED_KINDS_TEXT)} AND w.seq > ${from} AND w.seq <= ${to}`
-      table.reserve(Number(count?.n ?? "0"))
+      table.reserve(yield* wallets.watchedCount(chain, from, settled))
       // the merchant's string is made once per run of rows of one merchant, not once per row
       let merchant = ""
       let merchantBytes = Buffer.alloc(0)
@@ -146,11 +120,7 @@ export class WatchList {
           table.add(row.text(0) ?? "", { walletId: row.text(1) ?? "", merchantId: merchant, purpose })
         }
       })
-      yield* copyOut(
-        `SELECT w.address, w.id, w.merchant_id, ${WATCHED_PURPOSE_TEXT} AS purpose FROM wallets w
-         WHERE w.network = '${chain}' AND ${WATCHED_KINDS_TEXT} AND w.seq > ${from} AND w.seq <= ${to}`,
-        (chunk) => rows.push(chunk)
-      )
+      yield* wallets.copyWatched(chain, from, settled, (chunk) => rows.push(chunk))
       rows.end()
       table.trim()
     })

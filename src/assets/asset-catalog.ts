@@ -1,15 +1,8 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
-import { type AssetPolicy, assetActions, AssetPolicyRow } from "../domain/asset-policy.js"
+import { Effect, Option } from "effect"
+import { type AssetPolicy, assetActions } from "../domain/asset-policy.js"
 import { assetKey, type Chain } from "../domain/chain.js"
 import { BadRequestError } from "../domain/errors.js"
-
-const MerchantAssetRow = Schema.Struct({
-  ...AssetPolicyRow.fields,
-  merchant_enabled: Schema.Boolean,
-  merchant_source: Schema.NullOr(Schema.String)
-})
-type MerchantAssetRow = typeof MerchantAssetRow.Type
+import { AssetStore, type MerchantAssetRow } from "../stores/asset-store.js"
 
 const toPolicy = (row: MerchantAssetRow): AssetPolicy => ({
   asset_key: assetKey(row),
@@ -38,28 +31,10 @@ const toPolicy = (row: MerchantAssetRow): AssetPolicy => ({
  */
 export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCatalog", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-
-    const listForMerchant = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: MerchantAssetRow,
-      execute: (merchantId) =>
-        sql`SELECT p.*, coalesce(m.enabled, false) AS merchant_enabled, m.source AS merchant_source
-            FROM wallet_asset_policies p
-            LEFT JOIN merchant_assets m
-              ON m.chain = p.chain AND m.currency = p.currency AND m.merchant_id = ${merchantId}
-            ORDER BY p.chain, p.currency`
-    })
-
-    const findPolicyRow = SqlSchema.findOne({
-      Request: Schema.Struct({ chain: Schema.String, currency: Schema.String }),
-      Result: AssetPolicyRow,
-      execute: ({ chain, currency }) =>
-        sql`SELECT * FROM wallet_asset_policies WHERE chain = ${chain} AND currency = ${currency}`
-    })
+    const store = yield* AssetStore
 
     const policies = Effect.fn("AssetCatalog.policies")(function* (merchantId: string) {
-      const rows = yield* Effect.orDie(listForMerchant(merchantId))
+      const rows = yield* Effect.orDie(store.listForMerchant(merchantId))
       return rows.map(toPolicy)
     })
 
@@ -70,12 +45,7 @@ export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCat
 
     /** Enables every `default_for_new_merchants` asset; part of the onboarding transaction. */
     const enableDefaults = Effect.fn("AssetCatalog.enableDefaults")(function* (merchantId: string) {
-      yield* Effect.orDie(sql`
-        INSERT INTO merchant_assets (merchant_id, chain, currency, enabled, source)
-        SELECT ${merchantId}, chain, currency, true, 'default'
-        FROM wallet_asset_policies
-        WHERE default_for_new_merchants AND status IN ('live', 'deposit_live')
-        ON CONFLICT DO NOTHING`)
+      yield* Effect.orDie(store.enableDefaults(merchantId))
     })
 
     /** POST /v1/wallet-asset-enrollments: idempotent; the first enrollment's source is kept. */
@@ -85,7 +55,7 @@ export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCat
     ) {
       const currency = request.currency.trim().toUpperCase()
       const key = `${request.chain}-${currency}`
-      const row = yield* Effect.orDie(findPolicyRow({ chain: request.chain, currency }))
+      const row = yield* Effect.orDie(store.findPolicy(request.chain, currency))
       if (Option.isNone(row)) {
         return yield* new BadRequestError({
           error: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the supported assets`
@@ -97,13 +67,7 @@ export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCat
         case "planned":
           return yield* new BadRequestError({ error: `asset ${key} is planned and not yet available` })
       }
-      yield* Effect.orDie(sql`
-        INSERT INTO merchant_assets (merchant_id, chain, currency, enabled, source)
-        VALUES (${merchantId}, ${request.chain}, ${currency}, true, ${request.source})
-        ON CONFLICT (merchant_id, chain, currency) DO UPDATE
-          SET enabled = true,
-              source = CASE WHEN merchant_assets.enabled THEN merchant_assets.source ELSE excluded.source END,
-              enabled_at = CASE WHEN merchant_assets.enabled THEN merchant_assets.enabled_at ELSE now() END`)
+      yield* Effect.orDie(store.enroll(merchantId, request.chain, currency, request.source))
       const enabled = yield* policy(merchantId, request.chain, currency)
       return yield* Option.match(enabled, {
         onNone: () => Effect.die(new Error(`asset ${key} vanished during enrollment`)),

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Either, Option, ParseResult, Schema } from "effect"
 import { AssetCatalog } from "../assets/asset-catalog.js"
 import type { AssetPolicy } from "../domain/asset-policy.js"
-import { Chain } from "../domain/chain.js"
+import type { Chain } from "../domain/chain.js"
 import {
   BATCH_LIMIT,
   type BatchCreateDepositAddressRequest,
@@ -18,28 +18,12 @@ import { renderTransaction } from "../transactions/transaction-view.js"
 import { newId } from "../ids.js"
 import { normalizeDecimal } from "../money.js"
 import { MerchantStore } from "../stores/merchant-store.js"
+import { type DepositAddressRow, WalletStore } from "../stores/wallet-store.js"
 import { Wallets } from "../wallets/wallets.js"
-
-const DepositRow = Schema.Struct({
-  id: Schema.String,
-  external_user_id: Schema.String,
-  chain: Chain,
-  currency: Schema.String,
-  wallet_id: Schema.String,
-  wallet_no: Schema.String,
-  address: Schema.String,
-  label: Schema.NullOr(Schema.String),
-  status: Schema.String,
-  balance: Schema.String,
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-})
-type DepositRow = typeof DepositRow.Type
-const decodeRows = Schema.decodeUnknown(Schema.Array(DepositRow))
 
 const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
 
-const render = (row: DepositRow): DepositAddress => ({
+const render = (row: DepositAddressRow): DepositAddress => ({
   id: row.id,
   external_user_id: row.external_user_id,
   wallet_id: row.wallet_id,
@@ -70,13 +54,6 @@ const refusal = (key: string, policy: AssetPolicy | undefined): string | undefin
   return undefined
 }
 
-const SELECT_DEPOSITS = (sql: SqlClient.SqlClient) =>
-  sql`SELECT d.id, d.external_user_id, d.chain, d.currency, d.wallet_id, w.wallet_no, d.address, d.label, d.status,
-             d.created_at, d.updated_at,
-             coalesce((SELECT sum(t.amount) FROM transactions t
-                        WHERE t.deposit_address_id = d.id AND t.type = 'deposit' AND t.status = 'confirmed'), 0)::text AS balance
-      FROM deposit_addresses d JOIN wallets w ON w.id = d.wallet_id`
-
 export interface AssignOutcome {
   readonly status: "created" | "existing" | "failed"
   readonly address?: DepositAddress
@@ -97,6 +74,7 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
     const catalog = yield* AssetCatalog
     const wallets = yield* Wallets
     const merchants = yield* MerchantStore
+    const store = yield* WalletStore
 
     /**
      * Assigns addresses to many requests in one transaction, in bulk (one counter update per key family,
@@ -127,26 +105,16 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
         .withTransaction(
           Effect.gen(function* () {
             // one assignment at a time per merchant: no two wallets for one user and network
-            yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`deposit-addresses:${merchantId}`}))`
+            yield* store.lockDepositAssignments(merchantId)
             const users = [...new Set(valid.map((v) => v.external_user_id))]
-            const existing = yield* SELECT_DEPOSITS(sql).pipe(
-              (base) => sql`${base} WHERE d.merchant_id = ${merchantId} AND ${sql.in("d.external_user_id", users)}`,
-              Effect.flatMap(decodeRows)
-            )
+            const existing = yield* store.depositAddressesOfUsers(merchantId, users)
             const known = new Map(existing.map((row) => [itemKey(row), row]))
             const missing = [
               ...new Map(valid.filter((v) => !known.has(itemKey(v))).map((v) => [itemKey(v), v])).values()
             ]
             if (missing.length === 0) return { known, created: new Set<string>() }
 
-            const userWallets = yield* sql<{
-              id: string
-              external_user_id: string | null
-              network: string
-              address: string
-            }>`
-            SELECT id, external_user_id, network, address FROM wallets
-            WHERE merchant_id = ${merchantId} AND purpose = 'deposit' AND ${sql.in("external_user_id", users)}`
+            const userWallets = yield* store.depositWalletsOf(merchantId, users)
             const walletOf = new Map(userWallets.map((w) => [`${w.external_user_id ?? ""}\u0000${w.network}`, w]))
             const needed = [
               ...new Map(
@@ -180,11 +148,8 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
               }
             })
             const ids = inserts.map((i) => i.id)
-            yield* sql`INSERT INTO deposit_addresses ${sql.insert(inserts)}`
-            const fresh = yield* SELECT_DEPOSITS(sql).pipe(
-              (base) => sql`${base} WHERE ${sql.in("d.id", ids)}`,
-              Effect.flatMap(decodeRows)
-            )
+            yield* store.insertDepositAddresses(inserts)
+            const fresh = yield* store.depositAddressesByIds(ids)
             for (const row of fresh) known.set(itemKey(row), row)
             return { known, created: new Set(fresh.map((row) => itemKey(row))) }
           })
@@ -224,22 +189,15 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
         readonly offset: number
       }
     ) {
-      const where = sql.and([
-        sql`d.merchant_id = ${merchantId}`,
-        ...(filter.external_user_id === undefined ? [] : [sql`d.external_user_id = ${filter.external_user_id}`]),
-        ...(filter.chain === undefined ? [] : [sql`d.chain = ${filter.chain}`]),
-        ...(filter.currency === undefined ? [] : [sql`d.currency = ${filter.currency.trim().toUpperCase()}`])
-      ])
-      const [count] = yield* Effect.orDie(
-        sql<{ total: string }>`SELECT count(*) AS total FROM deposit_addresses d WHERE ${where}`
-      )
-      const rows = yield* SELECT_DEPOSITS(sql).pipe(
-        (base) =>
-          sql`${base} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`,
-        Effect.flatMap(decodeRows),
-        Effect.orDie
-      )
-      return { total: Number(count?.total ?? 0), limit: filter.limit, offset: filter.offset, items: rows.map(render) }
+      const where = {
+        merchantId,
+        externalUserId: filter.external_user_id,
+        chain: filter.chain,
+        currency: filter.currency?.trim().toUpperCase()
+      }
+      const total = yield* Effect.orDie(store.countDepositAddresses(where))
+      const rows = yield* Effect.orDie(store.listDepositAddresses(where, filter.limit, filter.offset))
+      return { total, limit: filter.limit, offset: filter.offset, items: rows.map(render) }
     })
 
     const transactions = Effect.fn("DepositAddresses.transactions")(function* (
@@ -247,10 +205,8 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       depositAddressId: string,
       limit: number
     ) {
-      const owned = yield* Effect.orDie(sql<{ id: string }>`
-        SELECT id FROM deposit_addresses WHERE id = ${depositAddressId} AND merchant_id = ${merchantId}`)
-      if (owned.length === 0)
-        return yield* new NotFoundError({ error: `deposit address ${depositAddressId} not found` })
+      const owned = yield* Effect.orDie(store.ownsDepositAddress(merchantId, depositAddressId))
+      if (!owned) return yield* new NotFoundError({ error: `deposit address ${depositAddressId} not found` })
       const found = yield* transactionStore.forDepositAddress(depositAddressId, limit)
       return { total: found.total, limit, offset: 0, items: found.rows.map(renderTransaction) }
     })

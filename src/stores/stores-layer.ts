@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { AssetStore } from "./asset-store.js"
 import { AuditStore } from "./audit-store.js"
 import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
@@ -9,12 +10,14 @@ import { MerchantStore } from "./merchant-store.js"
 import { ReconciliationStore } from "./reconciliation-store.js"
 import { TransactionStore } from "./transaction-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
+import { WalletStore } from "./wallet-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
  * service, by the composition root and by the operator commands.
  */
 export const StoresLive = Layer.mergeAll(
+  AssetStore.Default,
   AuditStore.Default,
   ChainIdentityStore.Default,
   ConsoleStore.Default,
@@ -24,5 +27,6 @@ export const StoresLive = Layer.mergeAll(
   MerchantStore.Default,
   ReconciliationStore.Default,
   TransactionStore.Default,
-  UntracedBlockStore.Default
+  UntracedBlockStore.Default,
+  WalletStore.Default
 )

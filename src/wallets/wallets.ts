@@ -1,32 +1,18 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { Chain } from "../domain/chain.js"
 import { newId } from "../ids.js"
 import { type KeyFamily, keyFamilyOf } from "../keys/derivation.js"
 import { type KeyRef, Signer } from "../keys/signer.js"
 import { MerchantStore } from "../stores/merchant-store.js"
+import { type OwnedWalletRow, type ReceiveWalletRow, WalletStore } from "../stores/wallet-store.js"
 
-export interface ReceiveWallet {
-  readonly id: string
-  readonly wallet_no: string
-  readonly network: Chain
-  readonly address: string
-  readonly external_user_id: string | null
-}
+export type ReceiveWallet = ReceiveWalletRow
 
 /** A wallet with the key that signs for it (custody's view). */
 export interface OwnedWallet {
   readonly id: string
   readonly address: string
   readonly key: KeyRef
-}
-
-interface OwnedWalletRow {
-  readonly id: string
-  readonly address: string
-  readonly family: KeyFamily
-  readonly key_account: number
-  readonly address_index: number
 }
 
 export interface ReceiveWalletRequest {
@@ -42,18 +28,9 @@ export interface ReceiveWalletRequest {
  */
 export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const signer = yield* Signer
     const merchants = yield* MerchantStore
-
-    const reserveIndexes = (keyAccount: number, family: KeyFamily, count: number) =>
-      Effect.map(
-        sql<{ first: number }>`
-          INSERT INTO key_index_counters (key_account, family, next_index) VALUES (${keyAccount}, ${family}, ${count})
-          ON CONFLICT (key_account, family) DO UPDATE SET next_index = key_index_counters.next_index + ${count}
-          RETURNING next_index - ${count} AS first`,
-        (rows) => rows[0]?.first ?? 0
-      )
+    const store = yield* WalletStore
 
     /** Creates one receive wallet per request, in order; call inside a transaction. */
     const createReceive = Effect.fn("Wallets.createReceive")(function* (
@@ -68,7 +45,7 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
         byFamily.set(family, [...(byFamily.get(family) ?? []), position])
       })
       for (const [family, positions] of byFamily) {
-        const first = yield* reserveIndexes(keyAccount, family, positions.length)
+        const first = yield* store.reserveIndexes(keyAccount, family, positions.length)
         const derived = yield* signer.deriveAddresses(
           family,
           keyAccount,
@@ -92,14 +69,7 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
             external_user_id: request.externalUserId ?? null
           }
         })
-        const inserted = yield* sql<{
-          id: string
-          wallet_no: string
-          network: Chain
-          address: string
-          external_user_id: string | null
-        }>`
-          INSERT INTO wallets ${sql.insert(rows)} RETURNING id, wallet_no, network, address, external_user_id`
+        const inserted = yield* store.insertReceive(rows)
         const byId = new Map(inserted.map((w) => [w.id, w]))
         positions.forEach((position, i) => {
           out[position] = byId.get(rows[i]?.id ?? "")
@@ -113,14 +83,7 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
       readonly kind: "main" | "gas"
       readonly network: Chain
       readonly merchantId: string | null
-    }) =>
-      Effect.map(
-        sql<OwnedWalletRow>`
-          SELECT id, address, family, key_account, address_index FROM wallets
-          WHERE kind = ${where.kind} AND network = ${where.network}
-            AND ${where.merchantId === null ? sql`merchant_id IS NULL` : sql`merchant_id = ${where.merchantId}`}`,
-        (rows) => rows[0]
-      )
+    }) => Effect.map(store.findOwned(where), Option.getOrUndefined)
 
     const insertOwned = (row: {
       kind: "main" | "gas"
@@ -134,20 +97,18 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
         const [key] = yield* signer.deriveAddresses(family, row.keyAccount, [row.index])
         if (key === undefined) return yield* Effect.die(new Error("derivation returned no key"))
         // a racing process may have made it first: its row wins, this one is dropped
-        yield* sql`
-          INSERT INTO wallets ${sql.insert({
-            id: newId("wal"),
-            merchant_id: row.merchantId,
-            kind: row.kind,
-            purpose: row.kind,
-            network: row.network,
-            family,
-            address: key.address,
-            derivation_path: key.path,
-            key_account: row.keyAccount,
-            address_index: key.index
-          })}
-          ON CONFLICT DO NOTHING`
+        yield* store.insertOwned({
+          id: newId("wal"),
+          merchant_id: row.merchantId,
+          kind: row.kind,
+          purpose: row.kind,
+          network: row.network,
+          family,
+          address: key.address,
+          derivation_path: key.path,
+          key_account: row.keyAccount,
+          address_index: key.index
+        })
       })
 
     const ownedWallet = (row: OwnedWalletRow | undefined): OwnedWallet => {
@@ -165,7 +126,7 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
       if (found !== undefined) return ownedWallet(found)
       const keyAccount = yield* merchants.keyAccount(merchantId)
       if (Option.isNone(keyAccount)) return yield* Effect.die(new Error(`no merchant ${merchantId}`))
-      const index = yield* reserveIndexes(keyAccount.value, keyFamilyOf(network), 1)
+      const index = yield* store.reserveIndexes(keyAccount.value, keyFamilyOf(network), 1)
       yield* insertOwned({ kind: "main", merchantId, network, keyAccount: keyAccount.value, index })
       return ownedWallet(yield* findOwned({ kind: "main", network, merchantId }))
     })
@@ -180,11 +141,10 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
 
     /** Any wallet by id, with its key (custody signs for it). */
     const byId = Effect.fn("Wallets.byId")(function* (walletId: string) {
-      const [row] = yield* sql<OwnedWalletRow & { merchant_id: string | null; kind: string; network: Chain }>`
-        SELECT id, address, family, key_account, address_index, merchant_id, kind, network FROM wallets WHERE id = ${walletId}`
-      return row === undefined
-        ? undefined
-        : { ...ownedWallet(row), merchantId: row.merchant_id, kind: row.kind, network: row.network }
+      const found = yield* store.byId(walletId)
+      if (Option.isNone(found)) return undefined
+      const row = found.value
+      return { ...ownedWallet(row), merchantId: row.merchant_id, kind: row.kind, network: row.network }
     })
 
     return { createReceive, mainWallet, gasWallet, byId } as const
