@@ -4,6 +4,7 @@ import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
+import { WebhookStore } from "./webhook-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
@@ -14,5 +15,6 @@ export const StoresLive = Layer.mergeAll(
   ChainIdentityStore.Default,
   ConsoleStore.Default,
   IdempotencyStore.Default,
-  IndexerStore.Default
+  IndexerStore.Default,
+  WebhookStore.Default
 )

@@ -1,0 +1,91 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { TestDatabaseLive } from "../../test/database.js"
+import { type DepositKeyParts, depositConfirmedKey, paymentEventKey, WebhookStore } from "./webhook-store.js"
+
+const trc20: DepositKeyParts = {
+  chain: "TRC20",
+  currency: "USDT",
+  tx_hash: "abc123",
+  to_address: "TAddr",
+  event_index: 0
+}
+const deposits: ReadonlyArray<DepositKeyParts> = [
+  trc20,
+  {
+    chain: "BEP20",
+    currency: "USDC",
+    tx_hash: "0x9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    to_address: "0x52908400098527886E0F7030069857D2E4169EE7",
+    event_index: 2147483647
+  },
+  // a signature and address of base58 and an instruction index: the parts as the chain spells them
+  {
+    chain: "SOLANA",
+    currency: "SOL",
+    tx_hash: "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+    to_address: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+    event_index: 17
+  }
+]
+
+/** What a SQL key expression over the alias `c` gives for one deposit's parts, on the test database. */
+const evaluate = (expression: (alias: string) => ReturnType<WebhookStore["depositConfirmedKeySql"]>) =>
+  Effect.fn(function* (d: DepositKeyParts) {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ key: string }>`
+      SELECT ${expression("c")} AS key
+      FROM (SELECT ${d.chain}::text AS chain, ${d.currency}::text AS currency, ${d.tx_hash}::text AS tx_hash,
+                   ${d.to_address}::text AS to_address, ${d.event_index}::int AS event_index) c`
+    return row?.key
+  })
+
+describe("webhook event keys", () => {
+  layer(WebhookStore.Default.pipe(Layer.provideMerge(TestDatabaseLive)), { excludeTestServices: true })((it) => {
+    it.effect("the SQL form of each deposit key gives what the TypeScript form gives, for the same row", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        for (const d of deposits) {
+          expect(yield* evaluate(store.depositConfirmedKeySql)(d)).toBe(depositConfirmedKey(d))
+          for (const bodyEvent of ["payment.detected", "payment.reversed"]) {
+            expect(yield* evaluate((alias) => store.paymentEventKeySql(alias, bodyEvent))(d)).toBe(
+              paymentEventKey(d, bodyEvent)
+            )
+          }
+        }
+        expect(depositConfirmedKey(trc20)).toBe("wallet.deposit.confirmed:TRC20:USDT:abc123:TAddr:0")
+      })
+    )
+
+    it.effect("the n-th reversal or restoration of a payment gets a key of its own", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
+                   VALUES ('mch_keys', 'M1', 'a1', 'p', 'p', 'b', 'u', 'checkout', '{}', 'whsec_x')`
+        const payment = { merchant_id: "mch_keys", ...trc20 }
+        const first = yield* store.nthPaymentKey(payment, "payment.reversed")
+        expect(first).toBe("deposit:TRC20:USDT:abc123:TAddr:0:payment.reversed")
+        const announce = (key: string) =>
+          store.insertEvent({
+            merchantId: payment.merchant_id,
+            event: "order.updated",
+            idempotencyKey: key,
+            orderId: null,
+            destination: null,
+            body: "{}"
+          })
+        yield* announce(first)
+        const second = yield* store.nthPaymentKey(payment, "payment.reversed")
+        expect(second).toBe(`${first}#2`)
+        yield* announce(second)
+        expect(yield* store.nthPaymentKey(payment, "payment.reversed")).toBe(`${first}#3`)
+        // detections and confirmations happen once: no count
+        expect(yield* store.nthPaymentKey(payment, "payment.detected")).toBe(
+          paymentEventKey(payment, "payment.detected")
+        )
+      })
+    )
+  })
+})
