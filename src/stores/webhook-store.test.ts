@@ -58,6 +58,64 @@ describe("webhook event keys", () => {
       })
     )
 
+    it.effect("the deposit events fragment announces each confirmed deposit of the caller's CTE once", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret, webhook_url)
+                   VALUES ('mch_deposits', 'M2', 'a2', 'p2', 'p2', 'b', 'u', 'exchange_wallet', '{}', 'whsec_y', 'https://merchant.example/hooks')`
+        // a confirmed deposit to a deposit address and one to an order (announced by its order's events)
+        const write = sql`
+          WITH confirmed AS (
+            SELECT * FROM (VALUES
+              ('txn_a', 'evt_a', 'dep_1', 'alice'),
+              ('txn_b', 'evt_b', NULL, NULL)
+            ) v(id, event_id, deposit_address_id, external_user_id)
+            CROSS JOIN LATERAL (SELECT 'mch_deposits' AS merchant_id, 'wal_1' AS wallet_id, ${trc20.chain}::text AS chain,
+              ${trc20.currency}::text AS currency, 12.50::numeric AS amount, ${trc20.tx_hash}::text AS tx_hash, 'TFrom' AS from_address,
+              ${trc20.to_address}::text AS to_address, ${trc20.event_index}::int AS event_index, 7::bigint AS block_number,
+              19 AS confirmations, '2026-11-22T00:00:00Z'::timestamptz AS confirmed_at) d
+          ),
+          ${store.depositConfirmedEvents("confirmed", "2026-11-22T00:00:01.000Z")}
+          SELECT 1`
+        yield* write
+        yield* write
+        const events = yield* sql<{
+          id: string
+          idempotency_key: string
+          destination: string
+          status: string
+          body: string
+        }>`
+          SELECT id, idempotency_key, destination, status, body FROM webhook_events WHERE merchant_id = 'mch_deposits'`
+        expect(events.map(({ body: _, ...event }) => event)).toEqual([
+          {
+            id: "evt_a",
+            idempotency_key: depositConfirmedKey(trc20),
+            destination: "https://merchant.example/hooks",
+            status: "pending"
+          }
+        ])
+        expect(JSON.parse(events[0]?.body ?? "null")).toEqual({
+          event: "wallet.deposit.confirmed",
+          deposit_address_id: "dep_1",
+          external_user_id: "alice",
+          wallet_id: "wal_1",
+          chain: "TRC20",
+          currency: "USDT",
+          amount: "12.5",
+          tx_hash: "abc123",
+          from_address: "TFrom",
+          to_address: "TAddr",
+          event_index: 0,
+          block_number: 7,
+          confirmations: 19,
+          confirmed_at: "2026-11-22T00:00:00.000Z",
+          created_at: "2026-11-22T00:00:01.000Z"
+        })
+      })
+    )
+
     it.effect("the n-th reversal or restoration of a payment gets a key of its own", () =>
       Effect.gen(function* () {
         const store = yield* WebhookStore
