@@ -4,6 +4,7 @@ import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
+import { OrderStore } from "./order-store.js"
 import { WebhookStore } from "./webhook-store.js"
 
 /**
@@ -16,5 +17,6 @@ export const StoresLive = Layer.mergeAll(
   ConsoleStore.Default,
   IdempotencyStore.Default,
   IndexerStore.Default,
+  OrderStore.Default,
   WebhookStore.Default
 )
