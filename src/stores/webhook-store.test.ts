@@ -41,7 +41,7 @@ const evaluate = (expression: (alias: string) => ReturnType<WebhookStore["deposi
     return row?.key
   })
 
-describe("webhook event keys", () => {
+describe("webhook store", () => {
   layer(WebhookStore.Default.pipe(Layer.provideMerge(TestDatabaseLive)), { excludeTestServices: true })((it) => {
     it.effect("the SQL form of each deposit key gives what the TypeScript form gives, for the same row", () =>
       Effect.gen(function* () {
@@ -143,6 +143,55 @@ describe("webhook event keys", () => {
         expect(yield* store.nthPaymentKey(payment, "payment.detected")).toBe(
           paymentEventKey(payment, "payment.detected")
         )
+      })
+    )
+
+    it.effect("a devnet reset forgets the chains' events with their attempts and keeps the others", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
+                   VALUES ('mch_reset', 'M3', 'a3', 'p3', 'p3', 'b', 'u', 'checkout', '{}', 'whsec_z')`
+        const announce = (event: string, key: string) =>
+          store.insertEvent({
+            merchantId: "mch_reset",
+            event,
+            idempotencyKey: key,
+            orderId: null,
+            destination: "https://merchant.example/hooks",
+            body: "{}"
+          })
+        yield* announce("order.updated", paymentEventKey(trc20, "payment.detected"))
+        yield* announce("wallet.withdrawal.failed", "wallet.withdrawal.failed:wd_1:")
+        yield* announce("order.updated", "ord_1:order.expired:EXPIRED")
+        // an attempt at the payment's event: it goes with its event (the attempt refers to it)
+        const [payment] = yield* sql<{ id: string }>`
+          SELECT id FROM webhook_events WHERE idempotency_key = ${paymentEventKey(trc20, "payment.detected")}`
+        const at = new Date()
+        yield* store.recordAttempt(
+          {
+            eventId: payment?.id ?? "",
+            attempt: 1,
+            destination: "https://merchant.example/hooks",
+            startedAt: at,
+            finishedAt: at,
+            statusCode: 500,
+            latencyMs: 3,
+            error: "HTTP 500",
+            excerpt: null
+          },
+          { status: "pending", nextAttemptAt: at, deliveredAt: null, deadAt: null }
+        )
+        const total = sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_events`
+        const [before] = yield* total
+        const forgotten = yield* store.forgetChainEvents
+        const [after] = yield* total
+        expect(forgotten).toBe((before?.n ?? 0) - (after?.n ?? 0))
+        const attempts = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_attempts`
+        expect(attempts[0]?.n).toBe(0)
+        const left = yield* sql<{ idempotency_key: string }>`
+          SELECT idempotency_key FROM webhook_events WHERE merchant_id = 'mch_reset'`
+        expect(left.map((e) => e.idempotency_key)).toEqual(["ord_1:order.expired:EXPIRED"])
       })
     )
   })
