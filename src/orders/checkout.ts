@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option, Ref, Schema } from "effect"
 import { IndexerStatus } from "../indexing/indexer-status.js"
 import { type LatestPayment, TransactionStore } from "../stores/transaction-store.js"
@@ -8,6 +7,7 @@ import { Chain } from "../domain/chain.js"
 import { NotFoundError } from "../domain/errors.js"
 import { OrderStatus } from "../domain/order.js"
 import { DecimalString, MoneyDecimal, normalizeDecimal } from "../money.js"
+import { OrderStore } from "../stores/order-store.js"
 
 /** What the hosted checkout page shows a paying customer: no merchant id, key, secret or other order. */
 export const CheckoutStatus = Schema.Struct({
@@ -60,27 +60,6 @@ const NETWORK_NAMES: Record<Chain, string> = {
   POLYGON: "Polygon"
 }
 
-const OrderRow = Schema.Struct({
-  id: Schema.String,
-  status: OrderStatus,
-  amount: Schema.String,
-  paid_amount: Schema.String,
-  currency: Schema.String,
-  checkout_mode: Schema.Literal("single_asset", "multi_asset"),
-  late_payment: Schema.Boolean,
-  return_url: Schema.NullOr(Schema.String),
-  product_name: Schema.NullOr(Schema.String),
-  expire_at: Schema.DateFromSelf,
-  merchant_name: Schema.String
-})
-const AssetRow = Schema.Struct({
-  chain: Chain,
-  currency: Schema.String,
-  amount: Schema.String,
-  pay_address: Schema.String,
-  pay_qrcode: Schema.NullOr(Schema.String)
-})
-
 /**
  * The hosted checkout's read model, by order id alone (the page is public): the order's public fields,
  * its payable assets with network names and token contracts, and the latest payment's confirmations
@@ -88,8 +67,8 @@ const AssetRow = Schema.Struct({
  */
 export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const transactionStore = yield* TransactionStore
+    const store = yield* OrderStore
     const settings = yield* ChainSettings
     const endpoints = yield* ChainEndpoints
     const statuses = yield* IndexerStatus
@@ -98,19 +77,10 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
       chain === "BEP20" ? endpoints.bep20.confirmations : chain === "TRC20" ? endpoints.tron.confirmations : 32
 
     const view = Effect.fn("Checkout.view")(function* (orderId: string) {
-      const [order] = yield* sql`
-        SELECT o.id, o.status, o.amount::text AS amount, o.paid_amount::text AS paid_amount, o.currency, o.checkout_mode,
-               o.late_payment, o.return_url, o.product_name, o.expire_at, m.project_name AS merchant_name
-        FROM orders o JOIN merchants m ON m.id = o.merchant_id WHERE o.id = ${orderId}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(OrderRow))),
-        Effect.orDie
-      )
-      if (order === undefined) return yield* new NotFoundError({ error: `order ${orderId} not found` })
-      const assets = yield* sql`
-        SELECT chain, currency, amount::text AS amount, pay_address, pay_qrcode FROM order_assets WHERE order_id = ${orderId} ORDER BY position`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(AssetRow))),
-        Effect.orDie
-      )
+      const found = yield* Effect.orDie(store.checkoutOrder(orderId))
+      if (Option.isNone(found)) return yield* new NotFoundError({ error: `order ${orderId} not found` })
+      const order = found.value
+      const assets = yield* Effect.orDie(store.checkoutAssets(orderId))
       const payment = Option.getOrUndefined(yield* transactionStore.latestOrderPayment(orderId))
       const heads = yield* Ref.get(statuses)
       const confirmationsOf = (p: LatestPayment) => {

@@ -1,45 +1,6 @@
-import { DateTime, Schema } from "effect"
-import { Chain } from "../domain/chain.js"
-import { CheckoutMode, type Order, OrderStatus } from "../domain/order.js"
-
-export const OrderRow = Schema.Struct({
-  id: Schema.String,
-  merchant_id: Schema.String,
-  out_trade_no: Schema.String,
-  status: OrderStatus,
-  amount: Schema.String,
-  paid_amount: Schema.String,
-  currency: Schema.String,
-  chain: Chain,
-  checkout_mode: CheckoutMode,
-  exchange_rate: Schema.NullOr(Schema.String),
-  pay_address: Schema.String,
-  wallet_id: Schema.String,
-  notify_url: Schema.NullOr(Schema.String),
-  return_url: Schema.NullOr(Schema.String),
-  merchant_user_id: Schema.NullOr(Schema.String),
-  product_name: Schema.NullOr(Schema.String),
-  product_desc: Schema.NullOr(Schema.String),
-  metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  tx_hash: Schema.NullOr(Schema.String),
-  late_payment: Schema.Boolean,
-  expire_at: Schema.DateFromSelf,
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-})
-export type OrderRow = typeof OrderRow.Type
-
-export const OrderAssetRow = Schema.Struct({
-  order_id: Schema.String,
-  position: Schema.Number,
-  chain: Chain,
-  currency: Schema.String,
-  wallet_id: Schema.String,
-  pay_address: Schema.String,
-  amount: Schema.String,
-  pay_qrcode: Schema.NullOr(Schema.String)
-})
-export type OrderAssetRow = typeof OrderAssetRow.Type
+import { DateTime } from "effect"
+import type { Order } from "../domain/order.js"
+import type { OrderAssetRow, OrderRow } from "../stores/order-store.js"
 
 const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
 

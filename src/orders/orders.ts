@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Array as Arr, DateTime, Effect, Either, Option, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Array as Arr, DateTime, Effect, Either, Option } from "effect"
 import { AssetCatalog } from "../assets/asset-catalog.js"
 import { ChainSettings } from "../assets/chain-settings.js"
 import { AppConfig } from "../config.js"
@@ -11,9 +11,11 @@ import { newId } from "../ids.js"
 import { normalizeDecimal } from "../money.js"
 import { MerchantStore } from "../stores/merchant-store.js"
 import { Wallets } from "../wallets/wallets.js"
+import { OrderStore, type OrderRow } from "../stores/order-store.js"
+import { orderEventKey } from "../stores/webhook-store.js"
 import { WebhookOutbox } from "../webhooks/outbox.js"
 import { priceOrder } from "./order-pricing.js"
-import { OrderAssetRow, OrderRow, renderOrder } from "./order-view.js"
+import { renderOrder } from "./order-view.js"
 import { paymentUri } from "./payment-uri.js"
 
 const CREATE_ENDPOINT = "POST /v1/orders"
@@ -45,28 +47,17 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     const idempotency = yield* Idempotency
     const outbox = yield* WebhookOutbox
     const merchants = yield* MerchantStore
-
-    const findRow = SqlSchema.findOne({
-      Request: Schema.Struct({ merchantId: Schema.String, orderId: Schema.String }),
-      Result: OrderRow,
-      execute: ({ merchantId, orderId }) =>
-        sql`SELECT * FROM orders WHERE id = ${orderId} AND merchant_id = ${merchantId}`
-    })
-    const assetRows = SqlSchema.findAll({
-      Request: Schema.Array(Schema.String),
-      Result: OrderAssetRow,
-      execute: (ids) => sql`SELECT * FROM order_assets WHERE ${sql.in("order_id", ids)} ORDER BY order_id, position`
-    })
+    const store = yield* OrderStore
 
     const render = (rows: ReadonlyArray<OrderRow>) =>
       Effect.gen(function* () {
         if (rows.length === 0) return []
-        const assets = Arr.groupBy(yield* assetRows(rows.map((r) => r.id)), (a) => a.order_id)
+        const assets = Arr.groupBy(yield* store.assetsOf(rows.map((r) => r.id)), (a) => a.order_id)
         return rows.map((row) => renderOrder(row, assets[row.id] ?? [], config.baseUrl))
       })
 
     const get = Effect.fn("Orders.get")(function* (merchantId: string, orderId: string) {
-      const row = yield* Effect.orDie(findRow({ merchantId, orderId }))
+      const row = yield* Effect.orDie(store.find(merchantId, orderId))
       if (Option.isNone(row)) return yield* new NotFoundError({ error: `order ${orderId} not found` })
       const [order] = yield* Effect.orDie(render([row.value]))
       return yield* Effect.fromNullable(order).pipe(Effect.orDie)
@@ -130,27 +121,29 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
             })
             const primary = assetRowsToInsert[0]
             if (primary === undefined) return yield* Effect.die(new Error("an order without assets"))
-            yield* sql`INSERT INTO orders ${sql.insert({
-              id: orderId,
-              merchant_id: merchantId,
-              out_trade_no: request.out_trade_no ?? "",
-              status: "PENDING",
-              amount: request.amount,
-              currency,
-              chain,
-              checkout_mode: checkoutMode,
-              exchange_rate: request.exchange_rate ?? null,
-              pay_address: primary.pay_address,
-              wallet_id: primary.wallet_id,
-              notify_url: request.notify_url ?? null,
-              return_url: request.return_url ?? null,
-              merchant_user_id: request.merchant_user_id ?? null,
-              product_name: request.product_name ?? null,
-              product_desc: request.product_desc ?? null,
-              metadata: request.metadata === undefined ? null : JSON.stringify(request.metadata),
-              expire_at: DateTime.toDate(expireAt)
-            })}`
-            yield* sql`INSERT INTO order_assets ${sql.insert(assetRowsToInsert)}`
+            yield* store.insert(
+              {
+                id: orderId,
+                merchant_id: merchantId,
+                out_trade_no: request.out_trade_no ?? "",
+                status: "PENDING",
+                amount: request.amount,
+                currency,
+                chain,
+                checkout_mode: checkoutMode,
+                exchange_rate: request.exchange_rate ?? null,
+                pay_address: primary.pay_address,
+                wallet_id: primary.wallet_id,
+                notify_url: request.notify_url ?? null,
+                return_url: request.return_url ?? null,
+                merchant_user_id: request.merchant_user_id ?? null,
+                product_name: request.product_name ?? null,
+                product_desc: request.product_desc ?? null,
+                metadata: request.metadata === undefined ? null : JSON.stringify(request.metadata),
+                expire_at: DateTime.toDate(expireAt)
+              },
+              assetRowsToInsert
+            )
             return { orderId, status: 201 }
           })
         )
@@ -163,20 +156,15 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     })
 
     const list = Effect.fn("Orders.list")(function* (merchantId: string, filter: OrderListFilter) {
-      const where = sql.and([
-        sql`merchant_id = ${merchantId}`,
-        ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
-        ...(filter.chain === undefined ? [] : [sql`chain = ${filter.chain}`])
-      ])
-      const [count] = yield* Effect.orDie(sql<{ total: string }>`SELECT count(*) AS total FROM orders WHERE ${where}`)
-      const rows = yield* Effect.orDie(
-        sql`SELECT * FROM orders WHERE ${where} ORDER BY created_at DESC, id DESC
-            LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size}`.pipe(
-          Effect.flatMap(Schema.decodeUnknown(Schema.Array(OrderRow)))
+      const { total, rows } = yield* Effect.orDie(
+        store.list(
+          merchantId,
+          { status: filter.status, chain: filter.chain },
+          { limit: filter.size, offset: (filter.page - 1) * filter.size }
         )
       )
       return {
-        total: Number(count?.total ?? 0),
+        total,
         page: filter.page,
         size: filter.size,
         items: yield* Effect.orDie(render(rows))
@@ -193,16 +181,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const expired = yield* sql`
-            WITH due AS (
-              SELECT id FROM orders WHERE status = 'PENDING' AND expire_at <= now() AND order_time_is_up(id, expire_at)
-              ORDER BY expire_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
-            )
-            UPDATE orders o
-               SET status = CASE WHEN o.paid_amount > 0 THEN 'PARTIALLY_PAID' ELSE 'EXPIRED' END,
-                   updated_at = clock_timestamp()
-              FROM due WHERE o.id = due.id
-            RETURNING o.*`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(OrderRow))))
+            const expired = yield* store.expireDue(batchSize)
             if (expired.length === 0) return 0
             const hookOf = yield* merchants.webhookUrls(expired.map((o) => o.merchant_id))
             const orders = yield* render(expired)
@@ -229,7 +208,7 @@ const orderEvent = (row: OrderRow, order: Order, now: string, merchantWebhook: s
   return {
     merchantId: row.merchant_id,
     event: "order.updated",
-    idempotencyKey: `${order.order_id}:${bodyEvent}:${order.status}`,
+    idempotencyKey: orderEventKey(order.order_id, bodyEvent, order.status),
     orderId: order.order_id,
     destination: row.notify_url ?? merchantWebhook,
     body: { event: bodyEvent, order, created_at: now }

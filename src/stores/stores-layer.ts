@@ -7,10 +7,12 @@ import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
 import { LedgerStore } from "./ledger-store.js"
 import { MerchantStore } from "./merchant-store.js"
+import { OrderStore } from "./order-store.js"
 import { ReconciliationStore } from "./reconciliation-store.js"
 import { TransactionStore } from "./transaction-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
 import { WalletStore } from "./wallet-store.js"
+import { WebhookStore } from "./webhook-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
@@ -25,8 +27,10 @@ export const StoresLive = Layer.mergeAll(
   IndexerStore.Default,
   LedgerStore.Default,
   MerchantStore.Default,
+  OrderStore.Default,
   ReconciliationStore.Default,
   TransactionStore.Default,
   UntracedBlockStore.Default,
-  WalletStore.Default
+  WalletStore.Default,
+  WebhookStore.Default
 )

@@ -52,7 +52,11 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
 const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "src/stores/console-store.ts": ["merchants", "withdrawal_approvals"],
   "src/stores/ledger-store.ts": ["wallets", "wallet_asset_policies", "custody_operations"],
-  "src/stores/wallet-store.ts": ["transactions", "ledger_balances", "custody_operations"]
+  "src/stores/wallet-store.ts": ["transactions", "ledger_balances", "custody_operations"],
+  // the checkout's merchant name; the settlement's amount precision (the asset policy of the order's currency)
+  "src/stores/order-store.ts": ["merchants", "wallet_asset_policies"],
+  // a claimed event's signing secret, a replay's current webhook_url, a deposit event's destination
+  "src/stores/webhook-store.ts": ["merchants"]
 }
 
 /**

@@ -1,26 +1,12 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
-import { Cause, DateTime, Duration, Effect, Layer, Random, Schedule, Schema, Stream } from "effect"
+import { Cause, DateTime, Duration, Effect, Layer, Random, Schedule, Stream } from "effect"
 import { AppConfig } from "../config.js"
-import { newId } from "../ids.js"
+import { type ClaimedEvent, WebhookStore } from "../stores/webhook-store.js"
 import { destinationProblem, guardedLookup } from "./destination-guard.js"
 import { GIVE_UP_AFTER, retryDelay } from "./retry-schedule.js"
 import { signBody } from "./signature.js"
 import { SecretBox } from "../keys/secret-box.js"
-
-const Claimed = Schema.Struct({
-  id: Schema.String,
-  merchant_id: Schema.String,
-  event: Schema.String,
-  idempotency_key: Schema.String,
-  destination: Schema.String,
-  body: Schema.String,
-  attempts: Schema.Number,
-  created_at: Schema.DateFromSelf,
-  webhook_secret: Schema.String
-})
-type Claimed = typeof Claimed.Type
 
 interface AttemptResult {
   readonly statusCode: number | null
@@ -54,7 +40,7 @@ export const WebhookHttpClientLive = Layer.unwrapEffect(
  */
 export const WebhookDispatcherLive = Layer.scopedDiscard(
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const store = yield* WebhookStore
     const config = yield* AppConfig
     const client = yield* HttpClient.HttpClient
     // webhook secrets are stored sealed; opened only to sign a delivery
@@ -66,30 +52,9 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
     let total = 0
     let stopping = false
 
-    const claim = (limit: number, saturated: ReadonlyArray<string>) =>
-      sql`
-        WITH candidates AS (
-          SELECT DISTINCT ON (merchant_id) id FROM webhook_events
-          WHERE ${sql.and([
-            sql`status = 'pending'`,
-            sql`next_attempt_at <= now()`,
-            ...(saturated.length > 0 ? [sql`NOT ${sql.in("merchant_id", saturated)}`] : [])
-          ])}
-          ORDER BY merchant_id, next_attempt_at
-        ), locked AS (
-          SELECT e.id FROM webhook_events e JOIN candidates c ON c.id = e.id
-          WHERE e.status = 'pending' AND e.next_attempt_at <= now()
-          ORDER BY e.next_attempt_at LIMIT ${limit}
-          FOR UPDATE OF e SKIP LOCKED
-        )
-        UPDATE webhook_events e
-           SET attempts = e.attempts + 1, next_attempt_at = now() + ${`${Duration.toMillis(lease)} milliseconds`}::interval
-          FROM locked, merchants m
-         WHERE e.id = locked.id AND m.id = e.merchant_id
-        RETURNING e.id, e.merchant_id, e.event, e.idempotency_key, e.destination, e.body, e.attempts, e.created_at,
-                  m.webhook_secret`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(Claimed))))
+    const claim = (limit: number, saturated: ReadonlyArray<string>) => store.claimDue(limit, saturated, lease)
 
-    const post = (event: Claimed): Effect.Effect<AttemptResult> => {
+    const post = (event: ClaimedEvent): Effect.Effect<AttemptResult> => {
       const problem = destinationProblem(event.destination, production)
       if (problem !== undefined)
         return Effect.succeed({ statusCode: null, error: `refused: ${problem}`, excerpt: null })
@@ -145,7 +110,7 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       )
     }
 
-    const record = (event: Claimed, startedAt: DateTime.Utc, result: AttemptResult) =>
+    const record = (event: ClaimedEvent, startedAt: DateTime.Utc, result: AttemptResult) =>
       Effect.gen(function* () {
         const finishedAt = yield* DateTime.now
         const delivered = result.error === null
@@ -153,31 +118,24 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
         const nextAt = DateTime.addDuration(finishedAt, delay)
         const giveUpAt = DateTime.addDuration(DateTime.unsafeFromDate(event.created_at), GIVE_UP_AFTER)
         const dead = !delivered && DateTime.greaterThan(nextAt, giveUpAt)
-        yield* sql.withTransaction(
-          Effect.gen(function* () {
-            yield* sql`INSERT INTO webhook_attempts ${sql.insert({
-              id: newId("att"),
-              event_id: event.id,
-              attempt: event.attempts,
-              destination: event.destination,
-              started_at: DateTime.toDate(startedAt),
-              finished_at: DateTime.toDate(finishedAt),
-              status_code: result.statusCode,
-              latency_ms: Math.max(0, DateTime.toEpochMillis(finishedAt) - DateTime.toEpochMillis(startedAt)),
-              error: result.error,
-              response_excerpt: result.excerpt
-            })} ON CONFLICT (event_id, attempt) DO NOTHING`
-            // only the holder of this attempt may settle it (a stale worker past its lease may not)
-            yield* sql`
-            UPDATE webhook_events SET
-              status = ${delivered ? "delivered" : dead ? "dead" : "pending"},
-              next_attempt_at = ${DateTime.toDate(nextAt)},
-              last_status_code = ${result.statusCode},
-              last_error = ${result.error},
-              delivered_at = ${delivered ? DateTime.toDate(finishedAt) : null},
-              dead_at = ${dead ? DateTime.toDate(finishedAt) : null}
-            WHERE id = ${event.id} AND attempts = ${event.attempts} AND status = 'pending'`
-          })
+        yield* store.recordAttempt(
+          {
+            eventId: event.id,
+            attempt: event.attempts,
+            destination: event.destination,
+            startedAt: DateTime.toDate(startedAt),
+            finishedAt: DateTime.toDate(finishedAt),
+            statusCode: result.statusCode,
+            latencyMs: Math.max(0, DateTime.toEpochMillis(finishedAt) - DateTime.toEpochMillis(startedAt)),
+            error: result.error,
+            excerpt: result.excerpt
+          },
+          {
+            status: delivered ? "delivered" : dead ? "dead" : "pending",
+            nextAttemptAt: DateTime.toDate(nextAt),
+            deliveredAt: delivered ? DateTime.toDate(finishedAt) : null,
+            deadAt: dead ? DateTime.toDate(finishedAt) : null
+          }
         )
         const annotations = { event_id: event.id, merchant_id: event.merchant_id, attempt: event.attempts }
         if (dead)
@@ -189,7 +147,7 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       })
 
     // forked while uninterruptible, so the hand-back below is in place before any interruption can land
-    const deliver = (event: Claimed) =>
+    const deliver = (event: ClaimedEvent) =>
       Effect.interruptible(
         Effect.gen(function* () {
           const startedAt = yield* DateTime.now
@@ -198,10 +156,7 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
         })
       ).pipe(
         // a graceful stop hands the attempt back at once; only a crash leaves it to its lease
-        Effect.onInterrupt(() =>
-          sql`UPDATE webhook_events SET next_attempt_at = now()
-              WHERE id = ${event.id} AND attempts = ${event.attempts} AND status = 'pending'`.pipe(Effect.ignore)
-        ),
+        Effect.onInterrupt(() => store.handBack(event.id, event.attempts).pipe(Effect.ignore)),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.void

@@ -1,6 +1,5 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { newId } from "../ids.js"
+import { WebhookStore } from "../stores/webhook-store.js"
 
 export interface OutboxEvent {
   readonly merchantId: string
@@ -22,21 +21,17 @@ export interface OutboxEvent {
  */
 export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/WebhookOutbox", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const store = yield* WebhookStore
     /** One event, written once per key (a repeat of the same key is a no-op). */
     const enqueue = Effect.fn("WebhookOutbox.enqueue")(function* (event: OutboxEvent) {
-      yield* sql`
-        INSERT INTO webhook_events ${sql.insert({
-          id: newId("evt"),
-          merchant_id: event.merchantId,
-          event: event.event,
-          idempotency_key: event.idempotencyKey,
-          order_id: event.orderId ?? null,
-          destination: event.destination,
-          body: JSON.stringify(event.body),
-          status: event.destination === null ? "no_destination" : "pending"
-        })}
-        ON CONFLICT (merchant_id, idempotency_key) WHERE transaction_id IS NULL DO NOTHING`
+      yield* store.insertEvent({
+        merchantId: event.merchantId,
+        event: event.event,
+        idempotencyKey: event.idempotencyKey,
+        orderId: event.orderId ?? null,
+        destination: event.destination,
+        body: JSON.stringify(event.body)
+      })
     })
     return { enqueue } as const
   })

@@ -3,7 +3,8 @@ import { DateTime, Effect, Either, Layer, Option } from "effect"
 import { AppConfig, loadAppConfig } from "../config.js"
 import { DatabaseLive } from "../database/database.js"
 import { failed, refused, runCli, subcommandNeeded } from "../operator/cli.js"
-import { type ProblemFilter, WebhookAdmin } from "./webhook-admin.js"
+import { type ProblemFilter, WebhookStore } from "../stores/webhook-store.js"
+import { WebhookAdmin } from "./webhook-admin.js"
 
 /**
  * `npm run webhooks`: list failing and dead deliveries, replay one or all for a merchant. One JSON line
@@ -17,7 +18,11 @@ const withAdmin = <A, E>(body: Effect.Effect<A, E, WebhookAdmin>) =>
     if (Either.isLeft(config)) return yield* failed(`invalid configuration:\n${config.left}`)
     return yield* body.pipe(
       Effect.provide(
-        WebhookAdmin.Default.pipe(Layer.provide(DatabaseLive), Layer.provide(Layer.succeed(AppConfig, config.right)))
+        WebhookAdmin.Default.pipe(
+          Layer.provide(WebhookStore.Default),
+          Layer.provide(DatabaseLive),
+          Layer.provide(Layer.succeed(AppConfig, config.right))
+        )
       )
     )
   })

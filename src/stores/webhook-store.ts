@@ -1,0 +1,310 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Schema } from "effect"
+import { newId } from "../ids.js"
+
+// ---- idempotency keys (X-FACET-IDEMPOTENCY-KEY): each format once, its TypeScript and SQL forms side by side
+
+/** The parts of a deposit that name it on its chain, in the order its event keys spell them. */
+const DEPOSIT_KEY_PARTS = ["chain", "currency", "tx_hash", "to_address", "event_index"] as const
+export interface DepositKeyParts {
+  readonly chain: string
+  readonly currency: string
+  readonly tx_hash: string
+  readonly to_address: string
+  readonly event_index: number
+}
+const depositParts = (d: DepositKeyParts) => DEPOSIT_KEY_PARTS.map((part) => String(d[part])).join(":")
+/** The same parts as SQL over a row alias (`c.chain || ':' || …`); the alias is code, never input. */
+const depositPartsSql = (alias: string) => DEPOSIT_KEY_PARTS.map((part) => `${alias}.${part}`).join(" || ':' || ")
+
+/** `wallet.deposit.confirmed:<chain>:<currency>:<tx_hash>:<to_address>:<event_index>`: one per deposit. */
+export const depositConfirmedKey = (d: DepositKeyParts) => `wallet.deposit.confirmed:${depositParts(d)}`
+
+/**
+ * `deposit:<chain>:<currency>:<tx_hash>:<to_address>:<event_index>:<body event>`: an order payment's
+ * `order.updated` (the n-th reversal or restoration, n ≥ 2, adds `#n`: see `nthPaymentKey`).
+ */
+export const paymentEventKey = (d: DepositKeyParts, bodyEvent: string) => `deposit:${depositParts(d)}:${bodyEvent}`
+
+/** `<order_id>:<body event>:<status>`: an `order.updated` that is no chain event (expiry). */
+export const orderEventKey = (orderId: string, bodyEvent: string, status: string) => `${orderId}:${bodyEvent}:${status}`
+
+/** `<event>:<withdrawal_id>:<tx_hash or empty>`: a withdrawal's outcome. */
+export const withdrawalEventKey = (event: string, withdrawalId: string, txHash: string | null) =>
+  `${event}:${withdrawalId}:${txHash ?? ""}`
+
+// ---- rows
+
+/** An event claimed for an attempt, with the merchant's (sealed) secret to sign it. */
+const ClaimedEvent = Schema.Struct({
+  id: Schema.String,
+  merchant_id: Schema.String,
+  event: Schema.String,
+  idempotency_key: Schema.String,
+  destination: Schema.String,
+  body: Schema.String,
+  attempts: Schema.Number,
+  created_at: Schema.DateFromSelf,
+  webhook_secret: Schema.String
+})
+export type ClaimedEvent = typeof ClaimedEvent.Type
+
+/** An event as the operators' delivery lists show it. */
+export const DeliveryRow = Schema.Struct({
+  id: Schema.String,
+  merchant_id: Schema.String,
+  event: Schema.String,
+  idempotency_key: Schema.String,
+  destination: Schema.NullOr(Schema.String),
+  status: Schema.String,
+  attempts: Schema.Number,
+  last_status_code: Schema.NullOr(Schema.Number),
+  last_error: Schema.NullOr(Schema.String),
+  next_attempt_at: Schema.DateFromSelf,
+  created_at: Schema.DateFromSelf
+})
+export type DeliveryRow = typeof DeliveryRow.Type
+
+const IdRow = Schema.Struct({ id: Schema.String })
+const CountRow = Schema.Struct({ n: Schema.Number })
+
+/** A row that does not decode is a defect, not an error of the caller's. */
+const all =
+  <A, I>(schema: Schema.Schema<A, I>) =>
+  (rows: ReadonlyArray<unknown>) =>
+    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
+const count = (rows: ReadonlyArray<unknown>) => Effect.map(all(CountRow)(rows), (decoded) => decoded[0]?.n ?? 0)
+
+/** Which problem deliveries an operator lists: still retried after a failure, dead, or both. */
+export type ProblemFilter = "failing" | "dead" | "problems"
+
+/** A new event of the outbox, its body serialized once (delivery signs and sends these bytes). */
+export interface NewWebhookEvent {
+  readonly merchantId: string
+  readonly event: string
+  readonly idempotencyKey: string
+  readonly orderId: string | null
+  readonly destination: string | null
+  readonly body: string
+}
+
+/** One delivery attempt as it went. */
+export interface WebhookAttempt {
+  readonly eventId: string
+  readonly attempt: number
+  readonly destination: string
+  readonly startedAt: Date
+  readonly finishedAt: Date
+  readonly statusCode: number | null
+  readonly latencyMs: number
+  readonly error: string | null
+  readonly excerpt: string | null
+}
+
+/** What an attempt leaves its event at: delivered, dead, or pending until `nextAttemptAt`. */
+export interface AttemptOutcome {
+  readonly status: "delivered" | "dead" | "pending"
+  readonly nextAttemptAt: Date
+  readonly deliveredAt: Date | null
+  readonly deadAt: Date | null
+}
+
+/**
+ * Every statement on the webhook outbox: `webhook_events` (one per merchant and idempotency key, or, for a
+ * `wallet.deposit.confirmed`, one per deposit by its `transaction_id`) and `webhook_attempts` (each delivery
+ * attempt). The attribution store composes the deposit events fragment into its confirmation statement.
+ */
+export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookStore", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    /** `depositConfirmedKey` as a SQL expression over the row alias `alias`. */
+    const depositConfirmedKeySql = (alias: string) =>
+      sql.literal(`'wallet.deposit.confirmed:' || ${depositPartsSql(alias)}`)
+
+    /** `paymentEventKey` as a SQL expression over the row alias `alias`. */
+    const paymentEventKeySql = (alias: string, bodyEvent: string) =>
+      sql`${sql.literal(`'deposit:' || ${depositPartsSql(alias)}`)} || ':' || ${bodyEvent}`
+
+    /** An event, written once per key (a repeat of the same key is a no-op); the caller's transaction holds it. */
+    const insertEvent = (event: NewWebhookEvent) =>
+      sql`
+        INSERT INTO webhook_events ${sql.insert({
+          id: newId("evt"),
+          merchant_id: event.merchantId,
+          event: event.event,
+          idempotency_key: event.idempotencyKey,
+          order_id: event.orderId,
+          destination: event.destination,
+          body: event.body,
+          status: event.destination === null ? "no_destination" : "pending"
+        })}
+        ON CONFLICT (merchant_id, idempotency_key) WHERE transaction_id IS NULL DO NOTHING`.pipe(Effect.asVoid)
+
+    /**
+     * A payment's event key; a reorg can reverse and restore the same payment more than once, and each time
+     * is a delivery of its own: the n-th `payment.reversed` / `payment.restored` (n ≥ 2) ends in `#n`
+     * (docs/reference/decisions.md), counted from the ones already in the outbox, in the same transaction.
+     */
+    const nthPaymentKey = (payment: DepositKeyParts & { readonly merchant_id: string }, bodyEvent: string) =>
+      Effect.gen(function* () {
+        const key = paymentEventKey(payment, bodyEvent)
+        if (bodyEvent !== "payment.reversed" && bodyEvent !== "payment.restored") return key
+        const n =
+          (yield* sql`
+          SELECT count(*)::int AS n FROM webhook_events
+          WHERE merchant_id = ${payment.merchant_id} AND (idempotency_key = ${key} OR idempotency_key LIKE ${`${key}#%`})`.pipe(
+            Effect.flatMap(count)
+          )) + 1
+        return n === 1 ? key : `${key}#${n}`
+      })
+
+    /**
+     * Fragment: `wallet.deposit.confirmed` for the confirmed deposits of the caller's CTE `source` that are to
+     * deposit addresses (transactions rows plus the deposit address's `external_user_id` and an `event_id`),
+     * as the `deposit_events` part of the caller's statement; its body built once, here, as the compact JSON
+     * of the `wallet_deposit_body` row type (wire order).
+     */
+    const depositConfirmedEvents = (source: string, now: string) => {
+      const c = sql.literal(source)
+      return sql`
+        deposit_events AS (
+          INSERT INTO webhook_events (id, merchant_id, event, transaction_id, idempotency_key, destination, body, status)
+          SELECT ${c}.event_id, ${c}.merchant_id, 'wallet.deposit.confirmed', ${c}.id,
+            ${depositConfirmedKeySql(source)},
+            m.webhook_url,
+            to_json(ROW('wallet.deposit.confirmed', ${c}.deposit_address_id, ${c}.external_user_id, ${c}.wallet_id, ${c}.chain, ${c}.currency,
+              trim_scale(${c}.amount)::text, ${c}.tx_hash, ${c}.from_address, ${c}.to_address, ${c}.event_index, ${c}.block_number, ${c}.confirmations,
+              to_char(${c}.confirmed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ${now}::text)::wallet_deposit_body)::text,
+            CASE WHEN m.webhook_url IS NULL THEN 'no_destination' ELSE 'pending' END
+          FROM ${c} JOIN merchants m ON m.id = ${c}.merchant_id
+          WHERE ${c}.deposit_address_id IS NOT NULL
+          -- one per deposit, by its transaction (the id a transfer mined again keeps; migration 0020)
+          ON CONFLICT (transaction_id) WHERE transaction_id IS NOT NULL DO NOTHING
+        )`
+    }
+
+    /**
+     * Claims due events for an attempt each: one per merchant per round (not of the `saturated` merchants),
+     * SKIP LOCKED so several processes share the work and never claim the same attempt; a claimed event is
+     * held for `lease` (due again after it if its worker crashed).
+     */
+    const claimDue = (limit: number, saturated: ReadonlyArray<string>, lease: Duration.Duration) =>
+      sql`
+        WITH candidates AS (
+          SELECT DISTINCT ON (merchant_id) id FROM webhook_events
+          WHERE ${sql.and([
+            sql`status = 'pending'`,
+            sql`next_attempt_at <= now()`,
+            ...(saturated.length > 0 ? [sql`NOT ${sql.in("merchant_id", saturated)}`] : [])
+          ])}
+          ORDER BY merchant_id, next_attempt_at
+        ), locked AS (
+          SELECT e.id FROM webhook_events e JOIN candidates c ON c.id = e.id
+          WHERE e.status = 'pending' AND e.next_attempt_at <= now()
+          ORDER BY e.next_attempt_at LIMIT ${limit}
+          FOR UPDATE OF e SKIP LOCKED
+        )
+        UPDATE webhook_events e
+           SET attempts = e.attempts + 1, next_attempt_at = now() + ${`${Duration.toMillis(lease)} milliseconds`}::interval
+          FROM locked, merchants m
+         WHERE e.id = locked.id AND m.id = e.merchant_id
+        RETURNING e.id, e.merchant_id, e.event, e.idempotency_key, e.destination, e.body, e.attempts, e.created_at,
+                  m.webhook_secret`.pipe(Effect.flatMap(all(ClaimedEvent)))
+
+    /** An attempt recorded and its event settled, in one transaction. */
+    const recordAttempt = (attempt: WebhookAttempt, outcome: AttemptOutcome) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`INSERT INTO webhook_attempts ${sql.insert({
+            id: newId("att"),
+            event_id: attempt.eventId,
+            attempt: attempt.attempt,
+            destination: attempt.destination,
+            started_at: attempt.startedAt,
+            finished_at: attempt.finishedAt,
+            status_code: attempt.statusCode,
+            latency_ms: attempt.latencyMs,
+            error: attempt.error,
+            response_excerpt: attempt.excerpt
+          })} ON CONFLICT (event_id, attempt) DO NOTHING`
+          // only the holder of this attempt may settle it (a stale worker past its lease may not)
+          yield* sql`
+            UPDATE webhook_events SET
+              status = ${outcome.status},
+              next_attempt_at = ${outcome.nextAttemptAt},
+              last_status_code = ${attempt.statusCode},
+              last_error = ${attempt.error},
+              delivered_at = ${outcome.deliveredAt},
+              dead_at = ${outcome.deadAt}
+            WHERE id = ${attempt.eventId} AND attempts = ${attempt.attempt} AND status = 'pending'`
+        })
+      )
+
+    /** An attempt handed back unfinished (a graceful stop): due again now, if it is still this attempt's. */
+    const handBack = (eventId: string, attempt: number) =>
+      sql`UPDATE webhook_events SET next_attempt_at = now()
+          WHERE id = ${eventId} AND attempts = ${attempt} AND status = 'pending'`.pipe(Effect.asVoid)
+
+    /** Failing (pending after an error), dead, or both; oldest first, at most 1000. */
+    const problems = (filter: ProblemFilter, merchantId?: string) => {
+      const failing = sql`(status = 'pending' AND last_error IS NOT NULL)`
+      const dead = sql`status = 'dead'`
+      const which = filter === "failing" ? failing : filter === "dead" ? dead : sql`(${failing} OR ${dead})`
+      const where = merchantId === undefined ? which : sql`${which} AND merchant_id = ${merchantId}`
+      return sql`
+        SELECT id, merchant_id, event, idempotency_key, destination, status, attempts, last_status_code, last_error,
+               next_attempt_at, created_at
+        FROM webhook_events WHERE ${where} ORDER BY created_at LIMIT 1000`.pipe(Effect.flatMap(all(DeliveryRow)))
+    }
+
+    /**
+     * Makes events due now again: one event by id (whatever its state), or every failing and dead event of
+     * a merchant. An event that had no destination takes the merchant's current webhook_url. How many.
+     */
+    const replay = (target: { readonly eventId: string } | { readonly merchantId: string }) => {
+      const which =
+        "eventId" in target
+          ? sql`e.id = ${target.eventId}`
+          : sql`e.merchant_id = ${target.merchantId} AND (e.status = 'dead' OR (e.status = 'pending' AND e.last_error IS NOT NULL))`
+      return sql`
+        UPDATE webhook_events e
+           SET destination = coalesce(e.destination, m.webhook_url),
+               status = CASE WHEN coalesce(e.destination, m.webhook_url) IS NULL THEN 'no_destination' ELSE 'pending' END,
+               next_attempt_at = now(), dead_at = NULL, delivered_at = NULL
+          FROM merchants m
+         WHERE m.id = e.merchant_id AND ${which}
+        RETURNING e.id`.pipe(
+        Effect.flatMap(all(IdRow)),
+        Effect.map((rows) => rows.length)
+      )
+    }
+
+    /**
+     * A devnet reset: the events of the chains that go (payments' `order.updated`, deposits' and
+     * withdrawals' events) and their attempts. How many events went.
+     */
+    const forgetChainEvents = Effect.gen(function* () {
+      const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event IN ('wallet.deposit.confirmed', 'wallet.withdrawal.completed', 'wallet.withdrawal.failed')`
+      yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
+      return yield* sql`
+      WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`.pipe(
+        Effect.flatMap(count)
+      )
+    })
+
+    return {
+      depositConfirmedKeySql,
+      paymentEventKeySql,
+      insertEvent,
+      nthPaymentKey,
+      depositConfirmedEvents,
+      claimDue,
+      recordAttempt,
+      handBack,
+      problems,
+      replay,
+      forgetChainEvents
+    } as const
+  })
+}) {}
