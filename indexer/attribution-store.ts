@@ -1,6 +1,6 @@
 import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
 import { SqlClient } from "@effect/sql"
-import { Data, DateTime, Effect, Option, Schema } from "effect"
+import { Data, DateTime, Effect, Option } from "effect"
 import type { Chain } from "../src/domain/chain.js"
 import { type DelimitedType, delimitedColumn } from "../src/database/delimited-column.js"
 import { newIds } from "../src/ids.js"
@@ -9,6 +9,16 @@ import { paidValue, settle } from "../src/orders/order-settlement.js"
 import { Orders } from "../src/orders/orders.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
+import { MerchantStore } from "../src/stores/merchant-store.js"
+import { OrderStore } from "../src/stores/order-store.js"
+import {
+  decodeTransactionRows,
+  TRANSACTION_COLUMNS,
+  type TransactionRow,
+  TransactionStore
+} from "../src/stores/transaction-store.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
+import { WebhookStore } from "../src/stores/webhook-store.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import type { Attributed } from "./attribution.js"
 
@@ -31,30 +41,29 @@ export interface BlockRecord {
   readonly untraced?: string | undefined
 }
 
-const TxRow = Schema.Struct({
-  id: Schema.String,
-  merchant_id: Schema.String,
-  chain: Schema.String,
-  currency: Schema.String,
-  amount: Schema.String,
-  tx_hash: Schema.String,
-  event_index: Schema.Number,
-  from_address: Schema.NullOr(Schema.String),
-  to_address: Schema.String,
-  block_number: Schema.String,
-  status: Schema.String,
-  confirmations: Schema.Number,
-  wallet_id: Schema.NullOr(Schema.String),
-  order_id: Schema.NullOr(Schema.String),
-  deposit_address_id: Schema.NullOr(Schema.String),
-  counted: Schema.Boolean,
-  order_value: Schema.NullOr(Schema.String),
-  confirmed_at: Schema.NullOr(Schema.DateFromSelf)
-})
-type TxRow = typeof TxRow.Type
-const decodeTxRows = Schema.decodeUnknown(Schema.Array(TxRow))
-const TX_COLUMNS =
-  "id, merchant_id, chain, currency, amount::text AS amount, tx_hash, event_index, from_address, to_address, block_number::text AS block_number, status, confirmations, wallet_id, order_id, deposit_address_id, counted, order_value::text AS order_value, confirmed_at"
+/** What the attribution logic reads of a transactions row. */
+type TxRow = Pick<
+  TransactionRow,
+  | "id"
+  | "merchant_id"
+  | "chain"
+  | "currency"
+  | "amount"
+  | "tx_hash"
+  | "event_index"
+  | "from_address"
+  | "to_address"
+  | "block_number"
+  | "status"
+  | "confirmations"
+  | "wallet_id"
+  | "order_id"
+  | "deposit_address_id"
+  | "counted"
+  | "order_value"
+  | "confirmed_at"
+>
+const decodeTxRows = (rows: ReadonlyArray<unknown>) => Effect.orDie(decodeTransactionRows(rows))
 
 /** A block as `indexed_blocks` keeps it (its time in seconds or milliseconds, as the chain gives it). */
 const indexedBlockRow = (block: BlockRecord) => ({
@@ -65,25 +74,6 @@ const indexedBlockRow = (block: BlockRecord) => ({
   block_time: blockTime(block)
 })
 
-const OrderRow = Schema.Struct({
-  status: Schema.Literal("PENDING", "CONFIRMING", "PAID", "EXPIRED", "PARTIALLY_PAID"),
-  late_payment: Schema.Boolean,
-  expire_at: Schema.DateFromSelf,
-  expired: Schema.Boolean,
-  amount: Schema.String,
-  /** The order currency's amount precision (its asset policy on the order's chain). */
-  digits: Schema.NullOr(Schema.Number)
-})
-const decodeOrderRows = Schema.decodeUnknown(Schema.Array(OrderRow))
-const PaymentRow = Schema.Struct({
-  chain: Schema.String,
-  currency: Schema.String,
-  amount: Schema.String,
-  status: Schema.Literal("pending", "confirmed"),
-  block_time: Schema.NullOr(Schema.DateFromSelf)
-})
-const decodePaymentRows = Schema.decodeUnknown(Schema.Array(PaymentRow))
-
 /** A block's time as a Date (chains give seconds or milliseconds); none when the chain gave none. */
 const blockTime = (block: BlockRecord) =>
   block.timestamp > 0 ? new Date(block.timestamp < 1e12 ? block.timestamp * 1000 : block.timestamp) : null
@@ -91,9 +81,6 @@ const blockTime = (block: BlockRecord) =>
 /** A transfer's identity on its chain (the transactions table's unique key, less the chain). */
 const transferKey = (t: { readonly tx_hash: string; readonly event_index: number; readonly to_address: string }) =>
   `${t.tx_hash}|${t.event_index}|${t.to_address}`
-
-const depositKey = (t: TxRow, bodyEvent: string) =>
-  `deposit:${t.chain}:${t.currency}:${t.tx_hash}:${t.to_address}:${t.event_index}:${bodyEvent}`
 
 /**
  * Writes what the indexers find, each block in one transaction with its cursor: transactions rows
@@ -109,6 +96,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const untraced = yield* UntracedBlockStore
     const indexerStore = yield* IndexerStore
     const ledgerStore = yield* LedgerStore
+    const merchants = yield* MerchantStore
+    const webhooks = yield* WebhookStore
+    const orderStore = yield* OrderStore
+    const walletStore = yield* WalletStore
+    const transactions = yield* TransactionStore
 
     // the fence (chain-indexer.ts): only the holder the chain's row names writes; FOR SHARE keeps a
     // takeover waiting until this transaction ends, and a transaction begun after it finds another name
@@ -117,16 +109,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         holds ? Effect.void : Effect.fail(new LeaseLost({ chain }))
       )
 
-    const merchantHooks = (merchantIds: ReadonlyArray<string>) =>
-      merchantIds.length === 0
-        ? Effect.succeed(new Map<string, string | null>())
-        : Effect.map(
-            sql<{
-              id: string
-              webhook_url: string | null
-            }>`SELECT id, webhook_url FROM merchants WHERE ${sql.in("id", [...new Set(merchantIds)])}`,
-            (rows) => new Map(rows.map((r) => [r.id, r.webhook_url]))
-          )
+    const merchantHooks = (merchantIds: ReadonlyArray<string>) => merchants.webhookUrls(merchantIds)
 
     const paymentOf = (t: TxRow) => ({
       chain: t.chain,
@@ -147,20 +130,12 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      */
     const settleOrder = (orderId: string) =>
       Effect.gen(function* () {
-        const [order] = yield* sql`
-          SELECT o.status, o.late_payment, o.expire_at, order_time_is_up(o.id, o.expire_at) AS expired, o.amount::text AS amount,
-                 (SELECT p.amount_precision FROM wallet_asset_policies p WHERE p.chain = o.chain AND p.currency = o.currency) AS digits
-          FROM orders o WHERE o.id = ${orderId} FOR UPDATE OF o`.pipe(Effect.flatMap(decodeOrderRows))
-        if (order === undefined) return { changed: false, status: "" }
-        const assets = yield* sql<{ chain: string; currency: string; asked: string }>`
-          SELECT chain, currency, amount::text AS asked FROM order_assets WHERE order_id = ${orderId}`
-        const payments = yield* sql`
-          SELECT chain, currency, amount::text AS amount, status, block_time FROM transactions
-          WHERE order_id = ${orderId} AND type = 'deposit' AND counted AND status IN ('pending', 'confirmed')
-          ORDER BY coalesce(block_time, detected_at), block_number, event_index`.pipe(Effect.flatMap(decodePaymentRows))
-        const [last] = yield* sql<{ tx_hash: string }>`
-          SELECT tx_hash FROM transactions WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed')
-          ORDER BY detected_at DESC LIMIT 1`
+        const locked = yield* orderStore.lockForSettlement(orderId)
+        if (Option.isNone(locked)) return { changed: false, status: "" }
+        const order = locked.value
+        const assets = yield* orderStore.askedAssets(orderId)
+        const payments = yield* transactions.settlementPayments(orderId)
+        const last = yield* transactions.latestPaymentHash(orderId)
         const next = settle(
           { status: order.status, latePayment: order.late_payment, expireAt: order.expire_at, expired: order.expired },
           assets,
@@ -181,9 +156,12 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         }))
         // recomputed from the payments each time, never accumulated from rounded per-payment values
         const paid = paidValue(order.amount, assets, settled, order.digits ?? 18)
-        yield* sql`UPDATE orders SET status = ${next.status}, tx_hash = ${last?.tx_hash ?? null}, late_payment = ${next.latePayment},
-                     paid_amount = ${paid}::numeric, updated_at = clock_timestamp()
-                   WHERE id = ${orderId}`
+        yield* orderStore.writeSettlement(orderId, {
+          status: next.status,
+          txHash: Option.getOrNull(last),
+          latePayment: next.latePayment,
+          paidAmount: paid
+        })
         return { changed: next.status !== order.status, status: next.status }
       })
 
@@ -192,18 +170,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * is a delivery of its own: the n-th `payment.reversed` / `payment.restored` (n ≥ 2) ends in `#n`
      * (docs/reference/decisions.md), counted from the ones already in the outbox, in the same transaction.
      */
-    const nthKey = (t: TxRow, bodyEvent: string) =>
-      Effect.gen(function* () {
-        const key = depositKey(t, bodyEvent)
-        if (bodyEvent !== "payment.reversed" && bodyEvent !== "payment.restored") return key
-        const [earlier] = yield* Effect.orDie(sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM webhook_events
-          WHERE merchant_id = ${t.merchant_id} AND (idempotency_key = ${key} OR idempotency_key LIKE ${`${key}#%`})`)
-        const n = (earlier?.n ?? 0) + 1
-        return n === 1 ? key : `${key}#${n}`
-      })
+    const nthKey = (t: TxRow, bodyEvent: string) => Effect.orDie(webhooks.nthPaymentKey(t, bodyEvent))
 
-    const orderEvent = (t: TxRow, bodyEvent: string, hooks: Map<string, string | null>, now: string) =>
+    const orderEvent = (t: TxRow, bodyEvent: string, hooks: ReadonlyMap<string, string | null>, now: string) =>
       Effect.gen(function* () {
         if (t.order_id === null) return
         const order = yield* orders.get(t.merchant_id, t.order_id).pipe(Effect.orDie)
@@ -240,46 +209,24 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const confirmationParts = (now: string) =>
       sql`
         ${ledgerStore.depositParts("deposit", sql`true`)},
-        deposit_events AS (
-          INSERT INTO webhook_events (id, merchant_id, event, transaction_id, idempotency_key, destination, body, status)
-          SELECT c.event_id, c.merchant_id, 'wallet.deposit.confirmed', c.id,
-            'wallet.deposit.confirmed:' || c.chain || ':' || c.currency || ':' || c.tx_hash || ':' || c.to_address || ':' || c.event_index,
-            m.webhook_url,
-            to_json(ROW('wallet.deposit.confirmed', c.deposit_address_id, c.external_user_id, c.wallet_id, c.chain, c.currency,
-              trim_scale(c.amount)::text, c.tx_hash, c.from_address, c.to_address, c.event_index, c.block_number, c.confirmations,
-              to_char(c.confirmed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ${now}::text)::wallet_deposit_body)::text,
-            CASE WHEN m.webhook_url IS NULL THEN 'no_destination' ELSE 'pending' END
-          FROM c JOIN merchants m ON m.id = c.merchant_id
-          WHERE c.deposit_address_id IS NOT NULL
-          -- one per deposit, by its transaction (the id a transfer mined again keeps; migration 0020)
-          ON CONFLICT (transaction_id) WHERE transaction_id IS NOT NULL DO NOTHING
-        )`
+        ${webhooks.depositConfirmedEvents("c", now)}`
 
     /** Confirms the pending deposits of a chain at or below its finalized height. */
     const confirmUpTo = (chain: Chain, finalized: bigint, head: bigint, now: string) =>
       Effect.gen(function* () {
-        const [pending] = yield* sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM transactions
-          WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}`
-        if (pending === undefined || pending.n === 0) return 0
+        const pending = yield* transactions.pendingAtOrBelow(chain, finalized)
+        if (pending === 0) return 0
         const forOrders = yield* sql`
-          WITH u AS (
-            UPDATE transactions t SET status = 'confirmed', confirmed_at = clock_timestamp(), updated_at = clock_timestamp(),
-                   confirmations = (${head.toString()}::bigint - block_number + 1)::int,
-                   -- a shared receive wallet paid in an asset whose deposit address was made after the payment
-                   -- was seen: the address it is now is the one announced
-                   deposit_address_id = coalesce(t.deposit_address_id, (
-                     SELECT d.id FROM deposit_addresses d
-                     WHERE t.order_id IS NULL AND d.wallet_id = t.wallet_id AND d.chain = t.chain AND d.currency = t.currency))
-            WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}::bigint
-            RETURNING *),
+          WITH ${transactions.confirmPendingPart(chain, finalized, head, walletStore.depositAddressOfPayment("t"))},
           c AS MATERIALIZED (
             SELECT u.*, d.external_user_id, facet_id('evt') AS event_id
-            FROM u LEFT JOIN deposit_addresses d ON d.id = u.deposit_address_id),
+            FROM u ${walletStore.depositAddressJoin("u")}),
           ${confirmationParts(now)}
-          SELECT ${sql.literal(TX_COLUMNS)} FROM c WHERE c.order_id IS NOT NULL`.pipe(Effect.flatMap(decodeTxRows))
+          SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM c WHERE c.order_id IS NOT NULL`.pipe(
+          Effect.flatMap(decodeTxRows)
+        )
         yield* settleConfirmedOrders(forOrders, now)
-        return pending.n
+        return pending
       })
 
     /** What confirmation means for order payments: the order's paid total and status, the events. */
@@ -301,18 +248,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         const orderWallets = [
           ...new Set(hits.filter((h) => h.wallet.purpose === "order").map((h) => h.wallet.walletId))
         ]
-        const orderAssets =
-          orderWallets.length === 0
-            ? []
-            : yield* sql<{
-                order_id: string
-                wallet_id: string
-                currency: string
-                asset_amount: string
-                order_amount: string
-              }>`SELECT oa.order_id, oa.wallet_id, oa.currency, oa.amount::text AS asset_amount, o.amount::text AS order_amount
-           FROM order_assets oa JOIN orders o ON o.id = oa.order_id
-           WHERE oa.chain = ${chain} AND ${sql.in("oa.wallet_id", orderWallets)}`
+        const orderAssets = yield* orderStore.assetsOfWallets(chain, orderWallets)
         const orderOfWallet = new Map(orderAssets.map((a) => [a.wallet_id, a.order_id]))
         const assetOf = new Map(orderAssets.map((a) => [`${a.wallet_id}|${a.currency}`, a]))
         return (hit: Attributed) => {
@@ -539,25 +475,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
                   AS i (block, event_id, id, merchant_id, currency, amount, tx_hash, event_index, from_address, to_address, wallet_id,
                         purpose, order_id, counted, order_value)
                 JOIN b ON b.place = i.block
-                LEFT JOIN deposit_addresses d
-                  ON i.purpose = 'deposit' AND d.wallet_id = i.wallet_id AND d.chain = ${chain} AND d.currency = i.currency
+                ${walletStore.depositAddressOfTransfer("i", chain)}
               ),
-              w AS (
-                INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
-                  from_address, to_address, block_number, block_hash, block_time, confirmations, wallet_id, order_id,
-                  deposit_address_id, counted, order_value)
-                SELECT id, merchant_id, 'deposit', status, confirmed_at, chain, currency, amount, tx_hash, event_index,
-                  from_address, to_address, block_number, block_hash, block_time, confirmations, wallet_id, order_id,
-                  deposit_address_id, counted, order_value
-                FROM i
-                ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
-                  status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
-                  block_time = excluded.block_time,
-                  reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
-                  detected_at = clock_timestamp(), updated_at = clock_timestamp()
-                WHERE transactions.status = 'reversed'
-                RETURNING *, xmax <> 0 AS revived
-              ),
+              ${transactions.insertDepositsPart},
               c AS MATERIALIZED (
                 SELECT w.*, i.external_user_id, i.event_id FROM w
                 JOIN i ON i.tx_hash = w.tx_hash AND i.event_index = w.event_index AND i.to_address = w.to_address
@@ -651,14 +571,10 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           const now = DateTime.formatIso(yield* DateTime.now)
           // a reversed deposit that had been credited gets the opposite entry, in the same statement
           const reversed = yield* sql`
-          WITH r AS (
-            UPDATE transactions SET status = 'reversed', reversed_at = clock_timestamp(), updated_at = clock_timestamp()
-            WHERE chain = ${chain} AND type = 'deposit' AND block_number > ${ancestor.number.toString()}::bigint
-              AND status IN ('pending', 'confirmed')
-            RETURNING *),
+          WITH ${transactions.reverseAbovePart(chain, ancestor.number)},
           c AS MATERIALIZED (SELECT r.* FROM r),
           ${ledgerStore.depositParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
-          SELECT ${sql.literal(TX_COLUMNS)} FROM c`.pipe(Effect.flatMap(decodeTxRows))
+          SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM c`.pipe(Effect.flatMap(decodeTxRows))
           const forOrders = reversed.filter((t) => t.order_id !== null && t.counted)
           const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
           for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)

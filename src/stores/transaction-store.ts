@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Option, Schema } from "effect"
 import { Chain } from "../domain/chain.js"
 import { Transaction } from "../domain/transaction.js"
@@ -57,6 +58,17 @@ const decodeTotals = Schema.decodeUnknown(Schema.Array(Total))
 const Block = Schema.Struct({ block: Schema.NullOr(Schema.BigInt) })
 const decodeBlocks = Schema.decodeUnknown(Schema.Array(Block))
 const Count = Schema.Struct({ n: Schema.Number })
+/** A payment as an order's settlement weighs it: in its asset, pending or confirmed, with its block's time. */
+const SettlementPayment = Schema.Struct({
+  chain: Schema.String,
+  currency: Schema.String,
+  amount: Schema.String,
+  status: Schema.Literal("pending", "confirmed"),
+  block_time: Schema.NullOr(Schema.DateFromSelf)
+})
+const decodeSettlementPayments = Schema.decodeUnknown(Schema.Array(SettlementPayment))
+const Hash = Schema.Struct({ tx_hash: Schema.String })
+const decodeHashes = Schema.decodeUnknown(Schema.Array(Hash))
 const decodeCounts = Schema.decodeUnknown(Schema.Array(Count))
 
 export interface TransactionFilter {
@@ -184,6 +196,80 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
                updated_at = clock_timestamp()
         WHERE chain = ${chain} AND tx_hash = ${txHash}`.pipe(Effect.asVoid)
 
+    // ---- the indexer's block writes (indexer/attribution-store.ts)
+
+    /** An order's counted payments still pending or confirmed, in the order they were made. */
+    const settlementPayments = (orderId: string) =>
+      sql`
+        SELECT chain, currency, amount::text AS amount, status, block_time FROM transactions
+        WHERE order_id = ${orderId} AND type = 'deposit' AND counted AND status IN ('pending', 'confirmed')
+        ORDER BY coalesce(block_time, detected_at), block_number, event_index`.pipe(
+        Effect.flatMap((raw) => Effect.orDie(decodeSettlementPayments(raw)))
+      )
+
+    /** The hash of an order's latest payment still pending or confirmed. */
+    const latestPaymentHash = (orderId: string) =>
+      sql`
+        SELECT tx_hash FROM transactions WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed')
+        ORDER BY detected_at DESC LIMIT 1`.pipe(
+        Effect.flatMap((raw) => Effect.orDie(decodeHashes(raw))),
+        Effect.map((found) => Option.fromNullable(found[0]?.tx_hash))
+      )
+
+    /** How many deposits of a chain are pending at or below its final height. */
+    const pendingAtOrBelow = (chain: string, finalized: bigint) =>
+      sql`
+        SELECT count(*)::int AS n FROM transactions
+        WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}`.pipe(
+        Effect.flatMap((raw) => Effect.map(Effect.orDie(decodeCounts(raw)), (c) => c[0]?.n ?? 0))
+      )
+
+    /**
+     * Fragment: CTE `u`, the pending deposits of a chain at or below its final height confirmed (their rows
+     * returned whole); `depositAddressOf` is the deposit address a row without one is now to be announced
+     * with (an expression over the row as `t`).
+     */
+    const confirmPendingPart = (chain: string, finalized: bigint, head: bigint, depositAddressOf: Fragment) => sql`
+      u AS (
+        UPDATE transactions t SET status = 'confirmed', confirmed_at = clock_timestamp(), updated_at = clock_timestamp(),
+               confirmations = (${head.toString()}::bigint - block_number + 1)::int,
+               -- a shared receive wallet paid in an asset whose deposit address was made after the payment
+               -- was seen: the address it is now is the one announced
+               deposit_address_id = coalesce(t.deposit_address_id, ${depositAddressOf})
+        WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}::bigint
+        RETURNING *)`
+
+    /**
+     * Fragment: CTE `w`, the transfers of the caller's CTE `i` written as deposits: one seen before is not
+     * written again; one reversed by a reorg comes back to life (`revived`: an ON CONFLICT update's xmax is
+     * not 0).
+     */
+    const insertDepositsPart = sql`
+      w AS (
+        INSERT INTO transactions (id, merchant_id, type, status, confirmed_at, chain, currency, amount, tx_hash, event_index,
+          from_address, to_address, block_number, block_hash, block_time, confirmations, wallet_id, order_id,
+          deposit_address_id, counted, order_value)
+        SELECT id, merchant_id, 'deposit', status, confirmed_at, chain, currency, amount, tx_hash, event_index,
+          from_address, to_address, block_number, block_hash, block_time, confirmations, wallet_id, order_id,
+          deposit_address_id, counted, order_value
+        FROM i
+        ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
+          status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
+          block_time = excluded.block_time,
+          reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,
+          detected_at = clock_timestamp(), updated_at = clock_timestamp()
+        WHERE transactions.status = 'reversed'
+        RETURNING *, xmax <> 0 AS revived
+      )`
+
+    /** Fragment: CTE `r`, a chain's deposits above a reorg's common ancestor marked reversed (never deleted). */
+    const reverseAbovePart = (chain: string, ancestor: bigint) => sql`
+      r AS (
+        UPDATE transactions SET status = 'reversed', reversed_at = clock_timestamp(), updated_at = clock_timestamp()
+        WHERE chain = ${chain} AND type = 'deposit' AND block_number > ${ancestor.toString()}::bigint
+          AND status IN ('pending', 'confirmed')
+        RETURNING *)`
+
     /** A devnet reset: every row goes with the chains; how many. */
     const forgetAll = Effect.flatMap(
       sql`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`,
@@ -199,6 +285,12 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       setCustodyStatus,
       failPendingOfOperation,
       confirmCustodyRow,
+      settlementPayments,
+      latestPaymentHash,
+      pendingAtOrBelow,
+      confirmPendingPart,
+      insertDepositsPart,
+      reverseAbovePart,
       forgetAll
     } as const
   })
