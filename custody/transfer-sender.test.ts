@@ -22,8 +22,8 @@ import {
 import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { CustodyConfig } from "./custody-config.js"
-import { OPERATION_COLUMNS, OperationRow } from "./custody-operation.js"
-import { CustodyStore } from "./custody-store.js"
+import { CustodyStore, OPERATION_COLUMNS, OperationRow } from "../src/stores/custody-store.js"
+import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { TransferSender } from "./transfer-sender.js"
 
 /**
@@ -199,7 +199,7 @@ const ConfigLive = Layer.effect(
 )
 
 const TestLive = TransferSender.Default.pipe(
-  Layer.provideMerge(CustodyStore.Default),
+  Layer.provideMerge(Layer.merge(CustodyStore.Default, WithdrawalStore.Default)),
   Layer.provideMerge(ClientsLive),
   Layer.provideMerge(Layer.merge(ConfigLive, DevnetLive)),
   Layer.provideMerge(FaultsLive),

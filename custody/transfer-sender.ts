@@ -13,8 +13,8 @@ import type { KeyRef } from "../src/keys/signer.js"
 import { fromBaseUnits } from "../src/money.js"
 import { newId } from "../src/ids.js"
 import { CustodyConfig } from "./custody-config.js"
-import type { AttemptRow, OperationRow } from "./custody-operation.js"
-import { CustodyStore } from "./custody-store.js"
+import { type AttemptRow, CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
+import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 
 /** One outgoing transfer of an operation: who signs, where it goes, and who pays the fee (Solana). */
 export interface TransferLeg {
@@ -68,6 +68,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* CustodyStore
+    const withdrawals = yield* WithdrawalStore
     const clients = yield* ChainClients
     const config = yield* CustodyConfig
 
@@ -400,7 +401,16 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         )
         if (Option.isNone(sent)) {
           yield* crashPoint(operation, "after-broadcast")
-          if (attempt.status === "signed") yield* store.markBroadcast(operation, attempt.tx_hash)
+          // the attempt, the operation and (for a withdrawal) the withdrawal say so, in one transaction
+          if (attempt.status === "signed")
+            yield* sql
+              .withTransaction(
+                Effect.zipRight(
+                  store.markBroadcast(operation, attempt.tx_hash),
+                  withdrawals.markBroadcast(operation.id, attempt.tx_hash)
+                )
+              )
+              .pipe(Effect.orDie)
           return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         }
         // Refused again after an earlier send: that send may have been accepted — by another node, or before

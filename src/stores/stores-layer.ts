@@ -2,8 +2,10 @@ import { Layer } from "effect"
 import { AuditStore } from "./audit-store.js"
 import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
+import { CustodyStore } from "./custody-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
+import { WithdrawalStore } from "./withdrawal-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
@@ -13,6 +15,8 @@ export const StoresLive = Layer.mergeAll(
   AuditStore.Default,
   ChainIdentityStore.Default,
   ConsoleStore.Default,
+  CustodyStore.Default,
   IdempotencyStore.Default,
-  IndexerStore.Default
+  IndexerStore.Default,
+  WithdrawalStore.Default
 )
