@@ -6,10 +6,9 @@ import { Accounts, type LedgerTransfer } from "../src/ledger/ledger.js"
 import type { WithdrawalRow } from "../src/stores/withdrawal-store.js"
 
 /**
- * A withdrawal row as the API shows it, and what its locked funds become; shared by the request side
- * (Withdrawals), the human decisions (WithdrawalDecisions) and the operator CLI.
+ * A withdrawal row (WithdrawalStore) as the API shows it, and what its locked funds become; shared by the
+ * request side (Withdrawals) and the human decisions (WithdrawalDecisions).
  */
-
 export const render = (row: WithdrawalRow): Withdrawal => ({
   withdrawal_id: row.id,
   out_withdrawal_no: row.out_withdrawal_no,
