@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { DateTime, Effect, Schema } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
 import { Chain } from "../src/domain/chain.js"
 import { BadRequestError, ConflictError, NotFoundError } from "../src/domain/errors.js"
@@ -7,19 +7,10 @@ import type { WithdrawalAddress, WithdrawalAddressList } from "../src/domain/wit
 import { newId } from "../src/ids.js"
 import { PolicyClock } from "../src/policy-clock.js"
 import { WalletStore } from "../src/stores/wallet-store.js"
+import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { addressKey, destinationProblem } from "./destination-address.js"
 import { formatDuration, WithdrawalPolicy } from "./withdrawal-policy.js"
 
-const EntryRow = Schema.Struct({
-  id: Schema.String,
-  chain: Chain,
-  address: Schema.String,
-  label: Schema.String,
-  created_by: Schema.String,
-  created_at: Schema.DateFromSelf,
-  usable_from: Schema.DateFromSelf
-})
-const decodeEntries = Schema.decodeUnknown(Schema.Array(EntryRow))
 const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
 
 /**
@@ -34,6 +25,7 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
     const audit = yield* AuditLog
     const policy = yield* WithdrawalPolicy
     const walletStore = yield* WalletStore
+    const withdrawals = yield* WithdrawalStore
 
     const add = Effect.fn("AddressBook.add")(function* (
       merchantId: string,
@@ -55,19 +47,18 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const inserted = yield* sql<{ id: string }>`
-          INSERT INTO withdrawal_addresses ${sql.insert({
-            id,
-            merchant_id: merchantId,
-            chain,
-            address,
-            address_key: addressKey(chain, address),
-            label,
-            created_by: actor.name,
-            created_at: now,
-            usable_from: usableFrom
-          })} ON CONFLICT (merchant_id, chain, address_key) WHERE removed_at IS NULL DO NOTHING RETURNING id`
-            if (inserted.length === 0)
+            const inserted = yield* withdrawals.insertAddress({
+              id,
+              merchant_id: merchantId,
+              chain,
+              address,
+              address_key: addressKey(chain, address),
+              label,
+              created_by: actor.name,
+              created_at: now,
+              usable_from: usableFrom
+            })
+            if (!inserted)
               return yield* new ConflictError({ error: `${address} is already in the address book on ${chain}` })
             yield* audit.record(
               merchantId,
@@ -101,10 +92,9 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const [removed] = yield* sql<{ chain: string; address: string; usable_from: Date }>`
-          UPDATE withdrawal_addresses SET removed_at = ${now}, removed_by = ${actor.name}
-          WHERE id = ${id} AND merchant_id = ${merchantId} AND removed_at IS NULL RETURNING chain, address, usable_from`
-            if (removed === undefined) return yield* new NotFoundError({ error: `no address book entry ${id}` })
+            const found = yield* withdrawals.removeAddress(merchantId, id, now, actor.name)
+            if (Option.isNone(found)) return yield* new NotFoundError({ error: `no address book entry ${id}` })
+            const removed = found.value
             yield* audit.record(
               merchantId,
               actor,
@@ -127,24 +117,11 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
     ) {
       const now = yield* clock.now
       const current = yield* policy.effective(merchantId)
-      const where = sql.and([
-        sql`merchant_id = ${merchantId}`,
-        sql`removed_at IS NULL`,
-        ...(query.chain === undefined ? [] : [sql`chain = ${query.chain}`])
-      ])
-      const [count] = yield* Effect.orDie(
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawal_addresses WHERE ${where}`
-      )
-      const rows =
-        yield* sql`SELECT id, chain, address, label, created_by, created_at, usable_from FROM withdrawal_addresses WHERE ${where}
-                              ORDER BY created_at DESC, id DESC LIMIT ${query.limit} OFFSET ${query.offset}`.pipe(
-          Effect.flatMap(decodeEntries),
-          Effect.orDie
-        )
+      const { total, rows } = yield* withdrawals.addressPage(merchantId, query)
       const listed: WithdrawalAddressList = {
         address_book: current.addressBook ? "on" : "off",
         cooling_off_seconds: current.coolingOffSeconds,
-        total: count?.n ?? 0,
+        total,
         limit: query.limit,
         offset: query.offset,
         items: rows.map((row) => ({
@@ -163,9 +140,7 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
 
     /** The live entry for an address, if any (the operator CLI removes by address). */
     const entryFor = Effect.fn("AddressBook.entryFor")(function* (merchantId: string, chain: Chain, address: string) {
-      const rows = yield* Effect.orDie(sql<{ id: string }>`
-        SELECT id FROM withdrawal_addresses WHERE merchant_id = ${merchantId} AND chain = ${chain} AND address_key = ${addressKey(chain, address)} AND removed_at IS NULL`)
-      return rows[0]?.id
+      return Option.getOrUndefined(yield* withdrawals.addressEntryId(merchantId, chain, addressKey(chain, address)))
     })
 
     return { add, remove, list, entryFor } as const

@@ -14,8 +14,8 @@ import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/
 import { AssetStore } from "../src/stores/asset-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
-import { isFinished, type OperationRow, type SweepOperation } from "./custody-operation.js"
-import { CustodyStore } from "./custody-store.js"
+import { CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
+import { isFinished, type SweepOperation } from "./custody-operation.js"
 import { GasWallets } from "./gas-wallets.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WalletActors } from "./wallet-actor.js"
@@ -224,8 +224,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           }
         }
         const id = newId("op")
-        const inserted = yield* Effect.orDie(sql<{ id: string }>`
-        INSERT INTO custody_operations ${sql.insert({
+        const inserted = yield* store.insertCollection({
           id,
           type: "collection",
           status: needsGas ? "GAS_FUNDING" : "SWEEPING",
@@ -238,13 +237,9 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           to_address: main.address,
           amount: amount.toString(),
           waiting_for: needsGas ? "the gas estimate" : "the wallet's actor"
-        })}
-        ON CONFLICT (wallet_id) WHERE type = 'collection' AND status NOT IN ('COMPLETED', 'FAILED') DO NOTHING
-        RETURNING id`)
-        if (inserted.length === 0) {
-          const [busy] = yield* Effect.orDie(sql<{ id: string; status: string }>`
-          SELECT id, status FROM custody_operations
-          WHERE wallet_id = ${wallet.id} AND type = 'collection' AND status NOT IN ('COMPLETED', 'FAILED')`)
+        })
+        if (!inserted) {
+          const busy = Option.getOrUndefined(yield* store.collectionInFlight(wallet.id))
           return yield* new ConflictError({
             error: `wallet ${wallet.id} already has a sweep in flight: ${busy?.id ?? "another operation"} (${busy?.status ?? "in progress"}); GET its state and try again once it is finished`
           })
@@ -359,9 +354,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             })
             yield* transactionStore.confirmCustodyRow(operation.chain, outcome.txHash, outcome)
             yield* ledger.post(transfers)
-            yield* sql`
-          UPDATE custody_operations SET status = 'COMPLETED', waiting_for = NULL, updated_at = clock_timestamp(), finished_at = clock_timestamp()
-          WHERE id = ${operation.id}`
+            yield* store.complete(operation.id)
             yield* also
             yield* Effect.logInfo(
               `custody ${operation.id}: ${operation.type} final in ${operation.chain} block ${outcome.blockNumber} (${outcome.txHash})`
@@ -431,26 +424,21 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           if (parked >= fee) return "ready" as const
           const gas = yield* wallets.gasWallet(operation.chain)
           const id = newId("op")
-          yield* sql.withTransaction(
-            Effect.gen(function* () {
-              yield* sql`INSERT INTO custody_operations ${sql.insert({
-                id,
-                type: "gas_funding",
-                status: "SWEEPING",
-                merchant_id: operation.merchant_id,
-                chain: operation.chain,
-                currency: NATIVE_ASSETS[operation.chain].currency,
-                wallet_id: gas.id,
-                from_address: gas.address,
-                to_wallet_id: operation.wallet_id,
-                to_address: operation.from_address,
-                amount: (withMargin(fee) - parked).toString(),
-                parent_id: operation.id,
-                waiting_for: "the gas wallet's actor"
-              })}`
-              yield* sql`UPDATE custody_operations SET gas_funding_id = ${id}, waiting_for = 'gas funding', updated_at = clock_timestamp() WHERE id = ${operation.id}`
-            })
-          )
+          yield* store.startGasFunding({
+            id,
+            type: "gas_funding",
+            status: "SWEEPING",
+            merchant_id: operation.merchant_id,
+            chain: operation.chain,
+            currency: NATIVE_ASSETS[operation.chain].currency,
+            wallet_id: gas.id,
+            from_address: gas.address,
+            to_wallet_id: operation.wallet_id,
+            to_address: operation.from_address,
+            amount: (withMargin(fee) - parked).toString(),
+            parent_id: operation.id,
+            waiting_for: "the gas wallet's actor"
+          })
           yield* Effect.logInfo(
             `custody ${operation.id}: funding ${fromBaseUnits(withMargin(fee) - parked, NATIVE_ASSETS[operation.chain].decimals)} ${NATIVE_ASSETS[operation.chain].currency} of gas first (${id})`
           )
@@ -560,9 +548,12 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     /** Hands an operation to its wallet's actor, as a new message (each hand-over is counted in `kicks`). */
     const handOver = (operationId: string, walletId: string) =>
       Effect.gen(function* () {
-        const [row] = yield* Effect.orDie(sql<{ kicks: number }>`
-          UPDATE custody_operations SET kicks = kicks + 1, updated_at = clock_timestamp() WHERE id = ${operationId} RETURNING kicks`)
-        yield* actors.kick(walletId, operationId, row?.kicks ?? 1)
+        const kicks = yield* store.kick(operationId)
+        yield* actors.kick(
+          walletId,
+          operationId,
+          Option.getOrElse(kicks, () => 1)
+        )
       })
 
     /** Open operations not updated for a while get a new hand-over (after a crash, or a handler that died). */

@@ -1,9 +1,8 @@
 import { Args, Command, Options } from "@effect/cli"
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { refused, runCli, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
 import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
-import { CustodyStore } from "./custody-store.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
 
 /**
  * `npm run custody -- list|show|retry`: what the custody engine is doing, for operators. `list` prints one
@@ -17,7 +16,7 @@ import { CustodyStore } from "./custody-store.js"
 const onDatabase = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const config = yield* operatorConfig([])
-    return yield* body.pipe(Effect.provide(CustodyStore.Default), Effect.provide(operatorDatabaseLive(config)))
+    return yield* body.pipe(Effect.provide(operatorDatabaseLive(config)))
   }).pipe(unreachedAsFailure)
 
 /** An operation by its id; an unknown id is the operator's mistake (exit 2). */
@@ -39,15 +38,7 @@ const list = Command.make(
   ({ all }) =>
     onDatabase(
       Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        // the statement reads --all from the command line itself (kept as it is until it moves to the store)
-        const rows = yield* sql<Record<string, unknown>>`
-        SELECT id, type, status, chain, currency, trim_scale(amount)::text AS amount_base_units, wallet_id, from_address, to_address, withdrawal_id,
-               waiting_for, failure_reason, halted_reason, halted_at, kicks, created_at, updated_at,
-               round(extract(epoch FROM clock_timestamp() - created_at))::int AS age_seconds
-        FROM custody_operations
-        WHERE ${process.argv.includes("--all") ? sql`true` : sql`status NOT IN ('COMPLETED', 'FAILED')`}
-        ORDER BY created_at DESC LIMIT 200`
+        const rows = yield* Effect.flatMap(CustodyStore, (store) => store.operatorList(all))
         for (const row of rows) console.log(JSON.stringify(row))
         if (rows.length === 0) console.error(all ? "no operations" : "no operation in flight")
       })
@@ -87,7 +78,6 @@ const show = Command.make("show", { operationId }, ({ operationId }) =>
 const retry = Command.make("retry", { operationId }, ({ operationId: argument }) =>
   onDatabase(
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
       const operation = yield* operationOf(argument)
       if (operation.status === "COMPLETED" || operation.status === "FAILED") {
         return yield* refused(
@@ -95,7 +85,7 @@ const retry = Command.make("retry", { operationId }, ({ operationId: argument })
         )
       }
       // the running service's resume pass hands operations untouched for a while to their actors again
-      yield* sql`UPDATE custody_operations SET updated_at = clock_timestamp() - interval '1 day' WHERE id = ${argument}`
+      yield* Effect.flatMap(CustodyStore, (store) => store.markForResume(argument))
       console.log(
         `${argument} will be handed to its wallet's actor again within seconds (it waits for: ${operation.waiting_for ?? "nothing recorded"})`
       )

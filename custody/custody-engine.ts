@@ -1,7 +1,7 @@
 import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { Collections } from "./collections.js"
 import { CustodyConfig } from "./custody-config.js"
-import { CustodyStore } from "./custody-store.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
 import { CustodyWallet } from "./wallet-actor.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { Withdrawals } from "./withdrawals.js"

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { CustodyConfig } from "./custody-config.js"
-import { CustodyStore } from "./custody-store.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
 import { GasWallets } from "./gas-wallets.js"
 
 /**

@@ -22,9 +22,9 @@ import {
 import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { CustodyConfig } from "./custody-config.js"
-import { OPERATION_COLUMNS, OperationRow } from "./custody-operation.js"
-import { CustodyStore } from "./custody-store.js"
+import { CustodyStore, OPERATION_COLUMNS, OperationRow } from "../src/stores/custody-store.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
+import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { TransferSender } from "./transfer-sender.js"
 
 /**
@@ -200,7 +200,7 @@ const ConfigLive = Layer.effect(
 )
 
 const TestLive = TransferSender.Default.pipe(
-  Layer.provideMerge(Layer.merge(CustodyStore.Default, TransactionStore.Default)),
+  Layer.provideMerge(Layer.mergeAll(CustodyStore.Default, TransactionStore.Default, WithdrawalStore.Default)),
   Layer.provideMerge(ClientsLive),
   Layer.provideMerge(Layer.merge(ConfigLive, DevnetLive)),
   Layer.provideMerge(FaultsLive),

@@ -14,8 +14,8 @@ import { fromBaseUnits } from "../src/money.js"
 import { newId } from "../src/ids.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { CustodyConfig } from "./custody-config.js"
-import type { AttemptRow, OperationRow } from "./custody-operation.js"
-import { CustodyStore } from "./custody-store.js"
+import { type AttemptRow, CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
+import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 
 /** One outgoing transfer of an operation: who signs, where it goes, and who pays the fee (Solana). */
 export interface TransferLeg {
@@ -70,6 +70,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
     const sql = yield* SqlClient.SqlClient
     const transactionStore = yield* TransactionStore
     const store = yield* CustodyStore
+    const withdrawals = yield* WithdrawalStore
     const clients = yield* ChainClients
     const config = yield* CustodyConfig
 
@@ -402,7 +403,16 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         )
         if (Option.isNone(sent)) {
           yield* crashPoint(operation, "after-broadcast")
-          if (attempt.status === "signed") yield* store.markBroadcast(operation, attempt.tx_hash)
+          // the attempt, the operation and (for a withdrawal) the withdrawal say so, in one transaction
+          if (attempt.status === "signed")
+            yield* sql
+              .withTransaction(
+                Effect.zipRight(
+                  store.markBroadcast(operation, attempt.tx_hash),
+                  withdrawals.markBroadcast(operation.id, attempt.tx_hash)
+                )
+              )
+              .pipe(Effect.orDie)
           return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
         }
         // Refused again after an earlier send: that send may have been accepted — by another node, or before

@@ -10,9 +10,11 @@ import { can } from "../src/console/console-roles.js"
 import { PolicyClock } from "../src/policy-clock.js"
 import { AssetStore } from "../src/stores/asset-store.js"
 import { ConsoleStore, type DeciderRow } from "../src/stores/console-store.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
+import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
-import { assetDecimals, WithdrawalStore } from "./withdrawal-store.js"
+import { assetDecimals, render, unlock } from "./withdrawal-view.js"
 
 /**
  * Who decides, for the record. A console user is known by id, from their own authenticated console
@@ -50,7 +52,9 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     const policy = yield* WithdrawalPolicy
     const clock = yield* PolicyClock
     const consoleStore = yield* ConsoleStore
-    const { find, render, unlock } = yield* WithdrawalStore
+    const withdrawals = yield* WithdrawalStore
+    const { find } = withdrawals
+    const custody = yield* CustodyStore
     const settings = yield* Config.all({
       pendingHours: Config.number("FACET_WITHDRAWAL_PENDING_HOURS").pipe(Config.withDefault(72))
     }).pipe(Effect.orDie)
@@ -159,21 +163,21 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
                       })
                   )
                 )
-              yield* sql`INSERT INTO withdrawal_approvals ${sql.insert({
+              yield* withdrawals.insertApproval({
                 withdrawal_id: id,
                 approver_kind: Option.isSome(user) ? "console_user" : decider.kind === "policy" ? "policy" : "operator",
                 user_id: Option.isSome(user) ? user.value.id : null,
                 approved_by: Option.isSome(user) ? user.value.login_name : decider.by,
                 from_address: decider.from.slice(0, 200),
                 user_agent: (decider.userAgent ?? "").slice(0, 300)
-              })}`
+              })
               const inForce = yield* policy.effective(withdrawal.merchant_id)
               const required = Math.max(
                 withdrawal.required_approvals,
                 requiredApprovals(inForce, `${withdrawal.chain}-${withdrawal.currency}`, withdrawal.amount)
               )
               // a removed user's approval of a still-pending withdrawal no longer counts
-              const count = yield* consoleStore.countedApprovals(id)
+              const count = yield* withdrawals.countedApprovals(id)
               yield* audit.record(
                 withdrawal.merchant_id,
                 actor,
@@ -182,7 +186,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
                 `approval ${count} of ${required}${reason}`
               )
               if (count < required) {
-                yield* sql`UPDATE withdrawals SET required_approvals = ${required}, updated_at = clock_timestamp() WHERE id = ${id}`
+                yield* withdrawals.raiseRequiredApprovals(id, required)
                 return Option.none<{ readonly operationId: string; readonly walletId: string }>()
               }
             } else {
@@ -195,10 +199,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
               )
             }
             const by = Option.isSome(user) ? user.value.login_name : decider.by
-            yield* sql`UPDATE withdrawals SET status = ${decision}, decided_by = ${by}, decided_at = clock_timestamp(), decided_from = ${decider.from},
-                     decision_reason = ${decider.reason ?? null}, updated_at = clock_timestamp(),
-                     finished_at = ${decision === "APPROVED" ? null : sql`clock_timestamp()`}
-                   WHERE id = ${id}`
+            yield* withdrawals.recordDecision(id, decision, by, decider.from, decider.reason ?? null)
             const decimals = yield* assetDecimals(catalog, withdrawal)
             if (decision !== "APPROVED") {
               yield* ledger.post([
@@ -212,7 +213,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
             }
             const main = yield* wallets.mainWallet(withdrawal.merchant_id, withdrawal.chain)
             const operationId = newId("op")
-            yield* sql`INSERT INTO custody_operations ${sql.insert({
+            yield* custody.insertOperation({
               id: operationId,
               type: "withdrawal",
               status: withdrawal.network_fee_included || withdrawal.chain === "SOLANA" ? "SWEEPING" : "GAS_FUNDING",
@@ -226,8 +227,8 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
               amount: toBaseUnits(withdrawal.net_amount, decimals).toString(),
               withdrawal_id: id,
               waiting_for: "the main wallet's actor"
-            })}`
-            yield* sql`UPDATE withdrawals SET operation_id = ${operationId} WHERE id = ${id}`
+            })
+            yield* withdrawals.attachOperation(id, operationId)
             return Option.some({ operationId, walletId: main.id })
           })
         )
@@ -244,9 +245,8 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
 
     /** PENDING withdrawals nobody decided within FACET_WITHDRAWAL_PENDING_HOURS (72) → CANCELLED, unlocked. */
     const expire = Effect.fn("Withdrawals.expire")(function* () {
-      const due = yield* Effect.orDie(sql<{ id: string }>`
-        SELECT id FROM withdrawals WHERE status = 'PENDING' AND created_at < clock_timestamp() - ${settings.pendingHours} * interval '1 hour' LIMIT 100`)
-      for (const { id } of due) {
+      const due = yield* withdrawals.undecidedFor(settings.pendingHours)
+      for (const id of due) {
         yield* decide(id, "CANCELLED", {
           kind: "service",
           by: "expiry",

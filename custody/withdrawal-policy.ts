@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { AuditLog, type AuditActor, SERVICE_ACTOR } from "../src/audit/audit-log.js"
 import type { Chain } from "../src/domain/chain.js"
@@ -8,6 +8,7 @@ import { newId } from "../src/ids.js"
 import { fitsPrecision, MoneyDecimal } from "../src/money.js"
 import { PolicyClock } from "../src/policy-clock.js"
 import { MerchantStore } from "../src/stores/merchant-store.js"
+import { type PolicyChange, WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { addressKey } from "./destination-address.js"
 
 export const DEFAULT_COOLING_OFF_SECONDS = 86_400
@@ -190,19 +191,7 @@ export const describeValue = (name: SettingName, value: string | null) =>
 export const describeSetting = (setting: string, value: string | null) =>
   describeValue(settingName(setting) ?? { kind: "quorum" }, value)
 
-const ChangeRow = Schema.Struct({
-  id: Schema.String,
-  setting: Schema.String,
-  previous_value: Schema.NullOr(Schema.String),
-  value: Schema.NullOr(Schema.String),
-  requested_by: Schema.String,
-  requested_at: Schema.DateFromSelf,
-  effective_at: Schema.DateFromSelf,
-  status: Schema.Literal("PENDING", "APPLIED", "CANCELLED", "SUPERSEDED"),
-  ended_by: Schema.NullOr(Schema.String)
-})
-export type PolicyChange = typeof ChangeRow.Type
-const decodeChanges = Schema.decodeUnknown(Schema.Array(ChangeRow))
+export type { PolicyChange }
 
 export interface ChangeOutcome {
   readonly setting: string
@@ -225,17 +214,13 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
     const audit = yield* AuditLog
     const catalog = yield* AssetCatalog
     const merchants = yield* MerchantStore
+    const withdrawals = yield* WithdrawalStore
 
     /** The settings in force at `at`: stored ones, overlaid with pending changes already due (exact even before they are settled). */
     const load = (merchantId: string, at: Date) =>
       Effect.gen(function* () {
-        const stored = yield* sql<{
-          setting: string
-          value: string | null
-        }>`SELECT setting, value FROM withdrawal_policy_settings WHERE merchant_id = ${merchantId}`
-        const due = yield* sql<{ setting: string; value: string | null }>`
-          SELECT setting, value FROM withdrawal_policy_changes
-          WHERE merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at <= ${at}`
+        const stored = yield* withdrawals.policySettings(merchantId)
+        const due = yield* withdrawals.dueChanges(merchantId, at)
         return effectiveFrom(new Map([...stored, ...due].map((row) => [row.setting, row.value])))
       }).pipe(Effect.orDie)
 
@@ -243,9 +228,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       return yield* load(merchantId, yield* clock.now)
     })
 
-    const store = (merchantId: string, setting: string, value: string | null, at: Date) =>
-      sql`INSERT INTO withdrawal_policy_settings ${sql.insert({ merchant_id: merchantId, setting, value, updated_at: at })}
-          ON CONFLICT (merchant_id, setting) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`
+    const store = withdrawals.storeSetting
 
     /** Pending changes whose time has come become the stored settings, each recorded in the audit log. */
     const settle = Effect.fn("WithdrawalPolicy.settle")(function* (merchantId?: string) {
@@ -253,17 +236,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const due = yield* sql<{
-              id: string
-              merchant_id: string
-              setting: string
-              value: string | null
-              previous_value: string | null
-              effective_at: Date
-            }>`
-          UPDATE withdrawal_policy_changes SET status = 'APPLIED', ended_at = effective_at, ended_by = ${SERVICE_ACTOR.name}
-          WHERE status = 'PENDING' AND effective_at <= ${now} ${merchantId === undefined ? sql`` : sql`AND merchant_id = ${merchantId}`}
-          RETURNING id, merchant_id, setting, value, previous_value, effective_at`
+            const due = yield* withdrawals.applyDueChanges(now, SERVICE_ACTOR.name, merchantId)
             for (const change of [...due].sort((a, b) => a.effective_at.getTime() - b.effective_at.getTime())) {
               yield* store(change.merchant_id, change.setting, change.value, change.effective_at)
               yield* audit.record(
@@ -283,19 +256,10 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
     /** Pending withdrawals need at least what the policy now asks (a tightening applies to them too). */
     const raisePendingQuorum = (merchantId: string, policy: EffectivePolicy) =>
       Effect.gen(function* () {
-        const pending = yield* sql<{
-          id: string
-          chain: string
-          currency: string
-          amount: string
-          required_approvals: number
-        }>`
-          SELECT id, chain, currency, amount::text AS amount, required_approvals FROM withdrawals
-          WHERE merchant_id = ${merchantId} AND status = 'PENDING' FOR UPDATE`
+        const pending = yield* withdrawals.lockPending(merchantId)
         for (const w of pending) {
           const needed = requiredApprovals(policy, `${w.chain}-${w.currency}`, w.amount)
-          if (needed > w.required_approvals)
-            yield* sql`UPDATE withdrawals SET required_approvals = ${needed}, updated_at = clock_timestamp() WHERE id = ${w.id}`
+          if (needed > w.required_approvals) yield* withdrawals.raiseRequiredApprovals(w.id, needed)
         }
       })
 
@@ -343,15 +307,11 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
               return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
             yield* settle(merchantId)
             const before = yield* load(merchantId, now)
-            const supersede = (setting: string) =>
-              sql<{
-                id: string
-              }>`UPDATE withdrawal_policy_changes SET status = 'SUPERSEDED', ended_at = ${now}, ended_by = ${actor.name}
-                              WHERE merchant_id = ${merchantId} AND setting = ${setting} AND status = 'PENDING' RETURNING id`
+            const supersede = (setting: string) => withdrawals.supersedeChanges(merchantId, setting, now, actor.name)
             const record = (w: (typeof wanted)[number], effectiveAt: Date, pending: boolean) =>
               Effect.gen(function* () {
                 const from = before.value(w.setting)
-                yield* sql`INSERT INTO withdrawal_policy_changes ${sql.insert({
+                yield* withdrawals.insertChange({
                   id: newId("pch"),
                   merchant_id: merchantId,
                   setting: w.setting,
@@ -363,7 +323,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
                   status: pending ? "PENDING" : "APPLIED",
                   ended_at: pending ? null : now,
                   ended_by: pending ? null : actor.name
-                })}`
+                })
                 const text = `${w.setting}: ${describeValue(w.name, from)} → ${describeValue(w.name, w.value)}`
                 yield* audit.record(
                   merchantId,
@@ -391,7 +351,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
                     actor,
                     "policy.change_cancelled",
                     w.setting,
-                    `${w.setting} kept at ${describeValue(w.name, w.value)}: pending change ${superseded.map((s) => s.id).join(", ")} dropped`
+                    `${w.setting} kept at ${describeValue(w.name, w.value)}: pending change ${superseded.join(", ")} dropped`
                   )
                 continue
               }
@@ -426,11 +386,9 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const [cancelled] = yield* sql<{ setting: string; value: string | null }>`
-          UPDATE withdrawal_policy_changes SET status = 'CANCELLED', ended_at = ${now}, ended_by = ${actor.name}
-          WHERE id = ${changeId} AND merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at > ${now} RETURNING setting, value`
-            if (cancelled === undefined)
-              return yield* new NotFoundError({ error: `no pending policy change ${changeId}` })
+            const found = yield* withdrawals.cancelChange(merchantId, changeId, now, actor.name)
+            if (Option.isNone(found)) return yield* new NotFoundError({ error: `no pending policy change ${changeId}` })
+            const cancelled = found.value
             yield* audit.record(
               merchantId,
               actor,
@@ -445,12 +403,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
 
     /** Changes, newest first: the pending ones and the recent history. */
     const changes = Effect.fn("WithdrawalPolicy.changes")(function* (merchantId: string, limit = 50) {
-      return yield* sql`SELECT id, setting, previous_value, value, requested_by, requested_at, effective_at, status, ended_by
-                        FROM withdrawal_policy_changes WHERE merchant_id = ${merchantId}
-                        ORDER BY (status = 'PENDING') DESC, requested_at DESC LIMIT ${limit}`.pipe(
-        Effect.flatMap(decodeChanges),
-        Effect.orDie
-      )
+      return yield* withdrawals.changes(merchantId, limit)
     })
 
     /**
@@ -475,18 +428,15 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       const policy = yield* load(merchantId, now)
       const asset = `${w.chain}-${w.currency}`
       if (policy.addressBook) {
-        const entries = yield* Effect.orDie(sql<{ usable_from: Date }>`
-          SELECT usable_from FROM withdrawal_addresses
-          WHERE merchant_id = ${merchantId} AND chain = ${w.chain} AND address_key = ${addressKey(w.chain, w.toAddress)} AND removed_at IS NULL`)
-        const entry = entries[0]
-        if (entry === undefined) {
+        const usableFrom = yield* withdrawals.addressUsableFrom(merchantId, w.chain, addressKey(w.chain, w.toAddress))
+        if (Option.isNone(usableFrom)) {
           return yield* new ForbiddenError({
             error: `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off`
           })
         }
-        if (entry.usable_from > now) {
+        if (usableFrom.value > now) {
           return yield* new ForbiddenError({
-            error: `${w.toAddress} is in the address book but still cooling off: usable from ${entry.usable_from.toISOString()}`
+            error: `${w.toAddress} is in the address book but still cooling off: usable from ${usableFrom.value.toISOString()}`
           })
         }
       }
@@ -499,12 +449,8 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       }
       const perDay = policy.perDay(asset)
       if (perDay !== undefined) {
-        const [used] = yield* Effect.orDie(sql<{ total: string }>`
-          SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
-          WHERE merchant_id = ${merchantId} AND chain = ${w.chain} AND currency = ${w.currency}
-            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED') AND admitted_at > ${new Date(now.getTime() - 86_400_000)}
-            AND id <> ${w.id ?? ""}`)
-        const total = new MoneyDecimal(used?.total ?? "0")
+        const used = yield* withdrawals.admittedTotal(merchantId, w, new Date(now.getTime() - 86_400_000), w.id ?? "")
+        const total = new MoneyDecimal(used)
         if (total.plus(amount).greaterThan(perDay)) {
           const left = MoneyDecimal.max(perDay.minus(total), 0)
           return yield* new ForbiddenError({

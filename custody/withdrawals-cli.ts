@@ -12,7 +12,7 @@ import { PolicyClock } from "../src/policy-clock.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
-import { WithdrawalStore } from "./withdrawal-store.js"
+import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 
 /**
  * `npm run withdrawals`: the operator's view of withdrawals and the human decision on them. Every decision
@@ -29,17 +29,10 @@ const withWithdrawals = <A, E, R>(body: Effect.Effect<A, E, R>) =>
     const config = yield* operatorConfig([])
     return yield* body.pipe(
       Effect.provide(
-        Layer.mergeAll(WithdrawalDecisions.Default, WithdrawalStore.Default).pipe(
+        WithdrawalDecisions.Default.pipe(
           Layer.provide(WithdrawalPolicy.Default),
           Layer.provideMerge(
-            Layer.mergeAll(
-              AssetCatalog.Default,
-              Wallets.Default,
-              Ledger.Default,
-              WithdrawalStore.Default,
-              AuditLog.Default,
-              PolicyClock.System
-            )
+            Layer.mergeAll(AssetCatalog.Default, Wallets.Default, Ledger.Default, AuditLog.Default, PolicyClock.System)
           )
         )
       ),

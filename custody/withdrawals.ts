@@ -6,7 +6,7 @@ import type { AssetPolicy } from "../src/domain/asset-policy.js"
 import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
 import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "../src/domain/errors.js"
-import type { CreateWithdrawalRequest, FeeQuote } from "../src/domain/withdrawal.js"
+import type { CreateWithdrawalRequest, FeeQuote, WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { Idempotency, requestHash } from "../src/idempotency.js"
 import { AssetStore } from "../src/stores/asset-store.js"
 import { WalletStore } from "../src/stores/wallet-store.js"
@@ -17,13 +17,14 @@ import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/
 import { MerchantStore } from "../src/stores/merchant-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
+import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { Collections } from "./collections.js"
-import { CustodyStore } from "./custody-store.js"
 import { destinationProblem } from "./destination-address.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
-import { assetDecimals, WithdrawalStore } from "./withdrawal-store.js"
+import { assetDecimals, render, unlock } from "./withdrawal-view.js"
 
 const CREATE_ENDPOINT = "POST /v1/withdrawals"
 /** A Solana owner with no token accounts (the system program): its recipient-side rent is the worst case. */
@@ -66,7 +67,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const policyRules = yield* WithdrawalPolicy
     const audit = yield* AuditLog
     const merchants = yield* MerchantStore
-    const { find, render, unlock, list } = withdrawalStore
+    const { find } = withdrawalStore
     const settings = yield* Config.all({
       bps: Config.integer("FACET_PLATFORM_FEE_BPS").pipe(Config.withDefault(10)),
       policyVersion: Config.string("FACET_FEE_POLICY_VERSION").pipe(Config.withDefault("2026-07-19.1"))
@@ -180,19 +181,14 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       Effect.gen(function* () {
         const setting = yield* assetStore.lockAutoApprovalLimit(merchantId, policy.chain, policy.currency)
         if (Option.isNone(setting)) return
-        const limit = setting.value
-        const [used] = yield* sql<{ total: string }>`
-          SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
-          WHERE merchant_id = ${merchantId} AND chain = ${policy.chain} AND currency = ${policy.currency}
-            AND decided_by = ${AUTO_APPROVER} AND created_at > clock_timestamp() - interval '24 hours'
-            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED')`
-        if (new MoneyDecimal(used?.total ?? "0").plus(amount).greaterThan(limit)) return
+        const used = yield* withdrawalStore.autoApprovedTotal(merchantId, policy, AUTO_APPROVER)
+        if (new MoneyDecimal(used).plus(amount).greaterThan(setting.value)) return
         yield* decisions
           .decide(id, "APPROVED", {
             kind: "policy",
             by: AUTO_APPROVER,
             from: "policy",
-            reason: `within the daily auto-approval limit of ${limit} ${policy.currency}`
+            reason: `within the daily auto-approval limit of ${setting.value} ${policy.currency}`
           })
           .pipe(
             Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
@@ -260,32 +256,30 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
                 error: `available ${fromBaseUnits(available, policy.decimals)} ${policy.currency} on ${policy.chain} is less than ${request.amount} (only collected funds can be withdrawn; GET /v1/wallet-portfolio)`
               })
             }
-            const inserted = yield* sql<{ id: string }>`
-          INSERT INTO withdrawals ${sql.insert({
-            id,
-            merchant_id: merchantId,
-            out_withdrawal_no: request.out_withdrawal_no ?? null,
-            status: "PENDING",
-            chain: policy.chain,
-            currency: policy.currency,
-            amount: fees.amount,
-            platform_fee: fees.platform_fee,
-            platform_fee_bps: fees.platform_fee_bps,
-            network_fee: fees.network_fee,
-            network_fee_asset: fees.network_fee_asset,
-            network_fee_included: fees.network_fee_included,
-            total_fee: fees.total_fee,
-            net_amount: fees.net_amount,
-            fee_model: fees.model,
-            fee_policy_version: fees.policy_version,
-            to_address: request.to_address,
-            required_approvals: requiredApprovals,
-            admitted_at: admittedAt,
-            created_by: `${requester.actor.kind}:${requester.actor.name}`,
-            created_by_user_id: requester.consoleUserId ?? null
-          })}
-          ON CONFLICT (merchant_id, out_withdrawal_no) WHERE out_withdrawal_no IS NOT NULL DO NOTHING RETURNING id`
-            if (inserted.length === 0) {
+            const inserted = yield* withdrawalStore.insert({
+              id,
+              merchant_id: merchantId,
+              out_withdrawal_no: request.out_withdrawal_no ?? null,
+              status: "PENDING",
+              chain: policy.chain,
+              currency: policy.currency,
+              amount: fees.amount,
+              platform_fee: fees.platform_fee,
+              platform_fee_bps: fees.platform_fee_bps,
+              network_fee: fees.network_fee,
+              network_fee_asset: fees.network_fee_asset,
+              network_fee_included: fees.network_fee_included,
+              total_fee: fees.total_fee,
+              net_amount: fees.net_amount,
+              fee_model: fees.model,
+              fee_policy_version: fees.policy_version,
+              to_address: request.to_address,
+              required_approvals: requiredApprovals,
+              admitted_at: admittedAt,
+              created_by: `${requester.actor.kind}:${requester.actor.name}`,
+              created_by_user_id: requester.consoleUserId ?? null
+            })
+            if (!inserted) {
               return yield* new ConflictError({
                 error: `out_withdrawal_no ${request.out_withdrawal_no ?? ""} is already used by another withdrawal of this merchant`
               })
@@ -321,6 +315,15 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         onNone: () => Effect.dieMessage(`withdrawal ${outcome} vanished`),
         onSome: (r) => Effect.succeed(render(r))
       })
+    })
+
+    /** GET /v1/withdrawals: a page of the merchant's withdrawals, newest first. */
+    const list = Effect.fn("Withdrawals.list")(function* (
+      merchantId: string,
+      query: { readonly status?: WithdrawalStatus | undefined; readonly limit: number; readonly offset: number }
+    ) {
+      const { total, rows } = yield* withdrawalStore.page(merchantId, query)
+      return { total, limit: query.limit, offset: query.offset, items: rows.map(render) }
     })
 
     const get = Effect.fn("Withdrawals.get")(function* (merchantId: string, id: string) {
@@ -369,7 +372,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               // what was burned came out of the locked coins (natives) or the platform's gas; the rest goes back
               const spent = withdrawal.network_fee_included ? burned : 0n
               yield* ledger.post([unlock(withdrawal, gross - spent, "withdrawal_failed")])
-              yield* sql`UPDATE withdrawals SET status = 'FAILED', failure_reason = ${reason}, updated_at = clock_timestamp(), finished_at = clock_timestamp() WHERE id = ${withdrawal.id}`
+              yield* withdrawalStore.markFailed(withdrawal.id, reason)
               yield* announce(withdrawal.id, "wallet.withdrawal.failed")
             })
           )
@@ -459,7 +462,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           outcome,
           transfers,
           Effect.gen(function* () {
-            yield* sql`UPDATE withdrawals SET status = 'COMPLETED', tx_hash = ${outcome.txHash}, updated_at = clock_timestamp(), finished_at = clock_timestamp() WHERE id = ${withdrawal.id}`
+            yield* withdrawalStore.markCompleted(withdrawal.id, outcome.txHash)
             yield* announce(withdrawal.id, "wallet.withdrawal.completed")
           })
         )

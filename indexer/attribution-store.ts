@@ -7,6 +7,7 @@ import { newIds } from "../src/ids.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
 import { paidValue, settle } from "../src/orders/order-settlement.js"
 import { Orders } from "../src/orders/orders.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
 import { MerchantStore } from "../src/stores/merchant-store.js"
@@ -101,6 +102,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const orderStore = yield* OrderStore
     const walletStore = yield* WalletStore
     const transactions = yield* TransactionStore
+    const custodyStore = yield* CustodyStore
 
     // the fence (chain-indexer.ts): only the holder the chain's row names writes; FOR SHARE keeps a
     // takeover waiting until this transaction ends, and a transaction begun after it finds another name
@@ -332,16 +334,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           // someone's deposit address is a real payment to them, and stays one). One indexed lookup per
           // batch: as a NOT EXISTS inside the write statement it made the statement six times slower.
           const hashes = [...new Set(unique.map(({ hit }) => hit.transfer.txHash))]
-          const own =
-            hashes.length === 0
-              ? new Set<string>()
-              : new Set(
-                  (yield* sql<{ tx_hash: string }>`
-            SELECT ct.tx_hash FROM custody_transactions ct JOIN custody_operations o ON o.id = ct.operation_id
-            WHERE ct.chain = ${chain} AND ct.tx_hash = ANY(string_to_array(${hashes.join(",")}, ',')) AND o.type <> 'withdrawal'`).map(
-                    (r) => r.tx_hash
-                  )
-                )
+          const own = yield* custodyStore.ownHashes(chain, hashes)
           const hits = own.size === 0 ? unique : unique.filter(({ hit }) => !own.has(hit.transfer.txHash))
           // order payments written (new or revived) go on to the order logic; deposits are only counted
           const forOrders: Array<TxRow & { readonly revived: boolean }> = []

@@ -6,6 +6,7 @@ import type { Chain } from "../src/domain/chain.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
 import type { Difference, LatestRun } from "../src/domain/reconciliation.js"
 import { AssetStore } from "../src/stores/asset-store.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import { ReconciliationStore } from "../src/stores/reconciliation-store.js"
 import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
@@ -35,6 +36,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
     const runs = yield* ReconciliationStore
     const assetStore = yield* AssetStore
     const walletStore = yield* WalletStore
+    const custodyStore = yield* CustodyStore
     const clients = yield* ChainClients
     const untraced = yield* UntracedBlockStore
     // addresses per page of a run: their balances read from the node, then one statement for the ledger's side
@@ -68,12 +70,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
              AND t.block_number <= p.height
              AND (CASE WHEN ${chain} = 'BEP20' THEN lower(t.to_address) ELSE t.to_address END) = p.norm
             GROUP BY p.i),
-          custody AS (
-            SELECT ct.currency, ct.amount, ct.fee, ct.status, ct.block_number,
-                   CASE WHEN ${chain} = 'BEP20' THEN lower(ct.to_address) ELSE ct.to_address END AS to_norm,
-                   CASE WHEN ${chain} = 'BEP20' THEN lower(ct.from_address) ELSE ct.from_address END AS from_norm,
-                   CASE WHEN ${chain} = 'BEP20' THEN lower(ct.fee_payer) ELSE ct.fee_payer END AS fee_payer_norm
-            FROM custody_transactions ct WHERE ct.chain = ${chain} AND ct.status IN ('included', 'final', 'reverted')),
+          custody AS (${custodyStore.transfersInBlocks(chain)}),
           moved_in AS (
             SELECT p.i, sum(c.amount) AS amount FROM p JOIN custody c
               ON c.status <> 'reverted' AND c.currency = p.currency AND c.block_number <= p.height AND c.to_norm = p.norm GROUP BY p.i),

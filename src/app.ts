@@ -5,7 +5,6 @@ import { AutoSweepLive, CustodyResumeLive, CustodyWalletLive, WithdrawalExpiryLi
 import { NativeConsolidationLive } from "../custody/native-consolidation.js"
 import { Withdrawals } from "../custody/withdrawals.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
-import { WithdrawalStore } from "../custody/withdrawal-store.js"
 import { AddressBook } from "../custody/address-book.js"
 import { PolicySettleLive, WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 import { AuditLog } from "./audit/audit-log.js"
@@ -14,7 +13,6 @@ import { PolicyClock } from "./policy-clock.js"
 import { Idempotency } from "./idempotency.js"
 import { Checkout } from "./orders/checkout.js"
 import { ConsoleAccounts } from "./console/console-accounts.js"
-import { CustodyStore } from "../custody/custody-store.js"
 import { TransferSender } from "../custody/transfer-sender.js"
 import { WalletActors } from "../custody/wallet-actor.js"
 import { GasWallets, GasWalletsRefreshLive } from "../custody/gas-wallets.js"
@@ -103,7 +101,6 @@ export const makeCoreLive = <E, R>(
         Collections.Default,
         WalletPortfolioViews.Default,
         CustodyHealth.Default,
-        WithdrawalStore.Default,
         Checkout.Default,
         ConsoleAccounts.Default
       )
@@ -128,7 +125,6 @@ export const makeCoreLive = <E, R>(
         WebhookOutbox.Default,
         ChainSettingsLive,
         ChainClientsLive,
-        CustodyStore.Default,
         Ledger.Default,
         CustodyConfigLive,
         ClusterLive

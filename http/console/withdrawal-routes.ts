@@ -2,7 +2,6 @@ import { HttpApiBuilder, HttpRouter } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { AddressBook } from "../../custody/address-book.js"
 import { WithdrawalDecisions } from "../../custody/withdrawal-decisions.js"
-import { WithdrawalStore } from "../../custody/withdrawal-store.js"
 import { Withdrawals } from "../../custody/withdrawals.js"
 import { AssetCatalog } from "../../src/assets/asset-catalog.js"
 import type { ConsoleSession } from "../../src/console/console-accounts.js"
@@ -19,7 +18,6 @@ import { actorOf, allowed, ConsoleGuards, htmlResponse, IdPath } from "./route-k
 export const WithdrawalRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function* () {
     const { reconfirm, signedIn, signedForm } = yield* ConsoleGuards
-    const withdrawals = yield* WithdrawalStore
     const decisions = yield* WithdrawalDecisions
     const withdrawalService = yield* Withdrawals
     const catalog = yield* AssetCatalog
@@ -27,7 +25,7 @@ export const WithdrawalRoutes = HttpApiBuilder.Router.use((router) =>
 
     const withdrawalsView = (session: ConsoleSession, message?: string, status = 200) =>
       Effect.gen(function* () {
-        const list = yield* withdrawals.list(session.merchantId, { limit: 100, offset: 0 })
+        const list = yield* withdrawalService.list(session.merchantId, { limit: 100, offset: 0 })
         const assets = (yield* catalog.policies(session.merchantId))
           .filter((p) => p.merchant_enabled && p.status === "live" && p.actions.withdraw)
           .map((p) => p.asset_key)

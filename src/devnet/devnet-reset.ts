@@ -2,6 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import { ChainIdentityStore } from "../stores/chain-identity-store.js"
+import { CustodyStore } from "../stores/custody-store.js"
+import { OrderStore } from "../stores/order-store.js"
+import { WebhookStore } from "../stores/webhook-store.js"
+import { WithdrawalStore } from "../stores/withdrawal-store.js"
 import { IdempotencyStore } from "../stores/idempotency-store.js"
 import { IndexerStore } from "../stores/indexer-store.js"
 import { LedgerStore } from "../stores/ledger-store.js"
@@ -35,6 +39,10 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
   const indexers = yield* IndexerStore
   const ledger = yield* LedgerStore
   const transactionStore = yield* TransactionStore
+  const webhooks = yield* WebhookStore
+  const custody = yield* CustodyStore
+  const withdrawals = yield* WithdrawalStore
+  const orders = yield* OrderStore
   const counts = yield* sql.withTransaction(
     Effect.gen(function* () {
       const real = (yield* identities.all).filter((identity) => identity.network !== "devnet")
@@ -43,38 +51,20 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
           message: `this database indexes ${real.map((r) => r.chain).join(", ")} on a real network: a devnet reset never touches it`
         })
       }
-      const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]?.n ?? 0
       const ledgerTransfers = yield* ledger.forgetAll
-      const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event IN ('wallet.deposit.confirmed', 'wallet.withdrawal.completed', 'wallet.withdrawal.failed')`
-      yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
-      const webhookEvents = count(
-        yield* sql<{ n: number }>`
-      WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`
-      )
+      const webhookEvents = yield* webhooks.forgetChainEvents
       const transactions = yield* transactionStore.forgetAll
       // custody's operations, their signed transactions and nonces belong to the chains that go
       // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys)
-      yield* sql`UPDATE custody_operations SET withdrawal_id = NULL`
-      yield* sql`DELETE FROM withdrawals`
-      yield* idempotency.forgetEndpoint("POST /v1/withdrawals")
-      yield* sql`DELETE FROM custody_transactions`
-      yield* sql`UPDATE custody_operations SET gas_funding_id = NULL, parent_id = NULL`
-      yield* sql`DELETE FROM custody_operations`
-      yield* sql`DELETE FROM evm_nonces`
+      yield* custody.forgetAll(
+        Effect.zipRight(withdrawals.forgetAll, idempotency.forgetEndpoint("POST /v1/withdrawals"))
+      )
       // and so do the wallet actors' messages (the cluster's own tables, made at its first start)
       for (const table of ["cluster_replies", "cluster_messages"]) {
         const [exists] = yield* sql<{ found: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS found`
         if (exists?.found === true) yield* sql`DELETE FROM ${sql(table)}`
       }
-      const ordersUnpaid = count(
-        yield* sql<{ n: number }>`
-      WITH u AS (
-        UPDATE orders SET paid_amount = 0, tx_hash = NULL, late_payment = false, updated_at = clock_timestamp(),
-          status = CASE WHEN expire_at <= now() THEN 'EXPIRED' ELSE 'PENDING' END
-        WHERE paid_amount <> 0 OR tx_hash IS NOT NULL OR status NOT IN ('PENDING', 'EXPIRED')
-        RETURNING 1)
-      SELECT count(*)::int AS n FROM u`
-      )
+      const ordersUnpaid = yield* orders.resetToUnpaid
       yield* indexers.forgetAll
       const chains = yield* identities.forgetAll
       return { transactions, ledgerTransfers, webhookEvents, ordersUnpaid, chains } satisfies DevnetResetCounts

@@ -85,7 +85,6 @@ export type DeciderRow = typeof DeciderRow.Type
 const MemberRow = Schema.Struct({ login_name: Schema.String, role: Schema.String })
 const SecretRow = Schema.Struct({ id: Schema.String, secret: Schema.String })
 const ExpiryRow = Schema.Struct({ expires_at: Schema.DateFromSelf })
-const CountRow = Schema.Struct({ n: Schema.Number })
 
 /** The sign-in failures in the throttle's window: from an address, for an account from it, for an account. */
 const FailureCountsRow = Schema.Struct({
@@ -229,19 +228,6 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
       const found =
         yield* sql`SELECT 1 FROM console_users WHERE merchant_id = ${merchantId} AND login_name = ${loginName}`
       return found.length > 0
-    })
-
-    /**
-     * The approvals of a withdrawal that count: all but those of a user removed since. Its subject is
-     * the approvals, but what it asks of them is whether their console user is still there, so it is here.
-     */
-    const countedApprovals = Effect.fn("ConsoleStore.countedApprovals")(function* (withdrawalId: string) {
-      const counted = yield* sql`
-            SELECT count(*)::int AS n FROM withdrawal_approvals a LEFT JOIN console_users u ON u.id = a.user_id
-            WHERE a.withdrawal_id = ${withdrawalId} AND (u.id IS NULL OR u.removed_at IS NULL)`.pipe(
-        Effect.flatMap(first(CountRow))
-      )
-      return Option.match(counted, { onNone: () => 0, onSome: (row) => row.n })
     })
 
     /** The TOTP seeds whose stored value is not like `pattern` (not sealed under the current key). */
@@ -405,7 +391,6 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
       removeUser,
       findDecider,
       isMerchantLogin,
-      countedApprovals,
       totpSecretsNotLike,
       replaceTotpSecret,
       openSession,

@@ -3,6 +3,7 @@ import { AssetStore } from "./asset-store.js"
 import { AuditStore } from "./audit-store.js"
 import { ChainIdentityStore } from "./chain-identity-store.js"
 import { ConsoleStore } from "./console-store.js"
+import { CustodyStore } from "./custody-store.js"
 import { IdempotencyStore } from "./idempotency-store.js"
 import { IndexerStore } from "./indexer-store.js"
 import { LedgerStore } from "./ledger-store.js"
@@ -13,6 +14,7 @@ import { TransactionStore } from "./transaction-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
 import { WalletStore } from "./wallet-store.js"
 import { WebhookStore } from "./webhook-store.js"
+import { WithdrawalStore } from "./withdrawal-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
@@ -23,6 +25,7 @@ export const StoresLive = Layer.mergeAll(
   AuditStore.Default,
   ChainIdentityStore.Default,
   ConsoleStore.Default,
+  CustodyStore.Default,
   IdempotencyStore.Default,
   IndexerStore.Default,
   LedgerStore.Default,
@@ -32,5 +35,6 @@ export const StoresLive = Layer.mergeAll(
   TransactionStore.Default,
   UntracedBlockStore.Default,
   WalletStore.Default,
-  WebhookStore.Default
+  WebhookStore.Default,
+  WithdrawalStore.Default
 )

@@ -50,13 +50,14 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
  * are its owner's alone.
  */
 const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  "src/stores/console-store.ts": ["merchants", "withdrawal_approvals"],
+  "src/stores/console-store.ts": ["merchants"],
   "src/stores/ledger-store.ts": ["wallets", "wallet_asset_policies", "custody_operations"],
   "src/stores/wallet-store.ts": ["transactions", "ledger_balances", "custody_operations"],
   // the checkout's merchant name; the settlement's amount precision (the asset policy of the order's currency)
   "src/stores/order-store.ts": ["merchants", "wallet_asset_policies"],
   // a claimed event's signing secret, a replay's current webhook_url, a deposit event's destination
-  "src/stores/webhook-store.ts": ["merchants"]
+  "src/stores/webhook-store.ts": ["merchants"],
+  "src/stores/withdrawal-store.ts": ["console_users"]
 }
 
 /**
@@ -75,14 +76,13 @@ const NOT_YET_OWNED = new Set<string>([
   "ledger_balances",
   "webhook_events",
   "webhook_attempts",
+  // still named by the devnet reset and the attribution store (CustodyStore.forgetAll, WithdrawalStore.forgetAll
+  // and CustodyStore.ownHashes replace those), and custody_operations by the ledger's and wallets' statements
+  // that ask for a collection in flight (CustodyStore.collectionInFlightOf)
   "custody_operations",
   "custody_transactions",
   "evm_nonces",
   "withdrawals",
-  "withdrawal_approvals",
-  "withdrawal_policy_settings",
-  "withdrawal_policy_changes",
-  "withdrawal_addresses",
   // collections' consolidation and the main deposits' release still join it (WalletStore has their fragment)
   "wallets",
   // the attribution store still names it (WalletStore has its fragments)
