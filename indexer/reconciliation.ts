@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { AppConfig } from "../src/config.js"
@@ -6,7 +5,6 @@ import type { Chain } from "../src/domain/chain.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
 import type { Difference, LatestRun } from "../src/domain/reconciliation.js"
 import { AssetStore } from "../src/stores/asset-store.js"
-import { CustodyStore } from "../src/stores/custody-store.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
 import { ReconciliationStore } from "../src/stores/reconciliation-store.js"
 import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
@@ -31,67 +29,14 @@ export interface ChainReconciliation {
 export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reconciliation", {
   dependencies: [UntracedBlockStore.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const indexerStore = yield* IndexerStore
     const runs = yield* ReconciliationStore
     const assetStore = yield* AssetStore
     const walletStore = yield* WalletStore
-    const custodyStore = yield* CustodyStore
     const clients = yield* ChainClients
     const untraced = yield* UntracedBlockStore
     // addresses per page of a run: their balances read from the node, then one statement for the ledger's side
     const pageSize = yield* Config.integer("FACET_RECONCILE_PAGE").pipe(Config.withDefault(500))
-
-    /**
-     * What the ledger explains at each address, per asset, at the height its balance was read: deposits
-     * recorded up to that height, plus what custody itself moved in and out there (its transfers in blocks
-     * up to that height, and the fees the address paid in its native asset). EVM addresses in any case; the
-     * others exactly. One statement for a page of addresses; the answers in the pairs' order.
-     */
-    const explain = (
-      chain: Chain,
-      pairs: ReadonlyArray<{
-        readonly address: string
-        readonly currency: string
-        readonly decimals: number
-        readonly height: bigint
-      }>
-    ) =>
-      Effect.map(
-        sql<{ i: number; explained: string }>`
-          WITH p AS (
-            SELECT p.i, p.currency, p.decimals, p.height,
-                   CASE WHEN ${chain} = 'BEP20' THEN lower(p.address) ELSE p.address END AS norm
-            FROM jsonb_to_recordset(${JSON.stringify(pairs.map((pair, i) => ({ i, address: pair.address, currency: pair.currency, decimals: pair.decimals, height: pair.height.toString() })))}::jsonb)
-              AS p (i int, address text, currency text, decimals int, height bigint)),
-          deposits AS (
-            SELECT p.i, sum(t.amount) AS amount FROM p JOIN transactions t
-              ON t.chain = ${chain} AND t.currency = p.currency AND t.type = 'deposit' AND t.status IN ('pending', 'confirmed')
-             AND t.block_number <= p.height
-             AND (CASE WHEN ${chain} = 'BEP20' THEN lower(t.to_address) ELSE t.to_address END) = p.norm
-            GROUP BY p.i),
-          custody AS (${custodyStore.transfersInBlocks(chain)}),
-          moved_in AS (
-            SELECT p.i, sum(c.amount) AS amount FROM p JOIN custody c
-              ON c.status <> 'reverted' AND c.currency = p.currency AND c.block_number <= p.height AND c.to_norm = p.norm GROUP BY p.i),
-          moved_out AS (
-            SELECT p.i, sum(c.amount) AS amount FROM p JOIN custody c
-              ON c.status <> 'reverted' AND c.currency = p.currency AND c.block_number <= p.height AND c.from_norm = p.norm GROUP BY p.i),
-          fees AS (
-            SELECT p.i, sum(c.fee) AS amount FROM p
-              JOIN wallet_asset_policies a ON a.chain = ${chain} AND a.currency = p.currency AND a.is_native
-              JOIN custody c ON c.block_number <= p.height AND c.fee_payer_norm = p.norm GROUP BY p.i)
-          -- in base units, then scaled by an exact 1e-decimals: a division rounds at ~16 digits, and an 18-decimal
-          -- balance with fee dust (a main wallet's BNB) read as a difference of a few wei (the money-out campaign)
-          SELECT p.i, trim_scale(
-                   (coalesce(d.amount, 0) * ('1e' || p.decimals)::numeric
-                    + coalesce(mi.amount, 0) - coalesce(mo.amount, 0) - coalesce(f.amount, 0)) * ('1e-' || p.decimals)::numeric
-                 )::text AS explained
-          FROM p LEFT JOIN deposits d ON d.i = p.i LEFT JOIN moved_in mi ON mi.i = p.i
-                 LEFT JOIN moved_out mo ON mo.i = p.i LEFT JOIN fees f ON f.i = p.i
-          ORDER BY p.i`,
-        (rows) => rows.map((r) => r.explained)
-      )
 
     const reconcileChain = Effect.fn("Reconciliation.reconcileChain")(function* (chain: Chain) {
       const started = new Date()
@@ -131,7 +76,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
         const readable = balances.filter((b) => b.height <= indexed)
         for (const b of balances) if (b.height > indexed) results.push({ skipped: true, height: b.height })
         if (readable.length === 0) continue
-        const explained = yield* explain(chain, readable)
+        const explained = yield* runs.explain(chain, readable)
         for (const [i, pair] of readable.entries()) {
           const onChain = new MoneyDecimal(fromBaseUnits(pair.balance, pair.decimals))
           const ledger = new MoneyDecimal(explained[i] ?? "0")

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
 import type { SignedTransfer } from "../chains/chain-client.js"
 import { Chain } from "../domain/chain.js"
+import { TransactionStore } from "./transaction-store.js"
 
 export const OperationType = Schema.Literal("collection", "gas_funding", "withdrawal")
 export type OperationType = typeof OperationType.Type
@@ -157,8 +158,10 @@ const firstOf =
  * chain is touched, so any step can be run again after a crash.
  */
 export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyStore", {
+  dependencies: [TransactionStore.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const transactions = yield* TransactionStore
 
     const operation = Effect.fn("CustodyStore.operation")(function* (id: string) {
       return yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = ${id}`.pipe(
@@ -266,9 +269,8 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         UPDATE custody_operations SET status = 'FAILED', failure_reason = ${reason}, waiting_for = NULL,
                updated_at = clock_timestamp(), finished_at = clock_timestamp()
         WHERE id = ${id} AND status NOT IN ('COMPLETED', 'FAILED')`)
-      yield* Effect.orDie(
-        sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp() WHERE operation_id = ${id} AND status = 'pending'`
-      )
+      // the operation's merchant-visible rows still pending never will be anything else
+      yield* Effect.orDie(transactions.failPendingOfOperation(id))
     })
 
     /** An open operation made to look untouched for a day: the service's next resume pass hands it over again. */
@@ -445,10 +447,10 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
           WHERE operation_id = ${landed.operation_id} AND status = 'replaced' AND tx_hash <> ${landed.tx_hash} RETURNING tx_hash`.pipe(
               Effect.flatMap(decoded(HashRow))
             )
-            if (gone.length > 0) {
-              yield* sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp()
-                     WHERE chain = ${landed.chain} AND tx_hash IN ${sql.in(gone.map((g) => g.tx_hash))} AND status = 'pending'`
-            }
+            yield* transactions.failPendingByHashes(
+              landed.chain,
+              gone.map((g) => g.tx_hash)
+            )
           })
         )
         .pipe(Effect.orDie)

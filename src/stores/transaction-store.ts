@@ -184,6 +184,13 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
         Effect.asVoid
       )
 
+    /** The still-pending rows of custody transactions that can never land (replaced ones whose nonce another used). */
+    const failPendingByHashes = (chain: string, txHashes: ReadonlyArray<string>) =>
+      txHashes.length === 0
+        ? Effect.void
+        : sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp()
+              WHERE chain = ${chain} AND tx_hash IN ${sql.in(txHashes)} AND status = 'pending'`.pipe(Effect.asVoid)
+
     /** A custody transaction final in its block. */
     const confirmCustodyRow = (
       chain: string,
@@ -284,6 +291,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       recordCustodyRow,
       setCustodyStatus,
       failPendingOfOperation,
+      failPendingByHashes,
       confirmCustodyRow,
       settlementPayments,
       latestPaymentHash,
