@@ -84,6 +84,30 @@ const transferKey = (t: { readonly tx_hash: string; readonly event_index: number
   `${t.tx_hash}|${t.event_index}|${t.to_address}`
 
 /**
+ * The batch's hits, each with its block and the block's place in the batch (1-based), one per transfer even
+ * if a node repeats a log within the batch: a repeat in the same statement would otherwise fail the insert
+ * (or, joined twice, credit twice).
+ */
+const uniqueHits = (
+  blocks: ReadonlyArray<{ readonly block: BlockRecord; readonly hits: ReadonlyArray<Attributed> }>
+) => {
+  const seen = new Set<string>()
+  return blocks
+    .flatMap(({ block, hits }, index) => hits.map((hit) => ({ block, hit, place: index + 1 })))
+    .filter(({ hit }) => {
+      const id = transferKey({
+        tx_hash: hit.transfer.txHash,
+        event_index: hit.transfer.eventIndex,
+        to_address: hit.transfer.to
+      })
+      if (seen.has(id)) return false
+      seen.add(id)
+      return true
+    })
+}
+type BatchHit = ReturnType<typeof uniqueHits>[number]
+
+/**
  * Writes what the indexers find, each block in one transaction with its cursor: transactions rows
  * (unique per chain, hash, event index and destination, so re-processing never duplicates), order state,
  * ledger entries and balances on confirmation, and webhook events in the outbox. Rollback for reorgs.
@@ -272,6 +296,177 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       })
 
     /**
+     * The batch's deposits in one statement: transactions rows (a transfer seen before is not written again;
+     * one reversed by a reorg comes back to life), and for those in blocks already final, their credit and
+     * webhook at once; then the order logic for the order payments written. How many were written and final.
+     */
+    const writeDeposits = (
+      chain: Chain,
+      blocks: ReadonlyArray<{ readonly block: BlockRecord }>,
+      hits: ReadonlyArray<BatchHit>,
+      finalized: bigint,
+      now: string
+    ) =>
+      Effect.gen(function* () {
+        const forOrders: Array<TxRow & { readonly revived: boolean }> = []
+        let detected = 0
+        let final = 0
+        const destinationOf = yield* orderDestinations(
+          chain,
+          hits.map((h) => h.hit)
+        )
+        const confirmedAt = new Date()
+        const ids = newIds("txn", hits.length)
+        const eventIds = newIds("evt", hits.length)
+        const destinations = hits.map(({ hit }) => destinationOf(hit))
+        // order payments written (new or revived) go on to the order logic, so their rows are kept whole
+        const orderRows = new Map<string, TxRow>()
+        hits.forEach(({ block, hit }, index) => {
+          const destination = destinations[index]
+          if (destination === undefined || destination.order_id === null) return
+          // a block that is already final (catching up) is written confirmed at once: one write per row
+          const isFinal = block.number <= finalized
+          const row: TxRow = {
+            id: ids[index] ?? "",
+            merchant_id: hit.wallet.merchantId,
+            chain: block.chain,
+            currency: hit.transfer.currency,
+            amount: hit.amount,
+            tx_hash: hit.transfer.txHash,
+            event_index: hit.transfer.eventIndex,
+            from_address: hit.transfer.from,
+            to_address: hit.transfer.to,
+            block_number: block.number.toString(),
+            status: isFinal ? "confirmed" : "pending",
+            confirmations: isFinal ? Number(finalized - block.number) + 1 : 0,
+            wallet_id: hit.wallet.walletId,
+            order_id: destination.order_id,
+            deposit_address_id: null,
+            counted: destination.counted,
+            order_value: destination.order_value,
+            confirmed_at: isFinal ? confirmedAt : null
+          }
+          orderRows.set(transferKey(row), row)
+        })
+        // the transfers as one column each, pointing at their block by its place in the batch; the blocks
+        // once each below (number, hash and time; final or not follows from the number)
+        const column = (type: DelimitedType, values: ReadonlyArray<string | number | boolean | null>) =>
+          delimitedColumn(sql, type, values)
+        const transfer = <A extends string | number | boolean | null>(f: (hit: Attributed) => A) =>
+          hits.map(({ hit }) => f(hit))
+        const c = yield* Effect.all({
+          block: column(
+            "int",
+            hits.map(({ place }) => place)
+          ),
+          event_id: column("text", eventIds),
+          id: column("text", ids),
+          merchant_id: column(
+            "text",
+            transfer((h) => h.wallet.merchantId)
+          ),
+          currency: column(
+            "text",
+            transfer((h) => h.transfer.currency)
+          ),
+          amount: column(
+            "numeric",
+            transfer((h) => h.amount)
+          ),
+          tx_hash: column(
+            "text",
+            transfer((h) => h.transfer.txHash)
+          ),
+          event_index: column(
+            "int",
+            transfer((h) => h.transfer.eventIndex)
+          ),
+          from_address: column(
+            "text",
+            transfer((h) => h.transfer.from)
+          ),
+          to_address: column(
+            "text",
+            transfer((h) => h.transfer.to)
+          ),
+          wallet_id: column(
+            "text",
+            transfer((h) => h.wallet.walletId)
+          ),
+          purpose: column(
+            "text",
+            transfer((h) => h.wallet.purpose)
+          ),
+          order_id: column(
+            "text",
+            destinations.map((d) => d.order_id)
+          ),
+          counted: column(
+            "boolean",
+            destinations.map((d) => d.counted)
+          ),
+          order_value: column(
+            "numeric",
+            destinations.map((d) => d.order_value)
+          )
+        })
+        // a transfer seen before is not written again; one reversed by a reorg comes back to life. Only a
+        // count and the order payments come back. Final rows (catching up) are credited and announced in
+        // the same statement: the deposit address is looked up once for both the row and its event.
+        const written = yield* sql<{
+          written: number
+          final: number
+          id: string | null
+          tx_hash: string | null
+          event_index: number | null
+          to_address: string | null
+          revived: boolean | null
+        }>`
+            WITH b AS (
+              SELECT b.*, b.number <= ${finalized.toString()}::bigint AS final
+              FROM unnest(${blocks.map(({ block }) => block.number.toString())}::bigint[], ${blocks.map(({ block }) => block.hash)}::text[],
+                  ${blocks.map(({ block }) => blockTime(block))}::timestamptz[]) WITH ORDINALITY AS b (number, hash, time, place)
+            ),
+            i AS MATERIALIZED (
+              SELECT i.*, ${chain}::text AS chain, b.number AS block_number, b.hash AS block_hash, b.time AS block_time,
+                CASE WHEN b.final THEN 'confirmed' ELSE 'pending' END AS status,
+                CASE WHEN b.final THEN ${confirmedAt}::timestamptz END AS confirmed_at,
+                CASE WHEN b.final THEN (${finalized.toString()}::bigint - b.number + 1)::int ELSE 0 END AS confirmations,
+                d.id AS deposit_address_id, d.external_user_id
+              FROM unnest(${c.block}, ${c.event_id}, ${c.id}, ${c.merchant_id}, ${c.currency}, ${c.amount}, ${c.tx_hash}, ${c.event_index},
+                  ${c.from_address}, ${c.to_address}, ${c.wallet_id}, ${c.purpose}, ${c.order_id}, ${c.counted}, ${c.order_value})
+                AS i (block, event_id, id, merchant_id, currency, amount, tx_hash, event_index, from_address, to_address, wallet_id,
+                      purpose, order_id, counted, order_value)
+              JOIN b ON b.place = i.block
+              ${walletStore.depositAddressOfTransfer("i", chain)}
+            ),
+            ${transactions.insertDepositsPart},
+            c AS MATERIALIZED (
+              SELECT w.*, i.external_user_id, i.event_id FROM w
+              JOIN i ON i.tx_hash = w.tx_hash AND i.event_index = w.event_index AND i.to_address = w.to_address
+              WHERE w.status = 'confirmed'
+            ),
+            ${confirmationParts(now)}
+            SELECT n.written, n.final, o.id, o.tx_hash, o.event_index, o.to_address, o.revived
+            FROM (SELECT count(*)::int AS written, (count(*) FILTER (WHERE status = 'confirmed'))::int AS final FROM w) n
+            LEFT JOIN LATERAL (SELECT id, tx_hash, event_index, to_address, revived FROM w WHERE order_id IS NOT NULL) o ON true`
+        for (const w of written) {
+          detected = w.written
+          final = w.final
+          if (w.id === null || w.tx_hash === null || w.event_index === null || w.to_address === null) continue
+          const row = orderRows.get(
+            transferKey({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address })
+          )
+          // an insert's xmax is 0; an ON CONFLICT update (a reversed transfer mined again) has one
+          if (row !== undefined)
+            forOrders.push({ ...row, id: w.id, deposit_address_id: null, revived: w.revived === true })
+        }
+
+        yield* onDetected(forOrders, now)
+        return { detected, final, forOrders }
+      })
+
+    /**
      * Consecutive blocks with their hits, confirmations up to `finalized` and the cursor at the last of
      * them, all in one transaction: a block is never half-written, and catching up many blocks costs one
      * commit instead of one per block. Following the head, it is called with one block.
@@ -314,21 +509,7 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
             yield* sql`SET LOCAL work_mem = '64MB'`
           }
           const now = DateTime.formatIso(yield* DateTime.now)
-          // one row per transfer even if a node repeats a log within the batch: a repeat in the same
-          // statement would otherwise fail the insert (or, joined twice, credit twice)
-          const seen = new Set<string>()
-          const unique = blocks
-            .flatMap(({ block, hits }, index) => hits.map((hit) => ({ block, hit, place: index + 1 })))
-            .filter(({ hit }) => {
-              const id = transferKey({
-                tx_hash: hit.transfer.txHash,
-                event_index: hit.transfer.eventIndex,
-                to_address: hit.transfer.to
-              })
-              if (seen.has(id)) return false
-              seen.add(id)
-              return true
-            })
+          const unique = uniqueHits(blocks)
           // custody's own transactions (gas funding, collections) are never deposits: custody stored their
           // hashes before broadcasting them, so they are known before they can be seen (a withdrawal to
           // someone's deposit address is a real payment to them, and stays one). One indexed lookup per
@@ -337,162 +518,10 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           const own = yield* custodyStore.ownHashes(chain, hashes)
           const hits = own.size === 0 ? unique : unique.filter(({ hit }) => !own.has(hit.transfer.txHash))
           // order payments written (new or revived) go on to the order logic; deposits are only counted
-          const forOrders: Array<TxRow & { readonly revived: boolean }> = []
-          let detected = 0
-          let final = 0
-          if (hits.length > 0) {
-            const destinationOf = yield* orderDestinations(
-              chain,
-              hits.map((h) => h.hit)
-            )
-            const confirmedAt = new Date()
-            const ids = newIds("txn", hits.length)
-            const eventIds = newIds("evt", hits.length)
-            const destinations = hits.map(({ hit }) => destinationOf(hit))
-            // order payments written (new or revived) go on to the order logic, so their rows are kept whole
-            const orderRows = new Map<string, TxRow>()
-            hits.forEach(({ block, hit }, index) => {
-              const destination = destinations[index]
-              if (destination === undefined || destination.order_id === null) return
-              // a block that is already final (catching up) is written confirmed at once: one write per row
-              const isFinal = block.number <= finalized
-              const row: TxRow = {
-                id: ids[index] ?? "",
-                merchant_id: hit.wallet.merchantId,
-                chain: block.chain,
-                currency: hit.transfer.currency,
-                amount: hit.amount,
-                tx_hash: hit.transfer.txHash,
-                event_index: hit.transfer.eventIndex,
-                from_address: hit.transfer.from,
-                to_address: hit.transfer.to,
-                block_number: block.number.toString(),
-                status: isFinal ? "confirmed" : "pending",
-                confirmations: isFinal ? Number(finalized - block.number) + 1 : 0,
-                wallet_id: hit.wallet.walletId,
-                order_id: destination.order_id,
-                deposit_address_id: null,
-                counted: destination.counted,
-                order_value: destination.order_value,
-                confirmed_at: isFinal ? confirmedAt : null
-              }
-              orderRows.set(transferKey(row), row)
-            })
-            // the transfers as one column each, pointing at their block by its place in the batch; the blocks
-            // once each below (number, hash and time; final or not follows from the number)
-            const column = (type: DelimitedType, values: ReadonlyArray<string | number | boolean | null>) =>
-              delimitedColumn(sql, type, values)
-            const transfer = <A extends string | number | boolean | null>(f: (hit: Attributed) => A) =>
-              hits.map(({ hit }) => f(hit))
-            const c = yield* Effect.all({
-              block: column(
-                "int",
-                hits.map(({ place }) => place)
-              ),
-              event_id: column("text", eventIds),
-              id: column("text", ids),
-              merchant_id: column(
-                "text",
-                transfer((h) => h.wallet.merchantId)
-              ),
-              currency: column(
-                "text",
-                transfer((h) => h.transfer.currency)
-              ),
-              amount: column(
-                "numeric",
-                transfer((h) => h.amount)
-              ),
-              tx_hash: column(
-                "text",
-                transfer((h) => h.transfer.txHash)
-              ),
-              event_index: column(
-                "int",
-                transfer((h) => h.transfer.eventIndex)
-              ),
-              from_address: column(
-                "text",
-                transfer((h) => h.transfer.from)
-              ),
-              to_address: column(
-                "text",
-                transfer((h) => h.transfer.to)
-              ),
-              wallet_id: column(
-                "text",
-                transfer((h) => h.wallet.walletId)
-              ),
-              purpose: column(
-                "text",
-                transfer((h) => h.wallet.purpose)
-              ),
-              order_id: column(
-                "text",
-                destinations.map((d) => d.order_id)
-              ),
-              counted: column(
-                "boolean",
-                destinations.map((d) => d.counted)
-              ),
-              order_value: column(
-                "numeric",
-                destinations.map((d) => d.order_value)
-              )
-            })
-            // a transfer seen before is not written again; one reversed by a reorg comes back to life. Only a
-            // count and the order payments come back. Final rows (catching up) are credited and announced in
-            // the same statement: the deposit address is looked up once for both the row and its event.
-            const written = yield* sql<{
-              written: number
-              final: number
-              id: string | null
-              tx_hash: string | null
-              event_index: number | null
-              to_address: string | null
-              revived: boolean | null
-            }>`
-              WITH b AS (
-                SELECT b.*, b.number <= ${finalized.toString()}::bigint AS final
-                FROM unnest(${blocks.map(({ block }) => block.number.toString())}::bigint[], ${blocks.map(({ block }) => block.hash)}::text[],
-                    ${blocks.map(({ block }) => blockTime(block))}::timestamptz[]) WITH ORDINALITY AS b (number, hash, time, place)
-              ),
-              i AS MATERIALIZED (
-                SELECT i.*, ${chain}::text AS chain, b.number AS block_number, b.hash AS block_hash, b.time AS block_time,
-                  CASE WHEN b.final THEN 'confirmed' ELSE 'pending' END AS status,
-                  CASE WHEN b.final THEN ${confirmedAt}::timestamptz END AS confirmed_at,
-                  CASE WHEN b.final THEN (${finalized.toString()}::bigint - b.number + 1)::int ELSE 0 END AS confirmations,
-                  d.id AS deposit_address_id, d.external_user_id
-                FROM unnest(${c.block}, ${c.event_id}, ${c.id}, ${c.merchant_id}, ${c.currency}, ${c.amount}, ${c.tx_hash}, ${c.event_index},
-                    ${c.from_address}, ${c.to_address}, ${c.wallet_id}, ${c.purpose}, ${c.order_id}, ${c.counted}, ${c.order_value})
-                  AS i (block, event_id, id, merchant_id, currency, amount, tx_hash, event_index, from_address, to_address, wallet_id,
-                        purpose, order_id, counted, order_value)
-                JOIN b ON b.place = i.block
-                ${walletStore.depositAddressOfTransfer("i", chain)}
-              ),
-              ${transactions.insertDepositsPart},
-              c AS MATERIALIZED (
-                SELECT w.*, i.external_user_id, i.event_id FROM w
-                JOIN i ON i.tx_hash = w.tx_hash AND i.event_index = w.event_index AND i.to_address = w.to_address
-                WHERE w.status = 'confirmed'
-              ),
-              ${confirmationParts(now)}
-              SELECT n.written, n.final, o.id, o.tx_hash, o.event_index, o.to_address, o.revived
-              FROM (SELECT count(*)::int AS written, (count(*) FILTER (WHERE status = 'confirmed'))::int AS final FROM w) n
-              LEFT JOIN LATERAL (SELECT id, tx_hash, event_index, to_address, revived FROM w WHERE order_id IS NOT NULL) o ON true`
-            for (const w of written) {
-              detected = w.written
-              final = w.final
-              if (w.id === null || w.tx_hash === null || w.event_index === null || w.to_address === null) continue
-              const row = orderRows.get(
-                transferKey({ tx_hash: w.tx_hash, event_index: w.event_index, to_address: w.to_address })
-              )
-              // an insert's xmax is 0; an ON CONFLICT update (a reversed transfer mined again) has one
-              if (row !== undefined)
-                forOrders.push({ ...row, id: w.id, deposit_address_id: null, revived: w.revived === true })
-            }
-            yield* onDetected(forOrders, now)
-          }
+          const { detected, final, forOrders } =
+            hits.length === 0
+              ? { detected: 0, final: 0, forOrders: [] }
+              : yield* writeDeposits(chain, blocks, hits, finalized, now)
           yield* settleConfirmedOrders(
             forOrders.filter((t) => t.status === "confirmed"),
             now
