@@ -5,6 +5,7 @@ import { Withdrawals } from "../../custody/withdrawals.js"
 import { Withdrawal } from "../../src/domain/withdrawal.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { FacetApi } from "../api.js"
+import { categorized } from "../error-statuses.js"
 import { requireScope } from "../scopes.js"
 
 export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals", (handlers) =>
@@ -30,7 +31,7 @@ export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals",
             consoleUserId: principal.mintedByUserId ?? undefined
           })
           return yield* HttpServerResponse.schemaJson(Withdrawal)(withdrawal, { status: 201 }).pipe(Effect.orDie)
-        })
+        }).pipe(categorized)
       )
       .handle("get", ({ path }) =>
         Effect.flatMap(CurrentMerchant, (p) => withdrawals.get(p.merchantId, path.withdrawal_id))
