@@ -1,4 +1,23 @@
 import { Effect } from "effect"
+import type {
+  AddressAlreadyInBook,
+  AddressBookEntryNotFound,
+  InvalidAddressBookEntry
+} from "../custody/address-book-errors.js"
+import type { NetworkFeeUnavailable } from "../custody/chain-errors.js"
+import type {
+  ApproverNotAllowed,
+  AssetNotEnabled,
+  AssetNotEnrolled,
+  AssetUnavailable,
+  DuplicateApproval,
+  InsufficientAvailable,
+  InvalidWithdrawalRequest,
+  OutWithdrawalNoTaken,
+  WithdrawalNotFound,
+  WithdrawalNotPending
+} from "../custody/withdrawal-errors.js"
+import type { InvalidPolicySetting, PolicyChangeNotFound, PolicyRefused } from "../custody/withdrawal-policy-errors.js"
 import type { AssetNotEnrollable, UnknownAsset } from "../src/assets/asset-errors.js"
 import type { DepositAddressNotFound, InvalidDepositAddressRequest } from "../src/deposits/deposit-address-errors.js"
 import {
@@ -20,6 +39,23 @@ import type { InvalidOrderRequest, OrderNotFound } from "../src/orders/order-err
 
 /** Every failure a service names. */
 export type NamedError =
+  | AddressAlreadyInBook
+  | AddressBookEntryNotFound
+  | ApproverNotAllowed
+  | AssetNotEnabled
+  | AssetNotEnrolled
+  | AssetUnavailable
+  | DuplicateApproval
+  | InsufficientAvailable
+  | InvalidAddressBookEntry
+  | InvalidPolicySetting
+  | InvalidWithdrawalRequest
+  | NetworkFeeUnavailable
+  | OutWithdrawalNoTaken
+  | PolicyChangeNotFound
+  | PolicyRefused
+  | WithdrawalNotFound
+  | WithdrawalNotPending
   | AssetNotEnrollable
   | DepositAddressNotFound
   | IdempotencyKeyReused
@@ -50,6 +86,23 @@ const build: { readonly [K in keyof Categories]: (error: string) => Categories[K
 
 /** Each named failure's category: a named failure missing here does not compile. */
 export const categoryOf = {
+  AddressAlreadyInBook: "Conflict",
+  AddressBookEntryNotFound: "NotFound",
+  ApproverNotAllowed: "Forbidden",
+  AssetNotEnabled: "BadRequest",
+  AssetNotEnrolled: "NotFound",
+  AssetUnavailable: "BadRequest",
+  DuplicateApproval: "Conflict",
+  InsufficientAvailable: "BadRequest",
+  InvalidAddressBookEntry: "BadRequest",
+  InvalidPolicySetting: "BadRequest",
+  InvalidWithdrawalRequest: "BadRequest",
+  NetworkFeeUnavailable: "ServiceUnavailable",
+  OutWithdrawalNoTaken: "Conflict",
+  PolicyChangeNotFound: "NotFound",
+  PolicyRefused: "Forbidden",
+  WithdrawalNotFound: "NotFound",
+  WithdrawalNotPending: "Conflict",
   AssetNotEnrollable: "BadRequest",
   DepositAddressNotFound: "NotFound",
   IdempotencyKeyReused: "Conflict",

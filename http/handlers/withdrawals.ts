@@ -16,7 +16,7 @@ export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals",
       .handle("quote", ({ payload }) =>
         Effect.flatMap(requireScope("read", "a fee quote"), (principal) =>
           withdrawals.quote(principal.merchantId, payload)
-        )
+        ).pipe(categorized)
       )
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(CurrentMerchant, (p) => withdrawals.list(p.merchantId, urlParams))
@@ -34,7 +34,7 @@ export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals",
         }).pipe(categorized)
       )
       .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentMerchant, (p) => withdrawals.get(p.merchantId, path.withdrawal_id))
+        Effect.flatMap(CurrentMerchant, (p) => withdrawals.get(p.merchantId, path.withdrawal_id)).pipe(categorized)
       )
       .handle("addresses", ({ urlParams }) =>
         Effect.flatMap(CurrentMerchant, (p) => addressBook.list(p.merchantId, urlParams))
