@@ -4,7 +4,16 @@ import type {
   AddressBookEntryNotFound,
   InvalidAddressBookEntry
 } from "../custody/address-book-errors.js"
-import type { NetworkFeeUnavailable } from "../custody/chain-errors.js"
+import type { GasWalletEmpty, NetworkFeeUnavailable } from "../custody/chain-errors.js"
+import type {
+  InsufficientUncollected,
+  InvalidSweepRequest,
+  NothingToSweep,
+  ReceiveWalletNotFound,
+  SweepInFlight,
+  SweepNotFound,
+  WalletAssetNotFound
+} from "../custody/collection-errors.js"
 import type {
   ApproverNotAllowed,
   AssetNotEnabled,
@@ -39,6 +48,14 @@ import type { InvalidOrderRequest, OrderNotFound } from "../src/orders/order-err
 
 /** Every failure a service names. */
 export type NamedError =
+  | GasWalletEmpty
+  | InsufficientUncollected
+  | InvalidSweepRequest
+  | NothingToSweep
+  | ReceiveWalletNotFound
+  | SweepInFlight
+  | SweepNotFound
+  | WalletAssetNotFound
   | AddressAlreadyInBook
   | AddressBookEntryNotFound
   | ApproverNotAllowed
@@ -86,6 +103,14 @@ const build: { readonly [K in keyof Categories]: (error: string) => Categories[K
 
 /** Each named failure's category: a named failure missing here does not compile. */
 export const categoryOf = {
+  GasWalletEmpty: "ServiceUnavailable",
+  InsufficientUncollected: "BadRequest",
+  InvalidSweepRequest: "BadRequest",
+  NothingToSweep: "BadRequest",
+  ReceiveWalletNotFound: "NotFound",
+  SweepInFlight: "Conflict",
+  SweepNotFound: "NotFound",
+  WalletAssetNotFound: "NotFound",
   AddressAlreadyInBook: "Conflict",
   AddressBookEntryNotFound: "NotFound",
   ApproverNotAllowed: "Forbidden",

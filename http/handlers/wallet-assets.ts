@@ -40,7 +40,9 @@ export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets
         })
       )
       .handle("asset", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentMerchant, (principal) => views.detail(principal.merchantId, path.asset_key, urlParams))
+        Effect.flatMap(CurrentMerchant, (principal) =>
+          views.detail(principal.merchantId, path.asset_key, urlParams)
+        ).pipe(categorized)
       )
       .handle("sweep", ({ path, payload }) =>
         Effect.gen(function* () {
@@ -51,12 +53,12 @@ export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets
             })
           }
           return yield* collections.request(principal.merchantId, path.asset_key, payload)
-        })
+        }).pipe(categorized)
       )
       .handle("sweepStatus", ({ path }) =>
         Effect.flatMap(CurrentMerchant, (principal) =>
           collections.get(principal.merchantId, path.asset_key, path.operation_id)
-        )
+        ).pipe(categorized)
       )
   })
 )
