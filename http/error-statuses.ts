@@ -46,16 +46,20 @@ import type { InvalidOrderRequest, OrderNotFound } from "../src/orders/order-err
  * `{error}` with the error's message.
  */
 
-/** Every failure a service names. */
+/** Every failure a service names: one added here without a category in `categoryOf` does not compile. */
 export type NamedError =
-  | GasWalletEmpty
-  | InsufficientUncollected
-  | InvalidSweepRequest
-  | NothingToSweep
-  | ReceiveWalletNotFound
-  | SweepInFlight
-  | SweepNotFound
-  | WalletAssetNotFound
+  // kernel: orders, idempotency, assets, deposit addresses, merchants
+  | AssetNotEnrollable
+  | DepositAddressNotFound
+  | IdempotencyKeyReused
+  | InvalidDepositAddressRequest
+  | InvalidOrderRequest
+  | MerchantNotFound
+  | NotOwnMerchant
+  | OrderNotFound
+  | ProjectNameTaken
+  | UnknownAsset
+  // custody: withdrawals, decisions, policy, address book
   | AddressAlreadyInBook
   | AddressBookEntryNotFound
   | ApproverNotAllowed
@@ -67,22 +71,21 @@ export type NamedError =
   | InvalidAddressBookEntry
   | InvalidPolicySetting
   | InvalidWithdrawalRequest
-  | NetworkFeeUnavailable
   | OutWithdrawalNoTaken
   | PolicyChangeNotFound
   | PolicyRefused
   | WithdrawalNotFound
   | WithdrawalNotPending
-  | AssetNotEnrollable
-  | DepositAddressNotFound
-  | IdempotencyKeyReused
-  | InvalidDepositAddressRequest
-  | InvalidOrderRequest
-  | MerchantNotFound
-  | NotOwnMerchant
-  | OrderNotFound
-  | ProjectNameTaken
-  | UnknownAsset
+  // custody: collections, portfolio, chains
+  | GasWalletEmpty
+  | InsufficientUncollected
+  | InvalidSweepRequest
+  | NetworkFeeUnavailable
+  | NothingToSweep
+  | ReceiveWalletNotFound
+  | SweepInFlight
+  | SweepNotFound
+  | WalletAssetNotFound
 
 /** The categories a named failure can fall into (the others are the edge's own: auth, limits, defects). */
 interface Categories {
@@ -103,14 +106,18 @@ const build: { readonly [K in keyof Categories]: (error: string) => Categories[K
 
 /** Each named failure's category: a named failure missing here does not compile. */
 export const categoryOf = {
-  GasWalletEmpty: "ServiceUnavailable",
-  InsufficientUncollected: "BadRequest",
-  InvalidSweepRequest: "BadRequest",
-  NothingToSweep: "BadRequest",
-  ReceiveWalletNotFound: "NotFound",
-  SweepInFlight: "Conflict",
-  SweepNotFound: "NotFound",
-  WalletAssetNotFound: "NotFound",
+  // kernel: orders, idempotency, assets, deposit addresses, merchants
+  AssetNotEnrollable: "BadRequest",
+  DepositAddressNotFound: "NotFound",
+  IdempotencyKeyReused: "Conflict",
+  InvalidDepositAddressRequest: "BadRequest",
+  InvalidOrderRequest: "BadRequest",
+  MerchantNotFound: "NotFound",
+  NotOwnMerchant: "Forbidden",
+  OrderNotFound: "NotFound",
+  ProjectNameTaken: "Conflict",
+  UnknownAsset: "BadRequest",
+  // custody: withdrawals, decisions, policy, address book
   AddressAlreadyInBook: "Conflict",
   AddressBookEntryNotFound: "NotFound",
   ApproverNotAllowed: "Forbidden",
@@ -122,22 +129,21 @@ export const categoryOf = {
   InvalidAddressBookEntry: "BadRequest",
   InvalidPolicySetting: "BadRequest",
   InvalidWithdrawalRequest: "BadRequest",
-  NetworkFeeUnavailable: "ServiceUnavailable",
   OutWithdrawalNoTaken: "Conflict",
   PolicyChangeNotFound: "NotFound",
   PolicyRefused: "Forbidden",
   WithdrawalNotFound: "NotFound",
   WithdrawalNotPending: "Conflict",
-  AssetNotEnrollable: "BadRequest",
-  DepositAddressNotFound: "NotFound",
-  IdempotencyKeyReused: "Conflict",
-  InvalidDepositAddressRequest: "BadRequest",
-  InvalidOrderRequest: "BadRequest",
-  MerchantNotFound: "NotFound",
-  NotOwnMerchant: "Forbidden",
-  OrderNotFound: "NotFound",
-  ProjectNameTaken: "Conflict",
-  UnknownAsset: "BadRequest"
+  // custody: collections, portfolio, chains
+  GasWalletEmpty: "ServiceUnavailable",
+  InsufficientUncollected: "BadRequest",
+  InvalidSweepRequest: "BadRequest",
+  NetworkFeeUnavailable: "ServiceUnavailable",
+  NothingToSweep: "BadRequest",
+  ReceiveWalletNotFound: "NotFound",
+  SweepInFlight: "Conflict",
+  SweepNotFound: "NotFound",
+  WalletAssetNotFound: "NotFound"
 } as const satisfies { readonly [Tag in NamedError["_tag"]]: keyof Categories }
 
 /** The category error a named failure becomes. */
