@@ -2,7 +2,6 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
 import { Chain } from "../src/domain/chain.js"
-import { BadRequestError, ConflictError, NotFoundError } from "../src/domain/errors.js"
 import type { WithdrawalAddress, WithdrawalAddressList } from "../src/domain/withdrawal-address.js"
 import { newId } from "../src/ids.js"
 import { PolicyClock } from "../src/policy-clock.js"
@@ -10,6 +9,7 @@ import { WalletStore } from "../src/stores/wallet-store.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { addressKey, destinationProblem } from "./destination-address.js"
 import { formatDuration, WithdrawalPolicy } from "./withdrawal-policy.js"
+import { AddressAlreadyInBook, AddressBookEntryNotFound, InvalidAddressBookEntry } from "./address-book-errors.js"
 
 const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
 
@@ -33,13 +33,15 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
       actor: AuditActor
     ) {
       const chain = yield* Schema.decodeUnknown(Chain)(entry.chain).pipe(
-        Effect.mapError(() => new BadRequestError({ error: `unknown chain ${entry.chain}: TRC20, BEP20 or SOLANA` }))
+        Effect.mapError(
+          () => new InvalidAddressBookEntry({ reason: `unknown chain ${entry.chain}: TRC20, BEP20 or SOLANA` })
+        )
       )
       const address = entry.address.trim()
       const problem = yield* destinationProblem(walletStore, chain, address)
-      if (problem !== undefined) return yield* new BadRequestError({ error: problem })
+      if (problem !== undefined) return yield* new InvalidAddressBookEntry({ reason: problem })
       const label = entry.label.trim()
-      if (label.length > 100) return yield* new BadRequestError({ error: "a label is at most 100 characters" })
+      if (label.length > 100) return yield* new InvalidAddressBookEntry({ reason: "a label is at most 100 characters" })
       const now = yield* clock.now
       const { coolingOffSeconds } = yield* policy.effective(merchantId)
       const usableFrom = new Date(now.getTime() + coolingOffSeconds * 1000)
@@ -58,8 +60,7 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
               created_at: now,
               usable_from: usableFrom
             })
-            if (!inserted)
-              return yield* new ConflictError({ error: `${address} is already in the address book on ${chain}` })
+            if (!inserted) return yield* new AddressAlreadyInBook({ chain, address })
             yield* audit.record(
               merchantId,
               actor,
@@ -93,7 +94,7 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
         .withTransaction(
           Effect.gen(function* () {
             const found = yield* withdrawals.removeAddress(merchantId, id, now, actor.name)
-            if (Option.isNone(found)) return yield* new NotFoundError({ error: `no address book entry ${id}` })
+            if (Option.isNone(found)) return yield* new AddressBookEntryNotFound({ entryId: id })
             const removed = found.value
             yield* audit.record(
               merchantId,

@@ -5,7 +5,6 @@ import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { AssetPolicy } from "../src/domain/asset-policy.js"
 import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
-import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "../src/domain/errors.js"
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
@@ -19,6 +18,16 @@ import { isFinished, type SweepOperation } from "./custody-operation.js"
 import { GasWallets } from "./gas-wallets.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WalletActors } from "./wallet-actor.js"
+import { GasWalletEmpty, NetworkFeeUnavailable } from "./chain-errors.js"
+import {
+  InsufficientUncollected,
+  InvalidSweepRequest,
+  NothingToSweep,
+  ReceiveWalletNotFound,
+  SweepInFlight,
+  SweepNotFound,
+  WalletAssetNotFound
+} from "./collection-errors.js"
 
 /** A node that does not answer is waited for: quickly at first, then every 15 s. */
 const retrySchedule = Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("15 seconds")))
@@ -66,10 +75,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
 
     const policyOf = Effect.fn("Collections.policyOf")(function* (merchantId: string, assetKey: string) {
       const policy = (yield* catalog.policies(merchantId)).find((p) => p.asset_key === assetKey)
-      if (policy === undefined)
-        return yield* new NotFoundError({
-          error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets`
-        })
+      if (policy === undefined) return yield* new WalletAssetNotFound({ assetKey })
       return policy
     })
 
@@ -155,7 +161,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       Effect.gen(function* () {
         const policy = yield* policyOf(merchantId, assetKey)
         const refusal = byCustody && isNative(policy) && policy.actions.withdraw ? undefined : collectionRefusal(policy)
-        if (refusal !== undefined) return yield* new BadRequestError({ error: refusal })
+        if (refusal !== undefined) return yield* new InvalidSweepRequest({ reason: refusal })
         const wallet = yield* Effect.orDie(wallets.byId(body.from_wallet_id))
         if (
           wallet === undefined ||
@@ -163,37 +169,29 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           wallet.kind !== "receive" ||
           wallet.network !== policy.chain
         ) {
-          return yield* new NotFoundError({
-            error: `receive wallet ${body.from_wallet_id} not found on ${policy.chain}`
-          })
+          return yield* new ReceiveWalletNotFound({ walletId: body.from_wallet_id, chain: policy.chain })
         }
         const uncollected = yield* Effect.orDie(
           ledger.balance(Accounts.uncollected(merchantId, wallet.id), policy.chain, policy.currency)
         )
         if (body.amount !== undefined && !fitsPrecision(body.amount, policy.amount_precision)) {
-          return yield* new BadRequestError({
-            error: `amount ${body.amount} has more than ${policy.amount_precision} fractional digits, the precision of ${assetKey}`
+          return yield* new InvalidSweepRequest({
+            reason: `amount ${body.amount} has more than ${policy.amount_precision} fractional digits, the precision of ${assetKey}`
           })
         }
         const amount = body.amount === undefined ? uncollected : toBaseUnits(body.amount, policy.decimals)
-        if (amount <= 0n)
-          return yield* new BadRequestError({
-            error: `nothing to sweep: wallet ${wallet.id} has no uncollected ${assetKey} (final deposits only)`
-          })
+        if (amount <= 0n) return yield* new NothingToSweep({ walletId: wallet.id, assetKey })
         if (amount > uncollected) {
-          return yield* new BadRequestError({
-            error: `amount ${fromBaseUnits(amount, policy.decimals)} is more than the uncollected ${fromBaseUnits(uncollected, policy.decimals)} ${policy.currency} of wallet ${wallet.id}`
+          return yield* new InsufficientUncollected({
+            walletId: wallet.id,
+            currency: policy.currency,
+            requested: fromBaseUnits(amount, policy.decimals),
+            uncollected: fromBaseUnits(uncollected, policy.decimals)
           })
         }
         const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
         const fee = yield* sweepFee(policy.chain, wallet.address, main.address, policy.currency, amount).pipe(
-          Effect.catchTag(
-            "ChainRpcError",
-            (e) =>
-              new ServiceUnavailableError({
-                error: `cannot estimate the ${policy.chain} network fee now: ${e.message}`
-              })
-          )
+          Effect.catchTag("ChainRpcError", (e) => new NetworkFeeUnavailable({ chain: policy.chain, reason: e.message }))
         )
         // a sweep that costs more gas than a share of its value loses the merchant money: refused with both figures
         const nativeDecimals = NATIVE_ASSETS[policy.chain].decimals
@@ -204,13 +202,13 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           Option.isSome(sweptValue) &&
           gasValue.value.greaterThan(sweptValue.value.times(config.maxGasSharePercent).div(100))
         ) {
-          return yield* new BadRequestError({
-            error: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE_ASSETS[policy.chain].currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
+          return yield* new InvalidSweepRequest({
+            reason: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE_ASSETS[policy.chain].currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
           })
         }
         if (paysOwnFee(policy) && amount <= withMargin(fee)) {
-          return yield* new BadRequestError({
-            error: `${fromBaseUnits(amount, policy.decimals)} ${policy.currency} cannot pay its own network fee (${fromBaseUnits(withMargin(fee), nativeDecimals)})`
+          return yield* new InvalidSweepRequest({
+            reason: `${fromBaseUnits(amount, policy.decimals)} ${policy.currency} cannot pay its own network fee (${fromBaseUnits(withMargin(fee), nativeDecimals)})`
           })
         }
         const needsGas = !isNative(policy) && policy.chain !== "SOLANA"
@@ -218,8 +216,10 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         if (!isNative(policy) && policy.chain !== "POLYGON") {
           const gasWallet = yield* gas.state(policy.chain)
           if (gasWallet.status === "empty") {
-            return yield* new ServiceUnavailableError({
-              error: `the platform gas wallet on ${policy.chain} is empty (${Option.getOrElse(gasWallet.balance, () => "?")} ${gasWallet.asset}): sweeps cannot be funded until an operator tops it up`
+            return yield* new GasWalletEmpty({
+              chain: policy.chain,
+              balance: Option.getOrElse(gasWallet.balance, () => "?"),
+              asset: gasWallet.asset
             })
           }
         }
@@ -240,9 +240,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         })
         if (!inserted) {
           const busy = Option.getOrUndefined(yield* store.collectionInFlight(wallet.id))
-          return yield* new ConflictError({
-            error: `wallet ${wallet.id} already has a sweep in flight: ${busy?.id ?? "another operation"} (${busy?.status ?? "in progress"}); GET its state and try again once it is finished`
-          })
+          return yield* new SweepInFlight({ walletId: wallet.id, operationId: busy?.id, status: busy?.status })
         }
         yield* Effect.logInfo(
           `custody ${id}: ${byCustody ? "consolidation" : "sweep"} of ${fromBaseUnits(amount, policy.decimals)} ${assetKey} from ${wallet.address} to ${main.address} requested`
@@ -278,7 +276,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         if (outcome._tag === "Right") started += 1
         else
           yield* Effect.logDebug(
-            `consolidation of ${wallet.wallet_id} (${wallet.chain}-${wallet.currency}) not started: ${outcome.left.error}`
+            `consolidation of ${wallet.wallet_id} (${wallet.chain}-${wallet.currency}) not started: ${outcome.left.message}`
           )
       }
       return started
@@ -293,7 +291,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         found.value.merchant_id !== merchantId ||
         `${found.value.chain}-${found.value.currency}` !== assetKey
       ) {
-        return yield* new NotFoundError({ error: `sweep ${operationId} of ${assetKey} not found` })
+        return yield* new SweepNotFound({ operationId, assetKey })
       }
       return yield* view(found.value)
     })
@@ -585,7 +583,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           if (outcome._tag === "Right") started += 1
           else
             yield* Effect.logDebug(
-              `automatic sweep of ${wallet.wallet_id} (${assetKey}) not started: ${outcome.left.error}`
+              `automatic sweep of ${wallet.wallet_id} (${assetKey}) not started: ${outcome.left.message}`
             )
         }
       }

@@ -2,6 +2,9 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as os from "node:os"
 import { AddressBook } from "./address-book.js"
+import { AddressAlreadyInBook, AddressBookEntryNotFound, InvalidAddressBookEntry } from "./address-book-errors.js"
+import { InvalidPolicySetting, PolicyChangeNotFound } from "./withdrawal-policy-errors.js"
+import { MerchantNotFound } from "../src/merchants/merchant-errors.js"
 import { describeSetting, WithdrawalPolicy } from "./withdrawal-policy.js"
 import {
   parsedOption,
@@ -43,7 +46,14 @@ const withMerchants = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const config = yield* operatorConfig([])
     return yield* body.pipe(
-      refusalsAsUsage,
+      refusalsAsUsage([
+        InvalidAddressBookEntry,
+        AddressAlreadyInBook,
+        AddressBookEntryNotFound,
+        InvalidPolicySetting,
+        PolicyChangeNotFound,
+        MerchantNotFound
+      ]),
       consoleRefusalsAsUsage,
       Effect.provide(
         Layer.mergeAll(AddressBook.Default, ConsoleUsers.Default).pipe(

@@ -2,7 +2,6 @@ import { DateTime, Effect, Option } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import type { AssetPolicy } from "../src/domain/asset-policy.js"
 import type { Chain } from "../src/domain/chain.js"
-import { NotFoundError } from "../src/domain/errors.js"
 import type { WalletPortfolio } from "../src/domain/wallet-portfolio.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
 import { WalletStore } from "../src/stores/wallet-store.js"
@@ -10,6 +9,7 @@ import { Wallets } from "../src/wallets/wallets.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
 import { CustodyConfig } from "./custody-config.js"
 import { type GAS_CHAINS, GasWallets } from "./gas-wallets.js"
+import { WalletAssetNotFound } from "./collection-errors.js"
 
 interface Balance {
   readonly uncollected: MoneyDecimal
@@ -184,10 +184,7 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
       query: { readonly q?: string | undefined; readonly limit: number }
     ) {
       const policy = (yield* catalog.policies(merchantId)).find((p) => p.asset_key === assetKey)
-      if (policy === undefined)
-        return yield* new NotFoundError({
-          error: `unknown asset ${assetKey}: GET /v1/wallet-asset-policies lists the assets`
-        })
+      if (policy === undefined) return yield* new WalletAssetNotFound({ assetKey })
       const b = (yield* balancesOf(merchantId)).get(assetKey) ?? ZERO
       const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
       const rows = yield* Effect.orDie(

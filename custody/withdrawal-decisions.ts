@@ -2,7 +2,6 @@ import { SqlClient } from "@effect/sql"
 import { Config, Effect, Option } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { AuditLog, type AuditActor, SERVICE_ACTOR } from "../src/audit/audit-log.js"
-import { ConflictError, ForbiddenError, NotFoundError } from "../src/domain/errors.js"
 import { newId } from "../src/ids.js"
 import { Ledger } from "../src/ledger/ledger.js"
 import { toBaseUnits } from "../src/money.js"
@@ -15,6 +14,14 @@ import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, render, unlock } from "./withdrawal-view.js"
+import {
+  AssetNotEnrolled,
+  ApproverNotAllowed,
+  DuplicateApproval,
+  WithdrawalNotFound,
+  WithdrawalNotPending
+} from "./withdrawal-errors.js"
+import { PolicyRefused } from "./withdrawal-policy-errors.js"
 
 /**
  * Who decides, for the record. A console user is known by id, from their own authenticated console
@@ -94,27 +101,25 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
         .withTransaction(
           Effect.gen(function* () {
             const row = yield* find({ id, merchantId, lock: true })
-            if (Option.isNone(row)) return yield* new NotFoundError({ error: `withdrawal ${id} not found` })
+            if (Option.isNone(row)) return yield* new WithdrawalNotFound({ withdrawalId: id })
             const withdrawal = row.value
             if (withdrawal.status !== "PENDING")
-              return yield* new ConflictError({
-                error: `withdrawal ${id} is ${withdrawal.status}: only a PENDING withdrawal can be ${decision.toLowerCase()}`
-              })
+              return yield* new WithdrawalNotPending({ withdrawalId: id, status: withdrawal.status, decision })
             const user = yield* consoleUser(decider, withdrawal.merchant_id)
             if (yield* operatorPosingAsUser(decider, withdrawal.merchant_id)) {
-              return yield* new ForbiddenError({
-                error: `${decider.by} is a console user of this merchant: the operator CLI decides as the operator, under the operator's own name; ${decider.by} decides in the console`
+              return yield* new ApproverNotAllowed({
+                reason: `${decider.by} is a console user of this merchant: the operator CLI decides as the operator, under the operator's own name; ${decider.by} decides in the console`
               })
             }
             if (decider.kind === "console_user" && Option.isNone(user))
-              return yield* new ForbiddenError({ error: "this console user is not one of the merchant's" })
+              return yield* new ApproverNotAllowed({ reason: "this console user is not one of the merchant's" })
             if (Option.isSome(user)) {
               const who = user.value
               if (who.removed_at !== null)
-                return yield* new ForbiddenError({ error: `${who.login_name} was removed from the console` })
+                return yield* new ApproverNotAllowed({ reason: `${who.login_name} was removed from the console` })
               if (!can(who.role, "decide"))
-                return yield* new ForbiddenError({
-                  error: `${who.login_name} is a ${who.role}: only an owner, admin or approver decides on withdrawals`
+                return yield* new ApproverNotAllowed({
+                  reason: `${who.login_name} is a ${who.role}: only an owner, admin or approver decides on withdrawals`
                 })
             }
             const actor = auditActor(decider, user)
@@ -123,13 +128,13 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
               if (Option.isSome(user)) {
                 const who = user.value
                 if (who.approver_from !== null && who.approver_from > now) {
-                  return yield* new ForbiddenError({
-                    error: `${who.login_name}'s approvals count from ${who.approver_from.toISOString()} (a new user waits for the cooling-off)`
+                  return yield* new ApproverNotAllowed({
+                    reason: `${who.login_name}'s approvals count from ${who.approver_from.toISOString()} (a new user waits for the cooling-off)`
                   })
                 }
                 if (withdrawal.created_by_user_id === who.id) {
-                  return yield* new ForbiddenError({
-                    error: `${who.login_name} requested withdrawal ${id} (in the console, or with an API key they minted): someone else must approve it`
+                  return yield* new ApproverNotAllowed({
+                    reason: `${who.login_name} requested withdrawal ${id} (in the console, or with an API key they minted): someone else must approve it`
                   })
                 }
                 if (
@@ -137,14 +142,10 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
                     (a) => a.approver_kind === "console_user" && a.approved_by === who.login_name
                   )
                 ) {
-                  return yield* new ConflictError({
-                    error: `${who.login_name} has already approved withdrawal ${id}: the same person counts once`
-                  })
+                  return yield* new DuplicateApproval({ withdrawalId: id, approvedBy: who.login_name })
                 }
               } else if (withdrawal.approvals.some((a) => a.approver_kind !== "console_user")) {
-                return yield* new ConflictError({
-                  error: `withdrawal ${id} already has an operator or policy approval; at most one counts: the rest of the quorum must come from console users`
-                })
+                return yield* new DuplicateApproval({ withdrawalId: id })
               }
               // the policy in force now, not the one of its creation: an address removed or a limit tightened since refuses
               yield* policy
@@ -155,14 +156,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
                   toAddress: withdrawal.to_address,
                   amount: withdrawal.amount
                 })
-                .pipe(
-                  Effect.mapError(
-                    (refused) =>
-                      new ForbiddenError({
-                        error: `the withdrawal policy in force now refuses approving ${id}: ${refused.error}`
-                      })
-                  )
-                )
+                .pipe(Effect.mapError((refused) => new PolicyRefused({ reason: refused.reason, approving: id })))
               yield* withdrawals.insertApproval({
                 withdrawal_id: id,
                 approver_kind: Option.isSome(user) ? "console_user" : decider.kind === "policy" ? "policy" : "operator",
@@ -253,7 +247,12 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
           from: "service",
           reason: `undecided for ${settings.pendingHours} h`
         }).pipe(
-          Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
+          // decided or gone meanwhile, or not the service's to cancel: left as it is
+          Effect.catchTags({
+            WithdrawalNotFound: () => Effect.void,
+            WithdrawalNotPending: () => Effect.void,
+            ApproverNotAllowed: () => Effect.void
+          })
         )
       }
       return due.length
@@ -268,8 +267,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
       decider: Decider
     ) {
       const updated = yield* Effect.orDie(assetStore.setAutoApprovalLimit(merchantId, chain, currency, dailyLimit))
-      if (!updated)
-        return yield* new NotFoundError({ error: `merchant ${merchantId} has no asset ${chain}-${currency} enrolled` })
+      if (!updated) return yield* new AssetNotEnrolled({ merchantId, assetKey: `${chain}-${currency}` })
       yield* audit.record(
         merchantId,
         { kind: "operator", name: decider.by, from: decider.from },

@@ -257,7 +257,9 @@ describe("withdrawal policy", () => {
           const id = String(created.withdrawal_id)
           // a new approver's approvals count only after the cooling-off
           const early = yield* Effect.either(decisions.decide(id, "APPROVED", asUser(alice, "alice-q")))
-          expect(Either.isLeft(early) && early.left._tag === "Forbidden" && early.left.error).toContain("count from")
+          expect(Either.isLeft(early) && early.left._tag === "ApproverNotAllowed" && early.left.message).toContain(
+            "count from"
+          )
           yield* clock.advance("25 hours")
 
           const one = yield* decisions.decide(id, "APPROVED", asUser(alice, "alice-q"))
@@ -276,15 +278,15 @@ describe("withdrawal policy", () => {
             }
           ])
           const twice = yield* Effect.either(decisions.decide(id, "APPROVED", asUser(alice, "alice-q")))
-          expect(Either.isLeft(twice) && twice.left._tag).toBe("Conflict")
+          expect(Either.isLeft(twice) && twice.left._tag).toBe("DuplicateApproval")
           const viewer = yield* Effect.either(decisions.decide(id, "APPROVED", asUser(victor, "victor-q")))
-          expect(Either.isLeft(viewer) && viewer.left._tag === "Forbidden" && viewer.left.error).toContain(
+          expect(Either.isLeft(viewer) && viewer.left._tag === "ApproverNotAllowed" && viewer.left.message).toContain(
             "is a viewer"
           )
           const viewerRejects = yield* Effect.either(
             decisions.decide(id, "REJECTED", { ...asUser(victor, "victor-q"), reason: "no" })
           )
-          expect(Either.isLeft(viewerRejects) && viewerRejects.left._tag).toBe("Forbidden")
+          expect(Either.isLeft(viewerRejects) && viewerRejects.left._tag).toBe("ApproverNotAllowed")
 
           const two = yield* decisions.decide(id, "APPROVED", asUser(bob, "bob-q"))
           expect(two.status).toBe("APPROVED")
@@ -308,9 +310,9 @@ describe("withdrawal policy", () => {
           const initiator = yield* Effect.either(
             decisions.decide(own.withdrawal_id, "APPROVED", asUser(carol, "carol-q"))
           )
-          expect(Either.isLeft(initiator) && initiator.left._tag === "Forbidden" && initiator.left.error).toContain(
-            "someone else must approve it"
-          )
+          expect(
+            Either.isLeft(initiator) && initiator.left._tag === "ApproverNotAllowed" && initiator.left.message
+          ).toContain("someone else must approve it")
           expect(
             (yield* decisions.decide(own.withdrawal_id, "APPROVED", { kind: "operator", by: "ops", from: "cli@test" }))
               .approvals
@@ -318,11 +320,11 @@ describe("withdrawal policy", () => {
           const secondOperator = yield* Effect.either(
             decisions.decide(own.withdrawal_id, "APPROVED", { kind: "operator", by: "ops2", from: "cli@test" })
           )
-          expect(Either.isLeft(secondOperator) && secondOperator.left._tag).toBe("Conflict")
+          expect(Either.isLeft(secondOperator) && secondOperator.left._tag).toBe("DuplicateApproval")
           const posing = yield* Effect.either(
             decisions.decide(own.withdrawal_id, "APPROVED", { kind: "operator", by: "alice-q", from: "cli@test" })
           )
-          expect(Either.isLeft(posing) && posing.left._tag === "Forbidden" && posing.left.error).toContain(
+          expect(Either.isLeft(posing) && posing.left._tag === "ApproverNotAllowed" && posing.left.message).toContain(
             "alice-q is a console user of this merchant: the operator CLI decides as the operator"
           )
           const viaConsole = yield* decisions.decide(own.withdrawal_id, "APPROVED", asUser(alice, "alice-q"))
@@ -375,7 +377,7 @@ describe("withdrawal policy", () => {
 
           yield* book.remove(merchantId, entry.id, OPERATOR)
           const removed = yield* Effect.either(approve)
-          expect(Either.isLeft(removed) && removed.left._tag === "Forbidden" && removed.left.error).toContain(
+          expect(Either.isLeft(removed) && removed.left._tag === "PolicyRefused" && removed.left.message).toContain(
             `the withdrawal policy in force now refuses approving ${id}: ${RECIPIENT} is not in this merchant's withdrawal address book`
           )
 
@@ -383,7 +385,7 @@ describe("withdrawal policy", () => {
           yield* clock.advance("25 hours")
           yield* setPolicy(merchantId, { "per_tx:TRC20-USDT": "10" })
           const limited = yield* Effect.either(approve)
-          expect(Either.isLeft(limited) && limited.left._tag === "Forbidden" && limited.left.error).toContain(
+          expect(Either.isLeft(limited) && limited.left._tag === "PolicyRefused" && limited.left.message).toContain(
             "passes the per-withdrawal limit of 10 USDT on TRC20"
           )
           expect(asRecord((yield* get(apiKey, `/v1/withdrawals/${id}`)).body)).toMatchObject({
@@ -425,10 +427,10 @@ describe("withdrawal policy", () => {
           expect(created.status).toBe("PENDING")
           const id = String(created.withdrawal_id)
           const alone = yield* Effect.either(decisions.decide(id, "APPROVED", asUser(carol, "carol-k")))
-          expect(Either.isLeft(alone) && alone.left._tag === "Forbidden" && alone.left.error).toContain(
+          expect(Either.isLeft(alone) && alone.left._tag === "ApproverNotAllowed" && alone.left.message).toContain(
             "carol-k requested withdrawal"
           )
-          expect(Either.isLeft(alone) && alone.left._tag === "Forbidden" && alone.left.error).toContain(
+          expect(Either.isLeft(alone) && alone.left._tag === "ApproverNotAllowed" && alone.left.message).toContain(
             "someone else must approve it"
           )
           expect((yield* decisions.decide(id, "APPROVED", asUser(alice, "alice-k"))).status).toBe("APPROVED")

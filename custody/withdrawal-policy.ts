@@ -3,13 +3,14 @@ import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { AuditLog, type AuditActor, SERVICE_ACTOR } from "../src/audit/audit-log.js"
 import type { Chain } from "../src/domain/chain.js"
-import { BadRequestError, ForbiddenError, NotFoundError } from "../src/domain/errors.js"
+import { MerchantNotFound } from "../src/merchants/merchant-errors.js"
 import { newId } from "../src/ids.js"
 import { fitsPrecision, MoneyDecimal } from "../src/money.js"
 import { PolicyClock } from "../src/policy-clock.js"
 import { MerchantStore } from "../src/stores/merchant-store.js"
 import { type PolicyChange, WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { addressKey } from "./destination-address.js"
+import { InvalidPolicySetting, PolicyChangeNotFound, PolicyRefused } from "./withdrawal-policy-errors.js"
 
 export const DEFAULT_COOLING_OFF_SECONDS = 86_400
 const MAX_COOLING_OFF_SECONDS = 30 * 86_400
@@ -278,12 +279,12 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       for (const request of requests) {
         const name = settingName(request.setting)
         if (name === undefined)
-          return yield* new BadRequestError({ error: `unknown policy setting ${request.setting}` })
+          return yield* new InvalidPolicySetting({ reason: `unknown policy setting ${request.setting}` })
         const asset = name.asset === undefined ? undefined : assets.find((a) => a.asset_key === name.asset)
         if (PER_ASSET.includes(name.kind) && asset === undefined)
-          return yield* new BadRequestError({ error: `unknown asset ${name.asset ?? ""}` })
+          return yield* new InvalidPolicySetting({ reason: `unknown asset ${name.asset ?? ""}` })
         const result = canonical(name, request.value)
-        if ("problem" in result) return yield* new BadRequestError({ error: result.problem })
+        if ("problem" in result) return yield* new InvalidPolicySetting({ reason: result.problem })
         const amount = name.kind === "quorum_above" ? result.value?.split(":")[0] : result.value
         if (
           asset !== undefined &&
@@ -291,20 +292,19 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
           amount !== null &&
           !fitsPrecision(amount, asset.amount_precision)
         ) {
-          return yield* new BadRequestError({
-            error: `${request.setting}: ${amount} has more than ${asset.amount_precision} fractional digits`
+          return yield* new InvalidPolicySetting({
+            reason: `${request.setting}: ${amount} has more than ${asset.amount_precision} fractional digits`
           })
         }
         if (wanted.some((w) => w.setting === request.setting))
-          return yield* new BadRequestError({ error: `${request.setting} is given twice` })
+          return yield* new InvalidPolicySetting({ reason: `${request.setting} is given twice` })
         wanted.push({ setting: request.setting, name, value: result.value })
       }
       const now = yield* clock.now
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            if (!(yield* merchants.lockMerchant(merchantId)))
-              return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
+            if (!(yield* merchants.lockMerchant(merchantId))) return yield* new MerchantNotFound({ merchantId })
             yield* settle(merchantId)
             const before = yield* load(merchantId, now)
             const supersede = (setting: string) => withdrawals.supersedeChanges(merchantId, setting, now, actor.name)
@@ -387,7 +387,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
         .withTransaction(
           Effect.gen(function* () {
             const found = yield* withdrawals.cancelChange(merchantId, changeId, now, actor.name)
-            if (Option.isNone(found)) return yield* new NotFoundError({ error: `no pending policy change ${changeId}` })
+            if (Option.isNone(found)) return yield* new PolicyChangeNotFound({ changeId })
             const cancelled = found.value
             yield* audit.record(
               merchantId,
@@ -430,21 +430,21 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       if (policy.addressBook) {
         const usableFrom = yield* withdrawals.addressUsableFrom(merchantId, w.chain, addressKey(w.chain, w.toAddress))
         if (Option.isNone(usableFrom)) {
-          return yield* new ForbiddenError({
-            error: `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off`
+          return yield* new PolicyRefused({
+            reason: `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off`
           })
         }
         if (usableFrom.value > now) {
-          return yield* new ForbiddenError({
-            error: `${w.toAddress} is in the address book but still cooling off: usable from ${usableFrom.value.toISOString()}`
+          return yield* new PolicyRefused({
+            reason: `${w.toAddress} is in the address book but still cooling off: usable from ${usableFrom.value.toISOString()}`
           })
         }
       }
       const amount = new MoneyDecimal(w.amount)
       const perTx = policy.perTx(asset)
       if (perTx !== undefined && amount.greaterThan(perTx)) {
-        return yield* new ForbiddenError({
-          error: `${w.amount} ${w.currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${w.currency} on ${w.chain}: at most ${perTx.toFixed()} per withdrawal`
+        return yield* new PolicyRefused({
+          reason: `${w.amount} ${w.currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${w.currency} on ${w.chain}: at most ${perTx.toFixed()} per withdrawal`
         })
       }
       const perDay = policy.perDay(asset)
@@ -453,8 +453,8 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
         const total = new MoneyDecimal(used)
         if (total.plus(amount).greaterThan(perDay)) {
           const left = MoneyDecimal.max(perDay.minus(total), 0)
-          return yield* new ForbiddenError({
-            error: `${w.amount} ${w.currency} passes the rolling 24 h limit of ${perDay.toFixed()} ${w.currency} on ${w.chain}: ${total.toFixed()} used, ${left.toFixed()} left in the window`
+          return yield* new PolicyRefused({
+            reason: `${w.amount} ${w.currency} passes the rolling 24 h limit of ${perDay.toFixed()} ${w.currency} on ${w.chain}: ${total.toFixed()} used, ${left.toFixed()} left in the window`
           })
         }
       }

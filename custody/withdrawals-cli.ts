@@ -2,7 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as os from "node:os"
 import { operatorLive } from "../indexer/operator-runtime.js"
-import { parsedOption, refused, runCli, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
+import { parsedOption, refusalsAsUsage, runCli, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
 import { operatorConfig } from "../src/operator/operator-database.js"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { WithdrawalStatus } from "../src/domain/withdrawal.js"
@@ -13,6 +13,14 @@ import { Wallets } from "../src/wallets/wallets.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
+import {
+  ApproverNotAllowed,
+  AssetNotEnrolled,
+  DuplicateApproval,
+  WithdrawalNotFound,
+  WithdrawalNotPending
+} from "./withdrawal-errors.js"
+import { PolicyRefused } from "./withdrawal-policy-errors.js"
 
 /**
  * `npm run withdrawals`: the operator's view of withdrawals and the human decision on them. Every decision
@@ -73,11 +81,13 @@ const decide = (id: string, decision: "APPROVED" | "REJECTED" | "CANCELLED", by:
       const withdrawal = yield* Effect.flatMap(WithdrawalDecisions, (decisions) =>
         decisions.decide(id, decision, { kind: "operator", by, from: `cli@${os.hostname()}`, reason })
       ).pipe(
-        Effect.catchTags({
-          NotFound: (e) => refused(e.error),
-          Conflict: (e) => refused(e.error),
-          Forbidden: (e) => refused(e.error)
-        })
+        refusalsAsUsage([
+          WithdrawalNotFound,
+          WithdrawalNotPending,
+          DuplicateApproval,
+          ApproverNotAllowed,
+          PolicyRefused
+        ])
       )
       if (withdrawal.status === "PENDING")
         console.error(
@@ -130,7 +140,7 @@ const autoApprove = Command.make(
             by,
             from: `cli@${os.hostname()}`
           })
-        ).pipe(Effect.catchTag("NotFound", (e) => refused(e.error)))
+        ).pipe(refusalsAsUsage([AssetNotEnrolled]))
         console.log(
           `auto-approval of ${asset.key} for ${merchant}: ${Option.match(daily, { onNone: () => "off", onSome: (d) => `up to ${d} per rolling 24 h` })}`
         )

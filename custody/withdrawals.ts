@@ -5,7 +5,6 @@ import { ChainClients } from "../src/chains/chain-clients.js"
 import type { AssetPolicy } from "../src/domain/asset-policy.js"
 import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
 import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
-import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "../src/domain/errors.js"
 import type { CreateWithdrawalRequest, FeeQuote, WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { Idempotency, requestHash } from "../src/idempotency.js"
 import { AssetStore } from "../src/stores/asset-store.js"
@@ -25,6 +24,15 @@ import { TransferSender } from "./transfer-sender.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, render, unlock } from "./withdrawal-view.js"
+import { NetworkFeeUnavailable } from "./chain-errors.js"
+import {
+  AssetNotEnabled,
+  AssetUnavailable,
+  InsufficientAvailable,
+  InvalidWithdrawalRequest,
+  OutWithdrawalNoTaken,
+  WithdrawalNotFound
+} from "./withdrawal-errors.js"
 
 const CREATE_ENDPOINT = "POST /v1/withdrawals"
 /** A Solana owner with no token accounts (the system program): its recipient-side rent is the worst case. */
@@ -82,19 +90,20 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       const key = `${chain}-${currency.toUpperCase()}`
       const policy = (yield* catalog.policies(merchantId)).find((p) => p.asset_key === key)
       if (policy === undefined)
-        return yield* new BadRequestError({
-          error: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the assets`
+        return yield* new AssetUnavailable({
+          assetKey: key,
+          reason: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the assets`
         })
-      if (!policy.merchant_enabled)
-        return yield* new BadRequestError({ error: `asset ${key} is not enabled for this merchant` })
+      if (!policy.merchant_enabled) return yield* new AssetNotEnabled({ assetKey: key })
       if (policy.status !== "live")
-        return yield* new BadRequestError({
-          error: `asset ${key} is ${policy.status}: withdrawals are not live for it`
+        return yield* new AssetUnavailable({
+          assetKey: key,
+          reason: `asset ${key} is ${policy.status}: withdrawals are not live for it`
         })
       if (!policy.actions.withdraw)
-        return yield* new BadRequestError({ error: `asset ${key} does not allow withdrawals` })
+        return yield* new AssetUnavailable({ assetKey: key, reason: `asset ${key} does not allow withdrawals` })
       if (!policy.signing_implemented)
-        return yield* new BadRequestError({ error: `asset ${key} has no signing implemented` })
+        return yield* new AssetUnavailable({ assetKey: key, reason: `asset ${key} has no signing implemented` })
       return policy
     })
 
@@ -106,12 +115,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       toAddress?: string
     ) {
       if (!fitsPrecision(amountText, policy.amount_precision)) {
-        return yield* new BadRequestError({
-          error: `amount ${amountText} has more than ${policy.amount_precision} fractional digits, the precision of ${policy.asset_key}`
+        return yield* new InvalidWithdrawalRequest({
+          reason: `amount ${amountText} has more than ${policy.amount_precision} fractional digits, the precision of ${policy.asset_key}`
         })
       }
       const amount = new MoneyDecimal(amountText)
-      if (amount.isZero()) return yield* new BadRequestError({ error: "amount must be greater than zero" })
+      if (amount.isZero()) return yield* new InvalidWithdrawalRequest({ reason: "amount must be greater than zero" })
       const native = NATIVE_ASSETS[policy.chain]
       const nativePolicy = (yield* catalog.policies(merchantId)).find(
         (p) => p.chain === policy.chain && p.currency === native.currency
@@ -133,13 +142,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           sponsored: policy.chain === "SOLANA"
         })
         .pipe(
-          Effect.catchTag(
-            "ChainRpcError",
-            (e) =>
-              new ServiceUnavailableError({
-                error: `cannot estimate the ${policy.chain} network fee now: ${e.message}`
-              })
-          )
+          Effect.catchTag("ChainRpcError", (e) => new NetworkFeeUnavailable({ chain: policy.chain, reason: e.message }))
         )
       const networkFee = ceilAt(
         new MoneyDecimal(fromBaseUnits(collections.withMargin(feeUnits), native.decimals)),
@@ -150,8 +153,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       const included = collections.paysOwnFee(policy)
       const net = included ? amount.minus(platformFee).minus(networkFee) : amount.minus(platformFee)
       if (net.lessThanOrEqualTo(0)) {
-        return yield* new BadRequestError({
-          error: `the net amount would be ${net.toFixed()} ${policy.currency} (amount ${amountText} minus fees ${platformFee.plus(included ? networkFee : 0).toFixed()}): nothing would arrive`
+        return yield* new InvalidWithdrawalRequest({
+          reason: `the net amount would be ${net.toFixed()} ${policy.currency} (amount ${amountText} minus fees ${platformFee.plus(included ? networkFee : 0).toFixed()}): nothing would arrive`
         })
       }
       const quote: FeeQuote = {
@@ -191,7 +194,14 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
             reason: `within the daily auto-approval limit of ${setting.value} ${policy.currency}`
           })
           .pipe(
-            Effect.catchTags({ Conflict: () => Effect.void, NotFound: () => Effect.void, Forbidden: () => Effect.void })
+            // already decided, gone, or not for the policy to approve: it waits for a person
+            Effect.catchTags({
+              WithdrawalNotFound: () => Effect.void,
+              WithdrawalNotPending: () => Effect.void,
+              DuplicateApproval: () => Effect.void,
+              ApproverNotAllowed: () => Effect.void,
+              PolicyRefused: () => Effect.void
+            })
           )
       })
 
@@ -218,7 +228,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     ) {
       const policy = yield* withdrawable(merchantId, request.chain, request.currency)
       const problem = yield* destinationProblem(walletStore, policy.chain, request.to_address)
-      if (problem !== undefined) return yield* new BadRequestError({ error: problem })
+      if (problem !== undefined) return yield* new InvalidWithdrawalRequest({ reason: problem })
       const fees = yield* computeQuote(merchantId, policy, request.amount, request.to_address)
       const gross = toBaseUnits(request.amount, policy.decimals)
       const id = newId("wdr")
@@ -252,8 +262,11 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               amount: fees.amount
             })
             if (available < gross) {
-              return yield* new BadRequestError({
-                error: `available ${fromBaseUnits(available, policy.decimals)} ${policy.currency} on ${policy.chain} is less than ${request.amount} (only collected funds can be withdrawn; GET /v1/wallet-portfolio)`
+              return yield* new InsufficientAvailable({
+                chain: policy.chain,
+                currency: policy.currency,
+                available: fromBaseUnits(available, policy.decimals),
+                requested: request.amount
               })
             }
             const inserted = yield* withdrawalStore.insert({
@@ -280,9 +293,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               created_by_user_id: requester.consoleUserId ?? null
             })
             if (!inserted) {
-              return yield* new ConflictError({
-                error: `out_withdrawal_no ${request.out_withdrawal_no ?? ""} is already used by another withdrawal of this merchant`
-              })
+              return yield* new OutWithdrawalNoTaken({ outWithdrawalNo: request.out_withdrawal_no ?? "" })
             }
             yield* ledger.post([
               {
@@ -328,7 +339,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
 
     const get = Effect.fn("Withdrawals.get")(function* (merchantId: string, id: string) {
       const row = yield* find({ id, merchantId })
-      if (Option.isNone(row)) return yield* new NotFoundError({ error: `withdrawal ${id} not found` })
+      if (Option.isNone(row)) return yield* new WithdrawalNotFound({ withdrawalId: id })
       return render(row.value)
     })
 

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
-import { ConflictError } from "./domain/errors.js"
+import { IdempotencyKeyReused } from "./idempotency-errors.js"
 import { IdempotencyStore } from "./stores/idempotency-store.js"
 
 /** JSON with object keys sorted, so equal requests hash equally whatever their key order. */
@@ -45,9 +45,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("facet/Idempotenc
       if (Option.isNone(existing)) return yield* Effect.die(new Error("idempotency key vanished after a conflict"))
       const row = existing.value
       if (row.request_hash !== args.requestHash) {
-        return yield* new ConflictError({
-          error: "X-Service-Idempotency-Key was already used with a different request; use a new key for a new request"
-        })
+        return yield* new IdempotencyKeyReused({ endpoint: args.endpoint })
       }
       return Option.some<IdempotentReplay>({ resourceId: row.resource_id, statusCode: row.status_code })
     })

@@ -7,6 +7,7 @@ import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { Chain } from "../../src/domain/chain.js"
 import { assetsPage, balancesPage, collectPage } from "./console-pages.js"
 import { allowed, ConsoleGuards, htmlResponse, queryParam } from "./route-kit.js"
+import { categorized } from "../error-statuses.js"
 
 /**
  * The money held and the assets it is held in: balances (the portfolio), the assets a merchant enables,
@@ -84,6 +85,8 @@ export const WalletRoutes = HttpApiBuilder.Router.use((router) =>
                 `Sweep ${op.operation_id} started: ${op.amount} ${op.currency} (${op.status}).`
               )
             ),
+            // the failures named by the services as the console shows them: their HTTP category
+            categorized,
             Effect.catchTags({
               BadRequest: (e) => collectView(session, field("asset"), e.error, 400),
               NotFound: (e) => collectView(session, field("asset"), e.error, 404),

@@ -7,6 +7,7 @@ import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { PolicyClock } from "../../src/policy-clock.js"
 import { addressBookPage, policyPage } from "./policy-pages.js"
 import { actorOf, allowed, ConsoleGuards, htmlResponse, IdPath } from "./route-kit.js"
+import { categorized } from "../error-statuses.js"
 
 /**
  * Where withdrawals may go and how many approve them: the address book (a human adds and removes, with
@@ -54,6 +55,8 @@ export const WithdrawalPolicyRoutes = HttpApiBuilder.Router.use((router) =>
             )
             return yield* addressBookView(session, `${entry.address} is added; usable from ${entry.usable_from}.`)
           }).pipe(
+            // the failures named by the services as the console shows them: their HTTP category
+            categorized,
             Effect.catchTags({
               ConsoleRefusal: (refusal) => addressBookView(session, refusal.message, refusal.status),
               BadRequest: (e) => addressBookView(session, e.error, 400),
@@ -75,6 +78,8 @@ export const WithdrawalPolicyRoutes = HttpApiBuilder.Router.use((router) =>
             yield* addressBook.remove(session.merchantId, id, yield* actorOf(session))
             return yield* addressBookView(session, "The entry is removed: no withdrawal can go there now.")
           }).pipe(
+            // the failures named by the services as the console shows them: their HTTP category
+            categorized,
             Effect.catchTags({
               ConsoleRefusal: (refusal) => addressBookView(session, refusal.message, refusal.status),
               NotFound: (e) => addressBookView(session, e.error, 404)
@@ -132,6 +137,8 @@ export const WithdrawalPolicyRoutes = HttpApiBuilder.Router.use((router) =>
                     .join("; ")
             )
           }).pipe(
+            // the failures named by the services as the console shows them: their HTTP category
+            categorized,
             Effect.catchTags({
               ConsoleRefusal: (refusal) => policyView(session, refusal.message, refusal.status),
               BadRequest: (e) => policyView(session, e.error, 400),
@@ -151,7 +158,10 @@ export const WithdrawalPolicyRoutes = HttpApiBuilder.Router.use((router) =>
             const { id } = yield* HttpRouter.schemaPathParams(IdPath).pipe(Effect.orDie)
             yield* policy.cancelChange(session.merchantId, id, yield* actorOf(session))
             return yield* policyView(session, "The pending change is cancelled: it will not take effect.")
-          }).pipe(Effect.catchTag("NotFound", (e) => policyView(session, e.error, 404)))
+          }).pipe(
+            categorized,
+            Effect.catchTag("NotFound", (e) => policyView(session, e.error, 404))
+          )
         )
       )
     )

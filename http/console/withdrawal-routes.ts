@@ -9,6 +9,7 @@ import { ConsoleRefusal } from "../../src/console/console-refusal.js"
 import { CreateWithdrawalRequest } from "../../src/domain/withdrawal.js"
 import { messagePage, withdrawalsPage } from "./console-pages.js"
 import { actorOf, allowed, ConsoleGuards, htmlResponse, IdPath } from "./route-kit.js"
+import { categorized } from "../error-statuses.js"
 
 /**
  * Withdrawals and their approvals: the list, a new withdrawal (someone else approves it), and the
@@ -62,6 +63,8 @@ export const WithdrawalRoutes = HttpApiBuilder.Router.use((router) =>
               : `Withdrawal ${id} ${decision.toLowerCase()}.`
           )
         }).pipe(
+          // the failures named by the services as the console shows them: their HTTP category
+          categorized,
           Effect.catchTags({
             ConsoleRefusal: (refusal) => withdrawalsView(session, refusal.message, refusal.status),
             NotFound: () =>
@@ -109,6 +112,8 @@ export const WithdrawalRoutes = HttpApiBuilder.Router.use((router) =>
               201
             )
           }).pipe(
+            // the failures named by the services as the console shows them: their HTTP category
+            categorized,
             Effect.catchTags({
               ConsoleRefusal: (refusal) => withdrawalsView(session, refusal.message, refusal.status),
               BadRequest: (e) => withdrawalsView(session, e.error, 400),

@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Checkout } from "../../src/orders/checkout.js"
 import { FacetApi } from "../api.js"
+import { categorized } from "../error-statuses.js"
 import { CHECKOUT_CSP, CHECKOUT_CSS, CHECKOUT_JS, renderCheckoutPage, renderNotFoundPage } from "../checkout-page.js"
 import { pageHeaders } from "../html.js"
 
@@ -18,7 +19,7 @@ export const CheckoutHandlers = HttpApiBuilder.group(FacetApi, "checkout", (hand
           Effect.map((html) =>
             HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8", headers: SECURE })
           ),
-          Effect.catchTag("NotFound", () =>
+          Effect.catchTag("OrderNotFound", () =>
             Effect.succeed(
               HttpServerResponse.text(renderNotFoundPage(), {
                 status: 404,
@@ -29,7 +30,7 @@ export const CheckoutHandlers = HttpApiBuilder.group(FacetApi, "checkout", (hand
           )
         )
       )
-      .handle("status", ({ path }) => checkout.status(path.order_id))
+      .handle("status", ({ path }) => categorized(checkout.status(path.order_id)))
       .handle("script", () =>
         Effect.succeed(
           HttpServerResponse.text(CHECKOUT_JS, { contentType: "text/javascript; charset=utf-8", headers: SECURE })

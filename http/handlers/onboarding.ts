@@ -4,6 +4,7 @@ import { MerchantApplyResponse } from "../../src/domain/onboarding.js"
 import { Onboarding } from "../../src/merchants/onboarding.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { FacetApi } from "../api.js"
+import { categorized } from "../error-statuses.js"
 
 export const OnboardingHandlers = HttpApiBuilder.group(FacetApi, "onboarding", (handlers) =>
   Effect.gen(function* () {
@@ -18,10 +19,10 @@ export const OnboardingHandlers = HttpApiBuilder.group(FacetApi, "onboarding", (
           return yield* HttpServerResponse.schemaJson(MerchantApplyResponse)(response, {
             status: created ? 201 : 200
           }).pipe(Effect.orDie)
-        })
+        }).pipe(categorized)
       )
       .handle("onboardingStatus", ({ path }) =>
-        Effect.flatMap(CurrentMerchant, (principal) => onboarding.status(principal, path.merchant_id))
+        Effect.flatMap(CurrentMerchant, (principal) => onboarding.status(principal, path.merchant_id)).pipe(categorized)
       )
   })
 )

@@ -4,6 +4,7 @@ import { Order } from "../../src/domain/order.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { Orders } from "../../src/orders/orders.js"
 import { FacetApi } from "../api.js"
+import { categorized } from "../error-statuses.js"
 import { requireScope } from "../scopes.js"
 
 export const OrdersHandlers = HttpApiBuilder.group(FacetApi, "orders", (handlers) =>
@@ -18,8 +19,10 @@ export const OrdersHandlers = HttpApiBuilder.group(FacetApi, "orders", (handlers
           const { order, status } = yield* orders.create(principal.merchantId, payload, key)
           // a replay answers with the status of the first response
           return yield* HttpServerResponse.schemaJson(Order)(order, { status }).pipe(Effect.orDie)
-        })
+        }).pipe(categorized)
       )
-      .handle("get", ({ path }) => Effect.flatMap(CurrentMerchant, (p) => orders.get(p.merchantId, path.order_id)))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentMerchant, (p) => orders.get(p.merchantId, path.order_id)).pipe(categorized)
+      )
   })
 )

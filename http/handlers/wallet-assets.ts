@@ -6,6 +6,7 @@ import { AssetCatalog } from "../../src/assets/asset-catalog.js"
 import { ForbiddenError } from "../../src/domain/errors.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { FacetApi } from "../api.js"
+import { categorized } from "../error-statuses.js"
 
 export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets", (handlers) =>
   Effect.gen(function* () {
@@ -20,7 +21,7 @@ export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets
         })
       )
       .handle("enroll", ({ payload }) =>
-        Effect.flatMap(CurrentMerchant, (principal) => catalog.enroll(principal.merchantId, payload))
+        Effect.flatMap(CurrentMerchant, (principal) => catalog.enroll(principal.merchantId, payload)).pipe(categorized)
       )
       .handle("portfolio", () => Effect.flatMap(CurrentMerchant, (principal) => views.portfolio(principal.merchantId)))
       .handle("assets", () =>
@@ -39,7 +40,9 @@ export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets
         })
       )
       .handle("asset", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentMerchant, (principal) => views.detail(principal.merchantId, path.asset_key, urlParams))
+        Effect.flatMap(CurrentMerchant, (principal) =>
+          views.detail(principal.merchantId, path.asset_key, urlParams)
+        ).pipe(categorized)
       )
       .handle("sweep", ({ path, payload }) =>
         Effect.gen(function* () {
@@ -50,12 +53,12 @@ export const WalletAssetsHandlers = HttpApiBuilder.group(FacetApi, "walletAssets
             })
           }
           return yield* collections.request(principal.merchantId, path.asset_key, payload)
-        })
+        }).pipe(categorized)
       )
       .handle("sweepStatus", ({ path }) =>
         Effect.flatMap(CurrentMerchant, (principal) =>
           collections.get(principal.merchantId, path.asset_key, path.operation_id)
-        )
+        ).pipe(categorized)
       )
   })
 )

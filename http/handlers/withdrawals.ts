@@ -5,6 +5,7 @@ import { Withdrawals } from "../../custody/withdrawals.js"
 import { Withdrawal } from "../../src/domain/withdrawal.js"
 import { CurrentMerchant } from "../../src/merchants/principal.js"
 import { FacetApi } from "../api.js"
+import { categorized } from "../error-statuses.js"
 import { requireScope } from "../scopes.js"
 
 export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals", (handlers) =>
@@ -15,7 +16,7 @@ export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals",
       .handle("quote", ({ payload }) =>
         Effect.flatMap(requireScope("read", "a fee quote"), (principal) =>
           withdrawals.quote(principal.merchantId, payload)
-        )
+        ).pipe(categorized)
       )
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(CurrentMerchant, (p) => withdrawals.list(p.merchantId, urlParams))
@@ -30,10 +31,10 @@ export const WithdrawalsHandlers = HttpApiBuilder.group(FacetApi, "withdrawals",
             consoleUserId: principal.mintedByUserId ?? undefined
           })
           return yield* HttpServerResponse.schemaJson(Withdrawal)(withdrawal, { status: 201 }).pipe(Effect.orDie)
-        })
+        }).pipe(categorized)
       )
       .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentMerchant, (p) => withdrawals.get(p.merchantId, path.withdrawal_id))
+        Effect.flatMap(CurrentMerchant, (p) => withdrawals.get(p.merchantId, path.withdrawal_id)).pipe(categorized)
       )
       .handle("addresses", ({ urlParams }) =>
         Effect.flatMap(CurrentMerchant, (p) => addressBook.list(p.merchantId, urlParams))

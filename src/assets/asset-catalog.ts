@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { type AssetPolicy, assetActions } from "../domain/asset-policy.js"
 import { assetKey, type Chain } from "../domain/chain.js"
-import { BadRequestError } from "../domain/errors.js"
+import { AssetNotEnrollable, UnknownAsset } from "./asset-errors.js"
 import { AssetStore, type MerchantAssetRow } from "../stores/asset-store.js"
 
 const toPolicy = (row: MerchantAssetRow): AssetPolicy => ({
@@ -57,15 +57,12 @@ export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCat
       const key = `${request.chain}-${currency}`
       const row = yield* Effect.orDie(store.findPolicy(request.chain, currency))
       if (Option.isNone(row)) {
-        return yield* new BadRequestError({
-          error: `unknown asset ${key}: GET /v1/wallet-asset-policies lists the supported assets`
-        })
+        return yield* new UnknownAsset({ assetKey: key })
       }
       switch (row.value.status) {
         case "disabled":
-          return yield* new BadRequestError({ error: `asset ${key} is disabled (sunset) and cannot be enrolled` })
         case "planned":
-          return yield* new BadRequestError({ error: `asset ${key} is planned and not yet available` })
+          return yield* new AssetNotEnrollable({ assetKey: key, status: row.value.status })
       }
       yield* Effect.orDie(store.enroll(merchantId, request.chain, currency, request.source))
       const enabled = yield* policy(merchantId, request.chain, currency)

@@ -10,7 +10,6 @@ import {
   CreateDepositAddressRequest,
   type DepositAddress
 } from "../domain/deposit-address.js"
-import { BadRequestError, NotFoundError } from "../domain/errors.js"
 
 const decodeItem = Schema.decodeUnknownEither(CreateDepositAddressRequest, { errors: "all", onExcessProperty: "error" })
 import { TransactionStore } from "../stores/transaction-store.js"
@@ -20,6 +19,7 @@ import { normalizeDecimal } from "../money.js"
 import { MerchantStore } from "../stores/merchant-store.js"
 import { type DepositAddressRow, WalletStore } from "../stores/wallet-store.js"
 import { Wallets } from "../wallets/wallets.js"
+import { DepositAddressNotFound, InvalidDepositAddressRequest } from "./deposit-address-errors.js"
 
 const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
 
@@ -94,8 +94,8 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       })
       const failures = outcomes.flatMap((o, i) => (o.status === "failed" ? [`items[${i}]: ${o.error}`] : []))
       if (allOrNothing && failures.length > 0) {
-        return yield* new BadRequestError({
-          error: `nothing was created: ${failures.slice(0, 5).join("; ")}${failures.length > 5 ? `; and ${failures.length - 5} more` : ""}`
+        return yield* new InvalidDepositAddressRequest({
+          reason: `nothing was created: ${failures.slice(0, 5).join("; ")}${failures.length > 5 ? `; and ${failures.length - 5} more` : ""}`
         })
       }
       const valid = items.filter((_, i) => outcomes[i]?.status !== "failed")
@@ -175,7 +175,8 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       request: CreateDepositAddressRequest
     ) {
       const [outcome] = yield* assign(merchantId, [request], true)
-      if (outcome?.address === undefined) return yield* new BadRequestError({ error: outcome?.error ?? "not assigned" })
+      if (outcome?.address === undefined)
+        return yield* new InvalidDepositAddressRequest({ reason: outcome?.error ?? "not assigned" })
       return outcome.address
     })
 
@@ -206,7 +207,7 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       limit: number
     ) {
       const owned = yield* Effect.orDie(store.ownsDepositAddress(merchantId, depositAddressId))
-      if (!owned) return yield* new NotFoundError({ error: `deposit address ${depositAddressId} not found` })
+      if (!owned) return yield* new DepositAddressNotFound({ depositAddressId })
       const found = yield* transactionStore.forDepositAddress(depositAddressId, limit)
       return { total: found.total, limit, offset: 0, items: found.rows.map(renderTransaction) }
     })
@@ -221,8 +222,8 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
     ) {
       const byUsers = request.external_user_ids !== undefined
       if (byUsers === (request.items !== undefined)) {
-        return yield* new BadRequestError({
-          error: "send either items, or external_user_ids with chain and currency (not both)"
+        return yield* new InvalidDepositAddressRequest({
+          reason: "send either items, or external_user_ids with chain and currency (not both)"
         })
       }
       // each item checked on its own: a bad one is that item's failure (all or nothing without continue_on_error)
@@ -238,14 +239,16 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
       if (request.external_user_ids !== undefined) {
         const { chain, currency } = request
         if (chain === undefined || currency === undefined) {
-          return yield* new BadRequestError({ error: "external_user_ids needs chain and currency" })
+          return yield* new InvalidDepositAddressRequest({ reason: "external_user_ids needs chain and currency" })
         }
         checked = request.external_user_ids.map((external_user_id) =>
           Either.right({ external_user_id, chain, currency })
         )
       } else {
         if (request.chain !== undefined || request.currency !== undefined) {
-          return yield* new BadRequestError({ error: "chain and currency go inside each item when items is used" })
+          return yield* new InvalidDepositAddressRequest({
+            reason: "chain and currency go inside each item when items is used"
+          })
         }
         checked = (request.items ?? []).map((raw) =>
           Either.mapLeft(decodeItem(raw), (issue) => ({
@@ -256,16 +259,16 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
           }))
         )
       }
-      if (checked.length === 0) return yield* new BadRequestError({ error: "the batch is empty" })
+      if (checked.length === 0) return yield* new InvalidDepositAddressRequest({ reason: "the batch is empty" })
       if (checked.length > BATCH_LIMIT) {
-        return yield* new BadRequestError({
-          error: `a batch holds at most ${BATCH_LIMIT} items; this one has ${checked.length}`
+        return yield* new InvalidDepositAddressRequest({
+          reason: `a batch holds at most ${BATCH_LIMIT} items; this one has ${checked.length}`
         })
       }
       const invalid = checked.flatMap((c, i) => (Either.isLeft(c) ? [`items[${i}]: ${c.left.error}`] : []))
       if (!request.continue_on_error && invalid.length > 0) {
-        return yield* new BadRequestError({
-          error: `nothing was created: ${invalid.slice(0, 5).join("; ")}${invalid.length > 5 ? `; and ${invalid.length - 5} more` : ""}`
+        return yield* new InvalidDepositAddressRequest({
+          reason: `nothing was created: ${invalid.slice(0, 5).join("; ")}${invalid.length > 5 ? `; and ${invalid.length - 5} more` : ""}`
         })
       }
       const prefix = request.label_prefix

@@ -2,8 +2,8 @@ import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
 /**
- * The error categories of the contract (section 7), each with its HTTP status: the one place where an
- * error becomes a status. Services fail with these; the HTTP layer encodes them as `{error: string}`.
+ * The error categories of the contract (section 7), each with its HTTP status, encoded as `{error: string}`.
+ * Services fail with errors named for the failure; http/error-statuses.ts maps each to one of these.
  */
 const ErrorBody = Schema.Struct({ error: Schema.String })
 

@@ -3,7 +3,6 @@ import { DateTime, Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config.js"
 import { AssetCatalog } from "../assets/asset-catalog.js"
 import type { AssetPolicy } from "../domain/asset-policy.js"
-import { ConflictError, ForbiddenError, NotFoundError } from "../domain/errors.js"
 import type {
   IntegrationMode,
   MerchantApplyRequest,
@@ -18,6 +17,7 @@ import { ApiKeys } from "./api-keys.js"
 import { hashSecret, newConsoleToken, newWebhookSecret } from "./credentials.js"
 import { integrationPrompt } from "./integration-prompt.js"
 import { ALL_SCOPES, type Principal } from "./principal.js"
+import { MerchantNotFound, NotOwnMerchant, ProjectNameTaken } from "./merchant-errors.js"
 
 interface Check {
   readonly name: string
@@ -212,11 +212,7 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
             const existing = yield* Effect.orDie(merchants.findByProjectKey(projectKey))
             if (Option.isSome(existing)) {
               if (!isSameApplicant(existing.value, request)) {
-                return yield* new ConflictError({
-                  error:
-                    `project_name "${projectName}" is already registered by another applicant; ` +
-                    "a repeat of your own application must carry the same contact_email (or website/repository_url when there is no email)"
-                })
+                return yield* new ProjectNameTaken({ projectName })
               }
               return { merchant: existing.value, issued: Option.none() }
             }
@@ -280,10 +276,10 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
     const status = Effect.fn("Onboarding.status")(function* (principal: Principal, merchantId: string) {
       // any id but the key's own is 403, whether or not it exists: no merchant-id oracle
       if (principal.merchantId !== merchantId) {
-        return yield* new ForbiddenError({ error: "this API key belongs to another merchant" })
+        return yield* new NotOwnMerchant({ merchantId })
       }
       const merchant = yield* Effect.orDie(merchants.findById(merchantId))
-      if (Option.isNone(merchant)) return yield* new NotFoundError({ error: `merchant ${merchantId} not found` })
+      if (Option.isNone(merchant)) return yield* new MerchantNotFound({ merchantId })
       const m = merchant.value
       const { checks, enabledAssets, liveReady } = yield* evaluate(m)
       const missing = checks.filter((c) => !c.done && c.required).map((c) => c.name)

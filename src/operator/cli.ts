@@ -1,7 +1,6 @@
 import { CliConfig, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Schema } from "effect"
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../domain/errors.js"
 import { OperatorError } from "./operator-database.js"
 
 /**
@@ -35,17 +34,22 @@ export const unreachedAsFailure = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     (error) => Effect.fail(failed(error.message))
   )
 
-/** What the service's rules refuse of a request (a bad value, an unknown id, a conflict, not allowed) is exit 2. */
-export const refusalsAsUsage = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.catchIf(
-    self,
-    (error): error is Extract<E, BadRequestError | NotFoundError | ConflictError | ForbiddenError> =>
-      error instanceof BadRequestError ||
-      error instanceof NotFoundError ||
-      error instanceof ConflictError ||
-      error instanceof ForbiddenError,
-    (error) => Effect.fail(refused(error.error))
-  )
+/**
+ * What the service's rules refuse of a request (a bad value, an unknown id, a conflict, not allowed) is
+ * exit 2: the failures named by `refusals` (their classes), each told by its message.
+ */
+export const refusalsAsUsage =
+  <const Refusals extends ReadonlyArray<{ readonly _tag: string }>>(refusals: Refusals) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    Effect.catchIf(
+      self,
+      (error): error is Extract<E, { readonly _tag: Refusals[number]["_tag"]; readonly message: string }> =>
+        typeof error === "object" &&
+        error !== null &&
+        "_tag" in error &&
+        refusals.some((refusal) => refusal._tag === error._tag),
+      (error) => Effect.fail(refused(error.message))
+    )
 
 /**
  * `--name VALUE`, read by `parse`. A value it does not take is a usage error that names the flag and what

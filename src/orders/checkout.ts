@@ -4,10 +4,10 @@ import { type LatestPayment, TransactionStore } from "../stores/transaction-stor
 import { ChainSettings } from "../assets/chain-settings.js"
 import { ChainEndpoints } from "../chains/chain-endpoints.js"
 import { Chain } from "../domain/chain.js"
-import { NotFoundError } from "../domain/errors.js"
 import { OrderStatus } from "../domain/order.js"
 import { DecimalString, MoneyDecimal, normalizeDecimal } from "../money.js"
 import { OrderStore } from "../stores/order-store.js"
+import { OrderNotFound } from "./order-errors.js"
 
 /** What the hosted checkout page shows a paying customer: no merchant id, key, secret or other order. */
 export const CheckoutStatus = Schema.Struct({
@@ -78,7 +78,7 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
 
     const view = Effect.fn("Checkout.view")(function* (orderId: string) {
       const found = yield* Effect.orDie(store.checkoutOrder(orderId))
-      if (Option.isNone(found)) return yield* new NotFoundError({ error: `order ${orderId} not found` })
+      if (Option.isNone(found)) return yield* new OrderNotFound({ orderId })
       const order = found.value
       const assets = yield* Effect.orDie(store.checkoutAssets(orderId))
       const payment = Option.getOrUndefined(yield* transactionStore.latestOrderPayment(orderId))

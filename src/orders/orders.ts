@@ -4,11 +4,11 @@ import { AssetCatalog } from "../assets/asset-catalog.js"
 import { ChainSettings } from "../assets/chain-settings.js"
 import { AppConfig } from "../config.js"
 import type { Chain } from "../domain/chain.js"
-import { BadRequestError, NotFoundError } from "../domain/errors.js"
 import type { CreateOrderRequest, Order, OrderStatus } from "../domain/order.js"
 import { Idempotency, requestHash } from "../idempotency.js"
 import { newId } from "../ids.js"
 import { normalizeDecimal } from "../money.js"
+import { InvalidOrderRequest, OrderNotFound } from "./order-errors.js"
 import { MerchantStore } from "../stores/merchant-store.js"
 import { Wallets } from "../wallets/wallets.js"
 import { OrderStore, type OrderRow } from "../stores/order-store.js"
@@ -58,7 +58,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
 
     const get = Effect.fn("Orders.get")(function* (merchantId: string, orderId: string) {
       const row = yield* Effect.orDie(store.find(merchantId, orderId))
-      if (Option.isNone(row)) return yield* new NotFoundError({ error: `order ${orderId} not found` })
+      if (Option.isNone(row)) return yield* new OrderNotFound({ orderId })
       const [order] = yield* Effect.orDie(render([row.value]))
       return yield* Effect.fromNullable(order).pipe(Effect.orDie)
     })
@@ -69,7 +69,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
       idempotencyKey: Option.Option<string>
     ) {
       const pricing = priceOrder(request, yield* catalog.policies(merchantId))
-      if (Either.isLeft(pricing)) return yield* new BadRequestError({ error: pricing.left })
+      if (Either.isLeft(pricing)) return yield* new InvalidOrderRequest({ reason: pricing.left })
       const { assets, chain, checkoutMode, currency } = pricing.right
       // the merchant its API key resolved to is gone: a defect
       const merchant = yield* Effect.orDie(Effect.flatten(merchants.orderMerchant(merchantId)))
