@@ -14,7 +14,8 @@ const LONG_SUITES = [
   "custody/withdrawals.test.ts",
   "http/console.test.ts",
   "test/faults/money-out.test.ts",
-  "test/faults/real-providers.test.ts"
+  "test/faults/real-providers.test.ts",
+  "test/operator-clis.test.ts"
 ]
 
 class LongSuitesFirst extends BaseSequencer {

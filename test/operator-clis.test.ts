@@ -4,15 +4,17 @@ import * as fs from "node:fs"
 import { processWorkDir, runToExit } from "./service-process.js"
 
 /**
- * Every operator command, with what its --help names (docs/operating/cli.md) and a command line that is
- * right but for an unknown flag (the required flags given: a missing one is reported first).
+ * Every operator command, with what its --help names (docs/operating/cli.md) and, for commands of each
+ * folder, a command line that is right but for an unknown flag (the required flags given: a missing one is
+ * reported first). Every command runs through the one runner (src/operator/cli.ts) that names the flag, so
+ * a few show it wired; each spawn costs CI two seconds.
  */
 const CLIS: ReadonlyArray<{
   readonly script: string
   readonly names: ReadonlyArray<string>
-  readonly withUnknownFlag: ReadonlyArray<string>
+  readonly withUnknownFlag?: ReadonlyArray<string>
 }> = [
-  { script: "src/migrate-cli.ts", names: ["migrate"], withUnknownFlag: ["--no-such-flag"] },
+  { script: "src/migrate-cli.ts", names: ["migrate"] },
   {
     script: "src/webhooks/webhooks-cli.ts",
     names: ["list", "replay", "--dead", "--event"],
@@ -20,17 +22,17 @@ const CLIS: ReadonlyArray<{
   },
   {
     script: "src/devnet/pay-cli.ts",
-    names: ["--asset", "--to", "--amount"],
-    withUnknownFlag: ["--asset", "TRC20-USDT", "--to", "T", "--amount", "1", "--no-such-flag"]
+    names: ["--asset", "--to", "--amount"]
   },
-  { script: "src/devnet/devnet-reset-cli.ts", names: ["--yes"], withUnknownFlag: ["--no-such-flag"] },
+  { script: "src/devnet/devnet-reset-cli.ts", names: ["--yes"] },
   {
     script: "indexer/indexer-cli.ts",
     names: ["--chain", "--rescan-from", "--to", "--rescan-untraced"],
     withUnknownFlag: ["--chain", "TRC20", "--no-such-flag"]
   },
-  { script: "indexer/reconcile-cli.ts", names: ["--chain"], withUnknownFlag: ["--no-such-flag"] },
-  { script: "custody/custody-cli.ts", names: ["list", "show", "retry"], withUnknownFlag: ["list", "--no-such-flag"] },
+  { script: "indexer/reconcile-cli.ts", names: ["--chain"] },
+  // its unknown flag: the second test
+  { script: "custody/custody-cli.ts", names: ["list", "show", "retry"] },
   {
     script: "custody/withdrawals-cli.ts",
     names: ["list", "approve", "reject", "cancel", "auto-approve"],
@@ -62,6 +64,7 @@ describe("operator commands", () => {
               const help = yield* runToExit(script, ["--help"], dataDir)
               expect(help.code, `${script} --help: ${help.output}`).toBe(0)
               for (const name of names) expect(plain(help.output), `${script} --help`).toContain(name)
+              if (withUnknownFlag === undefined) return
               const unknown = yield* runToExit(script, withUnknownFlag, dataDir)
               expect(unknown.code, `${script} ${withUnknownFlag.join(" ")}: ${unknown.output}`).toBe(2)
               expect(unknown.output).toContain("--no-such-flag")
