@@ -25,6 +25,7 @@ import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, render, unlock } from "./withdrawal-view.js"
 import { NetworkFeeUnavailable } from "./chain-errors.js"
+import { withdrawalEventKey } from "../src/stores/webhook-store.js"
 import {
   AssetNotEnabled,
   AssetUnavailable,
@@ -353,7 +354,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         yield* outbox.enqueue({
           merchantId: row.value.merchant_id,
           event,
-          idempotencyKey: `${event}:${id}:${row.value.tx_hash ?? ""}`,
+          idempotencyKey: withdrawalEventKey(event, id, row.value.tx_hash),
           destination: Option.getOrNull(webhookUrl),
           body: { event, withdrawal, created_at: DateTime.formatIso(yield* DateTime.now) }
         })

@@ -114,40 +114,6 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
         (updated) => updated.length > 0
       )
 
-    /**
-     * Fragment (the attribution store's ledger parts): the policy of each row of the caller's `from` joined
-     * as `as`, for its decimals.
-     */
-    const policyJoin = (from: string, as: string) => {
-      const [f, a] = [sql.literal(from), sql.literal(as)]
-      return sql`JOIN wallet_asset_policies ${a} ON ${a}.chain = ${f}.chain AND ${a}.currency = ${f}.currency`
-    }
-
-    /**
-     * Fragment (the attribution store's order settlement): the amount precision of the asset of the caller's
-     * `order` row, a parenthesised scalar subquery.
-     */
-    const amountPrecisionOf = (order: string) => {
-      const o = sql.literal(order)
-      return sql`(SELECT p.amount_precision FROM wallet_asset_policies p WHERE p.chain = ${o}.chain AND p.currency = ${o}.currency)`
-    }
-
-    /**
-     * Fragment (collections' consolidation, over ledger balances): the policy (as `a`) of each row of the
-     * caller's `from` when its asset is native and the sweep endpoint does not collect it.
-     */
-    const nativeNotCollectedJoin = (from: string) => {
-      const f = sql.literal(from)
-      return sql`JOIN wallet_asset_policies a ON a.chain = ${f}.chain AND a.currency = ${f}.currency AND a.is_native AND NOT a.can_collect`
-    }
-
-    /**
-     * Fragment (reconciliation's explanation): the policy (as `a`) of the currency of each row of the
-     * caller's `from` on `chain`, when it is the chain's native asset.
-     */
-    const nativeOnChainJoin = (chain: string, from: string) =>
-      sql`JOIN wallet_asset_policies a ON a.chain = ${chain} AND a.currency = ${sql.literal(from)}.currency AND a.is_native`
-
     return {
       listForMerchant,
       findPolicy,
@@ -157,11 +123,7 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
       enableDefaults,
       enroll,
       lockAutoApprovalLimit,
-      setAutoApprovalLimit,
-      policyJoin,
-      amountPrecisionOf,
-      nativeNotCollectedJoin,
-      nativeOnChainJoin
+      setAutoApprovalLimit
     } as const
   })
 }) {}

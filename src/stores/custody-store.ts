@@ -211,14 +211,6 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       )
     })
 
-    /**
-     * Fragment: the collection in flight of the wallet whose id is in the caller's column `walletColumn`
-     * (e.g. `lb.wallet_id`), for another family's statement to compose (`NOT EXISTS (…)`, a column `(…) AS sweep`).
-     */
-    const collectionInFlightOf = (walletColumn: string) =>
-      sql`SELECT o.id FROM custody_operations o WHERE o.wallet_id = ${sql(walletColumn)} AND o.type = 'collection'
-                AND o.status NOT IN ('COMPLETED', 'FAILED')`
-
     /** A gas funding stored with its parent pointing at it, in one database transaction. */
     const startGasFunding = (funding: NewOperation & { readonly parent_id: string }) =>
       sql.withTransaction(
@@ -573,7 +565,6 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       open,
       insertCollection,
       collectionInFlight,
-      collectionInFlightOf,
       startGasFunding,
       insertOperation,
       kick,

@@ -376,13 +376,6 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
                   ON ${i}.purpose = 'deposit' AND d.wallet_id = ${i}.wallet_id AND d.chain = ${chain} AND d.currency = ${i}.currency`
     }
 
-    /**
-     * Fragment (statements over ledger balances: the main deposits' release, collections' consolidation):
-     * the wallet (as `w`) of each row of `from`, when it is of `kind`.
-     */
-    const walletOfKindJoin = (from: string, kind: "main" | "receive") =>
-      sql`JOIN wallets w ON w.id = ${sql.literal(from)}.wallet_id AND w.kind = ${sql.literal(`'${kind}'`)}`
-
     return {
       reserveIndexes,
       insertReceive,
@@ -409,8 +402,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
       ownsDepositAddress,
       depositAddressOfPayment,
       depositAddressJoin,
-      depositAddressOfTransfer,
-      walletOfKindJoin
+      depositAddressOfTransfer
     } as const
   })
 }) {}
