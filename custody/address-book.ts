@@ -145,5 +145,6 @@ export class AddressBook extends Effect.Service<AddressBook>()("facet/AddressBoo
     })
 
     return { add, remove, list, entryFor } as const
-  })
+  }),
+  dependencies: [WalletStore.Default, WithdrawalStore.Default, AuditLog.Default, WithdrawalPolicy.Default]
 }) {}

@@ -606,5 +606,17 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       isNative,
       withMargin
     } as const
-  })
+  }),
+  dependencies: [
+    AssetStore.Default,
+    LedgerStore.Default,
+    TransactionStore.Default,
+    CustodyStore.Default,
+    AssetCatalog.Default,
+    Ledger.Default,
+    Wallets.Default,
+    GasWallets.Default,
+    TransferSender.Default,
+    WalletActors.Default
+  ]
 }) {}

@@ -184,5 +184,12 @@ export class ConsoleUsers extends Effect.Service<ConsoleUsers>()("facet/ConsoleU
     })
 
     return { invite, inviteOffer, accept, list, remove } as const
-  })
+  }),
+  dependencies: [
+    MerchantStore.Default,
+    ConsoleStore.Default,
+    AuditLog.Default,
+    ConsoleAccounts.Default,
+    WithdrawalPolicy.Default
+  ]
 }) {}

@@ -25,7 +25,7 @@ export const CustodyWalletLive = CustodyWallet.toLayer(
     })
   ),
   { maxIdleTime: "5 minutes" }
-)
+).pipe(Layer.provide([Collections.Default, Withdrawals.Default, CustodyStore.Default]))
 
 /**
  * Every two seconds: operations stored but never handed to their wallet's actor (an approval made by the
@@ -53,7 +53,7 @@ export const CustodyResumeLive = Layer.scopedDiscard(
       )
     )
   })
-)
+).pipe(Layer.provide(Collections.Default))
 
 /** Automatic collection, when FACET_AUTO_SWEEP_<CHAIN>_<CURRENCY> sets a threshold (off by default). */
 export const AutoSweepLive = Layer.scopedDiscard(
@@ -74,7 +74,7 @@ export const AutoSweepLive = Layer.scopedDiscard(
       )
     )
   })
-)
+).pipe(Layer.provide(Collections.Default))
 
 /** PENDING withdrawals nobody decided in time are cancelled (funds unlocked), checked every minute. */
 export const WithdrawalExpiryLive = Layer.scopedDiscard(
@@ -91,4 +91,4 @@ export const WithdrawalExpiryLive = Layer.scopedDiscard(
       )
     )
   )
-)
+).pipe(Layer.provide(WithdrawalDecisions.Default))

@@ -104,5 +104,6 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
     })
 
     return { report, metrics } as const
-  })
+  }),
+  dependencies: [CustodyStore.Default, GasWallets.Default]
 }) {}

@@ -100,7 +100,8 @@ export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets",
     )
 
     return { state, all, cached } as const
-  })
+  }),
+  dependencies: [Wallets.Default]
 }) {}
 
 /** Reads the gas wallets every 15 s in the background, so health and metrics answer from memory. */
@@ -110,4 +111,4 @@ export const GasWalletsRefreshLive = Layer.scopedDiscard(
       Effect.repeat(gas.all.pipe(Effect.catchAllCause(() => Effect.void)), Schedule.spaced("15 seconds"))
     )
   )
-)
+).pipe(Layer.provide(GasWallets.Default))

@@ -15,16 +15,13 @@ import {
   unreachedAsFailure
 } from "../src/operator/cli.js"
 import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
-import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import type { AuditActor } from "../src/audit/audit-log.js"
-import { AuditLog } from "../src/audit/audit-log.js"
-import { ConsoleAccounts } from "../src/console/console-accounts.js"
 import { ConsoleRefusal } from "../src/console/console-refusal.js"
 import { ConsoleUsers } from "./console-users.js"
 import { Chain } from "../src/domain/chain.js"
 import { MasterSeedLive } from "../src/keys/master-seed.js"
 import { SecretBoxLive } from "../src/keys/secret-box.js"
-import { PolicyClock } from "../src/policy-clock.js"
+import { SystemClockLive } from "../src/policy-clock.js"
 
 /**
  * `npm run merchants`: the operator's hand on a merchant's withdrawal policy, address book and console
@@ -56,12 +53,8 @@ const withMerchants = <A, E, R>(body: Effect.Effect<A, E, R>) =>
       ]),
       consoleRefusalsAsUsage,
       Effect.provide(
-        Layer.mergeAll(AddressBook.Default, ConsoleUsers.Default).pipe(
-          Layer.provideMerge(WithdrawalPolicy.Default),
-          Layer.provideMerge(Layer.mergeAll(AssetCatalog.Default, ConsoleAccounts.Default)),
-          Layer.provideMerge(
-            Layer.mergeAll(AuditLog.Default, PolicyClock.System, SecretBoxLive.pipe(Layer.provide(MasterSeedLive)))
-          ),
+        Layer.mergeAll(AddressBook.Default, ConsoleUsers.Default, WithdrawalPolicy.Default).pipe(
+          Layer.provideMerge(Layer.merge(SystemClockLive, SecretBoxLive.pipe(Layer.provide(MasterSeedLive)))),
           Layer.provideMerge(operatorDatabaseLive(config))
         )
       )

@@ -47,7 +47,8 @@ export class MainDeposits extends Effect.Service<MainDeposits>()("facet/MainDepo
     })
 
     return { release } as const
-  })
+  }),
+  dependencies: [LedgerStore.Default, Ledger.Default]
 }) {}
 
 /** Every FACET_CONSOLIDATE_INTERVAL_MS (10 s; 0: off): main-address deposits made available, native coins consolidated. */
@@ -69,4 +70,4 @@ export const NativeConsolidationLive = Layer.scopedDiscard(
     )
     yield* Effect.forkScoped(Effect.repeat(once, Schedule.spaced(Duration.millis(interval))))
   })
-).pipe(Layer.provide(MainDeposits.Default))
+).pipe(Layer.provide([MainDeposits.Default, Collections.Default]))

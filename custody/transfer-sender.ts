@@ -482,5 +482,6 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
     })
 
     return { send } as const
-  })
+  }),
+  dependencies: [TransactionStore.Default, CustodyStore.Default, WithdrawalStore.Default]
 }) {}

@@ -221,5 +221,6 @@ export class WalletPortfolioViews extends Effect.Service<WalletPortfolioViews>()
     })
 
     return { portfolio, summary, detail } as const
-  })
+  }),
+  dependencies: [LedgerStore.Default, WalletStore.Default, AssetCatalog.Default, Wallets.Default, GasWallets.Default]
 }) {}

@@ -281,5 +281,16 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     })
 
     return { decide, expire, setAutoApproval } as const
-  })
+  }),
+  dependencies: [
+    AssetStore.Default,
+    CustodyStore.Default,
+    WithdrawalStore.Default,
+    ConsoleStore.Default,
+    AssetCatalog.Default,
+    Ledger.Default,
+    Wallets.Default,
+    AuditLog.Default,
+    WithdrawalPolicy.Default
+  ]
 }) {}

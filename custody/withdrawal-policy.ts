@@ -462,7 +462,8 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
     })
 
     return { effective, settle, change, cancelChange, changes, admit } as const
-  })
+  }),
+  dependencies: [MerchantStore.Default, WithdrawalStore.Default, AssetCatalog.Default, AuditLog.Default]
 }) {}
 
 /** Pending loosenings come due in the audit log within a minute of their time, even when nobody looks. */
@@ -477,4 +478,4 @@ export const PolicySettleLive = Layer.scopedDiscard(
       Effect.forkScoped
     )
   })
-)
+).pipe(Layer.provide(WithdrawalPolicy.Default))

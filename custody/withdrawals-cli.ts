@@ -8,7 +8,7 @@ import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { AuditLog } from "../src/audit/audit-log.js"
 import { Ledger } from "../src/ledger/ledger.js"
-import { PolicyClock } from "../src/policy-clock.js"
+import { SystemClockLive } from "../src/policy-clock.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
@@ -40,7 +40,7 @@ const withWithdrawals = <A, E, R>(body: Effect.Effect<A, E, R>) =>
         WithdrawalDecisions.Default.pipe(
           Layer.provide(WithdrawalPolicy.Default),
           Layer.provideMerge(
-            Layer.mergeAll(AssetCatalog.Default, Wallets.Default, Ledger.Default, AuditLog.Default, PolicyClock.System)
+            Layer.mergeAll(AssetCatalog.Default, Wallets.Default, Ledger.Default, AuditLog.Default, SystemClockLive)
           )
         )
       ),

@@ -491,5 +491,23 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     )
 
     return { quote, create, get, list, drive } as const
-  })
+  }),
+  dependencies: [
+    AssetStore.Default,
+    LedgerStore.Default,
+    MerchantStore.Default,
+    WalletStore.Default,
+    CustodyStore.Default,
+    WithdrawalStore.Default,
+    AssetCatalog.Default,
+    Ledger.Default,
+    Wallets.Default,
+    AuditLog.Default,
+    Idempotency.Default,
+    WebhookOutbox.Default,
+    TransferSender.Default,
+    Collections.Default,
+    WithdrawalPolicy.Default,
+    WithdrawalDecisions.Default
+  ]
 }) {}

@@ -113,7 +113,6 @@ type BatchHit = ReturnType<typeof uniqueHits>[number]
  * ledger entries and balances on confirmation, and webhook events in the outbox. Rollback for reorgs.
  */
 export class AttributionStore extends Effect.Service<AttributionStore>()("facet/AttributionStore", {
-  dependencies: [UntracedBlockStore.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const orders = yield* Orders
@@ -624,5 +623,18 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     })
 
     return { writeBlock, writeBlocks, advanceCursor, confirm, rollbackTo, startCursor } as const
-  })
+  }),
+  dependencies: [
+    LedgerStore.Default,
+    TransactionStore.Default,
+    MerchantStore.Default,
+    WalletStore.Default,
+    CustodyStore.Default,
+    WebhookStore.Default,
+    OrderStore.Default,
+    IndexerStore.Default,
+    UntracedBlockStore.Default,
+    Orders.Default,
+    WebhookOutbox.Default
+  ]
 }) {}

@@ -8,6 +8,11 @@ import { IndexerStore } from "../src/stores/indexer-store.js"
 import { runChainIndexer } from "./chain-indexer.js"
 import { refreshStandby, reportStandby, reportStatus, standbyStatus } from "../src/indexing/indexer-status.js"
 import { followingBudget } from "./request-budget.js"
+import { AssetStore } from "../src/stores/asset-store.js"
+import { TransactionStore } from "../src/stores/transaction-store.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
+import { ChainIdentityStore } from "../src/stores/chain-identity-store.js"
+import { AttributionStore } from "./attribution-store.js"
 
 /**
  * Each configured chain's indexer (FACET_INDEXER_CHAINS) as a cluster singleton, `indexer/<CHAIN>`: one
@@ -82,4 +87,13 @@ export const IndexersLive = Layer.scopedDiscard(
       yield* sharding.registerSingleton(`indexer/${chain}`, indexer, { shardGroup: indexerShardGroup(chain) })
     }
   })
+).pipe(
+  Layer.provide([
+    AssetStore.Default,
+    TransactionStore.Default,
+    WalletStore.Default,
+    IndexerStore.Default,
+    ChainIdentityStore.Default,
+    AttributionStore.Default
+  ])
 )

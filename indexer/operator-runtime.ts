@@ -1,6 +1,5 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import * as fs from "node:fs"
-import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainSettingsLive } from "../src/assets/chain-settings.js"
 import { ChainClientsLive } from "../src/chains/chain-clients.js"
 import { ChainEndpoints, confirmationsConfig, MainnetEndpointsLive } from "../src/chains/chain-endpoints.js"
@@ -12,11 +11,9 @@ import { devnetFilePath, DevnetFile } from "../src/devnet/devnets.js"
 import { isHexAddress } from "../src/keys/address-encoding.js"
 import { MasterSeedLive } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
-import { Orders } from "../src/orders/orders.js"
-import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { StoresLive } from "../src/stores/stores-layer.js"
 import { AttributionStore } from "./attribution-store.js"
-import { IndexerStatus } from "../src/indexing/indexer-status.js"
+import { IndexerStatusLive } from "../src/indexing/indexer-status.js"
 import { parsedOption } from "../src/operator/cli.js"
 import { OperatorError } from "../src/operator/operator-database.js"
 
@@ -92,11 +89,7 @@ export const operatorLive = (config: AppConfigShape) => {
   const Chains = Layer.mergeAll(ChainClientsLive, ChainSettingsLive).pipe(
     Layer.provideMerge(endpointsFor(config.dataDir, config.network))
   )
-  const Store = AttributionStore.Default.pipe(
-    Layer.provide(Layer.mergeAll(Orders.Default, WebhookOutbox.Default)),
-    Layer.provide(AssetCatalog.Default)
-  )
-  return Layer.mergeAll(Store, IndexerStatus.layer).pipe(
+  return Layer.mergeAll(AttributionStore.Default, IndexerStatusLive).pipe(
     Layer.provideMerge(Chains),
     Layer.provideMerge(Layer.effectDiscard(runMigrations())),
     Layer.provideMerge(StoresLive),

@@ -27,7 +27,6 @@ export interface ChainReconciliation {
  * skipped: the indexer has not read that far yet.
  */
 export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reconciliation", {
-  dependencies: [UntracedBlockStore.Default],
   effect: Effect.gen(function* () {
     const indexerStore = yield* IndexerStore
     const runs = yield* ReconciliationStore
@@ -131,7 +130,14 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("facet/Reco
     const latest = runs.latest
 
     return { reconcileChain, latest } as const
-  })
+  }),
+  dependencies: [
+    AssetStore.Default,
+    WalletStore.Default,
+    IndexerStore.Default,
+    ReconciliationStore.Default,
+    UntracedBlockStore.Default
+  ]
 }) {}
 
 /** Why the latest reconciliation makes the service degraded: a chain with differences. */
@@ -183,4 +189,4 @@ export const ReconciliationLive = Layer.scopedDiscard(
     )
     yield* Effect.forkScoped(Effect.schedule(run, Schedule.spaced(Duration.millis(intervalMs))))
   })
-)
+).pipe(Layer.provide(Reconciliation.Default))

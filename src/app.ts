@@ -9,17 +9,13 @@ import { AddressBook } from "../custody/address-book.js"
 import { PolicySettleLive, WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 import { AuditLog } from "./audit/audit-log.js"
 import { ConsoleUsers } from "../custody/console-users.js"
-import { PolicyClock } from "./policy-clock.js"
-import { Idempotency } from "./idempotency.js"
+import { type PolicyClock, SystemClockLive } from "./policy-clock.js"
 import { Checkout } from "./orders/checkout.js"
 import { ConsoleAccounts } from "./console/console-accounts.js"
-import { TransferSender } from "../custody/transfer-sender.js"
-import { WalletActors } from "../custody/wallet-actor.js"
 import { GasWallets, GasWalletsRefreshLive } from "../custody/gas-wallets.js"
 import { CustodyHealth } from "../custody/custody-health.js"
 import { WalletPortfolioViews } from "../custody/wallet-portfolio.js"
-import { AttributionStore } from "../indexer/attribution-store.js"
-import { IndexerStatus } from "./indexing/indexer-status.js"
+import { IndexerStatusLive } from "./indexing/indexer-status.js"
 import { IndexersLive } from "../indexer/indexers.js"
 import { Reconciliation, ReconciliationLive } from "../indexer/reconciliation.js"
 import { AssetCatalog } from "./assets/asset-catalog.js"
@@ -38,16 +34,19 @@ import { SecretBoxLive } from "./keys/secret-box.js"
 import { SealSecretsLive } from "./keys/sealed-secrets.js"
 import { OrderExpiryLive } from "./orders/order-expiry.js"
 import { Orders } from "./orders/orders.js"
-import { Ledger } from "./ledger/ledger.js"
-import { Wallets } from "./wallets/wallets.js"
 import { WebhookDispatcherLive, WebhookHttpClientLive } from "./webhooks/dispatcher.js"
-import { WebhookOutbox } from "./webhooks/outbox.js"
 import { WebhookAdmin } from "./webhooks/webhook-admin.js"
 import { DatabaseLive } from "./database/database.js"
 import { runMigrations } from "./database/migrator.js"
 import { ApiKeys } from "./merchants/api-keys.js"
 import { Onboarding } from "./merchants/onboarding.js"
 import { Readiness } from "./readiness.js"
+import { Ledger } from "./ledger/ledger.js"
+import { Wallets } from "./wallets/wallets.js"
+import { WebhookOutbox } from "./webhooks/outbox.js"
+import { TransferSender } from "../custody/transfer-sender.js"
+import { WalletActors } from "../custody/wallet-actor.js"
+import { AttributionStore } from "../indexer/attribution-store.js"
 
 /**
  * The composition root: every service and the order they start in. The database comes up (embedded or
@@ -74,9 +73,10 @@ export const NetworkLive = Layer.unwrapEffect(
  */
 export const makeCoreLive = <E, R>(
   network: Layer.Layer<ChainEndpoints, E, R>,
-  clock: Layer.Layer<PolicyClock> = PolicyClock.System
+  clock: Layer.Layer<PolicyClock> = SystemClockLive
 ) =>
   Layer.mergeAll(
+    // what runs in the background
     OrderExpiryLive,
     WebhookDispatcherLive,
     IndexersLive,
@@ -87,53 +87,52 @@ export const makeCoreLive = <E, R>(
     AutoSweepLive,
     WithdrawalExpiryLive,
     PolicySettleLive,
-    NativeConsolidationLive
+    NativeConsolidationLive,
+    // what the API and the console call (each brings its own dependencies)
+    Onboarding.Default,
+    ApiKeys.Default,
+    AssetCatalog.Default,
+    Orders.Default,
+    Checkout.Default,
+    DepositAddresses.Default,
+    Transactions.Default,
+    WalletPortfolioViews.Default,
+    Collections.Default,
+    Withdrawals.Default,
+    WithdrawalDecisions.Default,
+    WithdrawalPolicy.Default,
+    AddressBook.Default,
+    WebhookAdmin.Default,
+    ConsoleAccounts.Default,
+    ConsoleUsers.Default,
+    CustodyHealth.Default,
+    Reconciliation.Default,
+    AuditLog.Default,
+    // what the indexers, custody and the tests reach directly
+    AttributionStore.Default,
+    Wallets.Default,
+    Ledger.Default,
+    WebhookOutbox.Default,
+    GasWallets.Default,
+    TransferSender.Default,
+    WalletActors.Default
   ).pipe(
-    Layer.provideMerge(Withdrawals.Default.pipe(Layer.provide(Idempotency.Default))),
-    Layer.provideMerge(Layer.mergeAll(WithdrawalDecisions.Default, AddressBook.Default, ConsoleUsers.Default)),
-    Layer.provideMerge(WithdrawalPolicy.Default),
+    // what the environment decides: chains, keys, clock, cluster, configuration read once
     Layer.provideMerge(
       Layer.mergeAll(
-        WebhookHttpClientLive,
-        WebhookAdmin.Default,
-        AttributionStore.Default,
-        Reconciliation.Default,
-        Collections.Default,
-        WalletPortfolioViews.Default,
-        CustodyHealth.Default,
-        Checkout.Default,
-        ConsoleAccounts.Default
-      )
-    ),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        Onboarding.Default,
-        Orders.Default,
-        DepositAddresses.Default,
-        Transactions.Default,
-        IndexerStatus.layer,
-        TransferSender.Default,
-        WalletActors.Default,
-        GasWallets.Default
-      )
-    ),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        AssetCatalog.Default,
-        ApiKeys.Default,
-        Wallets.Default,
-        WebhookOutbox.Default,
         ChainSettingsLive,
         ChainClientsLive,
-        Ledger.Default,
         CustodyConfigLive,
-        ClusterLive
+        ClusterLive,
+        IndexerStatusLive,
+        WebhookHttpClientLive
       )
     ),
-    Layer.provideMerge(Layer.merge(AuditLog.Default, clock)),
+    Layer.provideMerge(clock),
     Layer.provideMerge(network),
     Layer.provideMerge(SealSecretsLive),
     Layer.provideMerge(KeysLive),
+    // the database, migrated before anything above is built, and the stores over it
     Layer.provideMerge(MigrationsLive),
     Layer.provideMerge(StoresLive),
     Layer.provideMerge(Readiness.Default),

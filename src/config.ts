@@ -186,15 +186,16 @@ export const describeConfigError = (error: ConfigError.ConfigError): string =>
     unsupportedCase: (_, p, message) => `${p.join(".")}: ${message}`
   })
 
-export class AppConfig extends Context.Tag("facet/AppConfig")<AppConfig, AppConfigShape>() {
-  static readonly layer = Layer.effect(AppConfig, appConfig)
+export class AppConfig extends Context.Tag("facet/AppConfig")<AppConfig, AppConfigShape>() {}
 
-  /** For tests and tools that build the configuration in code. */
-  static readonly layerFrom = (overrides: Partial<AppConfigShape>) =>
-    Layer.effect(
-      AppConfig,
-      Effect.map(appConfig, (loaded) => ({ ...loaded, ...overrides }))
-    )
-}
+/** The configuration from the environment. */
+export const AppConfigLive = Layer.effect(AppConfig, appConfig)
+
+/** For tests and tools that build the configuration in code. */
+export const makeAppConfigLive = (overrides: Partial<AppConfigShape>) =>
+  Layer.effect(
+    AppConfig,
+    Effect.map(appConfig, (loaded) => ({ ...loaded, ...overrides }))
+  )
 
 export const loadAppConfig = Effect.either(appConfig).pipe(Effect.map(Either.mapLeft(describeConfigError)))

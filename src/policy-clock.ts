@@ -10,6 +10,7 @@ export class PolicyClock extends Context.Tag("facet/PolicyClock")<
   {
     readonly now: Effect.Effect<Date>
   }
->() {
-  static readonly System = Layer.succeed(PolicyClock, { now: Effect.sync(() => new Date()) })
-}
+>() {}
+
+/** The service's policy clock: the system's. */
+export const SystemClockLive = Layer.succeed(PolicyClock, { now: Effect.sync(() => new Date()) })

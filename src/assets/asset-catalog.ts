@@ -73,5 +73,6 @@ export class AssetCatalog extends Effect.Service<AssetCatalog>()("facet/AssetCat
     })
 
     return { policies, policy, enableDefaults, enroll } as const
-  })
+  }),
+  dependencies: [AssetStore.Default]
 }) {}

@@ -90,5 +90,6 @@ export class AuditLog extends Effect.Service<AuditLog>()("facet/AuditLog", {
       ].join("\r\n") + "\r\n"
 
     return { record, list, csv } as const
-  })
+  }),
+  dependencies: [AuditStore.Default]
 }) {}

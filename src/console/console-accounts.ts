@@ -299,5 +299,5 @@ export class ConsoleAccounts extends Effect.Service<ConsoleAccounts>()("facet/Co
 
     return { setupOffer, setup, login, session, logout, confirmPassword, enrollTotp, openSession } as const
   }),
-  dependencies: [SignInThrottle.Default]
+  dependencies: [MerchantStore.Default, AuditLog.Default, ConsoleStore.Default, SignInThrottle.Default]
 }) {}

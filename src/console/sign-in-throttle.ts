@@ -68,5 +68,6 @@ export class SignInThrottle extends Effect.Service<SignInThrottle>()("facet/Sign
     })
 
     return { gate, failed } as const
-  })
+  }),
+  dependencies: [AuditStore.Default, ConsoleStore.Default]
 }) {}

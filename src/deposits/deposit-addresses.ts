@@ -308,5 +308,12 @@ export class DepositAddresses extends Effect.Service<DepositAddresses>()("facet/
     })
 
     return { assign, create, batch, list, transactions } as const
-  })
+  }),
+  dependencies: [
+    AssetCatalog.Default,
+    TransactionStore.Default,
+    MerchantStore.Default,
+    WalletStore.Default,
+    Wallets.Default
+  ]
 }) {}

@@ -3,6 +3,7 @@ import { Effect, Ref } from "effect"
 import {
   type ChainIndexerStatus,
   IndexerStatus,
+  IndexerStatusLive,
   indexerProblems,
   indexersNotStarted,
   prometheusMetrics,
@@ -122,7 +123,7 @@ describe("indexer health", () => {
         // and moves it away: standby again, its last figures kept until the next read
         yield* reportStandby("TRC20", "")
         expect(yield* current).toMatchObject({ state: "standby", cursor: "50", lagBlocks: 0 })
-      }).pipe(Effect.provide(IndexerStatus.layer))
+      }).pipe(Effect.provide(IndexerStatusLive))
   )
 
   it("a halted indexer is always a problem", () => {

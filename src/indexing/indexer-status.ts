@@ -26,9 +26,13 @@ export interface ChainIndexerStatus {
 export class IndexerStatus extends Context.Tag("facet/IndexerStatus")<
   IndexerStatus,
   Ref.Ref<ReadonlyMap<string, ChainIndexerStatus>>
->() {
-  static readonly layer = Layer.effect(IndexerStatus, Ref.make<ReadonlyMap<string, ChainIndexerStatus>>(new Map()))
-}
+>() {}
+
+/** One status map per process, shared by the indexers that report and the HTTP handlers that read. */
+export const IndexerStatusLive = Layer.effect(
+  IndexerStatus,
+  Ref.make<ReadonlyMap<string, ChainIndexerStatus>>(new Map())
+)
 
 /** A chain's indexer this runner does not run (yet): what the database says until it does. */
 export const standbyStatus = (chain: string): ChainIndexerStatus => ({

@@ -4,14 +4,14 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { tempDir } from "../../test/temp-dir.js"
-import { AppConfig } from "../config.js"
+import { makeAppConfigLive } from "../config.js"
 import { MasterSeed, MasterSeedLive } from "./master-seed.js"
 
 const MNEMONIC = "test test test test test test test test test test test junk"
 
-const load = (overrides: Parameters<typeof AppConfig.layerFrom>[0]) =>
+const load = (overrides: Parameters<typeof makeAppConfigLive>[0]) =>
   Effect.flatMap(MasterSeed, (m) => Effect.succeed(Redacted.value(m.seed))).pipe(
-    Effect.provide(MasterSeedLive.pipe(Layer.provide(AppConfig.layerFrom(overrides))))
+    Effect.provide(MasterSeedLive.pipe(Layer.provide(makeAppConfigLive(overrides))))
   )
 
 describe("master seed", () => {

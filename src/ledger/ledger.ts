@@ -115,5 +115,6 @@ export class Ledger extends Effect.Service<Ledger>()("facet/Ledger", {
     })
 
     return { post, balance } as const
-  })
+  }),
+  dependencies: [LedgerStore.Default]
 }) {}

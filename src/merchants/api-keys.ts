@@ -116,5 +116,6 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
     })
 
     return { issue, authenticate, hasActiveKey, list, revoke, rotateWebhookSecret } as const
-  })
+  }),
+  dependencies: [MerchantStore.Default, AuditLog.Default]
 }) {}

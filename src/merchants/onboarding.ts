@@ -307,5 +307,5 @@ export class Onboarding extends Effect.Service<Onboarding>()("facet/Onboarding",
 
     return { apply, status } as const
   }),
-  dependencies: [AssetCatalog.Default, ApiKeys.Default]
+  dependencies: [AssetCatalog.Default, MerchantStore.Default, ConsoleStore.Default, ApiKeys.Default]
 }) {}

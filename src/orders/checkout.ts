@@ -147,5 +147,6 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
     })
 
     return { view, status } as const
-  })
+  }),
+  dependencies: [TransactionStore.Default, OrderStore.Default]
 }) {}

@@ -21,4 +21,4 @@ export const OrderExpiryLive = Layer.scopedDiscard(
     )
     yield* Effect.forkScoped(Effect.repeat(tick, Schedule.spaced(orderExpiryInterval)))
   })
-)
+).pipe(Layer.provide(Orders.Default))

@@ -199,7 +199,14 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
 
     return { create, get, list, expireDue } as const
   }),
-  dependencies: [Wallets.Default, Idempotency.Default, WebhookOutbox.Default]
+  dependencies: [
+    AssetCatalog.Default,
+    MerchantStore.Default,
+    OrderStore.Default,
+    Wallets.Default,
+    Idempotency.Default,
+    WebhookOutbox.Default
+  ]
 }) {}
 
 /** `order.updated` for a status change that is not a chain event (the fallback key format). */

@@ -18,5 +18,6 @@ export class Transactions extends Effect.Service<Transactions>()("facet/Transact
       }
     })
     return { search } as const
-  })
+  }),
+  dependencies: [TransactionStore.Default]
 }) {}

@@ -148,5 +148,6 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
     })
 
     return { createReceive, mainWallet, gasWallet, byId } as const
-  })
+  }),
+  dependencies: [MerchantStore.Default, WalletStore.Default]
 }) {}

@@ -204,7 +204,7 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       })
     )
   })
-)
+).pipe(Layer.provide(WebhookStore.Default))
 
 const describeTransportError = (error: unknown): string => {
   let current: unknown = error

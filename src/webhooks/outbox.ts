@@ -34,5 +34,6 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/Webhoo
       })
     })
     return { enqueue } as const
-  })
+  }),
+  dependencies: [WebhookStore.Default]
 }) {}

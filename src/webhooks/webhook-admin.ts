@@ -21,5 +21,6 @@ export class WebhookAdmin extends Effect.Service<WebhookAdmin>()("facet/WebhookA
     })
 
     return { problems, replay } as const
-  })
+  }),
+  dependencies: [WebhookStore.Default]
 }) {}
