@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { AssetPolicyRow } from "../domain/asset-policy.js"
+import { decodeAll, decodeFirst } from "./rows.js"
 
 /** A catalogue row with one merchant's enrollment in it (not enrolled: disabled, no source). */
 const MerchantAssetRow = Schema.Struct({
@@ -17,15 +18,6 @@ export type AssetDecimalsRow = typeof AssetDecimalsRow.Type
 const DecimalsRow = Schema.Struct({ decimals: Schema.Number })
 const LimitRow = Schema.Struct({ limit: Schema.NullOr(Schema.String) })
 
-const all =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
-const first =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.map(all(schema)(rows), (decoded) => Option.fromNullable(decoded[0]))
-
 /**
  * Every statement on the asset catalogue: `wallet_asset_policies` (the platform's assets and what each may
  * do) and `merchant_assets` (each merchant's enrollment in them, with its auto-approval limit). Other
@@ -41,26 +33,26 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
             FROM wallet_asset_policies p
             LEFT JOIN merchant_assets m
               ON m.chain = p.chain AND m.currency = p.currency AND m.merchant_id = ${merchantId}
-            ORDER BY p.chain, p.currency`.pipe(Effect.flatMap(all(MerchantAssetRow)))
+            ORDER BY p.chain, p.currency`.pipe(Effect.flatMap(decodeAll(MerchantAssetRow)))
     })
 
     const findPolicy = (chain: string, currency: string) =>
       sql`SELECT * FROM wallet_asset_policies WHERE chain = ${chain} AND currency = ${currency}`.pipe(
-        Effect.flatMap(first(AssetPolicyRow))
+        Effect.flatMap(decodeFirst(AssetPolicyRow))
       )
 
     /** Every asset of a chain with its decimals (the indexer and a rescan scale amounts by them). */
     const decimalsOf = (chain: string) =>
       sql`
       SELECT currency, decimals FROM wallet_asset_policies WHERE chain = ${chain}`.pipe(
-        Effect.flatMap(all(AssetDecimalsRow))
+        Effect.flatMap(decodeAll(AssetDecimalsRow))
       )
 
     /** One asset's decimals. */
     const decimals = (chain: string, currency: string) =>
       sql`
           SELECT decimals FROM wallet_asset_policies WHERE chain = ${chain} AND currency = ${currency}`.pipe(
-        Effect.flatMap(first(DecimalsRow)),
+        Effect.flatMap(decodeFirst(DecimalsRow)),
         Effect.map(Option.map((row) => row.decimals))
       )
 
@@ -69,7 +61,7 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
       sql`
         SELECT currency, decimals FROM wallet_asset_policies
         WHERE chain = ${chain} AND can_deposit AND status IN ('live', 'deposit_live') ORDER BY currency`.pipe(
-        Effect.flatMap(all(AssetDecimalsRow))
+        Effect.flatMap(decodeAll(AssetDecimalsRow))
       )
 
     /** Enables every `default_for_new_merchants` asset that is live (the onboarding's transaction). */
@@ -101,7 +93,7 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
       sql`
           SELECT auto_approve_daily_limit::text AS limit FROM merchant_assets
           WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency} FOR UPDATE`.pipe(
-        Effect.flatMap(first(LimitRow)),
+        Effect.flatMap(decodeFirst(LimitRow)),
         Effect.map(Option.flatMap((row) => Option.fromNullable(row.limit)))
       )
 

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { decodeAll } from "./rows.js"
 
 /** One act in the log, as the console lists and exports it. */
 const AuditRow = Schema.Struct({
@@ -14,7 +15,6 @@ const AuditRow = Schema.Struct({
   detail: Schema.String
 })
 export type AuditRow = typeof AuditRow.Type
-const decodeRows = Schema.decodeUnknown(Schema.Array(AuditRow))
 
 export interface AuditFilter {
   readonly action?: string | undefined
@@ -71,7 +71,7 @@ export class AuditStore extends Effect.Service<AuditStore>()("facet/AuditStore",
       ])
       return yield* sql`SELECT id::text AS id, at, actor_kind, actor, from_address, user_agent, action, subject, detail
                         FROM audit_log WHERE ${where} ORDER BY id DESC LIMIT ${filter.limit}`.pipe(
-        Effect.flatMap((rows) => Effect.orDie(decodeRows(rows)))
+        Effect.flatMap(decodeAll(AuditRow))
       )
     })
 

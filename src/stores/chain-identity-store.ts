@@ -1,15 +1,14 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { decodeAll, decodeFirst } from "./rows.js"
 
 const ChainIdentityRow = Schema.Struct({ chain: Schema.String, network: Schema.String, genesis_hash: Schema.String })
 export type ChainIdentityRow = typeof ChainIdentityRow.Type
-const decodeRows = Schema.decodeUnknown(Schema.Array(ChainIdentityRow))
 
 /** Every statement on `chain_identities`: the genesis and network each chain's node had when first indexed. */
 export class ChainIdentityStore extends Effect.Service<ChainIdentityStore>()("facet/ChainIdentityStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const decoded = (rows: ReadonlyArray<unknown>) => Effect.orDie(decodeRows(rows))
 
     /** The first identity recorded for a chain stays; a later one is not stored. */
     const recordFirst = (chain: string, network: string, genesis: string) =>
@@ -18,12 +17,11 @@ export class ChainIdentityStore extends Effect.Service<ChainIdentityStore>()("fa
 
     const find = (chain: string) =>
       sql`SELECT chain, network, genesis_hash FROM chain_identities WHERE chain = ${chain}`.pipe(
-        Effect.flatMap(decoded),
-        Effect.map((rows) => Option.fromNullable(rows[0]))
+        Effect.flatMap(decodeFirst(ChainIdentityRow))
       )
 
     const all = sql`SELECT chain, network, genesis_hash FROM chain_identities ORDER BY chain`.pipe(
-      Effect.flatMap(decoded)
+      Effect.flatMap(decodeAll(ChainIdentityRow))
     )
 
     /** A devnet reset: every identity goes (the next start records the new chains'); how many went. */

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { decodeAll, decodeFirst } from "./rows.js"
 
 /** A console user as the people page lists them. */
 const UserRow = Schema.Struct({
@@ -96,18 +97,6 @@ const FailureCountsRow = Schema.Struct({
 })
 export type FailureCountsRow = typeof FailureCountsRow.Type
 
-/** The first row, decoded (a row that does not decode is a defect, not a refusal). */
-const first =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.map(Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows)), (decoded) =>
-      Option.fromNullable(decoded[0])
-    )
-const all =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
-
 /**
  * Every statement on the console's tables: `console_users`, `console_sessions`, `console_invites`,
  * `console_handoffs` (the onboarding's owner setup links) and `console_login_failures`. Tokens and cookies
@@ -156,7 +145,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
     const findSignIn = Effect.fn("ConsoleStore.findSignIn")(function* (loginName: string) {
       return yield* sql`
         SELECT id, merchant_id, password_hash, totp_secret FROM console_users WHERE login_name = ${loginName} AND removed_at IS NULL`.pipe(
-        Effect.flatMap(first(SignInRow))
+        Effect.flatMap(decodeFirst(SignInRow))
       )
     })
 
@@ -164,7 +153,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
     const findCredentials = Effect.fn("ConsoleStore.findCredentials")(function* (userId: string) {
       return yield* sql`
         SELECT merchant_id, login_name, password_hash, totp_secret FROM console_users WHERE id = ${userId}`.pipe(
-        Effect.flatMap(first(CredentialsRow))
+        Effect.flatMap(decodeFirst(CredentialsRow))
       )
     })
 
@@ -194,7 +183,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
     const activeUsers = Effect.fn("ConsoleStore.activeUsers")(function* (merchantId: string) {
       return yield* sql`SELECT id, login_name, role, totp_secret IS NOT NULL AS totp, approver_from, invited_by, created_at
                                FROM console_users WHERE merchant_id = ${merchantId} AND removed_at IS NULL ORDER BY created_at`.pipe(
-        Effect.flatMap(all(UserRow))
+        Effect.flatMap(decodeAll(UserRow))
       )
     })
 
@@ -202,7 +191,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
     const lockActiveUser = Effect.fn("ConsoleStore.lockActiveUser")(function* (merchantId: string, userId: string) {
       return yield* sql`
           SELECT login_name, role FROM console_users WHERE id = ${userId} AND merchant_id = ${merchantId} AND removed_at IS NULL FOR UPDATE`.pipe(
-        Effect.flatMap(first(MemberRow))
+        Effect.flatMap(decodeFirst(MemberRow))
       )
     })
 
@@ -216,7 +205,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
     const findDecider = Effect.fn("ConsoleStore.findDecider")(function* (merchantId: string, userId: string) {
       return yield* sql`
             SELECT id, login_name, role, approver_from, removed_at FROM console_users WHERE merchant_id = ${merchantId} AND id = ${userId}`.pipe(
-        Effect.flatMap(first(DeciderRow))
+        Effect.flatMap(decodeFirst(DeciderRow))
       )
     })
 
@@ -233,7 +222,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
     /** The TOTP seeds whose stored value is not like `pattern` (not sealed under the current key). */
     const totpSecretsNotLike = Effect.fn("ConsoleStore.totpSecretsNotLike")(function* (pattern: string) {
       return yield* sql`SELECT id, totp_secret AS secret FROM console_users WHERE totp_secret NOT LIKE ${pattern}`.pipe(
-        Effect.flatMap(all(SecretRow))
+        Effect.flatMap(decodeAll(SecretRow))
       )
     })
 
@@ -273,7 +262,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
         WHERE s.id_hash = ${idHash} AND u.id = s.user_id AND u.removed_at IS NULL AND s.ended_at IS NULL AND s.expires_at > now()
           AND s.last_seen_at > now() - ${idleMinutes} * interval '1 minute'
         RETURNING s.user_id, u.merchant_id, u.login_name, u.role, s.csrf_token, u.totp_secret IS NOT NULL AS totp`.pipe(
-        Effect.flatMap(first(SessionRow))
+        Effect.flatMap(decodeFirst(SessionRow))
       )
     })
 
@@ -300,7 +289,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
           SELECT h.id, h.merchant_id, h.used_at IS NOT NULL AS used, h.expires_at <= now() AS expired, m.project_name
           FROM console_handoffs h JOIN merchants m ON m.id = h.merchant_id
           WHERE h.token_hash = ${tokenHash} ${lock ? sql`FOR UPDATE OF h` : sql``}`.pipe(
-        Effect.flatMap(first(HandoffRow))
+        Effect.flatMap(decodeFirst(HandoffRow))
       )
     })
 
@@ -328,7 +317,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
         role: invite.role,
         invited_by: invite.invitedBy,
         expires_at: invite.expiresAt
-      })} RETURNING expires_at`.pipe(Effect.flatMap(first(ExpiryRow)))
+      })} RETURNING expires_at`.pipe(Effect.flatMap(decodeFirst(ExpiryRow)))
       return Option.map(created, (row) => row.expires_at)
     })
 
@@ -337,7 +326,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
       return yield* sql`
           SELECT i.id, i.merchant_id, i.login_name, i.role, i.invited_by, i.used_at IS NOT NULL AS used, i.expires_at <= now() AS expired, m.project_name
           FROM console_invites i JOIN merchants m ON m.id = i.merchant_id WHERE i.token_hash = ${tokenHash} ${lock ? sql`FOR UPDATE OF i` : sql``}`.pipe(
-        Effect.flatMap(first(InviteLinkRow))
+        Effect.flatMap(decodeFirst(InviteLinkRow))
       )
     })
 
@@ -349,7 +338,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
     const openInvites = Effect.fn("ConsoleStore.openInvites")(function* (merchantId: string) {
       return yield* sql`SELECT id, login_name, role, invited_by, expires_at FROM console_invites
                                  WHERE merchant_id = ${merchantId} AND used_at IS NULL AND expires_at > now() ORDER BY created_at`.pipe(
-        Effect.flatMap(all(InviteRow))
+        Effect.flatMap(decodeAll(InviteRow))
       )
     })
 
@@ -366,7 +355,7 @@ export class ConsoleStore extends Effect.Service<ConsoleStore>()("facet/ConsoleS
                (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND address = ${address} AND at > now() - ${window}::interval) AS by_pair,
                (SELECT count(*)::int FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - ${window}::interval) AS by_name,
                (SELECT extract(epoch FROM clock_timestamp() - max(at))::float8 FROM console_login_failures WHERE login_name = ${loginName} AND at > now() - ${window}::interval) AS since_last`.pipe(
-        Effect.flatMap(first(FailureCountsRow))
+        Effect.flatMap(decodeFirst(FailureCountsRow))
       )
     })
 

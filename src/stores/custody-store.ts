@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
 import type { SignedTransfer } from "../chains/chain-client.js"
 import { Chain } from "../domain/chain.js"
+import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 import { TransactionStore } from "./transaction-store.js"
 
 export const OperationType = Schema.Literal("collection", "gas_funding", "withdrawal")
@@ -142,16 +143,6 @@ const NextAttemptRow = Schema.Struct({ next: Schema.Number })
 const HashRow = Schema.Struct({ tx_hash: Schema.String })
 const WaitedRow = Schema.Struct({ waited_ms: Schema.Number })
 
-/** Rows decoded (a row that does not decode is a defect, not an error of the caller's). */
-const decoded =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
-const firstOf =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.map(decoded(schema)(rows), (all) => Option.fromNullable(all[0]))
-
 /**
  * The custody engine's durable state: operations and the transactions they sign (migration 0012), and
  * the EVM nonces custody reserved. Every step of a transfer is a row change here before or after the
@@ -166,7 +157,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     const operation = Effect.fn("CustodyStore.operation")(function* (id: string) {
       return yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = ${id}`.pipe(
         Effect.orDie,
-        Effect.flatMap(firstOf(OperationRow))
+        Effect.flatMap(decodeFirst(OperationRow))
       )
     })
 
@@ -175,7 +166,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       const row =
         yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = ${id} FOR UPDATE`.pipe(
           Effect.orDie,
-          Effect.flatMap(firstOf(OperationRow))
+          Effect.flatMap(decodeFirst(OperationRow))
         )
       return Option.isNone(row) ? yield* Effect.dieMessage(`no custody operation ${id}`) : row.value
     })
@@ -187,7 +178,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         WHERE status NOT IN ('COMPLETED', 'FAILED')
           AND ((kicks = 0 AND created_at < clock_timestamp() - interval '1 second')
                OR updated_at < clock_timestamp() - ${olderThanMs} * interval '1 millisecond')
-        ORDER BY created_at LIMIT 1000`.pipe(Effect.orDie, Effect.flatMap(decoded(OperationRow)))
+        ORDER BY created_at LIMIT 1000`.pipe(Effect.orDie, Effect.flatMap(decodeAll(OperationRow)))
     })
 
     /**
@@ -207,7 +198,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       return yield* Effect.orDie(sql`
           SELECT id, status FROM custody_operations
           WHERE wallet_id = ${walletId} AND type = 'collection' AND status NOT IN ('COMPLETED', 'FAILED')`).pipe(
-        Effect.flatMap(firstOf(BusyRow))
+        Effect.flatMap(decodeFirst(BusyRow))
       )
     })
 
@@ -228,7 +219,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     const kick = Effect.fn("CustodyStore.kick")(function* (id: string) {
       const row = yield* Effect.orDie(sql`
           UPDATE custody_operations SET kicks = kicks + 1, updated_at = clock_timestamp() WHERE id = ${id} RETURNING kicks`).pipe(
-        Effect.flatMap(firstOf(KicksRow))
+        Effect.flatMap(decodeFirst(KicksRow))
       )
       return Option.map(row, (r) => r.kicks)
     })
@@ -279,12 +270,12 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
                round(extract(epoch FROM clock_timestamp() - created_at))::int AS age_seconds
         FROM custody_operations
         WHERE ${all ? sql`true` : sql`status NOT IN ('COMPLETED', 'FAILED')`}
-        ORDER BY created_at DESC LIMIT 200`.pipe(Effect.flatMap(decoded(OperatorRow)))
+        ORDER BY created_at DESC LIMIT 200`.pipe(Effect.flatMap(decodeAll(OperatorRow)))
 
     const attempts = Effect.fn("CustodyStore.attempts")(function* (operationId: string) {
       return yield* sql`SELECT ${sql.literal(ATTEMPT_COLUMNS)} FROM custody_transactions WHERE operation_id = ${operationId} ORDER BY attempt`.pipe(
         Effect.orDie,
-        Effect.flatMap(decoded(AttemptRow))
+        Effect.flatMap(decodeAll(AttemptRow))
       )
     })
 
@@ -307,11 +298,10 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       address: string,
       finalOnChain: bigint
     ) {
-      const row = yield* Effect.orDie(sql`
+      const stored = yield* Effect.orDie(sql`
         SELECT next_nonce::text AS next_nonce FROM evm_nonces WHERE chain = ${chain} AND address = ${address.toLowerCase()}`).pipe(
-        Effect.flatMap(firstOf(NonceRow))
+        Effect.flatMap(decodeScalar(NonceRow, "next_nonce", () => 0n))
       )
-      const stored = Option.match(row, { onNone: () => 0n, onSome: (r) => r.next_nonce })
       return stored > finalOnChain ? stored : finalOnChain
     })
 
@@ -327,11 +317,10 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const numbered = yield* sql`
+            const next = yield* sql`
           SELECT coalesce(max(attempt), 0) + 1 AS next FROM custody_transactions WHERE operation_id = ${operation.id}`.pipe(
-              Effect.flatMap(firstOf(NextAttemptRow))
+              Effect.flatMap(decodeScalar(NextAttemptRow, "next", () => 1))
             )
-            const next = Option.match(numbered, { onNone: () => 1, onSome: (r) => r.next })
             yield* sql`INSERT INTO custody_transactions ${sql.insert({
               chain: operation.chain,
               tx_hash: signed.txHash,
@@ -380,7 +369,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         : sql`
             SELECT ct.tx_hash FROM custody_transactions ct JOIN custody_operations o ON o.id = ct.operation_id
             WHERE ct.chain = ${chain} AND ct.tx_hash = ANY(string_to_array(${hashes.join(",")}, ',')) AND o.type <> 'withdrawal'`.pipe(
-            Effect.flatMap(decoded(HashRow)),
+            Effect.flatMap(decodeAll(HashRow)),
             Effect.map((rows): ReadonlySet<string> => new Set(rows.map((r) => r.tx_hash)))
           )
 
@@ -437,7 +426,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
             const gone = yield* sql`
           UPDATE custody_transactions SET status = 'dropped', last_error = ${`its nonce was used by ${landed.tx_hash}`}, updated_at = clock_timestamp()
           WHERE operation_id = ${landed.operation_id} AND status = 'replaced' AND tx_hash <> ${landed.tx_hash} RETURNING tx_hash`.pipe(
-              Effect.flatMap(decoded(HashRow))
+              Effect.flatMap(decodeAll(HashRow))
             )
             yield* transactions.failPendingByHashes(
               landed.chain,
@@ -456,7 +445,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     ) {
       return yield* sql`SELECT ${sql.literal(ATTEMPT_COLUMNS)} FROM custody_transactions
                         WHERE chain = ${chain} AND lower(from_address) = ${address.toLowerCase()} AND nonce = ${nonce.toString()}
-                        ORDER BY created_at`.pipe(Effect.orDie, Effect.flatMap(decoded(AttemptRow)))
+                        ORDER BY created_at`.pipe(Effect.orDie, Effect.flatMap(decodeAll(AttemptRow)))
     })
 
     /** The wallet halts on this operation: nothing is signed until the chain shows what became of its transfer. */
@@ -469,12 +458,12 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
 
     /** The node's price is above the operation's fee cap: since when that has been so, as a duration. */
     const feeCapped = Effect.fn("CustodyStore.feeCapped")(function* (id: string) {
-      const row = yield* Effect.orDie(sql`
+      const waited = yield* Effect.orDie(sql`
         UPDATE custody_operations SET fee_capped_since = coalesce(fee_capped_since, clock_timestamp())
         WHERE id = ${id} RETURNING (extract(epoch FROM clock_timestamp() - fee_capped_since) * 1000)::float8 AS waited_ms`).pipe(
-        Effect.flatMap(firstOf(WaitedRow))
+        Effect.flatMap(decodeScalar(WaitedRow, "waited_ms", () => 0))
       )
-      return Duration.millis(Option.match(row, { onNone: () => 0, onSome: (r) => r.waited_ms }))
+      return Duration.millis(waited)
     })
 
     const clearHalt = Effect.fn("CustodyStore.clearHalt")(function* (id: string) {
@@ -524,21 +513,21 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     const stats = Effect.fn("CustodyStore.stats")(function* () {
       const byStatus = yield* sql`
         SELECT type, status, count(*)::int AS n FROM custody_operations GROUP BY type, status ORDER BY type, status`.pipe(
-        Effect.flatMap(decoded(StatusCountRow))
+        Effect.flatMap(decodeAll(StatusCountRow))
       )
       const [oldest] = yield* sql`
         SELECT id, extract(epoch FROM clock_timestamp() - created_at)::float8 AS seconds, waiting_for FROM custody_operations
         WHERE status NOT IN ('COMPLETED', 'FAILED') ORDER BY created_at LIMIT 1`.pipe(
-        Effect.flatMap(decoded(OldestRow))
+        Effect.flatMap(decodeAll(OldestRow))
       )
       const transactions = yield* sql`
         SELECT status, count(*)::int AS n FROM custody_transactions GROUP BY status ORDER BY status`.pipe(
-        Effect.flatMap(decoded(AttemptCountRow))
+        Effect.flatMap(decodeAll(AttemptCountRow))
       )
       const halted = yield* sql`
         SELECT id, chain, from_address, halted_reason, extract(epoch FROM clock_timestamp() - halted_at)::float8 AS seconds FROM custody_operations
         WHERE halted_reason IS NOT NULL AND status NOT IN ('COMPLETED', 'FAILED') ORDER BY halted_at`.pipe(
-        Effect.flatMap(decoded(HaltedRow))
+        Effect.flatMap(decodeAll(HaltedRow))
       )
       return { byStatus, oldest, transactions, halted }
     })

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { decodeFirst } from "./rows.js"
 
 /** What a first request with a key recorded: the resource it made and the status it answered. */
 const IdempotencyRow = Schema.Struct({
@@ -8,7 +9,6 @@ const IdempotencyRow = Schema.Struct({
   status_code: Schema.Number
 })
 export type IdempotencyRow = typeof IdempotencyRow.Type
-const decodeRows = Schema.decodeUnknown(Schema.Array(IdempotencyRow))
 
 /** Every statement on `idempotency_keys` (keys of X-Service-Idempotency-Key, per merchant and endpoint). */
 export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("facet/IdempotencyStore", {
@@ -36,8 +36,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("facet/
       sql`
         SELECT request_hash, resource_id, status_code FROM idempotency_keys
         WHERE merchant_id = ${merchantId} AND endpoint = ${endpoint} AND key = ${key}`.pipe(
-        Effect.flatMap((rows) => Effect.orDie(decodeRows(rows))),
-        Effect.map((rows) => Option.fromNullable(rows[0]))
+        Effect.flatMap(decodeFirst(IdempotencyRow))
       )
 
     /** A devnet reset: the keys of an endpoint whose resources went with the chains. */

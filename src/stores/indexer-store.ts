@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { decodeAll, decodeFirst } from "./rows.js"
 
 /** A block the indexer has read up to, or one of the window it keeps to find a reorg's ancestor. */
 export interface StoredBlock {
@@ -17,13 +18,11 @@ export type IndexedBlockRow = {
 }
 
 const BlockRow = Schema.Struct({ number: Schema.BigInt, hash: Schema.String })
-const decodeBlocks = Schema.decodeUnknown(Schema.Array(BlockRow))
 const CursorRow = Schema.Struct({
   number: Schema.BigInt,
   hash: Schema.String,
   started_at_block: Schema.NullOr(Schema.BigInt)
 })
-const decodeCursors = Schema.decodeUnknown(Schema.Array(CursorRow))
 /** What a standby runner sees of a chain another runner indexes (cursor, how long it has not moved, who holds it). */
 const StandbyRow = Schema.Struct({
   cursor: Schema.NullOr(Schema.String),
@@ -31,9 +30,7 @@ const StandbyRow = Schema.Struct({
   holder: Schema.NullOr(Schema.String)
 })
 export type StandbyRow = typeof StandbyRow.Type
-const decodeStandby = Schema.decodeUnknown(Schema.Array(StandbyRow))
 const ChainRow = Schema.Struct({ chain: Schema.String })
-const decodeChains = Schema.decodeUnknown(Schema.Array(ChainRow))
 
 /** How many blocks below the cursor the window keeps (a reorg deeper than this is a finality halt). */
 const BLOCK_WINDOW = 512n
@@ -47,10 +44,6 @@ const BLOCK_WINDOW = 512n
 export class IndexerStore extends Effect.Service<IndexerStore>()("facet/IndexerStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const orDie =
-      <A>(decode: (rows: unknown) => Effect.Effect<A, unknown>) =>
-      (rows: unknown) =>
-        Effect.orDie(decode(rows))
 
     /** Takes the chain's fence whoever had it (the cluster chose this holder). */
     const takeLease = (chain: string, holder: string) =>
@@ -85,14 +78,11 @@ export class IndexerStore extends Effect.Service<IndexerStore>()("facet/IndexerS
 
     const cursor = (chain: string) =>
       sql`SELECT block_number::text AS number, block_hash AS hash, started_at_block::text AS started_at_block
-          FROM indexer_cursors WHERE chain = ${chain}`.pipe(
-        Effect.flatMap(orDie(decodeCursors)),
-        Effect.map((rows) => Option.fromNullable(rows[0]))
-      )
+          FROM indexer_cursors WHERE chain = ${chain}`.pipe(Effect.flatMap(decodeFirst(CursorRow)))
 
     /** The chains an indexer has stored a cursor for. */
     const cursorChains = sql`SELECT chain FROM indexer_cursors ORDER BY chain`.pipe(
-      Effect.flatMap(orDie(decodeChains)),
+      Effect.flatMap(decodeAll(ChainRow)),
       Effect.map((rows) => rows.map((r) => r.chain))
     )
 
@@ -138,15 +128,12 @@ export class IndexerStore extends Effect.Service<IndexerStore>()("facet/IndexerS
     /** The window's blocks at or below `number`, newest first (by the column itself: ordering its text would put 99 above 117). */
     const blocksAtOrBelow = (chain: string, number: bigint) =>
       sql`SELECT number::text AS number, hash FROM indexed_blocks WHERE chain = ${chain} AND number <= ${number.toString()}
-          ORDER BY indexed_blocks.number DESC`.pipe(Effect.flatMap(orDie(decodeBlocks)))
+          ORDER BY indexed_blocks.number DESC`.pipe(Effect.flatMap(decodeAll(BlockRow)))
 
     /** The newest stored block at or below `number`. */
     const latestBlockAtOrBelow = (chain: string, number: bigint) =>
       sql`SELECT number::text AS number, hash FROM indexed_blocks WHERE chain = ${chain} AND number <= ${number.toString()}
-          ORDER BY indexed_blocks.number DESC LIMIT 1`.pipe(
-        Effect.flatMap(orDie(decodeBlocks)),
-        Effect.map((rows) => Option.fromNullable(rows[0]))
-      )
+          ORDER BY indexed_blocks.number DESC LIMIT 1`.pipe(Effect.flatMap(decodeFirst(BlockRow)))
 
     /** What a standby runner reads of a chain: its cursor, how long ago it moved, who holds the fence. */
     const standbyView = (chain: string) =>
@@ -154,8 +141,7 @@ export class IndexerStore extends Effect.Service<IndexerStore>()("facet/IndexerS
         SELECT c.block_number::text AS cursor, floor(extract(epoch FROM now() - c.updated_at) * 1000)::float8 AS idle_ms,
                (SELECT holder FROM indexer_leases WHERE chain = ${chain}) AS holder
         FROM (SELECT 1) one LEFT JOIN indexer_cursors c ON c.chain = ${chain}`.pipe(
-        Effect.flatMap(orDie(decodeStandby)),
-        Effect.map((rows) => Option.fromNullable(rows[0]))
+        Effect.flatMap(decodeFirst(StandbyRow))
       )
 
     /** A devnet reset: every chain's window, fence and cursor go (the next start begins afresh). */

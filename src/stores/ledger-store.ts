@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 
 /** A transfer as `ledger_transfers` keeps it (amounts in the asset's base units, as text). */
 export type LedgerTransferRow = {
@@ -26,18 +27,14 @@ export type LedgerTotalsRow = {
 }
 
 const Units = Schema.Struct({ units: Schema.BigInt })
-const decodeUnits = Schema.decodeUnknown(Schema.Array(Units))
 const HeldBalance = Schema.Struct({ merchant_id: Schema.String, wallet_id: Schema.String, units: Schema.BigInt })
-const decodeHeld = Schema.decodeUnknown(Schema.Array(HeldBalance))
 const AccountAsset = Schema.Struct({ account: Schema.String, chain: Schema.String, currency: Schema.String })
-const decodeAccountAssets = Schema.decodeUnknown(Schema.Array(AccountAsset))
 const WalletAsset = Schema.Struct({
   merchant_id: Schema.String,
   wallet_id: Schema.String,
   chain: Schema.String,
   currency: Schema.String
 })
-const decodeWalletAssets = Schema.decodeUnknown(Schema.Array(WalletAsset))
 /** A merchant's balances per asset, in the asset's units (the `merchant_balances` view). */
 const MerchantBalance = Schema.Struct({
   chain: Schema.String,
@@ -47,9 +44,7 @@ const MerchantBalance = Schema.Struct({
   locked: Schema.String
 })
 export type MerchantBalance = typeof MerchantBalance.Type
-const decodeMerchantBalances = Schema.decodeUnknown(Schema.Array(MerchantBalance))
 const Count = Schema.Struct({ n: Schema.Number })
-const decodeCounts = Schema.decodeUnknown(Schema.Array(Count))
 
 /** Collections still running on a wallet keep it out of the lists that start new ones. */
 const NO_COLLECTION_RUNNING = `NOT EXISTS (SELECT 1 FROM custody_operations o WHERE o.wallet_id = lb.wallet_id AND o.type = 'collection'
@@ -63,8 +58,6 @@ const NO_COLLECTION_RUNNING = `NOT EXISTS (SELECT 1 FROM custody_operations o WH
 export class LedgerStore extends Effect.Service<LedgerStore>()("facet/LedgerStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const units = (rows: ReadonlyArray<unknown>) =>
-      Effect.map(Effect.orDie(decodeUnits(rows)), (decoded) => decoded[0]?.units ?? 0n)
 
     /** Transfers and the totals they add, in the caller's transaction (two statements, in this order). */
     const append = Effect.fn("LedgerStore.append")(function* (
@@ -84,7 +77,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("facet/LedgerStor
       Effect.flatMap(
         sql`SELECT trim_scale(credits_posted - debits_posted)::text AS units FROM ledger_balances
             WHERE account = ${account} AND chain = ${chain} AND currency = ${currency}`,
-        units
+        decodeScalar(Units, "units", () => 0n)
       )
 
     /** The same, its row locked until the caller's transaction ends (what a withdrawal draws on). */
@@ -92,22 +85,21 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("facet/LedgerStor
       Effect.flatMap(
         sql`SELECT trim_scale(credits_posted - debits_posted)::text AS units FROM ledger_balances
             WHERE account = ${account} AND chain = ${chain} AND currency = ${currency} FOR UPDATE`,
-        units
+        decodeScalar(Units, "units", () => 0n)
       )
 
     /** An account's balance row locked, with its owner (none: the account has no row for the asset). */
     const lockHeld = (account: string, chain: string, currency: string) =>
       sql`SELECT merchant_id, wallet_id, trim_scale(credits_posted - debits_posted)::text AS units FROM ledger_balances
           WHERE account = ${account} AND chain = ${chain} AND currency = ${currency} FOR UPDATE`.pipe(
-        Effect.flatMap((rows) => Effect.orDie(decodeHeld(rows))),
-        Effect.map((rows) => Option.fromNullable(rows[0]))
+        Effect.flatMap(decodeFirst(HeldBalance))
       )
 
     /** Main wallets' `uncollected` accounts holding something (confirmed deposits not yet made available). */
     const mainWalletsUncollected = sql`
       SELECT lb.account, lb.chain, lb.currency FROM ledger_balances lb JOIN wallets w ON w.id = lb.wallet_id AND w.kind = 'main'
       WHERE lb.kind = 'uncollected' AND lb.credits_posted > lb.debits_posted LIMIT 500`.pipe(
-      Effect.flatMap((rows) => Effect.orDie(decodeAccountAssets(rows)))
+      Effect.flatMap(decodeAll(AccountAsset))
     )
 
     /**
@@ -126,7 +118,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("facet/LedgerStor
           AND ${sql.literal(NO_COLLECTION_RUNNING)}
         -- the largest first: many small balances the gas share refuses must not starve the rest
         ORDER BY lb.credits_posted - lb.debits_posted DESC
-        LIMIT 100`.pipe(Effect.flatMap((rows) => Effect.orDie(decodeWalletAssets(rows))))
+        LIMIT 100`.pipe(Effect.flatMap(decodeAll(WalletAsset)))
 
     /** Wallets whose `uncollected` balance of an asset is at least `minimum` base units, none being collected. */
     const uncollectedAtLeast = (chain: string, currency: string, minimum: bigint) =>
@@ -135,14 +127,12 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("facet/LedgerStor
         WHERE lb.kind = 'uncollected' AND lb.chain = ${chain} AND lb.currency = ${currency}
           AND lb.credits_posted - lb.debits_posted >= ${minimum.toString()}::numeric
           AND ${sql.literal(NO_COLLECTION_RUNNING)}
-        LIMIT 100`.pipe(Effect.flatMap((rows) => Effect.orDie(decodeWalletAssets(rows))))
+        LIMIT 100`.pipe(Effect.flatMap(decodeAll(WalletAsset)))
 
     const merchantBalances = (merchantId: string) =>
       sql`
         SELECT chain, currency, uncollected::text AS uncollected, available::text AS available, locked::text AS locked
-        FROM merchant_balances WHERE merchant_id = ${merchantId}`.pipe(
-        Effect.flatMap((rows) => Effect.orDie(decodeMerchantBalances(rows)))
-      )
+        FROM merchant_balances WHERE merchant_id = ${merchantId}`.pipe(Effect.flatMap(decodeAll(MerchantBalance)))
 
     /**
      * Fragment: the ledger for the deposits in the caller's CTE `c` that match `which`: one transfer each
@@ -195,7 +185,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("facet/LedgerStor
       const rows = yield* sql`WITH d AS (DELETE FROM ledger_transfers RETURNING 1) SELECT count(*)::int AS n FROM d`
       yield* sql`ALTER TABLE ledger_transfers ENABLE TRIGGER ledger_transfers_kept`
       yield* sql`DELETE FROM ledger_balances`
-      return (yield* Effect.orDie(decodeCounts(rows)))[0]?.n ?? 0
+      return yield* decodeScalar(Count, "n", () => 0)(rows)
     })
 
     return {

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Chain } from "../domain/chain.js"
 import { IntegrationMode } from "../domain/onboarding.js"
+import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 
 /** A merchant as the onboarding reads it back (its package and its live-readiness). */
 const MerchantRow = Schema.Struct({
@@ -53,17 +54,6 @@ const WebhookUrlByIdRow = Schema.Struct({ id: Schema.String, webhook_url: Schema
 const SecretRow = Schema.Struct({ id: Schema.String, secret: Schema.String })
 const IdRow = Schema.Struct({ id: Schema.String })
 
-/** The rows, decoded (a row that does not decode is a defect, not a refusal). */
-const all =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
-/** The first row, decoded. */
-const first =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.map(all(schema)(rows), (decoded) => Option.fromNullable(decoded[0]))
-
 /** A merchant as the onboarding creates it (the application's fields, its secret sealed already). */
 export interface NewMerchant {
   readonly id: string
@@ -112,12 +102,12 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
 
     const findByProjectKey = Effect.fn("MerchantStore.findByProjectKey")(function* (projectKey: string) {
       return yield* sql`SELECT * FROM merchants WHERE project_key = ${projectKey}`.pipe(
-        Effect.flatMap(first(MerchantRow))
+        Effect.flatMap(decodeFirst(MerchantRow))
       )
     })
 
     const findById = Effect.fn("MerchantStore.findById")(function* (id: string) {
-      return yield* sql`SELECT * FROM merchants WHERE id = ${id}`.pipe(Effect.flatMap(first(MerchantRow)))
+      return yield* sql`SELECT * FROM merchants WHERE id = ${id}`.pipe(Effect.flatMap(decodeFirst(MerchantRow)))
     })
 
     /** A new merchant; its number comes from `merchant_no_seq`, its key account from its column's default. */
@@ -140,7 +130,7 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
      */
     const lockMerchant = Effect.fn("MerchantStore.lockMerchant")(function* (merchantId: string) {
       return yield* sql`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`.pipe(
-        Effect.flatMap(first(IdRow)),
+        Effect.flatMap(decodeFirst(IdRow)),
         Effect.map(Option.isSome)
       )
     })
@@ -153,7 +143,7 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
     /** The key account the merchant's wallets derive from. */
     const keyAccount = Effect.fn("MerchantStore.keyAccount")(function* (merchantId: string) {
       return yield* sql`SELECT key_account FROM merchants WHERE id = ${merchantId}`.pipe(
-        Effect.flatMap(first(KeyAccountRow)),
+        Effect.flatMap(decodeFirst(KeyAccountRow)),
         Effect.map(Option.map((row) => row.key_account))
       )
     })
@@ -161,14 +151,14 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
     /** What an order needs of its merchant: key account and webhook destination. */
     const orderMerchant = Effect.fn("MerchantStore.orderMerchant")(function* (merchantId: string) {
       return yield* sql`SELECT key_account, webhook_url FROM merchants WHERE id = ${merchantId}`.pipe(
-        Effect.flatMap(first(OrderMerchantRow))
+        Effect.flatMap(decodeFirst(OrderMerchantRow))
       )
     })
 
     /** The merchant's webhook destination (none set: `Some(null)`; no such merchant: `None`). */
     const webhookUrl = Effect.fn("MerchantStore.webhookUrl")(function* (merchantId: string) {
       return yield* sql`SELECT webhook_url FROM merchants WHERE id = ${merchantId}`.pipe(
-        Effect.flatMap(first(WebhookUrlRow)),
+        Effect.flatMap(decodeFirst(WebhookUrlRow)),
         Effect.map(Option.map((row) => row.webhook_url))
       )
     })
@@ -182,7 +172,7 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
       return ids.length === 0
         ? Effect.succeed<ReadonlyMap<string, string | null>>(new Map())
         : sql`SELECT id, webhook_url FROM merchants WHERE ${sql.in("id", ids)}`.pipe(
-            Effect.flatMap(all(WebhookUrlByIdRow)),
+            Effect.flatMap(decodeAll(WebhookUrlByIdRow)),
             Effect.map((rows): ReadonlyMap<string, string | null> => new Map(rows.map((r) => [r.id, r.webhook_url])))
           )
     }
@@ -205,7 +195,7 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
     /** The webhook secrets whose stored value is not like `pattern` (not sealed under the current key). */
     const webhookSecretsNotLike = Effect.fn("MerchantStore.webhookSecretsNotLike")(function* (pattern: string) {
       return yield* sql`SELECT id, webhook_secret AS secret FROM merchants WHERE webhook_secret NOT LIKE ${pattern}`.pipe(
-        Effect.flatMap(all(SecretRow))
+        Effect.flatMap(decodeAll(SecretRow))
       )
     })
 
@@ -232,7 +222,7 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
       return yield* sql`SELECT k.id, k.merchant_id, k.scopes, k.created_by_user_id
             FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
             WHERE k.key_hash = ${keyHash} AND k.status = 'active' AND m.status = 'active'`.pipe(
-        Effect.flatMap(first(ActiveKeyRow))
+        Effect.flatMap(decodeFirst(ActiveKeyRow))
       )
     })
 
@@ -246,7 +236,7 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
     const keysOf = Effect.fn("MerchantStore.keysOf")(function* (merchantId: string) {
       return yield* sql`
         SELECT id, key_prefix, scopes, label, status, created_at, last_used_at FROM api_keys WHERE merchant_id = ${merchantId} ORDER BY created_at DESC`.pipe(
-        Effect.flatMap(all(KeyListRow))
+        Effect.flatMap(decodeAll(KeyListRow))
       )
     })
 
@@ -254,16 +244,16 @@ export class MerchantStore extends Effect.Service<MerchantStore>()("facet/Mercha
     const revokeKey = Effect.fn("MerchantStore.revokeKey")(function* (merchantId: string, keyId: string) {
       return yield* sql`
           UPDATE api_keys SET status = 'revoked' WHERE id = ${keyId} AND merchant_id = ${merchantId} AND status = 'active' RETURNING label, key_prefix`.pipe(
-        Effect.flatMap(first(RevokedRow))
+        Effect.flatMap(decodeFirst(RevokedRow))
       )
     })
 
     const hasActiveKey = Effect.fn("MerchantStore.hasActiveKey")(function* (merchantId: string) {
-      const counted =
+      const active =
         yield* sql`SELECT count(*) AS n FROM api_keys WHERE merchant_id = ${merchantId} AND status = 'active'`.pipe(
-          Effect.flatMap(first(CountRow))
+          Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
         )
-      return Option.match(counted, { onNone: () => false, onSome: (row) => row.n > 0 })
+      return active > 0
     })
 
     return {

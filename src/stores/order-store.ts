@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { Chain } from "../domain/chain.js"
 import { CheckoutMode, OrderStatus } from "../domain/order.js"
+import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 
 // ---- rows
 
@@ -124,16 +125,6 @@ export type WalletAssetRow = typeof WalletAssetRow.Type
 const TotalRow = Schema.Struct({ total: Schema.NumberFromString })
 const CountRow = Schema.Struct({ n: Schema.Number })
 
-/** A row that does not decode is a defect, not an error of the caller's. */
-const all =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
-const first =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.map(all(schema)(rows), (decoded) => Option.fromNullable(decoded[0]))
-
 /**
  * Every statement on checkout orders: `orders` and `order_assets` (the assets and networks each order can be
  * paid in, with its own receive wallet and pay address per network). A statement runs in the caller's
@@ -147,13 +138,13 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
 
     const find = (merchantId: string, orderId: string) =>
       sql`SELECT * FROM orders WHERE id = ${orderId} AND merchant_id = ${merchantId}`.pipe(
-        Effect.flatMap(first(OrderRow))
+        Effect.flatMap(decodeFirst(OrderRow))
       )
 
     /** The assets of these orders, by order and position. */
     const assetsOf = (orderIds: ReadonlyArray<string>) =>
       sql`SELECT * FROM order_assets WHERE ${sql.in("order_id", orderIds)} ORDER BY order_id, position`.pipe(
-        Effect.flatMap(all(OrderAssetRow))
+        Effect.flatMap(decodeAll(OrderAssetRow))
       )
 
     /** A new order and its assets (two statements: the caller's transaction makes them one). */
@@ -174,12 +165,12 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
         ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
         ...(filter.chain === undefined ? [] : [sql`chain = ${filter.chain}`])
       ])
-      const [count] = yield* sql`SELECT count(*) AS total FROM orders WHERE ${where}`.pipe(
-        Effect.flatMap(all(TotalRow))
+      const total = yield* sql`SELECT count(*) AS total FROM orders WHERE ${where}`.pipe(
+        Effect.flatMap(decodeScalar(TotalRow, "total", () => 0))
       )
       const rows = yield* sql`SELECT * FROM orders WHERE ${where} ORDER BY created_at DESC, id DESC
-            LIMIT ${page.limit} OFFSET ${page.offset}`.pipe(Effect.flatMap(all(OrderRow)))
-      return { total: count?.total ?? 0, rows }
+            LIMIT ${page.limit} OFFSET ${page.offset}`.pipe(Effect.flatMap(decodeAll(OrderRow)))
+      return { total, rows }
     })
 
     /**
@@ -197,7 +188,7 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
                SET status = CASE WHEN o.paid_amount > 0 THEN 'PARTIALLY_PAID' ELSE 'EXPIRED' END,
                    updated_at = clock_timestamp()
               FROM due WHERE o.id = due.id
-            RETURNING o.*`.pipe(Effect.flatMap(all(OrderRow)))
+            RETURNING o.*`.pipe(Effect.flatMap(decodeAll(OrderRow)))
 
     // ---- the hosted checkout (by order id alone)
 
@@ -206,13 +197,13 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
         SELECT o.id, o.status, o.amount::text AS amount, o.paid_amount::text AS paid_amount, o.currency, o.checkout_mode,
                o.late_payment, o.return_url, o.product_name, o.expire_at, m.project_name AS merchant_name
         FROM orders o JOIN merchants m ON m.id = o.merchant_id WHERE o.id = ${orderId}`.pipe(
-        Effect.flatMap(first(CheckoutOrderRow))
+        Effect.flatMap(decodeFirst(CheckoutOrderRow))
       )
 
     const checkoutAssets = (orderId: string) =>
       sql`
         SELECT chain, currency, amount::text AS amount, pay_address, pay_qrcode FROM order_assets WHERE order_id = ${orderId} ORDER BY position`.pipe(
-        Effect.flatMap(all(CheckoutAssetRow))
+        Effect.flatMap(decodeAll(CheckoutAssetRow))
       )
 
     // ---- settlement by the indexers (inside their block's transaction)
@@ -225,13 +216,13 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
       sql`
           SELECT o.status, o.late_payment, o.expire_at, order_time_is_up(o.id, o.expire_at) AS expired, o.amount::text AS amount,
                  (SELECT p.amount_precision FROM wallet_asset_policies p WHERE p.chain = o.chain AND p.currency = o.currency) AS digits
-          FROM orders o WHERE o.id = ${orderId} FOR UPDATE OF o`.pipe(Effect.flatMap(first(SettlementRow)))
+          FROM orders o WHERE o.id = ${orderId} FOR UPDATE OF o`.pipe(Effect.flatMap(decodeFirst(SettlementRow)))
 
     /** What each of the order's assets asks. */
     const askedAssets = (orderId: string) =>
       sql`
           SELECT chain, currency, amount::text AS asked FROM order_assets WHERE order_id = ${orderId}`.pipe(
-        Effect.flatMap(all(AskedRow))
+        Effect.flatMap(decodeAll(AskedRow))
       )
 
     /** The order's status and paid total as its payments make them (`paidAmount` a decimal string). */
@@ -254,7 +245,9 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
         ? Effect.succeed<ReadonlyArray<WalletAssetRow>>([])
         : sql`SELECT oa.order_id, oa.wallet_id, oa.currency, oa.amount::text AS asset_amount, o.amount::text AS order_amount
            FROM order_assets oa JOIN orders o ON o.id = oa.order_id
-           WHERE oa.chain = ${chain} AND ${sql.in("oa.wallet_id", walletIds)}`.pipe(Effect.flatMap(all(WalletAssetRow)))
+           WHERE oa.chain = ${chain} AND ${sql.in("oa.wallet_id", walletIds)}`.pipe(
+            Effect.flatMap(decodeAll(WalletAssetRow))
+          )
 
     // ---- devnet reset
 
@@ -265,10 +258,7 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
           status = CASE WHEN expire_at <= now() THEN 'EXPIRED' ELSE 'PENDING' END
         WHERE paid_amount <> 0 OR tx_hash IS NOT NULL OR status NOT IN ('PENDING', 'EXPIRED')
         RETURNING 1)
-      SELECT count(*)::int AS n FROM u`.pipe(
-      Effect.flatMap(all(CountRow)),
-      Effect.map((rows) => rows[0]?.n ?? 0)
-    )
+      SELECT count(*)::int AS n FROM u`.pipe(Effect.flatMap(decodeScalar(CountRow, "n", () => 0)))
 
     return {
       find,

@@ -3,11 +3,10 @@ import { Effect, Schema } from "effect"
 import type { Chain } from "../domain/chain.js"
 import { type Difference, LatestRun } from "../domain/reconciliation.js"
 import { CustodyStore } from "./custody-store.js"
+import { decodeAll } from "./rows.js"
 
 const decodeLatest = Schema.decodeUnknown(Schema.Array(LatestRun))
-const decodeExplained = Schema.decodeUnknown(
-  Schema.Array(Schema.Struct({ i: Schema.Number, explained: Schema.String }))
-)
+const ExplainedRow = Schema.Struct({ i: Schema.Number, explained: Schema.String })
 
 /**
  * Every statement on `reconciliation_runs` (each run of a chain's reconciliation, the latest read by /health
@@ -67,7 +66,7 @@ export class ReconciliationStore extends Effect.Service<ReconciliationStore>()("
           FROM p LEFT JOIN deposits d ON d.i = p.i LEFT JOIN moved_in mi ON mi.i = p.i
                  LEFT JOIN moved_out mo ON mo.i = p.i LEFT JOIN fees f ON f.i = p.i
           ORDER BY p.i`,
-        (rows) => Effect.map(Effect.orDie(decodeExplained(rows)), (decoded) => decoded.map((r) => r.explained))
+        (rows) => Effect.map(decodeAll(ExplainedRow)(rows), (decoded) => decoded.map((r) => r.explained))
       )
 
     const record = Effect.fn("ReconciliationStore.record")(function* (run: {

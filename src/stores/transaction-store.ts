@@ -3,6 +3,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Option, Schema } from "effect"
 import { Chain } from "../domain/chain.js"
 import { Transaction } from "../domain/transaction.js"
+import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 
 /**
  * A `transactions` row: every on-chain movement a merchant sees (deposits the indexers found, custody's
@@ -52,11 +53,8 @@ const LatestPayment = Schema.Struct({
   block_number: Schema.NullOr(Schema.String)
 })
 export type LatestPayment = typeof LatestPayment.Type
-const decodeLatestPayments = Schema.decodeUnknown(Schema.Array(LatestPayment))
 const Total = Schema.Struct({ total: Schema.NumberFromString })
-const decodeTotals = Schema.decodeUnknown(Schema.Array(Total))
 const Block = Schema.Struct({ block: Schema.NullOr(Schema.BigInt) })
-const decodeBlocks = Schema.decodeUnknown(Schema.Array(Block))
 const Count = Schema.Struct({ n: Schema.Number })
 /** A payment as an order's settlement weighs it: in its asset, pending or confirmed, with its block's time. */
 const SettlementPayment = Schema.Struct({
@@ -66,10 +64,7 @@ const SettlementPayment = Schema.Struct({
   status: Schema.Literal("pending", "confirmed"),
   block_time: Schema.NullOr(Schema.DateFromSelf)
 })
-const decodeSettlementPayments = Schema.decodeUnknown(Schema.Array(SettlementPayment))
 const Hash = Schema.Struct({ tx_hash: Schema.String })
-const decodeHashes = Schema.decodeUnknown(Schema.Array(Hash))
-const decodeCounts = Schema.decodeUnknown(Schema.Array(Count))
 
 export interface TransactionFilter {
   readonly q?: string | undefined
@@ -103,8 +98,6 @@ export type CustodyTransactionRow = {
 export class TransactionStore extends Effect.Service<TransactionStore>()("facet/TransactionStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = (raw: ReadonlyArray<unknown>) => Effect.orDie(decodeTransactionRows(raw))
-    const total = (raw: ReadonlyArray<unknown>) => Effect.map(Effect.orDie(decodeTotals(raw)), (t) => t[0]?.total ?? 0)
 
     /** A merchant's movements, newest first, filtered and paged; with how many match. */
     const search = Effect.fn("TransactionStore.search")(function* (merchantId: string, filter: TransactionFilter) {
@@ -123,13 +116,13 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       ])
       const matching = yield* Effect.flatMap(
         Effect.orDie(sql`SELECT count(*) AS total FROM transactions WHERE ${where}`),
-        total
+        decodeScalar(Total, "total", () => 0)
       )
       const page = yield* sql`
         SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM transactions WHERE ${where}
         ORDER BY created_at DESC, id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(
         Effect.orDie,
-        Effect.flatMap(rows)
+        Effect.flatMap(decodeAll(TransactionRow))
       )
       return { total: matching, rows: page }
     })
@@ -141,11 +134,11 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
     ) {
       const all = yield* Effect.flatMap(
         Effect.orDie(sql`SELECT count(*) AS total FROM transactions WHERE deposit_address_id = ${depositAddressId}`),
-        total
+        decodeScalar(Total, "total", () => 0)
       )
       const page = yield* sql`
         SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM transactions WHERE deposit_address_id = ${depositAddressId}
-        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.orDie, Effect.flatMap(rows))
+        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.orDie, Effect.flatMap(decodeAll(TransactionRow)))
       return { total: all, rows: page }
     })
 
@@ -155,8 +148,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
         SELECT tx_hash, chain, currency, amount::text AS amount, status, block_number::text AS block_number FROM transactions
         WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed') ORDER BY detected_at DESC LIMIT 1`.pipe(
         Effect.orDie,
-        Effect.flatMap((raw) => Effect.orDie(decodeLatestPayments(raw))),
-        Effect.map((found) => Option.fromNullable(found[0]))
+        Effect.flatMap(decodeFirst(LatestPayment))
       )
 
     /** The lowest block above `block` holding a deposit already final on a chain (none: no final credit there). */
@@ -164,8 +156,8 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       sql`
         SELECT min(block_number)::text AS block FROM transactions
         WHERE chain = ${chain} AND type = 'deposit' AND status = 'confirmed' AND block_number > ${block.toString()}::bigint`.pipe(
-        Effect.flatMap((raw) => Effect.orDie(decodeBlocks(raw))),
-        Effect.map((found) => Option.fromNullable(found[0]?.block ?? undefined))
+        Effect.flatMap(decodeFirst(Block)),
+        Effect.map(Option.flatMap((found) => Option.fromNullable(found.block)))
       )
 
     /** Custody's row of a transaction it signed (kept as it is when the bytes were stored before). */
@@ -211,7 +203,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
         SELECT chain, currency, amount::text AS amount, status, block_time FROM transactions
         WHERE order_id = ${orderId} AND type = 'deposit' AND counted AND status IN ('pending', 'confirmed')
         ORDER BY coalesce(block_time, detected_at), block_number, event_index`.pipe(
-        Effect.flatMap((raw) => Effect.orDie(decodeSettlementPayments(raw)))
+        Effect.flatMap(decodeAll(SettlementPayment))
       )
 
     /** The hash of an order's latest payment still pending or confirmed. */
@@ -219,8 +211,8 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       sql`
         SELECT tx_hash FROM transactions WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed')
         ORDER BY detected_at DESC LIMIT 1`.pipe(
-        Effect.flatMap((raw) => Effect.orDie(decodeHashes(raw))),
-        Effect.map((found) => Option.fromNullable(found[0]?.tx_hash))
+        Effect.flatMap(decodeFirst(Hash)),
+        Effect.map(Option.map((found) => found.tx_hash))
       )
 
     /** How many deposits of a chain are pending at or below its final height. */
@@ -228,7 +220,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       sql`
         SELECT count(*)::int AS n FROM transactions
         WHERE chain = ${chain} AND type = 'deposit' AND status = 'pending' AND block_number <= ${finalized.toString()}`.pipe(
-        Effect.flatMap((raw) => Effect.map(Effect.orDie(decodeCounts(raw)), (c) => c[0]?.n ?? 0))
+        Effect.flatMap(decodeScalar(Count, "n", () => 0))
       )
 
     /**
@@ -280,7 +272,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
     /** A devnet reset: every row goes with the chains; how many. */
     const forgetAll = Effect.flatMap(
       sql`WITH d AS (DELETE FROM transactions RETURNING 1) SELECT count(*)::int AS n FROM d`,
-      (raw) => Effect.map(Effect.orDie(decodeCounts(raw)), (c) => c[0]?.n ?? 0)
+      decodeScalar(Count, "n", () => 0)
     )
 
     return {

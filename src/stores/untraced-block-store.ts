@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { Chain } from "../domain/chain.js"
+import { decodeAll, decodeScalar } from "./rows.js"
 
 /** A block as the indexer writes it, with why its contract calls could not be traced (none: they were). */
 export interface TracedBlock {
@@ -19,9 +20,8 @@ const UntracedSummary = Schema.Struct({
   reason: Schema.String
 })
 export type UntracedSummary = typeof UntracedSummary.Type
-const decodeSummaries = Schema.decodeUnknown(Schema.Array(UntracedSummary))
-const decodeCounts = Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: Schema.Number })))
-const decodeNumbers = Schema.decodeUnknown(Schema.Array(Schema.Struct({ number: Schema.BigInt })))
+const CountRow = Schema.Struct({ n: Schema.Number })
+const NumberRow = Schema.Struct({ number: Schema.BigInt })
 
 /**
  * Every statement on `untraced_blocks`: the blocks whose contract calls the node could not trace (migration 0027): recorded in the
@@ -63,7 +63,7 @@ export class UntracedBlockStore extends Effect.Service<UntracedBlockStore>()("fa
       const rows = yield* sql`
         SELECT number::text AS number FROM untraced_blocks WHERE chain = ${chain} AND rescanned_at IS NULL
         ORDER BY untraced_blocks.number`
-      return (yield* Effect.orDie(decodeNumbers(rows))).map((r) => r.number)
+      return (yield* decodeAll(NumberRow)(rows)).map((r) => r.number)
     })
 
     /** How many open untraced blocks a chain has in a range (what a reconciliation difference may be hiding). */
@@ -71,8 +71,7 @@ export class UntracedBlockStore extends Effect.Service<UntracedBlockStore>()("fa
       const rows = yield* sql`
         SELECT count(*)::int AS n FROM untraced_blocks
         WHERE chain = ${chain} AND rescanned_at IS NULL AND number BETWEEN ${from.toString()} AND ${to.toString()}`
-      const [row] = yield* Effect.orDie(decodeCounts(rows))
-      return row?.n ?? 0
+      return yield* decodeScalar(CountRow, "n", () => 0)(rows)
     })
 
     /** Per chain: the open untraced blocks (none: an empty list). */
@@ -81,7 +80,7 @@ export class UntracedBlockStore extends Effect.Service<UntracedBlockStore>()("fa
         SELECT chain, count(*)::int AS blocks, min(number)::text AS first, max(number)::text AS last,
                (array_agg(reason ORDER BY number DESC))[1] AS reason
         FROM untraced_blocks WHERE rescanned_at IS NULL GROUP BY chain ORDER BY chain`
-      return yield* Effect.orDie(decodeSummaries(rows))
+      return yield* decodeAll(UntracedSummary)(rows)
     })
 
     return { record, traced, dropAbove, open, countIn, summary } as const

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { copyOut } from "../database/copy-out.js"
 import { Chain } from "../domain/chain.js"
+import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 
 const KeyFamily = Schema.Literal("TRON", "EVM", "SOLANA")
 
@@ -93,15 +94,6 @@ const TotalRow = Schema.Struct({ total: Schema.String })
 const KindRow = Schema.Struct({ kind: Schema.String })
 const NetworkCountRow = Schema.Struct({ network: Schema.String, n: Schema.Number })
 
-const all =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
-const first =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.map(all(schema)(rows), (decoded) => Option.fromNullable(decoded[0]))
-
 /**
  * The addresses watched: receive wallets (deposit addresses, order addresses) and the merchants' main
  * wallets, so coins sent to a main address from outside are credited as deposits there (never lost);
@@ -136,16 +128,13 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
       sql`
           INSERT INTO key_index_counters (key_account, family, next_index) VALUES (${keyAccount}, ${family}, ${count})
           ON CONFLICT (key_account, family) DO UPDATE SET next_index = key_index_counters.next_index + ${count}
-          RETURNING next_index - ${count} AS first`.pipe(
-        Effect.flatMap(first(FirstIndexRow)),
-        Effect.map(Option.match({ onNone: () => 0, onSome: (row) => row.first }))
-      )
+          RETURNING next_index - ${count} AS first`.pipe(Effect.flatMap(decodeScalar(FirstIndexRow, "first", () => 0)))
 
     /** New receive wallets (rows of the `wallets` columns), as stored. */
     const insertReceive = (rows: ReadonlyArray<Record<string, string | number | null>>) =>
       sql`
           INSERT INTO wallets ${sql.insert(rows)} RETURNING id, wallet_no, network, address, external_user_id`.pipe(
-        Effect.flatMap(all(ReceiveWalletRow))
+        Effect.flatMap(decodeAll(ReceiveWalletRow))
       )
 
     /** A main or gas wallet (gas: the platform's, no merchant). */
@@ -158,7 +147,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
           SELECT id, address, family, key_account, address_index FROM wallets
           WHERE kind = ${where.kind} AND network = ${where.network}
             AND ${where.merchantId === null ? sql`merchant_id IS NULL` : sql`merchant_id = ${where.merchantId}`}`.pipe(
-        Effect.flatMap(first(OwnedWalletRow))
+        Effect.flatMap(decodeFirst(OwnedWalletRow))
       )
 
     /** A main or gas wallet stored unless one is: a racing process may have made it first (its row wins). */
@@ -170,7 +159,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
     const byId = (walletId: string) =>
       sql`
         SELECT id, address, family, key_account, address_index, merchant_id, kind, network FROM wallets WHERE id = ${walletId}`.pipe(
-        Effect.flatMap(first(WalletRow))
+        Effect.flatMap(decodeFirst(WalletRow))
       )
 
     /** The merchant's deposit wallets of these external users, every network. */
@@ -178,7 +167,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
       sql`
             SELECT id, external_user_id, network, address FROM wallets
             WHERE merchant_id = ${merchantId} AND purpose = 'deposit' AND ${sql.in("external_user_id", externalUserIds)}`.pipe(
-        Effect.flatMap(all(DepositWalletRow))
+        Effect.flatMap(decodeAll(DepositWalletRow))
       )
 
     /** Which of the service's own wallets an address is, on a chain (`lowered`: compared lower-cased, EVM). */
@@ -186,7 +175,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
       sql`
     SELECT kind FROM wallets WHERE network = ${chain}
       AND ${lowered ? sql`lower(address) = ${address}` : sql`address = ${address}`} LIMIT 1`.pipe(
-        Effect.flatMap(first(KindRow)),
+        Effect.flatMap(decodeFirst(KindRow)),
         Effect.map(Option.map((row) => row.kind))
       )
 
@@ -198,13 +187,13 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
      */
     const earliestWatched = (chain: string) =>
       sql`SELECT min(created_at) AS earliest FROM wallets WHERE network = ${chain} AND kind IN ('receive', 'main')`.pipe(
-        Effect.flatMap(first(EarliestRow)),
+        Effect.flatMap(decodeFirst(EarliestRow)),
         Effect.map(Option.flatMap((row) => Option.fromNullable(row.earliest)))
       )
 
     /** The number below which every wallet's transaction has ended (migration 0007). */
     const settledSeq = sql`SELECT wallets_settled_seq()::text AS settled`.pipe(
-      Effect.flatMap(first(SettledRow)),
+      Effect.flatMap(decodeFirst(SettledRow)),
       Effect.map(Option.match({ onNone: () => 0, onSome: (row) => Number(row.settled) }))
     )
 
@@ -213,13 +202,13 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
       sql`
         SELECT w.seq::text AS seq, w.id, w.merchant_id, ${sql.literal(WATCHED_PURPOSE_TEXT)} AS purpose, w.address FROM wallets w
         WHERE w.network = ${chain} AND ${sql.literal(WATCHED_KINDS_TEXT)} AND w.seq > ${after} AND w.seq <= ${upTo}
-        ORDER BY w.seq LIMIT ${limit}`.pipe(Effect.flatMap(all(WatchedWalletRow)))
+        ORDER BY w.seq LIMIT ${limit}`.pipe(Effect.flatMap(decodeAll(WatchedWalletRow)))
 
     /** How many of a chain's watched wallets are numbered in (after, upTo]. */
     const watchedCount = (chain: Chain, after: number, upTo: number) =>
       sql`
         SELECT count(*)::text AS n FROM wallets w WHERE w.network = ${chain} AND ${sql.literal(WATCHED_KINDS_TEXT)} AND w.seq > ${after} AND w.seq <= ${upTo}`.pipe(
-        Effect.flatMap(first(CountTextRow)),
+        Effect.flatMap(decodeFirst(CountTextRow)),
         Effect.map(Option.match({ onNone: () => 0, onSome: (row) => Number(row.n) }))
       )
 
@@ -246,7 +235,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
       sql`
           SELECT w.seq::text AS seq, w.address FROM wallets w
           WHERE w.network = ${chain} AND w.kind IN ('receive', 'main') AND w.seq > ${afterSeq}::bigint ORDER BY w.seq LIMIT ${limit}`.pipe(
-        Effect.flatMap(all(SeqAddressRow))
+        Effect.flatMap(decodeAll(SeqAddressRow))
       )
 
     // ---- what the portfolio shows
@@ -255,15 +244,14 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
     const countOnNetworks = (merchantId: string, chains: ReadonlyArray<string>) =>
       sql`
         SELECT count(*)::int AS n FROM wallets WHERE merchant_id = ${merchantId} AND ${sql.in("network", chains.length === 0 ? [""] : chains)}`.pipe(
-        Effect.flatMap(first(CountRow)),
-        Effect.map(Option.match({ onNone: () => 0, onSome: (row) => row.n }))
+        Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
       )
 
     /** How many receive wallets the merchant has per network. */
     const receiveCounts = (merchantId: string) =>
       sql`
         SELECT network, count(*)::int AS n FROM wallets WHERE merchant_id = ${merchantId} AND kind = 'receive' GROUP BY network`.pipe(
-        Effect.flatMap(all(NetworkCountRow))
+        Effect.flatMap(decodeAll(NetworkCountRow))
       )
 
     /**
@@ -295,7 +283,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
         LEFT JOIN ledger_balances lb ON lb.account = 'uncollected:' || w.id AND lb.chain = ${asset.chain} AND lb.currency = ${asset.currency}
         WHERE w.merchant_id = ${asset.merchantId} AND w.kind = 'receive' AND w.network = ${asset.chain} AND ${filter}
         ORDER BY coalesce(lb.credits_posted - lb.debits_posted, 0) DESC, w.seq DESC
-        LIMIT ${asset.limit}`.pipe(Effect.flatMap(all(AssetWalletRow)))
+        LIMIT ${asset.limit}`.pipe(Effect.flatMap(decodeAll(AssetWalletRow)))
     }
 
     // ---- deposit addresses
@@ -321,25 +309,25 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
     /** The merchant's deposit addresses of these external users. */
     const depositAddressesOfUsers = (merchantId: string, externalUserIds: ReadonlyArray<string>) =>
       sql`${SELECT_DEPOSITS} WHERE d.merchant_id = ${merchantId} AND ${sql.in("d.external_user_id", externalUserIds)}`.pipe(
-        Effect.flatMap(all(DepositAddressRow))
+        Effect.flatMap(decodeAll(DepositAddressRow))
       )
 
     const depositAddressesByIds = (ids: ReadonlyArray<string>) =>
-      sql`${SELECT_DEPOSITS} WHERE ${sql.in("d.id", ids)}`.pipe(Effect.flatMap(all(DepositAddressRow)))
+      sql`${SELECT_DEPOSITS} WHERE ${sql.in("d.id", ids)}`.pipe(Effect.flatMap(decodeAll(DepositAddressRow)))
 
     const insertDepositAddresses = (rows: ReadonlyArray<Record<string, string | null>>) =>
       sql`INSERT INTO deposit_addresses ${sql.insert(rows)}`.pipe(Effect.asVoid)
 
     const countDepositAddresses = (filter: DepositAddressFilter) =>
       sql`SELECT count(*) AS total FROM deposit_addresses d WHERE ${depositWhere(filter)}`.pipe(
-        Effect.flatMap(first(TotalRow)),
+        Effect.flatMap(decodeFirst(TotalRow)),
         Effect.map(Option.match({ onNone: () => 0, onSome: (row) => Number(row.total) }))
       )
 
     /** A page of the filter's deposit addresses, newest first. */
     const listDepositAddresses = (filter: DepositAddressFilter, limit: number, offset: number) =>
       sql`${SELECT_DEPOSITS} WHERE ${depositWhere(filter)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit} OFFSET ${offset}`.pipe(
-        Effect.flatMap(all(DepositAddressRow))
+        Effect.flatMap(decodeAll(DepositAddressRow))
       )
 
     /** Whether the deposit address is the merchant's. */

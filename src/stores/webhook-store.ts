@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
 import { newId } from "../ids.js"
+import { decodeAll, decodeScalar } from "./rows.js"
 
 // ---- idempotency keys (X-FACET-IDEMPOTENCY-KEY): each format once, its TypeScript and SQL forms side by side
 
@@ -67,13 +68,6 @@ export type DeliveryRow = typeof DeliveryRow.Type
 
 const IdRow = Schema.Struct({ id: Schema.String })
 const CountRow = Schema.Struct({ n: Schema.Number })
-
-/** A row that does not decode is a defect, not an error of the caller's. */
-const all =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
-const count = (rows: ReadonlyArray<unknown>) => Effect.map(all(CountRow)(rows), (decoded) => decoded[0]?.n ?? 0)
 
 /** Which problem deliveries an operator lists: still retried after a failure, dead, or both. */
 export type ProblemFilter = "failing" | "dead" | "problems"
@@ -154,7 +148,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
           (yield* sql`
           SELECT count(*)::int AS n FROM webhook_events
           WHERE merchant_id = ${payment.merchant_id} AND (idempotency_key = ${key} OR idempotency_key LIKE ${`${key}#%`})`.pipe(
-            Effect.flatMap(count)
+            Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
           )) + 1
         return n === 1 ? key : `${key}#${n}`
       })
@@ -210,7 +204,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
           FROM locked, merchants m
          WHERE e.id = locked.id AND m.id = e.merchant_id
         RETURNING e.id, e.merchant_id, e.event, e.idempotency_key, e.destination, e.body, e.attempts, e.created_at,
-                  m.webhook_secret`.pipe(Effect.flatMap(all(ClaimedEvent)))
+                  m.webhook_secret`.pipe(Effect.flatMap(decodeAll(ClaimedEvent)))
 
     /** An attempt recorded and its event settled, in one transaction. */
     const recordAttempt = (attempt: WebhookAttempt, outcome: AttemptOutcome) =>
@@ -255,7 +249,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
       return sql`
         SELECT id, merchant_id, event, idempotency_key, destination, status, attempts, last_status_code, last_error,
                next_attempt_at, created_at
-        FROM webhook_events WHERE ${where} ORDER BY created_at LIMIT 1000`.pipe(Effect.flatMap(all(DeliveryRow)))
+        FROM webhook_events WHERE ${where} ORDER BY created_at LIMIT 1000`.pipe(Effect.flatMap(decodeAll(DeliveryRow)))
     }
 
     /**
@@ -275,7 +269,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
           FROM merchants m
          WHERE m.id = e.merchant_id AND ${which}
         RETURNING e.id`.pipe(
-        Effect.flatMap(all(IdRow)),
+        Effect.flatMap(decodeAll(IdRow)),
         Effect.map((rows) => rows.length)
       )
     }
@@ -289,7 +283,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
       yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
       return yield* sql`
       WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`.pipe(
-        Effect.flatMap(count)
+        Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
       )
     })
 

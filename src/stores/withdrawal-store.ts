@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Chain } from "../domain/chain.js"
 import { WithdrawalApproval, type WithdrawalStatus } from "../domain/withdrawal.js"
+import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 
 const WithdrawalRow = Schema.Struct({
   id: Schema.String,
@@ -173,16 +174,6 @@ const IdRow = Schema.Struct({ id: Schema.String })
 const CountRow = Schema.Struct({ n: Schema.Number })
 const TotalRow = Schema.Struct({ total: Schema.String })
 
-/** Rows decoded (a row that does not decode is a defect, not an error of the caller's). */
-const decoded =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
-const firstOf =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (rows: ReadonlyArray<unknown>) =>
-    Effect.map(decoded(schema)(rows), (all) => Option.fromNullable(all[0]))
-
 /**
  * Every statement on the withdrawals' tables: `withdrawals` (with their fee snapshot and decision),
  * `withdrawal_approvals`, the policy's `withdrawal_policy_settings` and `withdrawal_policy_changes`, and the
@@ -199,7 +190,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       sql`SELECT ${sql.literal(COLUMNS)} FROM withdrawals WHERE id = ${where.id}
           ${where.merchantId === undefined ? sql`` : sql`AND merchant_id = ${where.merchantId}`} ${where.lock === true ? sql`FOR UPDATE` : sql``}`.pipe(
         Effect.orDie,
-        Effect.flatMap(firstOf(WithdrawalRow))
+        Effect.flatMap(decodeFirst(WithdrawalRow))
       )
 
     /** A page of a merchant's withdrawals, newest first, with how many there are in all. */
@@ -211,13 +202,15 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
         sql`merchant_id = ${merchantId}`,
         ...(query.status === undefined ? [] : [sql`status = ${query.status}`])
       ])
-      const count = yield* Effect.orDie(sql`SELECT count(*)::int AS n FROM withdrawals WHERE ${where}`).pipe(
-        Effect.flatMap(firstOf(CountRow))
+      const total = yield* Effect.orDie(sql`SELECT count(*)::int AS n FROM withdrawals WHERE ${where}`).pipe(
+        Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
       )
       const rows =
         yield* Effect.orDie(sql`SELECT ${sql.literal(COLUMNS)} FROM withdrawals WHERE ${where} ORDER BY created_at DESC, id DESC
-                              LIMIT ${query.limit} OFFSET ${query.offset}`).pipe(Effect.flatMap(decoded(WithdrawalRow)))
-      return { total: Option.match(count, { onNone: () => 0, onSome: (c) => c.n }), rows }
+                              LIMIT ${query.limit} OFFSET ${query.offset}`).pipe(
+          Effect.flatMap(decodeAll(WithdrawalRow))
+        )
+      return { total, rows }
     })
 
     /** Every merchant's withdrawals, newest first, with the merchant and the decision (operators only). */
@@ -229,7 +222,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
         SELECT id, merchant_id, status, chain, currency, amount::text AS amount, net_amount::text AS net_amount, to_address, tx_hash,
                decided_by, decided_at, decision_reason, failure_reason, created_at
         FROM withdrawals ${query.status === undefined ? sql`` : sql`WHERE status = ${query.status}`}
-        ORDER BY created_at DESC LIMIT ${query.limit}`.pipe(Effect.flatMap(decoded(OperatorRow)))
+        ORDER BY created_at DESC LIMIT ${query.limit}`.pipe(Effect.flatMap(decodeAll(OperatorRow)))
     })
 
     /** A new withdrawal, unless its `out_withdrawal_no` is the merchant's already: true when this call stored it. */
@@ -249,12 +242,13 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       asset: { readonly chain: Chain; readonly currency: string },
       approver: string
     ) {
-      const used = yield* sql`
+      return yield* sql`
           SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
           WHERE merchant_id = ${merchantId} AND chain = ${asset.chain} AND currency = ${asset.currency}
             AND decided_by = ${approver} AND created_at > clock_timestamp() - interval '24 hours'
-            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED')`.pipe(Effect.flatMap(firstOf(TotalRow)))
-      return Option.match(used, { onNone: () => "0", onSome: (u) => u.total })
+            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED')`.pipe(
+        Effect.flatMap(decodeScalar(TotalRow, "total", () => "0"))
+      )
     })
 
     /**
@@ -267,19 +261,18 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       since: Date,
       except: string
     ) {
-      const used = yield* Effect.orDie(sql`
+      return yield* Effect.orDie(sql`
           SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
           WHERE merchant_id = ${merchantId} AND chain = ${asset.chain} AND currency = ${asset.currency}
             AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED') AND admitted_at > ${since}
-            AND id <> ${except}`).pipe(Effect.flatMap(firstOf(TotalRow)))
-      return Option.match(used, { onNone: () => "0", onSome: (u) => u.total })
+            AND id <> ${except}`).pipe(Effect.flatMap(decodeScalar(TotalRow, "total", () => "0")))
     })
 
     /** PENDING withdrawals created more than `hours` ago (the first 100): nobody decided them in time. */
     const undecidedFor = Effect.fn("WithdrawalStore.undecidedFor")(function* (hours: number) {
       const due = yield* Effect.orDie(sql`
         SELECT id FROM withdrawals WHERE status = 'PENDING' AND created_at < clock_timestamp() - ${hours} * interval '1 hour' LIMIT 100`).pipe(
-        Effect.flatMap(decoded(IdRow))
+        Effect.flatMap(decodeAll(IdRow))
       )
       return due.map((row) => row.id)
     })
@@ -288,7 +281,9 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
     const lockPending = (merchantId: string) =>
       sql`
           SELECT id, chain, currency, amount::text AS amount, required_approvals FROM withdrawals
-          WHERE merchant_id = ${merchantId} AND status = 'PENDING' FOR UPDATE`.pipe(Effect.flatMap(decoded(PendingRow)))
+          WHERE merchant_id = ${merchantId} AND status = 'PENDING' FOR UPDATE`.pipe(
+        Effect.flatMap(decodeAll(PendingRow))
+      )
 
     const raiseRequiredApprovals = (id: string, required: number) =>
       sql`UPDATE withdrawals SET required_approvals = ${required}, updated_at = clock_timestamp() WHERE id = ${id}`.pipe(
@@ -345,12 +340,11 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
      * their console user is still there).
      */
     const countedApprovals = Effect.fn("WithdrawalStore.countedApprovals")(function* (withdrawalId: string) {
-      const counted = yield* sql`
+      return yield* sql`
             SELECT count(*)::int AS n FROM withdrawal_approvals a LEFT JOIN console_users u ON u.id = a.user_id
             WHERE a.withdrawal_id = ${withdrawalId} AND (u.id IS NULL OR u.removed_at IS NULL)`.pipe(
-        Effect.flatMap(firstOf(CountRow))
+        Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
       )
-      return Option.match(counted, { onNone: () => 0, onSome: (row) => row.n })
     })
 
     // ---- the withdrawal policy
@@ -358,7 +352,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
     /** A merchant's stored settings. */
     const policySettings = (merchantId: string) =>
       sql`SELECT setting, value FROM withdrawal_policy_settings WHERE merchant_id = ${merchantId}`.pipe(
-        Effect.flatMap(decoded(SettingRow))
+        Effect.flatMap(decodeAll(SettingRow))
       )
 
     /** A merchant's pending changes already due at `at` (in force even before they are settled). */
@@ -366,7 +360,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       sql`
           SELECT setting, value FROM withdrawal_policy_changes
           WHERE merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at <= ${at}`.pipe(
-        Effect.flatMap(decoded(SettingRow))
+        Effect.flatMap(decodeAll(SettingRow))
       )
 
     const storeSetting = (merchantId: string, setting: string, value: string | null, at: Date) =>
@@ -381,14 +375,14 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
           UPDATE withdrawal_policy_changes SET status = 'APPLIED', ended_at = effective_at, ended_by = ${by}
           WHERE status = 'PENDING' AND effective_at <= ${now} ${merchantId === undefined ? sql`` : sql`AND merchant_id = ${merchantId}`}
           RETURNING id, merchant_id, setting, value, previous_value, effective_at`.pipe(
-        Effect.flatMap(decoded(AppliedRow))
+        Effect.flatMap(decodeAll(AppliedRow))
       )
 
     /** A setting's pending change superseded (by a newer request): the ids superseded. */
     const supersedeChanges = (merchantId: string, setting: string, now: Date, by: string) =>
       sql`UPDATE withdrawal_policy_changes SET status = 'SUPERSEDED', ended_at = ${now}, ended_by = ${by}
                               WHERE merchant_id = ${merchantId} AND setting = ${setting} AND status = 'PENDING' RETURNING id`.pipe(
-        Effect.flatMap(decoded(IdRow)),
+        Effect.flatMap(decodeAll(IdRow)),
         Effect.map((rows) => rows.map((row) => row.id))
       )
 
@@ -400,7 +394,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       sql`
           UPDATE withdrawal_policy_changes SET status = 'CANCELLED', ended_at = ${now}, ended_by = ${by}
           WHERE id = ${changeId} AND merchant_id = ${merchantId} AND status = 'PENDING' AND effective_at > ${now} RETURNING setting, value`.pipe(
-        Effect.flatMap(firstOf(SettingRow))
+        Effect.flatMap(decodeFirst(SettingRow))
       )
 
     /** Changes, newest first: the pending ones and the recent history. */
@@ -409,7 +403,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
                         FROM withdrawal_policy_changes WHERE merchant_id = ${merchantId}
                         ORDER BY (status = 'PENDING') DESC, requested_at DESC LIMIT ${limit}`.pipe(
         Effect.orDie,
-        Effect.flatMap(decoded(ChangeRow))
+        Effect.flatMap(decodeAll(ChangeRow))
       )
     })
 
@@ -428,7 +422,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       sql`
           UPDATE withdrawal_addresses SET removed_at = ${now}, removed_by = ${by}
           WHERE id = ${id} AND merchant_id = ${merchantId} AND removed_at IS NULL RETURNING chain, address, usable_from`.pipe(
-        Effect.flatMap(firstOf(RemovedRow))
+        Effect.flatMap(decodeFirst(RemovedRow))
       )
 
     /** A page of a merchant's live entries (of one chain when given), newest first, with how many there are. */
@@ -441,16 +435,16 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
         sql`removed_at IS NULL`,
         ...(query.chain === undefined ? [] : [sql`chain = ${query.chain}`])
       ])
-      const count = yield* Effect.orDie(sql`SELECT count(*)::int AS n FROM withdrawal_addresses WHERE ${where}`).pipe(
-        Effect.flatMap(firstOf(CountRow))
+      const total = yield* Effect.orDie(sql`SELECT count(*)::int AS n FROM withdrawal_addresses WHERE ${where}`).pipe(
+        Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
       )
       const rows =
         yield* sql`SELECT id, chain, address, label, created_by, created_at, usable_from FROM withdrawal_addresses WHERE ${where}
                               ORDER BY created_at DESC, id DESC LIMIT ${query.limit} OFFSET ${query.offset}`.pipe(
           Effect.orDie,
-          Effect.flatMap(decoded(EntryRow))
+          Effect.flatMap(decodeAll(EntryRow))
         )
-      return { total: Option.match(count, { onNone: () => 0, onSome: (c) => c.n }), rows }
+      return { total, rows }
     })
 
     /** The live entry for an address key on a chain: its id, none when the address is not in the book. */
@@ -461,7 +455,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
     ) {
       const rows = yield* Effect.orDie(sql`
         SELECT id FROM withdrawal_addresses WHERE merchant_id = ${merchantId} AND chain = ${chain} AND address_key = ${addressKey} AND removed_at IS NULL`).pipe(
-        Effect.flatMap(firstOf(IdRow))
+        Effect.flatMap(decodeFirst(IdRow))
       )
       return Option.map(rows, (row) => row.id)
     })
@@ -475,7 +469,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       const entry = yield* Effect.orDie(sql`
           SELECT usable_from FROM withdrawal_addresses
           WHERE merchant_id = ${merchantId} AND chain = ${chain} AND address_key = ${addressKey} AND removed_at IS NULL`).pipe(
-        Effect.flatMap(firstOf(UsableRow))
+        Effect.flatMap(decodeFirst(UsableRow))
       )
       return Option.map(entry, (row) => row.usable_from)
     })
