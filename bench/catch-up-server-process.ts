@@ -1,10 +1,12 @@
-import { Data, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { PaidTotals } from "./catch-up-paid.js"
 
-export class ChainServerError extends Data.TaggedError("ChainServerError")<{ readonly message: string }> {}
+export class ChainServerError extends Schema.TaggedError<ChainServerError>()("ChainServerError", {
+  message: Schema.String
+}) {}
 
 const Listening = Schema.parseJson(Schema.Struct({ url: Schema.String }))
 export const ServerStats = Schema.Struct({

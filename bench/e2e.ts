@@ -5,7 +5,6 @@ import { PgClient } from "@effect/sql-pg"
 import {
   Config,
   Console,
-  Data,
   Deferred,
   Duration,
   Effect,
@@ -252,7 +251,10 @@ const pass = (anvil: AnvilChain, traces: "off" | "callTracer", existing: Option.
 // table holds every Transfer log of the range.
 
 /** Why a peer was not measured, and the end of its output when it has any. */
-class PeerError extends Data.TaggedError("PeerError")<{ readonly reason: string; readonly output?: string }> {}
+class PeerError extends Schema.TaggedError<PeerError>()("PeerError", {
+  reason: Schema.String,
+  output: Schema.optional(Schema.String)
+}) {}
 
 const PEERS_DIR = fileURLToPath(new URL("./peers/", import.meta.url))
 const SQUID_DIR = path.join(PEERS_DIR, "squid")

@@ -1,6 +1,6 @@
 import { UntracedBlockStore } from "../src/stores/untraced-block-store.js"
 import { SqlClient } from "@effect/sql"
-import { Data, DateTime, Effect, Option } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import type { Chain } from "../src/domain/chain.js"
 import { type DelimitedType, delimitedColumn } from "../src/database/delimited-column.js"
 import { newIds } from "../src/ids.js"
@@ -24,7 +24,7 @@ import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import type { Attributed } from "./attribution.js"
 
 /** Another indexer took the chain over (its fence row names another holder): this one must not write. */
-export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly chain: string }> {}
+export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", { chain: Schema.String }) {}
 
 /** A block the indexer has read up to: where it goes on from. */
 export interface BlockCursor {

@@ -1,4 +1,4 @@
-import { Cause, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
+import { Cause, Duration, Effect, Fiber, Option, Schedule, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import { type ChainBlock, type ChainClient, ChainRpcError } from "../src/chains/chain-client.js"
@@ -14,10 +14,10 @@ import { earliestWatched, startBlockFor } from "./start-block.js"
 import { type ChainIndexerStatus, currentStatus, reportStatus, standbyStatus } from "../src/indexing/indexer-status.js"
 import { WatchList } from "./watch-list.js"
 
-export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{
-  readonly chain: string
-  readonly message: string
-}> {}
+export class ReorgTooDeep extends Schema.TaggedError<ReorgTooDeep>()("ReorgTooDeep", {
+  chain: Schema.String,
+  message: Schema.String
+}) {}
 
 export interface IndexerOptions {
   /** Blocks fetched per batch; the next batches are fetched while this one is written. */

@@ -1,4 +1,4 @@
-import { Data, Effect, Option, Redacted, Schedule, Schema } from "effect"
+import { Effect, Option, Redacted, Schedule, Schema } from "effect"
 import { execFile, spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
@@ -17,10 +17,10 @@ import { isAlive, readCmdline, stopPid, withLifeline } from "../processes/child-
  * process: it is stopped cleanly when the scope closes, and an orphan left by a killed parent is found
  * and stopped on the next start.
  */
-export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
-  readonly message: string
-  readonly cause?: unknown
-}> {}
+export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresError>()("EmbeddedPostgresError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
 
 export interface EmbeddedPostgresOptions {
   /** Directory that holds the cluster (`postgres/`) and its bookkeeping files. */

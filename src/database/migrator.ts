@@ -1,14 +1,14 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
-export class MigrationError extends Data.TaggedError("MigrationError")<{
-  readonly message: string
-  readonly cause?: unknown
-}> {}
+export class MigrationError extends Schema.TaggedError<MigrationError>()("MigrationError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
 
 export interface Migration {
   readonly id: number

@@ -4,7 +4,7 @@ import {
   getAssociatedTokenAddressSync
 } from "@solana/spl-token"
 import { Connection, PublicKey, SystemProgram, Transaction } from "@solana/web3.js"
-import { Data, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { TronWeb } from "tronweb"
 import { createWalletClient, http } from "viem"
 import { TronBlock, TronTransaction } from "../chains/tron/tron-decoding.js"
@@ -18,7 +18,7 @@ import { tokenAbi } from "./evm/anvil-devnet.js"
  * Payments from the devnets' funded customer accounts: real signed transfers, as a customer's wallet
  * would send them. Used by `npm run pay` and by the tests.
  */
-export class PayError extends Data.TaggedError("PayError")<{ readonly message: string }> {}
+export class PayError extends Schema.TaggedError<PayError>()("PayError", { message: Schema.String }) {}
 
 /** Decimals on chain of every devnet asset (docs/reference/decisions.md). */
 export const DECIMALS: Record<string, number> = {

@@ -1,11 +1,13 @@
 import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from "@scure/bip39"
 import { wordlist } from "@scure/bip39/wordlists/english.js"
-import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AppConfig } from "../config.js"
 
-export class MasterSeedError extends Data.TaggedError("MasterSeedError")<{ readonly message: string }> {}
+export class MasterSeedError extends Schema.TaggedError<MasterSeedError>()("MasterSeedError", {
+  message: Schema.String
+}) {}
 
 /**
  * The HD master secret every address derives from. It comes from the operator (FACET_MASTER_SEED or

@@ -39,6 +39,7 @@ export const isForbiddenAddress = (address: string): boolean => {
   return blocked.check(address, family === 4 ? "ipv4" : "ipv6")
 }
 
+// an Error, not a tagged one: Node's socket `lookup` callback takes an Error; the HTTP client fails with its RequestError
 export class ForbiddenDestination extends Error {}
 
 /**

@@ -1,4 +1,4 @@
-import { Data, Effect, Option, Schedule, Schema } from "effect"
+import { Effect, Option, Schedule, Schema } from "effect"
 import {
   type Address,
   BaseError,
@@ -36,6 +36,7 @@ import {
   blockHeader,
   bloomMayContain,
   type CallFrame,
+  CallFrameSchema,
   CallTracerBlock,
   decodeInternalTransfers,
   decodeNativeTransfers,
@@ -141,12 +142,12 @@ const isTxHash = (value: string): value is Hex => /^0x[0-9a-fA-F]{64}$/.test(val
 const stateGone = (message: string) => /resource not found|missing trie node|historical state|pruned/i.test(message)
 
 /** A block traced only in part (or not at all) because its state is gone; carried through the retries. */
-class StateGone extends Data.TaggedError("StateGone")<{
-  readonly partial: {
-    readonly frames: ReadonlyArray<{ readonly txHash: string; readonly result: CallFrame }>
-    readonly untraced: string | undefined
-  }
-}> {}
+class StateGone extends Schema.TaggedError<StateGone>()("StateGone", {
+  partial: Schema.Struct({
+    frames: Schema.Array(Schema.Struct({ txHash: Schema.String, result: CallFrameSchema })),
+    untraced: Schema.UndefinedOr(Schema.String)
+  })
+}) {}
 
 /** What the provider itself said of a failed call (viem's own summary, e.g. "Request exceeds defined limit.", left out). */
 const providerWords = (cause: unknown) =>

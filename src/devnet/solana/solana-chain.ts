@@ -70,6 +70,7 @@ interface SlotBlock {
 }
 
 /** A refusal with its JSON-RPC error code: the chain throws it, solana-rpc.ts answers with it. */
+// a thrown Error, not a tagged one: the simulator is synchronous code; solana-rpc.ts catches it into the JSON-RPC error
 export class RpcFailure extends Error {
   constructor(
     readonly code: number,

@@ -88,6 +88,7 @@ export const TronLedgerOp = Schema.Union(
 )
 export type TronLedgerOp = typeof TronLedgerOp.Type
 
+// a thrown Error, not a tagged one: the ledger is synchronous code; tron-devnet.ts catches it into TRON's error answer
 export class Rejection extends Error {
   constructor(
     readonly code: string,
