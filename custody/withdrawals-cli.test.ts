@@ -472,8 +472,26 @@ describe("npm run withdrawals, in process", () => {
           )
           expect([malformed.code, malformed.stdout + malformed.stderr]).toEqual([
             2,
-            expect.stringContaining("--daily lots: expected an amount such as 100, or off")
+            expect.stringContaining("--daily lots: expected an amount above 0 such as 100, or off")
           ])
+          // no limit is not a limit of 0 (the database refuses one: a defect, exit 1, before the flag named it)
+          for (const daily of ["0", "0.000"]) {
+            const zero = yield* cli(
+              "auto-approve",
+              "--merchant",
+              merchantId,
+              "--asset",
+              "TRC20-USDT",
+              "--daily",
+              daily,
+              "--by",
+              "ops-cli"
+            )
+            expect([zero.code, zero.stdout + zero.stderr]).toEqual([
+              2,
+              expect.stringContaining(`--daily ${daily}: expected an amount above 0 such as 100, or off`)
+            ])
+          }
           expect(yield* limit).toEqual(Option.none())
           expect(yield* auditedAs(merchantId, "ops-cli")).toHaveLength(2)
         })

@@ -132,10 +132,11 @@ export const withdrawalsCommand = <E>(services: Layer.Layer<WithdrawalServices, 
           Option.map(([key, chain = "", currency = ""]) => ({ key, chain, currency }))
         )
       ),
-      daily: parsedOption("daily", "AMOUNT|off", "an amount such as 100, or off", (value) =>
+      // a limit of 0 is no limit (the database refuses one): off says that
+      daily: parsedOption("daily", "AMOUNT|off", "an amount above 0 such as 100, or off", (value) =>
         value === "off"
           ? Option.some(Option.none<string>())
-          : /^\d+(\.\d+)?$/.test(value)
+          : /^\d+(\.\d+)?$/.test(value) && /[1-9]/.test(value)
             ? Option.some(Option.some(value))
             : Option.none()
       ).pipe(Options.withDescription("auto-approve up to this total per rolling 24 h; off: every withdrawal waits")),
