@@ -1,160 +1,22 @@
-import { Args, Command, Options } from "@effect/cli"
-import { Effect, Layer, Option, Schema } from "effect"
-import * as os from "node:os"
-import { operatorLive } from "../indexer/operator-runtime.js"
-import { parsedOption, refusalsAsUsage, runCli, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
-import { operatorConfig } from "../src/operator/operator-database.js"
-import { AssetCatalog } from "../src/assets/asset-catalog.js"
-import { WithdrawalStatus } from "../src/domain/withdrawal.js"
-import { AuditLog } from "../src/audit/audit-log.js"
-import { Ledger } from "../src/ledger/ledger.js"
-import { SystemClockLive } from "../src/policy-clock.js"
-import { Wallets } from "../src/wallets/wallets.js"
-import { WithdrawalDecisions } from "./withdrawal-decisions.js"
-import { WithdrawalPolicy } from "./withdrawal-policy.js"
-import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
-import {
-  ApproverNotAllowed,
-  AssetNotEnrolled,
-  DuplicateApproval,
-  WithdrawalNotFound,
-  WithdrawalNotPending
-} from "./withdrawal-errors.js"
-import { PolicyRefused } from "./withdrawal-policy-errors.js"
+import { Effect, Layer } from "effect"
+import { MasterSeedLive } from "../src/keys/master-seed.js"
+import { LocalSignerLive } from "../src/keys/signer.js"
+import { runCli } from "../src/operator/cli.js"
+import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
+import { WithdrawalDecisionsLive, withdrawalsCommand } from "./withdrawals-command.js"
 
 /**
- * `npm run withdrawals`: the operator's view of withdrawals and the human decision on them. Every decision
- * is recorded as the operator's (`--by` names the operator; a console user's login is refused: console
- * users decide in the console) and from where (this host). At most one operator approval counts per quorum.
- * An approved withdrawal is handed to the main wallet's actor by the running service within seconds.
- * Exit codes (docs/operating/cli.md): a decision the rules refuse (unknown id, already decided, a console
- * user's login) is 2, as a bad command line is: the fault campaign counts those as answered refusals.
+ * `npm run withdrawals` (its commands: withdrawals-command.ts) on the service's database: DATABASE_URL, or
+ * the embedded PostgreSQL of the service running in FACET_DATA_DIR, read when a subcommand runs. Deciding
+ * needs no chain: the service sends what is approved.
  */
-
-/** `body` with the withdrawal services on the service's database; what keeps it from them is exit 1. */
-const withWithdrawals = <A, E, R>(body: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const config = yield* operatorConfig([])
-    return yield* body.pipe(
-      Effect.provide(
-        WithdrawalDecisions.Default.pipe(
-          Layer.provide(WithdrawalPolicy.Default),
-          Layer.provideMerge(
-            Layer.mergeAll(AssetCatalog.Default, Wallets.Default, Ledger.Default, AuditLog.Default, SystemClockLive)
-          )
-        )
-      ),
-      Effect.provide(operatorLive(config))
+const services = Layer.unwrapEffect(
+  Effect.map(operatorConfig([]), (config) =>
+    WithdrawalDecisionsLive.pipe(
+      Layer.provide(LocalSignerLive.pipe(Layer.provide(MasterSeedLive))),
+      Layer.provideMerge(operatorDatabaseLive(config))
     )
-  }).pipe(unreachedAsFailure)
-
-const withdrawalId = Args.text({ name: "WITHDRAWAL_ID" }).pipe(Args.withDescription("a withdrawal id, from list"))
-// a flag right after --by means its value was left out: never an operator's name
-const by = parsedOption("by", "NAME", "the operator's name", (value) =>
-  value.startsWith("-") ? Option.none() : Option.some(value)
-).pipe(Options.withDescription("the operator deciding (recorded in the audit log; not a console user's login)"))
-
-const list = Command.make(
-  "list",
-  {
-    status: parsedOption("status", "STATUS", `one of ${WithdrawalStatus.literals.join(", ")}`, (value) =>
-      Schema.decodeUnknownOption(WithdrawalStatus)(value.toUpperCase())
-    ).pipe(Options.optional, Options.withDescription("only withdrawals in this status"))
-  },
-  ({ status }) =>
-    withWithdrawals(
-      Effect.gen(function* () {
-        const rows = yield* Effect.flatMap(WithdrawalStore, (store) =>
-          store.listAll({ status: Option.getOrUndefined(status), limit: 100 })
-        )
-        for (const row of rows) console.log(JSON.stringify(row))
-        if (rows.length === 0) console.error("no withdrawals")
-      })
-    )
-).pipe(Command.withDescription("one JSON line per withdrawal, the latest 100"))
-
-/** The operator's decision on a withdrawal; what the rules refuse is exit 2. */
-const decide = (id: string, decision: "APPROVED" | "REJECTED" | "CANCELLED", by: string, reason: string | undefined) =>
-  withWithdrawals(
-    Effect.gen(function* () {
-      // always the operator's own decision: never recorded as a console user's
-      const withdrawal = yield* Effect.flatMap(WithdrawalDecisions, (decisions) =>
-        decisions.decide(id, decision, { kind: "operator", by, from: `cli@${os.hostname()}`, reason })
-      ).pipe(
-        refusalsAsUsage([
-          WithdrawalNotFound,
-          WithdrawalNotPending,
-          DuplicateApproval,
-          ApproverNotAllowed,
-          PolicyRefused
-        ])
-      )
-      if (withdrawal.status === "PENDING")
-        console.error(
-          `approval recorded: ${withdrawal.approvals.length} of ${withdrawal.required_approvals}; it stays PENDING until the quorum is reached`
-        )
-      console.log(JSON.stringify(withdrawal))
-    })
   )
-
-const approve = Command.make("approve", { withdrawalId, by }, ({ withdrawalId, by }) =>
-  decide(withdrawalId, "APPROVED", by, undefined)
-).pipe(Command.withDescription("approve a PENDING withdrawal (one operator approval counts towards its quorum)"))
-
-const reject = Command.make(
-  "reject",
-  { withdrawalId, by, reason: Options.text("reason").pipe(Options.withDescription("why (told to the merchant)")) },
-  ({ withdrawalId, by, reason }) => decide(withdrawalId, "REJECTED", by, reason)
-).pipe(Command.withDescription("reject a PENDING withdrawal; its amount is released"))
-
-const cancel = Command.make(
-  "cancel",
-  { withdrawalId, by, reason: Options.text("reason").pipe(Options.optional, Options.withDescription("why")) },
-  ({ withdrawalId, by, reason }) => decide(withdrawalId, "CANCELLED", by, Option.getOrUndefined(reason))
-).pipe(Command.withDescription("cancel a withdrawal not yet sent"))
-
-const autoApprove = Command.make(
-  "auto-approve",
-  {
-    merchant: Options.text("merchant").pipe(Options.withPseudoName("MERCHANT_ID")),
-    asset: parsedOption("asset", "CHAIN-CURRENCY", "an asset such as TRC20-USDT", (value) =>
-      Option.fromNullable(/^([A-Z0-9]+)-([A-Z0-9]+)$/.exec(value.toUpperCase())).pipe(
-        Option.map(([key, chain = "", currency = ""]) => ({ key, chain, currency }))
-      )
-    ),
-    daily: parsedOption("daily", "AMOUNT|off", "an amount such as 100, or off", (value) =>
-      value === "off"
-        ? Option.some(Option.none<string>())
-        : /^\d+(\.\d+)?$/.test(value)
-          ? Option.some(Option.some(value))
-          : Option.none()
-    ).pipe(Options.withDescription("auto-approve up to this total per rolling 24 h; off: every withdrawal waits")),
-    by
-  },
-  ({ merchant, asset, daily, by }) =>
-    withWithdrawals(
-      Effect.gen(function* () {
-        yield* Effect.flatMap(WithdrawalDecisions, (decisions) =>
-          decisions.setAutoApproval(merchant, asset.chain, asset.currency, daily, {
-            kind: "operator",
-            by,
-            from: `cli@${os.hostname()}`
-          })
-        ).pipe(refusalsAsUsage([AssetNotEnrolled]))
-        console.log(
-          `auto-approval of ${asset.key} for ${merchant}: ${Option.match(daily, { onNone: () => "off", onSome: (d) => `up to ${d} per rolling 24 h` })}`
-        )
-      })
-    )
-).pipe(
-  Command.withDescription("a merchant's auto-approval of withdrawals that need one approval, within a daily total")
 )
 
-const withdrawals = Command.make("withdrawals", {}, () =>
-  subcommandNeeded("npm run withdrawals --", ["list", "approve", "reject", "cancel", "auto-approve"])
-).pipe(
-  Command.withDescription("the operator's view of withdrawals and the human decision on them"),
-  Command.withSubcommands([list, approve, reject, cancel, autoApprove])
-)
-
-runCli(withdrawals, "withdrawals")
+runCli(withdrawalsCommand(services), "withdrawals")

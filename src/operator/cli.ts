@@ -79,49 +79,59 @@ export const subcommandNeeded = (command: string, subcommands: ReadonlyArray<str
 const Config = CliConfig.layer({ showBuiltIns: false })
 
 /**
- * Runs `command` on this process's arguments and exits with its code. Usage errors were printed by the
- * library (the flag named) before they reach here; any other failure is reported by runMain and exits 1.
+ * The code `command` ends with, run on `argv` (as `process.argv`: the runtime, the script, then the
+ * arguments): 0 done or help asked for; 2 a usage error (printed by the library, naming the flag) or a
+ * refusal; a CliExit's own code, its message on stderr. Any other failure is left to the caller (runCli:
+ * reported by runMain, exit 1). In-process, for the tests: no Node start-up.
+ */
+export const exitCodeOf = <Name extends string, E, A>(
+  command: Command.Command<Name, NodeContext.NodeContext, E, A>,
+  script: string,
+  argv: ReadonlyArray<string>
+) =>
+  Command.run(command, { name: `npm run ${script}`, version: "0.1.0" })(argv).pipe(
+    Effect.as(0),
+    Effect.catchAll((error) => {
+      // usage errors were printed by the library, naming the flag; help asked for is no error
+      if (ValidationError.isValidationError(error)) {
+        if (ValidationError.isHelpRequested(error)) return Effect.succeed(0)
+        // a flag where a command was expected: the library names the commands only, so name the flag
+        const first = argv[2]
+        const misplaced =
+          ValidationError.isCommandMismatch(error) && first?.startsWith("-") === true
+            ? Console.error(`${first} is not a flag of \`npm run ${script}\` itself: name a command first`)
+            : Effect.void
+        return Effect.as(
+          Effect.zipRight(
+            misplaced,
+            Console.error(`(\`npm run ${script} -- --help\` for the commands and their flags)`)
+          ),
+          2
+        )
+      }
+      if (Schema.is(CliExit)(error)) return Effect.as(Console.error(error.message), error.code)
+      return Effect.fail(error)
+    }),
+    Effect.provide(Layer.merge(NodeContext.layer, Config))
+  )
+
+/**
+ * Runs `command` on this process's arguments and exits with its code (exitCodeOf). Any other failure is
+ * reported by runMain and exits 1.
  */
 export const runCli = <Name extends string, E, A>(
   command: Command.Command<Name, NodeContext.NodeContext, E, A>,
   script: string
 ) =>
-  NodeRuntime.runMain(
-    Command.run(command, { name: `npm run ${script}`, version: "0.1.0" })(process.argv).pipe(
-      Effect.as(0),
-      Effect.catchAll((error) => {
-        // usage errors were printed by the library, naming the flag; help asked for is no error
-        if (ValidationError.isValidationError(error)) {
-          if (ValidationError.isHelpRequested(error)) return Effect.succeed(0)
-          // a flag where a command was expected: the library names the commands only, so name the flag
-          const first = process.argv[2]
-          const misplaced =
-            ValidationError.isCommandMismatch(error) && first?.startsWith("-") === true
-              ? Console.error(`${first} is not a flag of \`npm run ${script}\` itself: name a command first`)
-              : Effect.void
-          return Effect.as(
-            Effect.zipRight(
-              misplaced,
-              Console.error(`(\`npm run ${script} -- --help\` for the commands and their flags)`)
-            ),
-            2
-          )
-        }
-        if (Schema.is(CliExit)(error)) return Effect.as(Console.error(error.message), error.code)
-        return Effect.fail(error)
-      }),
-      Effect.provide(Layer.merge(NodeContext.layer, Config))
-    ),
-    {
-      teardown: (exit, onExit) =>
-        onExit(
-          Exit.isSuccess(exit)
-            ? typeof exit.value === "number"
-              ? exit.value
-              : 0
-            : Cause.isInterruptedOnly(exit.cause)
-              ? 0
-              : 1
-        )
-    }
-  )
+  NodeRuntime.runMain(exitCodeOf(command, script, process.argv), {
+    teardown: (exit, onExit) =>
+      onExit(
+        Exit.isSuccess(exit)
+          ? typeof exit.value === "number"
+            ? exit.value
+            : 0
+          : Cause.isInterruptedOnly(exit.cause)
+            ? 0
+            : 1
+      )
+  })
