@@ -410,33 +410,15 @@ describe("npm run withdrawals, in process", () => {
             store.lockAutoApprovalLimit(merchantId, "TRC20", "USDT")
           ).pipe(Effect.orDie)
           expect(yield* limit).toEqual(Option.none())
+          const autoApprove = (asset: string, daily: string) =>
+            cli("auto-approve", "--merchant", merchantId, "--asset", asset, "--daily", daily, "--by", "ops-cli")
 
-          const set = yield* cli(
-            "auto-approve",
-            "--merchant",
-            merchantId,
-            "--asset",
-            "trc20-usdt",
-            "--daily",
-            "250.5",
-            "--by",
-            "ops-cli"
-          )
+          const set = yield* autoApprove("trc20-usdt", "250.5")
           expect(set.code, set.stderr).toBe(0)
           expect(set.stdout).toBe(`auto-approval of TRC20-USDT for ${merchantId}: up to 250.5 per rolling 24 h`)
           expect(yield* limit).toEqual(Option.some("250.5"))
 
-          const off = yield* cli(
-            "auto-approve",
-            "--merchant",
-            merchantId,
-            "--asset",
-            "TRC20-USDT",
-            "--daily",
-            "off",
-            "--by",
-            "ops-cli"
-          )
+          const off = yield* autoApprove("TRC20-USDT", "off")
           expect(off.code, off.stderr).toBe(0)
           expect(off.stdout).toBe(`auto-approval of TRC20-USDT for ${merchantId}: off`)
           expect(yield* limit).toEqual(Option.none())
@@ -446,50 +428,20 @@ describe("npm run withdrawals, in process", () => {
           ])
 
           // POLYGON-USDT is no default asset: the merchant has not enrolled it
-          const notEnrolled = yield* cli(
-            "auto-approve",
-            "--merchant",
-            merchantId,
-            "--asset",
-            "POLYGON-USDT",
-            "--daily",
-            "100",
-            "--by",
-            "ops-cli"
-          )
+          const notEnrolled = yield* autoApprove("POLYGON-USDT", "100")
           expect([notEnrolled.code, notEnrolled.stderr, notEnrolled.stdout]).toEqual([
             2,
             `merchant ${merchantId} has no asset POLYGON-USDT enrolled`,
             ""
           ])
-          const malformed = yield* cli(
-            "auto-approve",
-            "--merchant",
-            merchantId,
-            "--asset",
-            "TRC20-USDT",
-            "--daily",
-            "lots",
-            "--by",
-            "ops-cli"
-          )
+          const malformed = yield* autoApprove("TRC20-USDT", "lots")
           expect([malformed.code, malformed.stdout + malformed.stderr]).toEqual([
             2,
             expect.stringContaining("--daily lots: expected an amount above 0 such as 100, or off")
           ])
           // no limit is not a limit of 0 (the database refuses one: a defect, exit 1, before the flag named it)
           for (const daily of ["0", "0.000"]) {
-            const zero = yield* cli(
-              "auto-approve",
-              "--merchant",
-              merchantId,
-              "--asset",
-              "TRC20-USDT",
-              "--daily",
-              daily,
-              "--by",
-              "ops-cli"
-            )
+            const zero = yield* autoApprove("TRC20-USDT", daily)
             expect([zero.code, zero.stdout + zero.stderr]).toEqual([
               2,
               expect.stringContaining(`--daily ${daily}: expected an amount above 0 such as 100, or off`)

@@ -2,8 +2,6 @@ import type { Sharding } from "@effect/cluster"
 import type { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { AddressBook } from "../custody/address-book.js"
 import { Collections } from "../custody/collections.js"
 import { ConsoleUsers } from "../custody/console-users.js"
@@ -60,6 +58,7 @@ import { Transactions } from "./transactions/transactions.js"
 import { Wallets } from "./wallets/wallets.js"
 import { WebhookOutbox } from "./webhooks/outbox.js"
 import { WebhookAdmin } from "./webhooks/webhook-admin.js"
+import { PRODUCTION_FOLDERS, productionFiles, sourceOf } from "../test/source-files.js"
 
 /**
  * What the environment decides, provided once by the composition root (`src/app.ts`) or by a test or an
@@ -134,16 +133,10 @@ const SERVICES = {
   Withdrawals: selfContained(Withdrawals.Default)
 }
 
-const root = path.resolve(import.meta.dirname, "..")
-const productionFiles = (dir: string): ReadonlyArray<string> =>
-  fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-    const relative = path.join(dir, entry.name)
-    if (entry.isDirectory()) return productionFiles(relative)
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [relative] : []
-  })
-const sources = ["src", "indexer", "custody", "http"]
-  .flatMap(productionFiles)
-  .map((file) => ({ file, text: fs.readFileSync(path.join(root, file), "utf8") }))
+const sources = PRODUCTION_FOLDERS.flatMap((folder) => productionFiles(folder)).map((file) => ({
+  file,
+  text: sourceOf(file)
+}))
 
 describe("the composition root", () => {
   it("every service is listed above, so the compiler checks it brings its own dependencies", () => {

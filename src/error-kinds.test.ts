@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as fs from "node:fs"
-import * as path from "node:path"
+import { productionFiles, sourceOf } from "../test/source-files.js"
 
 /**
  * One kind of error: every error the production code declares is a `Schema.TaggedError`
@@ -18,20 +17,11 @@ const THROWN_ERRORS: ReadonlyArray<string> = [
   // handed to Node's socket lookup callback, which takes an Error; the HTTP client fails with its RequestError
   "src/webhooks/destination-guard.ts: ForbiddenDestination extends Error"
 ]
-const root = path.resolve(import.meta.dirname, "..")
-
-const productionFiles = (dir: string): ReadonlyArray<string> =>
-  fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-    const relative = `${dir}/${entry.name}`
-    if (entry.isDirectory())
-      return SKIPPED_DIRS.has(entry.name) || SKIPPED_DIRS.has(relative) ? [] : productionFiles(relative)
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [relative] : []
-  })
 
 /** Every error of another kind than `Schema.TaggedError`: "file: Name extends Error", "file:line: Data.TaggedError". */
 const otherKinds = (): ReadonlyArray<string> =>
-  FOLDERS.flatMap((folder) => productionFiles(folder)).flatMap((file) => {
-    const text = fs.readFileSync(path.join(root, file), "utf8")
+  FOLDERS.flatMap((folder) => productionFiles(folder, SKIPPED_DIRS)).flatMap((file) => {
+    const text = sourceOf(file)
     const lineOf = (index: number) => text.slice(0, index).split("\n").length
     const thrown = [...text.matchAll(/class\s+(\w+)\s+extends\s+(?:globalThis\.)?Error\b/g)].map(
       (m) => `${file}: ${m[1]} extends Error`

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as fs from "node:fs"
 import * as path from "node:path"
+import { productionFiles, repositoryRoot, sourceOf } from "../test/source-files.js"
 
 /**
  * The one-way structure: the kernel (`src/`) imports no feature folder, and the features import the kernel
@@ -11,18 +11,11 @@ import * as path from "node:path"
 const LAYERS: ReadonlyArray<string> = ["src", "indexer", "custody", "http"]
 const COMPOSITION_ROOT = new Set(["src/app.ts", "src/main.ts"])
 const NEVER_IMPORTED = new Set(["test", "bench"])
-const root = path.resolve(import.meta.dirname, "..")
-
-const productionFiles = (dir: string): ReadonlyArray<string> =>
-  fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-    const relative = path.join(dir, entry.name)
-    if (entry.isDirectory()) return productionFiles(relative)
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [relative] : []
-  })
+const root = repositoryRoot
 
 /** Every relative module a file imports (static, side-effect and dynamic imports, re-exports). */
 const importsOf = (file: string): ReadonlyArray<string> => {
-  const text = fs.readFileSync(path.join(root, file), "utf8")
+  const text = sourceOf(file)
   return [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.[^"]+)"/g)].flatMap((m) => (m[1] === undefined ? [] : [m[1]]))
 }
 

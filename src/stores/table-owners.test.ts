@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { PRODUCTION_FOLDERS, productionFiles, repositoryRoot, sourceOf } from "../../test/source-files.js"
 
 /**
  * One owner per table family: a store in this folder declares the rows, columns and every statement on its
@@ -62,15 +63,7 @@ const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "src/stores/reconciliation-store.ts": ["transactions", "wallet_asset_policies"]
 }
 
-const root = path.resolve(import.meta.dirname, "../..")
-const PRODUCTION = ["src", "indexer", "custody", "http"]
-
-const productionFiles = (dir: string): ReadonlyArray<string> =>
-  fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-    const relative = path.join(dir, entry.name)
-    if (entry.isDirectory()) return productionFiles(relative)
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [relative] : []
-  })
+const root = repositoryRoot
 
 /** The tables and views the migrations leave (created, not dropped afterwards). */
 const tablesOfMigrations = (): ReadonlyArray<string> => {
@@ -125,8 +118,8 @@ describe("table owners", () => {
 
   it("no production file outside a table's store names it in SQL", () => {
     const ownerOf = new Map(Object.entries(OWNERS).flatMap(([file, tables]) => tables.map((t) => [t, file] as const)))
-    const strays = PRODUCTION.flatMap(productionFiles).flatMap((file) => {
-      const text = fs.readFileSync(path.join(root, file), "utf8")
+    const strays = PRODUCTION_FOLDERS.flatMap((folder) => productionFiles(folder)).flatMap((file) => {
+      const text = sourceOf(file)
       return [...ownerOf].flatMap(([table, owner]) => {
         if (owner === file) return []
         if (writes(text, table)) return [`${file} writes ${table}`]
