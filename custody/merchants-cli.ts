@@ -19,7 +19,7 @@ import type { AuditActor } from "../src/audit/audit-log.js"
 import { ConsoleRefusal } from "../src/console/console-refusal.js"
 import { ConsoleUsers } from "./console-users.js"
 import { Chain } from "../src/domain/chain.js"
-import { MasterSeedLive } from "../src/keys/master-seed.js"
+import { OperatorMasterSeedLive } from "../src/keys/master-seed.js"
 import { SecretBoxLive } from "../src/keys/secret-box.js"
 import { SystemClockLive } from "../src/policy-clock.js"
 
@@ -54,7 +54,7 @@ const withMerchants = <A, E, R>(body: Effect.Effect<A, E, R>) =>
       consoleRefusalsAsUsage,
       Effect.provide(
         Layer.mergeAll(AddressBook.Default, ConsoleUsers.Default, WithdrawalPolicy.Default).pipe(
-          Layer.provideMerge(Layer.merge(SystemClockLive, SecretBoxLive.pipe(Layer.provide(MasterSeedLive)))),
+          Layer.provideMerge(Layer.merge(SystemClockLive, SecretBoxLive.pipe(Layer.provide(OperatorMasterSeedLive)))),
           Layer.provideMerge(operatorDatabaseLive(config))
         )
       )

@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { MasterSeedLive } from "../src/keys/master-seed.js"
+import { OperatorMasterSeedLive } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { runCli } from "../src/operator/cli.js"
 import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
@@ -13,7 +13,7 @@ import { WithdrawalDecisionsLive, withdrawalsCommand } from "./withdrawals-comma
 const services = Layer.unwrapEffect(
   Effect.map(operatorConfig([]), (config) =>
     WithdrawalDecisionsLive.pipe(
-      Layer.provide(LocalSignerLive.pipe(Layer.provide(MasterSeedLive))),
+      Layer.provide(LocalSignerLive.pipe(Layer.provide(OperatorMasterSeedLive))),
       Layer.provideMerge(operatorDatabaseLive(config))
     )
   )

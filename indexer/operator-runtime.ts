@@ -9,7 +9,7 @@ import { runMigrations } from "../src/database/migrator.js"
 import { devnetViaConfig, reachedThrough } from "../src/devnet/devnet-via.js"
 import { devnetFilePath, DevnetFile } from "../src/devnet/devnets.js"
 import { isHexAddress } from "../src/keys/address-encoding.js"
-import { MasterSeedLive } from "../src/keys/master-seed.js"
+import { OperatorMasterSeedLive } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { StoresLive } from "../src/stores/stores-layer.js"
 import { AttributionStore } from "./attribution-store.js"
@@ -83,7 +83,7 @@ const endpointsFor = (
 /** Database (migrated) with the stores, keys, chain clients and the attribution store, for an operator command. */
 export const operatorLive = (config: AppConfigShape) => {
   const ConfigLive = Layer.succeed(AppConfig, config)
-  const Base = Layer.mergeAll(LocalSignerLive.pipe(Layer.provide(MasterSeedLive)), DatabaseLive).pipe(
+  const Base = Layer.mergeAll(LocalSignerLive.pipe(Layer.provide(OperatorMasterSeedLive)), DatabaseLive).pipe(
     Layer.provideMerge(ConfigLive)
   )
   const Chains = Layer.mergeAll(ChainClientsLive, ChainSettingsLive).pipe(

@@ -5,13 +5,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { tempDir } from "../../test/temp-dir.js"
 import { makeAppConfigLive } from "../config.js"
-import { MasterSeed, MasterSeedLive } from "./master-seed.js"
+import { MasterSeed, MasterSeedLive, OperatorMasterSeedLive } from "./master-seed.js"
 
 const MNEMONIC = "test test test test test test test test test test test junk"
 
-const load = (overrides: Parameters<typeof makeAppConfigLive>[0]) =>
+const load = (overrides: Parameters<typeof makeAppConfigLive>[0], seed = MasterSeedLive) =>
   Effect.flatMap(MasterSeed, (m) => Effect.succeed(Redacted.value(m.seed))).pipe(
-    Effect.provide(MasterSeedLive.pipe(Layer.provide(makeAppConfigLive(overrides))))
+    Effect.provide(seed.pipe(Layer.provide(makeAppConfigLive(overrides))))
   )
 
 describe("master seed", () => {
@@ -60,6 +60,27 @@ describe("master seed", () => {
           load({ ...options, dataDir: yield* tempDir("facet-seed-main-"), network: "mainnet" })
         )
         expect(mainnet.message).toMatch(/FACET_MASTER_SEED/)
+      })
+    )
+  )
+
+  it.effect("an operator command reads the service's development seed and never writes one", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const dataDir = yield* tempDir("facet-seed-operator-")
+        const options = {
+          masterSeed: Option.none(),
+          masterSeedFile: Option.none(),
+          dataDir,
+          network: "devnet" as const
+        }
+        // another data directory than the service's: a seed written here would derive other addresses
+        const missing = yield* Effect.flip(load(options, OperatorMasterSeedLive))
+        expect(missing.message).toMatch(/no development master seed/)
+        expect(fs.existsSync(path.join(dataDir, "master-seed.dev.txt"))).toBe(false)
+        const service = yield* load(options)
+        const operator = yield* load(options, OperatorMasterSeedLive)
+        expect(Buffer.from(operator).equals(Buffer.from(service))).toBe(true)
       })
     )
   )

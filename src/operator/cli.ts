@@ -2,6 +2,7 @@ import { CliConfig, Command, HelpDoc, Options, ValidationError } from "@effect/c
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Schema } from "effect"
 import { OperatorError } from "./operator-database.js"
+import { MasterSeedError } from "../keys/master-seed.js"
 
 /**
  * What every operator command (`npm run custody`, `npm run indexer`, …) shares: how it runs and how it
@@ -25,12 +26,14 @@ export const failed = (message: string) => new CliExit({ code: 1, message })
 
 /**
  * What keeps a command from the service's database or chains (an OperatorError of operatorConfig or
- * operatorLive: the configuration, no database or devnet running) is exit 1, not a usage error.
+ * operatorLive: the configuration, no database or devnet running; a MasterSeedError: no seed of the service
+ * to read) is exit 1, not a usage error.
  */
 export const unreachedAsFailure = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.catchIf(
     self,
-    (error): error is Extract<E, OperatorError> => error instanceof OperatorError,
+    (error): error is Extract<E, OperatorError | MasterSeedError> =>
+      error instanceof OperatorError || error instanceof MasterSeedError,
     (error) => Effect.fail(failed(error.message))
   )
 
