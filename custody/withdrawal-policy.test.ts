@@ -12,7 +12,7 @@ import { asRecord } from "../test/json.js"
 import { asUser, member } from "../test/console-members.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { ClockControl } from "../test/policy-clock.js"
-import { processWorkDir, runToExit } from "../test/service-process.js"
+import { processWorkDir, runToExit, operatorEnvOf } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { ApiKeys } from "../src/merchants/api-keys.js"
 import { AddressBook } from "./address-book.js"
@@ -58,7 +58,7 @@ describe("withdrawal policy", () => {
           const { merchantId } = yield* onboardMerchant()
           const config = yield* AppConfig
           const dataDir = yield* processWorkDir("facet-merchants-cli-")
-          const env = { DATABASE_URL: Option.match(config.databaseUrl, { onNone: () => "", onSome: Redacted.value }) }
+          const env = operatorEnvOf(config)
           const cli = (...args: ReadonlyArray<string>) => runToExit("custody/merchants-cli.ts", args, dataDir, env)
           const tightened = yield* cli(
             "policy",

@@ -6,7 +6,7 @@ process.env.FACET_DEVNET_SOLANA_FINALITY_SLOTS = "4"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted, Option, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { AppConfig } from "../src/config.js"
@@ -17,7 +17,7 @@ import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { startNodeProxy } from "../test/node-proxy.js"
-import { runToExit } from "../test/service-process.js"
+import { runToExit, operatorEnvOf } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
 
 /** The TRON addresses (40 hex, no 41) whose transfers the node in front of the indexer leaves out. */
@@ -92,7 +92,7 @@ describe("reconciliation against the chain", () => {
           const config = yield* AppConfig
           // a page of one address: the run goes page by page, as it does over a million addresses
           const env = {
-            DATABASE_URL: Option.match(config.databaseUrl, { onNone: () => "", onSome: Redacted.value }),
+            ...operatorEnvOf(config),
             FACET_RECONCILE_PAGE: "1"
           }
           const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })

@@ -1,8 +1,9 @@
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { AppConfigShape } from "../src/config.js"
 import { freePort } from "../src/database/embedded-postgres.js"
 import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
 import { isAlive, readCmdline, waitForExit } from "../src/processes/child-process.js"
@@ -110,6 +111,18 @@ export const startService = (
         if (!(yield* waitForExit(service.pid, "30 seconds"))) process.kill(service.pid, "SIGKILL")
       })
   )
+
+/**
+ * The environment an operator command needs beside the service under test: its database and its master
+ * seed (an operator command reads the service's seed, never makes one of its own).
+ */
+export const operatorEnvOf = (config: AppConfigShape): Record<string, string> => ({
+  DATABASE_URL: Option.match(config.databaseUrl, { onNone: () => "", onSome: Redacted.value }),
+  ...Option.match(config.masterSeed, {
+    onNone: () => ({}),
+    onSome: (seed) => ({ FACET_MASTER_SEED: Redacted.value(seed) })
+  })
+})
 
 /** Runs a project command (`src/main.ts`, a CLI) on `dataDir` to its end: exit code and everything it printed. */
 export const runToExit = (
