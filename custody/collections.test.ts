@@ -18,7 +18,9 @@ import { asRecord } from "../test/json.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
-import { balances, clientOf, fundedAddress, sweep, untilFinished } from "../test/custody-flows.js"
+import { balances, clientOf, fundedAddress, pay, sweep, untilFinished } from "../test/custody-flows.js"
+import { getAssociatedTokenAddressSync } from "@solana/spl-token"
+import { PublicKey } from "@solana/web3.js"
 
 /** A reconciliation run of the chain, once the indexer has passed the final height: no difference. */
 const reconciled = (chain: Chain) =>
@@ -224,6 +226,103 @@ describe("collection (sweep) on the devnets", () => {
           SELECT trim_scale(amount)::text AS amount FROM ledger_transfers WHERE reference = ${String(done.operation_id)} AND kind = 'rent'`
           expect(BigInt(rent?.amount ?? "0")).toBeGreaterThan(0n)
           expect(yield* balances(merchantId, "SOLANA", "USDT")).toEqual({ uncollected: "50", available: "200" })
+          expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+        })
+    )
+
+    it.effect(
+      "Solana: a swept order address's token account is closed, its rent back in the gas wallet; a deposit address keeps its own",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const http = yield* TestClient
+          const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+          // switched live for this test (shipped deposit_live: no orders, no collection), and back after the sweeps
+          yield* sql`UPDATE wallet_asset_policies SET status = 'live', can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          const created = yield* http.request("POST", "/v1/orders", {
+            apiKey,
+            json: { amount: "40", currency: "USDT", chain: "SOLANA" }
+          })
+          expect(created.status, created.text).toBe(201)
+          const order = asRecord(created.body)
+          const payAddress = String(order.pay_address)
+          yield* pay("SOLANA-USDT", payAddress, "40")
+          yield* eventually(
+            http.request("GET", `/v1/orders/${String(order.order_id)}`, { apiKey }),
+            (r) => asRecord(r.body).status === "PAID",
+            30_000
+          )
+          const [orderWallet] = yield* sql<{ id: string }>`SELECT id FROM wallets WHERE address = ${payAddress}`
+          const deposit = yield* fundedAddress(apiKey, "SOLANA", "USDT", "30")
+          const swept = yield* Effect.forEach([orderWallet?.id ?? "", deposit.walletId], (walletId) =>
+            Effect.flatMap(sweep(apiKey, "SOLANA-USDT", { from_wallet_id: walletId }), (started) =>
+              untilFinished(apiKey, "SOLANA-USDT", String(asRecord(started.body).operation_id))
+            )
+          )
+          yield* sql`UPDATE wallet_asset_policies SET status = 'deposit_live', can_collect = false, signing_implemented = false WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          expect(swept.map((done) => done.status)).toEqual(["COMPLETED", "COMPLETED"])
+
+          // the order address's account is closed by an operation of its own, stored with the sweep
+          const closes = yield* eventually(
+            sql<{ id: string; parent_id: string; status: string }>`
+              SELECT id, parent_id, status FROM custody_operations WHERE type = 'account_close' AND merchant_id = ${merchantId}`,
+            (rows) => rows.every((r) => r.status === "COMPLETED") && rows.length > 0,
+            60_000
+          )
+          // the deposit address keeps its account (FACET_SOLANA_CLOSE_DEPOSIT_ACCOUNTS is off by default)
+          expect(closes.map((c) => c.parent_id)).toEqual([String(swept[0]?.operation_id)])
+          const closeId = closes[0]?.id ?? ""
+          const [closeTx] = yield* sql<{ tx_hash: string }>`
+            SELECT tx_hash FROM custody_transactions WHERE operation_id = ${closeId} AND status = 'final'`
+          const booked = yield* sql<{ kind: string; debit_account: string; credit_account: string; amount: string }>`
+            SELECT kind, debit_account, credit_account, trim_scale(amount)::text AS amount
+            FROM ledger_transfers WHERE reference = ${closeId} ORDER BY kind DESC`
+          const config = yield* AppConfig
+          const devnets = yield* readDevnetFile(config.dataDir)
+          const rpc = (method: string, params: ReadonlyArray<unknown>) =>
+            Effect.promise(() =>
+              fetch(devnets.solana.rpcUrl, {
+                method: "POST",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+              }).then((r) => r.json())
+            ).pipe(Effect.map((body) => asRecord(asRecord(body).result)))
+          const mint = new PublicKey(devnets.solana.tokens.USDT ?? "")
+          const accountOf = (owner: string) =>
+            rpc("getAccountInfo", [
+              getAssociatedTokenAddressSync(mint, new PublicKey(owner), true).toBase58(),
+              { commitment: "confirmed", encoding: "base64" }
+            ]).pipe(Effect.map((result) => result.value ?? null))
+          expect(yield* accountOf(payAddress)).toBeNull()
+          expect(yield* accountOf(deposit.address)).not.toBeNull()
+          // the rent (a token account's rent-exempt minimum) went chain → gas; the fee gas → chain
+          const rentExempt = yield* Effect.promise(() =>
+            fetch(devnets.solana.rpcUrl, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({
+                jsonrpc: "2.0",
+                id: 1,
+                method: "getMinimumBalanceForRentExemption",
+                params: [165]
+              })
+            }).then((r) => r.json())
+          )
+          expect(booked).toEqual([
+            {
+              kind: "rent_refund",
+              debit_account: "chain",
+              credit_account: "gas",
+              amount: String(asRecord(rentExempt).result)
+            },
+            { kind: "network_fee", debit_account: "gas", credit_account: "chain", amount: "10000" }
+          ])
+          // the platform's own transaction: no merchant-visible row, no deposit booked by the indexer
+          const rows = yield* sql<{
+            n: number
+          }>`SELECT count(*)::int AS n FROM transactions WHERE tx_hash = ${closeTx?.tx_hash ?? ""}`
+          expect(rows[0]?.n).toBe(0)
+          expect(yield* balances(merchantId, "SOLANA", "USDT")).toEqual({ uncollected: "0", available: "70" })
           expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
         })
     )

@@ -11,6 +11,8 @@ import { LedgerStore } from "../src/stores/ledger-store.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { AssetStore } from "../src/stores/asset-store.js"
+import { OrderStore } from "../src/stores/order-store.js"
+import { WalletStore } from "../src/stores/wallet-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
 import { CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
@@ -66,6 +68,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     const actors = yield* WalletActors
     const config = yield* CustodyConfig
     const gas = yield* GasWallets
+    const walletStore = yield* WalletStore
+    const orderStore = yield* OrderStore
 
     const clientOf = (chain: Chain) =>
       Option.match(clients.get(chain), {
@@ -288,6 +292,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       if (
         Option.isNone(found) ||
         found.value.type === "withdrawal" ||
+        found.value.type === "account_close" ||
         found.value.merchant_id !== merchantId ||
         `${found.value.chain}-${found.value.currency}` !== assetKey
       ) {
@@ -525,7 +530,84 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             reference: operation.id
           })
         }
-        yield* finish(operation, outcome, moved)
+        yield* finish(operation, outcome, moved, closeAfterSweep(operation))
+      })
+
+    /**
+     * Solana: a sweep that left its receive wallet nothing of the token closes the wallet's token account, its
+     * rent (paid by whoever made the account, usually the payer) back to the platform's gas wallet — at an
+     * order address once its orders are settled, at a deposit address only when configured (its next
+     * depositor would pay to make it again). Stored in the sweep's completing transaction, so a crash cannot
+     * lose it; the resume pass hands it to the wallet's actor.
+     */
+    const closeAfterSweep = (operation: OperationRow) =>
+      Effect.gen(function* () {
+        if (operation.chain !== "SOLANA" || isNative(operation)) return
+        const left = yield* ledger.balance(
+          Accounts.uncollected(operation.merchant_id, operation.wallet_id),
+          operation.chain,
+          operation.currency
+        )
+        if (left > 0n) return
+        const wallet = yield* walletStore.byId(operation.wallet_id)
+        if (Option.isNone(wallet)) return
+        const close =
+          wallet.value.purpose === "order"
+            ? config.closeTokenAccounts.order && (yield* orderStore.settledAt(operation.wallet_id))
+            : wallet.value.purpose === "deposit" && config.closeTokenAccounts.deposit
+        if (!close) return
+        // made on first use, and this sweep's fee payer
+        const gasWallet = yield* wallets.gasWallet(operation.chain)
+        yield* store.insertAccountClose({
+          id: newId("op"),
+          type: "account_close",
+          status: "SWEEPING",
+          merchant_id: operation.merchant_id,
+          chain: operation.chain,
+          currency: operation.currency,
+          wallet_id: operation.wallet_id,
+          from_address: operation.from_address,
+          to_wallet_id: gasWallet.id,
+          to_address: gasWallet.address,
+          amount: "0",
+          parent_id: operation.id,
+          waiting_for: "the receive wallet's actor"
+        })
+      })
+
+    /** Closes a receive wallet's emptied token account: its rent `chain` → `gas`, the fee `gas` → `chain`. */
+    const driveClose = (operation: OperationRow) =>
+      Effect.gen(function* () {
+        const wallet = yield* wallets.byId(operation.wallet_id)
+        if (wallet === undefined) return yield* store.fail(operation.id, "the receive wallet is gone")
+        const gasWallet = yield* wallets.gasWallet(operation.chain)
+        const current = yield* store.operation(operation.id)
+        const outcome = yield* sender.send(
+          Option.getOrElse(current, () => operation),
+          {
+            from: wallet.key,
+            to: operation.to_address,
+            currency: operation.currency,
+            amount: 0n,
+            decimals: NATIVE_ASSETS[operation.chain].decimals,
+            walletId: operation.wallet_id,
+            feePayer: gasWallet.key,
+            action: { _tag: "CloseTokenAccount" }
+          }
+        )
+        if (outcome._tag === "Failed") return yield* failed(operation, outcome)
+        yield* finish(operation, outcome, [
+          {
+            debit: Accounts.chain,
+            credit: Accounts.gas,
+            chain: operation.chain,
+            currency: NATIVE_ASSETS[operation.chain].currency,
+            amount: outcome.amount,
+            kind: "rent_refund",
+            reference: operation.id
+          },
+          networkFee(operation, outcome.fee)
+        ])
       })
 
     /** What a wallet's actor runs for an operation: safe to run again at any point. */
@@ -533,7 +615,13 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       const found = yield* store.operation(operationId)
       if (Option.isNone(found) || isFinished(found.value.status)) return
       const operation = found.value
-      yield* (operation.type === "gas_funding" ? driveFunding(operation) : driveCollection(operation)).pipe(
+      yield* (
+        operation.type === "gas_funding"
+          ? driveFunding(operation)
+          : operation.type === "account_close"
+            ? driveClose(operation)
+            : driveCollection(operation)
+      ).pipe(
         Effect.catchTag("ChainRpcError", (e) =>
           store.waitingFor(operation.id, `the ${operation.chain} node (${e.message}); resumed later`)
         ),
@@ -609,6 +697,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
   }),
   dependencies: [
     AssetStore.Default,
+    OrderStore.Default,
+    WalletStore.Default,
     LedgerStore.Default,
     TransactionStore.Default,
     CustodyStore.Default,

@@ -45,6 +45,12 @@ export interface CustodyConfigShape {
   readonly feeBumpAfter: Duration.Duration
   /** Native coins at a receive wallet below this (base units) wait for more before custody consolidates them. */
   readonly consolidateMin: Readonly<Record<"TRC20" | "BEP20", bigint>>
+  /**
+   * Solana: a receive wallet's token account emptied by a sweep is closed, its rent back to the gas wallet —
+   * an order address's once its orders are settled, a deposit address's (its next depositor pays to make it
+   * again) only when asked.
+   */
+  readonly closeTokenAccounts: { readonly order: boolean; readonly deposit: boolean }
 }
 
 export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
@@ -102,7 +108,9 @@ export const CustodyConfigLive = Layer.effect(
       // sun per energy unit: mainnet has charged 100 since proposal #104; the devnet charges the older 420
       trc20MaxPrice: decimal("FACET_MAX_GAS_PRICE_TRC20", devnet ? "420" : "210"),
       solanaMaxFee: decimal("FACET_MAX_NETWORK_FEE_SOLANA", "0.01"),
-      solanaMaxPrice: decimal("FACET_MAX_GAS_PRICE_SOLANA", "5000")
+      solanaMaxPrice: decimal("FACET_MAX_GAS_PRICE_SOLANA", "5000"),
+      closeOrderAccounts: Config.boolean("FACET_SOLANA_CLOSE_ORDER_ACCOUNTS").pipe(Config.withDefault(true)),
+      closeDepositAccounts: Config.boolean("FACET_SOLANA_CLOSE_DEPOSIT_ACCOUNTS").pipe(Config.withDefault(false))
     })
     // FACET_PRICE_<CURRENCY> (USDT per unit) overrides or adds prices; mainnet has none by default but USDT
     const prices = new Map<string, string>(devnet ? DEVNET_PRICES : [["USDT", "1"]])
@@ -141,7 +149,8 @@ export const CustodyConfigLive = Layer.effect(
       consolidateMin: {
         TRC20: flooredUnits(raw.consolidateMinTrc20, 6),
         BEP20: flooredUnits(raw.consolidateMinBep20, 18)
-      }
+      },
+      closeTokenAccounts: { order: raw.closeOrderAccounts, deposit: raw.closeDepositAccounts }
     }
   })
 )

@@ -195,7 +195,8 @@ const ConfigLive = Layer.effect(
     get feeBumpAfter() {
       return faults.feeBumpAfter
     },
-    consolidateMin: { TRC20: 1_000_000n, BEP20: 10n ** 15n }
+    consolidateMin: { TRC20: 1_000_000n, BEP20: 10n ** 15n },
+    closeTokenAccounts: { order: false, deposit: false }
   }))
 )
 

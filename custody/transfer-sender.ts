@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Duration, Effect, Either, Option } from "effect"
 import type {
+  ChainAction,
   ChainClient,
   ChainRpcError,
   FeeAboveCap,
@@ -29,6 +30,8 @@ export interface TransferLeg {
   readonly walletId: string
   /** The most its fee may be, in native base units (a native withdrawal: its quote); the chain's cap otherwise. */
   readonly maxFee?: bigint
+  /** Not a transfer but this (closing a Solana token account): the platform's own, no merchant-visible row. */
+  readonly action?: ChainAction
 }
 
 export type SendOutcome = Data.TaggedEnum<{
@@ -112,6 +115,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           ...(nonce === undefined || nonce === null ? {} : { nonce }),
           ...(outbid === undefined ? {} : { gasPriceAtLeast: outbid }),
           ...(leg.feePayer === undefined ? {} : { feePayer: leg.feePayer }),
+          ...(leg.action === undefined ? {} : { action: leg.action }),
           ...(client.chain === "POLYGON"
             ? {}
             : {
@@ -338,7 +342,10 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           const fresh = signed.right.value
           yield* sql
             .withTransaction(
-              Effect.zipRight(store.recordSigned(operation, fresh, leg), recordRow(operation, leg, fresh.txHash))
+              Effect.zipRight(
+                store.recordSigned(operation, fresh, leg),
+                leg.action === undefined ? recordRow(operation, leg, fresh.txHash) : Effect.void
+              )
             )
             .pipe(Effect.orDie)
           yield* Effect.logInfo(

@@ -45,6 +45,13 @@ export interface TransactionLookup {
   readonly fee: Option.Option<bigint>
 }
 
+/**
+ * What a custody transaction does instead of a plain transfer of `amount`. `CloseTokenAccount` (Solana): closes
+ * the sender's token account of `currency`, which must hold none, and returns its rent (all its lamports) to
+ * `to`; `amount` is not used.
+ */
+export type ChainAction = { readonly _tag: "CloseTokenAccount" }
+
 export interface TransferRequest {
   readonly from: KeyRef
   readonly to: string
@@ -58,6 +65,8 @@ export interface TransferRequest {
   readonly feeCap?: FeeCap
   /** EVM: sign at this gas price at least (a replacement must outbid the transaction it replaces). */
   readonly gasPriceAtLeast?: bigint
+  /** Not a transfer but this; a chain that has no such thing refuses it (TransferRejected). */
+  readonly action?: ChainAction
 }
 
 /**
@@ -88,6 +97,11 @@ export interface SignedTransfer {
   readonly maxFee: bigint
   /** The unit price it was signed at: wei per gas, sun per energy unit, lamports per signature. */
   readonly gasPrice: bigint
+  /**
+   * What it moves to `to` when the request could not say (an action): a closed Solana token account's
+   * lamports, read when it was signed. Absent: the request's `amount`.
+   */
+  readonly amount?: bigint
 }
 
 /** The facts that decide whether a signed transfer that is not on chain may still land. */

@@ -5,7 +5,7 @@ import { Chain } from "../domain/chain.js"
 import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 import { TransactionStore } from "./transaction-store.js"
 
-export const OperationType = Schema.Literal("collection", "gas_funding", "withdrawal")
+export const OperationType = Schema.Literal("collection", "gas_funding", "withdrawal", "account_close")
 export type OperationType = typeof OperationType.Type
 
 /** GAS_FUNDING → SWEEPING → BROADCAST → COMPLETED, or FAILED at any step (nothing moved in the ledger). */
@@ -211,6 +211,15 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         })
       )
 
+    /** A token account's close (Solana), unless one of that wallet and token is in flight: stored or not. */
+    const insertAccountClose = Effect.fn("CustodyStore.insertAccountClose")(function* (row: NewOperation) {
+      const inserted = yield* sql`
+        INSERT INTO custody_operations ${sql.insert(row)}
+        ON CONFLICT (wallet_id, currency) WHERE type = 'account_close' AND status NOT IN ('COMPLETED', 'FAILED') DO NOTHING
+        RETURNING id`
+      return inserted.length > 0
+    })
+
     /** A new operation (a withdrawal's, in the transaction that approves it). */
     const insertOperation = (row: NewOperation) =>
       sql`INSERT INTO custody_operations ${sql.insert(row)}`.pipe(Effect.asVoid)
@@ -330,7 +339,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
               fee_payer: signed.feePayer,
               to_address: leg.to,
               currency: leg.currency,
-              amount: leg.amount.toString(),
+              amount: (signed.amount ?? leg.amount).toString(),
               raw: signed.raw,
               nonce: Option.getOrNull(Option.map(signed.nonce, String)),
               valid_until: Option.getOrNull(Option.map(signed.validUntil, String)),
@@ -555,6 +564,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       insertCollection,
       collectionInFlight,
       startGasFunding,
+      insertAccountClose,
       insertOperation,
       kick,
       setStatus,

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Chain } from "../domain/chain.js"
 import { CheckoutMode, OrderStatus } from "../domain/order.js"
 import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
@@ -124,6 +124,7 @@ export type WalletAssetRow = typeof WalletAssetRow.Type
 
 const TotalRow = Schema.Struct({ total: Schema.NumberFromString })
 const CountRow = Schema.Struct({ n: Schema.Number })
+const SettledRow = Schema.Struct({ open: Schema.Number, total: Schema.Number })
 
 /**
  * Every statement on checkout orders: `orders` and `order_assets` (the assets and networks each order can be
@@ -260,7 +261,22 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
         RETURNING 1)
       SELECT count(*)::int AS n FROM u`.pipe(Effect.flatMap(decodeScalar(CountRow, "n", () => 0)))
 
+    /**
+     * Whether every order paid at this receive wallet (as its address, or one of its assets') is settled —
+     * PAID or EXPIRED — and there is one: a one-time address that no order still waits on.
+     */
+    const settledAt = (walletId: string) =>
+      sql`
+        SELECT count(*) FILTER (WHERE o.status NOT IN ('PAID', 'EXPIRED'))::int AS open, count(*)::int AS total
+        FROM orders o
+        WHERE o.wallet_id = ${walletId}
+           OR EXISTS (SELECT 1 FROM order_assets oa WHERE oa.order_id = o.id AND oa.wallet_id = ${walletId})`.pipe(
+        Effect.flatMap(decodeFirst(SettledRow)),
+        Effect.map(Option.exists((row) => row.total > 0 && row.open === 0))
+      )
+
     return {
+      settledAt,
       find,
       assetsOf,
       insert,

@@ -31,6 +31,7 @@ const WalletRow = Schema.Struct({
   ...OwnedWalletRow.fields,
   merchant_id: Schema.NullOr(Schema.String),
   kind: Schema.String,
+  purpose: Schema.Literal("order", "deposit", "main", "gas"),
   network: Chain
 })
 export type WalletRow = typeof WalletRow.Type
@@ -158,7 +159,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
 
     const byId = (walletId: string) =>
       sql`
-        SELECT id, address, family, key_account, address_index, merchant_id, kind, network FROM wallets WHERE id = ${walletId}`.pipe(
+        SELECT id, address, family, key_account, address_index, merchant_id, kind, purpose, network FROM wallets WHERE id = ${walletId}`.pipe(
         Effect.flatMap(decodeFirst(WalletRow))
       )
 

@@ -1,6 +1,7 @@
 import { base58 } from "@scure/base"
 import {
   createAssociatedTokenAccountIdempotentInstruction,
+  createCloseAccountInstruction,
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync
 } from "@solana/spl-token"
@@ -296,7 +297,28 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           lastValidBlockHeight: latest.lastValidBlockHeight
         })
         let rent = 0n
-        if (request.currency === NATIVE) {
+        let closed: bigint | undefined
+        if (request.action?._tag === "CloseTokenAccount") {
+          const token = settings.tokens.get(request.currency)
+          if (token === undefined)
+            return yield* new TransferRejected({ chain: "SOLANA", message: `no mint configured for ${request.currency}` })
+          const account = getAssociatedTokenAddressSync(new PublicKey(token.mint), from, true)
+          const info = yield* Effect.tryPromise({
+            try: () => connection.getAccountInfo(account, "confirmed"),
+            catch: rpcError("getAccountInfo")
+          })
+          if (info === null)
+            return yield* new TransferRejected({ chain: "SOLANA", message: `${account.toBase58()} is no token account` })
+          // the token program refuses to close an account that holds tokens: a deposit since the sweep stays
+          const held = info.data.length >= 72 ? Buffer.from(info.data).readBigUInt64LE(64) : 0n
+          if (held > 0n)
+            return yield* new TransferRejected({
+              chain: "SOLANA",
+              message: `${account.toBase58()} holds ${held} base units of ${request.currency} again: not closed`
+            })
+          closed = BigInt(info.lamports)
+          tx.add(createCloseAccountInstruction(account, to.value, from))
+        } else if (request.currency === NATIVE) {
           tx.add(SystemProgram.transfer({ fromPubkey: from, toPubkey: to.value, lamports: request.amount }))
         } else {
           const token = settings.tokens.get(request.currency)
@@ -347,7 +369,8 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           nonce: Option.none(),
           validUntil: Option.some(BigInt(latest.lastValidBlockHeight)),
           maxFee: BigInt(LAMPORTS_PER_SIGNATURE * signers.length) + rent,
-          gasPrice: BigInt(LAMPORTS_PER_SIGNATURE)
+          gasPrice: BigInt(LAMPORTS_PER_SIGNATURE),
+          ...(closed === undefined ? {} : { amount: closed })
         } satisfies SignedTransfer
       })
 
