@@ -559,7 +559,10 @@ export const makeBep20Client = (settings: Bep20Settings) =>
         if (request.from.family !== "EVM")
           return yield* new TransferRejected({ chain: "BEP20", message: "BEP20 transfers need an EVM key" })
         if (request.action !== undefined)
-          return yield* new TransferRejected({ chain: "BEP20", message: `${request.action._tag} is not a BEP20 transaction` })
+          return yield* new TransferRejected({
+            chain: "BEP20",
+            message: `${request.action._tag} is not a BEP20 transaction`
+          })
         if (!isHexAddress(request.to))
           return yield* new TransferRejected({ chain: "BEP20", message: `not an address: ${request.to}` })
         const [key] = yield* signer.deriveAddresses("EVM", request.from.account, [request.from.index])

@@ -301,14 +301,20 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         if (request.action?._tag === "CloseTokenAccount") {
           const token = settings.tokens.get(request.currency)
           if (token === undefined)
-            return yield* new TransferRejected({ chain: "SOLANA", message: `no mint configured for ${request.currency}` })
+            return yield* new TransferRejected({
+              chain: "SOLANA",
+              message: `no mint configured for ${request.currency}`
+            })
           const account = getAssociatedTokenAddressSync(new PublicKey(token.mint), from, true)
           const info = yield* Effect.tryPromise({
             try: () => connection.getAccountInfo(account, "confirmed"),
             catch: rpcError("getAccountInfo")
           })
           if (info === null)
-            return yield* new TransferRejected({ chain: "SOLANA", message: `${account.toBase58()} is no token account` })
+            return yield* new TransferRejected({
+              chain: "SOLANA",
+              message: `${account.toBase58()} is no token account`
+            })
           // the token program refuses to close an account that holds tokens: a deposit since the sweep stays
           const held = info.data.length >= 72 ? Buffer.from(info.data).readBigUInt64LE(64) : 0n
           if (held > 0n)

@@ -374,7 +374,10 @@ export const makeTronClient = (settings: TronSettings) =>
         if (request.from.family !== "TRON")
           return yield* new TransferRejected({ chain: "TRC20", message: "TRON transfers need a TRON key" })
         if (request.action !== undefined)
-          return yield* new TransferRejected({ chain: "TRC20", message: `${request.action._tag} is not a TRC20 transaction` })
+          return yield* new TransferRejected({
+            chain: "TRC20",
+            message: `${request.action._tag} is not a TRC20 transaction`
+          })
         const to = tronHex41(request.to)
         if (to === undefined)
           return yield* new TransferRejected({ chain: "TRC20", message: `not a TRON address: ${request.to}` })
