@@ -116,6 +116,54 @@ describe("Solana client on the litesvm devnet", () => {
       })
     )
 
+    it.effect(
+      "closes an emptied token account, its lamports to the payee; one that holds tokens is refused unsigned",
+      () =>
+        Effect.gen(function* () {
+          const { client, devnet } = yield* Devnet
+          const [owner, payer, payee] = [yield* addressOf(10), yield* addressOf(11), yield* addressOf(12)]
+          yield* rpc(devnet.url, "requestAirdrop", [payer, 1_000_000_000])
+          yield* rpc(devnet.url, "devnet_mintUsdt", [owner, "5000000"])
+          const ownerKey = { family: "SOLANA", account: 4, index: 10 } as const
+          const payerKey = { family: "SOLANA", account: 4, index: 11 } as const
+          const close = {
+            from: ownerKey,
+            to: payee,
+            currency: "USDT",
+            amount: 0n,
+            feePayer: payerKey,
+            action: { _tag: "CloseTokenAccount" }
+          } as const
+          // it holds 5 USDT: the token program would refuse, so nothing is signed
+          const held = yield* Effect.flip(client.prepare(close))
+          expect(held.message).toMatch(/holds 5000000 base units of USDT again: not closed/)
+          yield* settle(
+            client,
+            yield* sendTransfer(client, {
+              from: ownerKey,
+              to: payee,
+              currency: "USDT",
+              amount: 5_000_000n,
+              feePayer: payerKey
+            })
+          )
+          const account = getAssociatedTokenAddressSync(new PublicKey(devnet.usdtMint), new PublicKey(owner), true)
+          const lamports = (yield* Effect.promise(() => new Connection(devnet.url, "confirmed").getAccountInfo(account)))?.lamports
+          const before = yield* client.balance(payee, "SOL")
+          const signed = yield* client.prepare(close)
+          expect(signed.amount).toBe(BigInt(lamports ?? 0))
+          expect(signed.feePayer).toBe(payer)
+          yield* client.broadcast(signed.raw)
+          yield* settle(client, signed.txHash)
+          expect(yield* Effect.promise(() => new Connection(devnet.url, "confirmed").getAccountInfo(account))).toBeNull()
+          expect((yield* client.balance(payee, "SOL")) - before).toBe(BigInt(lamports ?? 0))
+          expect(yield* client.balance(owner, "SOL")).toBe(0n)
+          // no token account left to close
+          const gone = yield* Effect.flip(client.prepare(close))
+          expect(gone.message).toMatch(/is no token account/)
+        })
+    )
+
     it.effect("refuses an overdraft, a wrong signature and a replay; unknown signatures are none", () =>
       Effect.gen(function* () {
         const { client, devnet } = yield* Devnet
