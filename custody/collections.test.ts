@@ -286,34 +286,23 @@ describe("collection (sweep) on the devnets", () => {
                 headers: { "content-type": "application/json" },
                 body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
               }).then((r) => r.json())
-            ).pipe(Effect.map((body) => asRecord(asRecord(body).result)))
+            ).pipe(Effect.map((body) => asRecord(body).result))
           const mint = new PublicKey(devnets.solana.tokens.USDT ?? "")
           const accountOf = (owner: string) =>
             rpc("getAccountInfo", [
               getAssociatedTokenAddressSync(mint, new PublicKey(owner), true).toBase58(),
               { commitment: "confirmed", encoding: "base64" }
-            ]).pipe(Effect.map((result) => result.value ?? null))
+            ]).pipe(Effect.map((result) => asRecord(result).value ?? null))
           expect(yield* accountOf(payAddress)).toBeNull()
           expect(yield* accountOf(deposit.address)).not.toBeNull()
           // the rent (a token account's rent-exempt minimum) went chain → gas; the fee gas → chain
-          const rentExempt = yield* Effect.promise(() =>
-            fetch(devnets.solana.rpcUrl, {
-              method: "POST",
-              headers: { "content-type": "application/json" },
-              body: JSON.stringify({
-                jsonrpc: "2.0",
-                id: 1,
-                method: "getMinimumBalanceForRentExemption",
-                params: [165]
-              })
-            }).then((r) => r.json())
-          )
+          const rentExempt = yield* rpc("getMinimumBalanceForRentExemption", [165])
           expect(booked).toEqual([
             {
               kind: "rent_refund",
               debit_account: "chain",
               credit_account: "gas",
-              amount: String(asRecord(rentExempt).result)
+              amount: String(rentExempt)
             },
             { kind: "network_fee", debit_account: "gas", credit_account: "chain", amount: "10000" }
           ])

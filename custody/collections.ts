@@ -491,19 +491,15 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             )
           : operation.amount
         if (amount <= 0n) return yield* store.fail(operation.id, "the balance cannot pay its own network fee")
-        const current = yield* store.operation(operation.id)
-        const outcome = yield* sender.send(
-          Option.getOrElse(current, () => operation),
-          {
-            from: wallet.key,
-            to: operation.to_address,
-            currency: operation.currency,
-            amount,
-            decimals: policy.value.decimals,
-            walletId: operation.wallet_id,
-            ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
-          }
-        )
+        const outcome = yield* sender.send(operation, {
+          from: wallet.key,
+          to: operation.to_address,
+          currency: operation.currency,
+          amount,
+          decimals: policy.value.decimals,
+          walletId: operation.wallet_id,
+          ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
+        })
         if (outcome._tag === "Failed") return yield* failed(operation, outcome)
         const native = NATIVE_ASSETS[operation.chain].currency
         const moved: Array<LedgerTransfer> = [
@@ -581,20 +577,16 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         const wallet = yield* wallets.byId(operation.wallet_id)
         if (wallet === undefined) return yield* store.fail(operation.id, "the receive wallet is gone")
         const gasWallet = yield* wallets.gasWallet(operation.chain)
-        const current = yield* store.operation(operation.id)
-        const outcome = yield* sender.send(
-          Option.getOrElse(current, () => operation),
-          {
-            from: wallet.key,
-            to: operation.to_address,
-            currency: operation.currency,
-            amount: 0n,
-            decimals: NATIVE_ASSETS[operation.chain].decimals,
-            walletId: operation.wallet_id,
-            feePayer: gasWallet.key,
-            action: { _tag: "CloseTokenAccount" }
-          }
-        )
+        const outcome = yield* sender.send(operation, {
+          from: wallet.key,
+          to: operation.to_address,
+          currency: operation.currency,
+          amount: 0n,
+          decimals: NATIVE_ASSETS[operation.chain].decimals,
+          walletId: operation.wallet_id,
+          feePayer: gasWallet.key,
+          action: { _tag: "CloseTokenAccount" }
+        })
         if (outcome._tag === "Failed") return yield* failed(operation, outcome)
         yield* finish(operation, outcome, [
           {

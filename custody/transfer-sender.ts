@@ -454,7 +454,9 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         })
       })
 
-    const send = Effect.fn("TransferSender.send")(function* (operation: OperationRow, leg: TransferLeg) {
+    const send = Effect.fn("TransferSender.send")(function* (given: OperationRow, leg: TransferLeg) {
+      // the operation as stored now: what the caller read may be older (a halt recorded since)
+      const operation = Option.getOrElse(yield* store.operation(given.id), () => given)
       const client = yield* Option.match(clients.get(operation.chain), {
         onNone: () => Effect.dieMessage(`no chain client for ${operation.chain}`),
         onSome: Effect.succeed

@@ -416,23 +416,19 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         const main = yield* Effect.orDie(wallets.byId(operation.wallet_id))
         if (main === undefined) return yield* fail("the main wallet is gone", 0n)
         const gasWallet = operation.chain === "SOLANA" ? yield* Effect.orDie(wallets.gasWallet("SOLANA")) : undefined
-        const current = yield* store.operation(operation.id)
-        const outcome = yield* sender.send(
-          Option.getOrElse(current, () => operation),
-          {
-            from: main.key,
-            to: operation.to_address,
-            currency: operation.currency,
-            amount: operation.amount,
-            decimals,
-            walletId: operation.wallet_id,
-            ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key }),
-            // a native withdrawal pays its network fee from its own amount: never more than it was quoted
-            ...(withdrawal.network_fee_included
-              ? { maxFee: toBaseUnits(withdrawal.network_fee, NATIVE_ASSETS[withdrawal.chain].decimals) }
-              : {})
-          }
-        )
+        const outcome = yield* sender.send(operation, {
+          from: main.key,
+          to: operation.to_address,
+          currency: operation.currency,
+          amount: operation.amount,
+          decimals,
+          walletId: operation.wallet_id,
+          ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key }),
+          // a native withdrawal pays its network fee from its own amount: never more than it was quoted
+          ...(withdrawal.network_fee_included
+            ? { maxFee: toBaseUnits(withdrawal.network_fee, NATIVE_ASSETS[withdrawal.chain].decimals) }
+            : {})
+        })
         if (outcome._tag === "Failed") return yield* fail(outcome.reason, outcome.burned)
         const transfers: Array<LedgerTransfer> = [
           {
