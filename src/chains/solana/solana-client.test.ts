@@ -148,14 +148,18 @@ describe("Solana client on the litesvm devnet", () => {
             })
           )
           const account = getAssociatedTokenAddressSync(new PublicKey(devnet.usdtMint), new PublicKey(owner), true)
-          const lamports = (yield* Effect.promise(() => new Connection(devnet.url, "confirmed").getAccountInfo(account)))?.lamports
+          const lamports = (yield* Effect.promise(() =>
+            new Connection(devnet.url, "confirmed").getAccountInfo(account)
+          ))?.lamports
           const before = yield* client.balance(payee, "SOL")
           const signed = yield* client.prepare(close)
           expect(signed.amount).toBe(BigInt(lamports ?? 0))
           expect(signed.feePayer).toBe(payer)
           yield* client.broadcast(signed.raw)
           yield* settle(client, signed.txHash)
-          expect(yield* Effect.promise(() => new Connection(devnet.url, "confirmed").getAccountInfo(account))).toBeNull()
+          expect(
+            yield* Effect.promise(() => new Connection(devnet.url, "confirmed").getAccountInfo(account))
+          ).toBeNull()
           expect((yield* client.balance(payee, "SOL")) - before).toBe(BigInt(lamports ?? 0))
           expect(yield* client.balance(owner, "SOL")).toBe(0n)
           // no token account left to close
