@@ -196,6 +196,14 @@ describe("TRON devnet: mainnet's fee schedule and Stake 2.0", () => {
           expect(resources.EnergyLimit).toBe(Math.floor(10_000 * (180_000_000_000 / weight)))
           // a staked TRX yields what it yields on mainnet (180e9 / 18,971,780,957 ≈ 9.49 energy a day)
           within10(Number(resources.EnergyLimit) / 10_000, 9.49)
+          // mainnet's recorded answer (staking for energy): its keys and types, less TRC10's, plus two it printed as 0
+          const mainnet = record(
+            JSON.parse(readFileSync("test/recorded/mainnet/tron/drpc_getaccountresource_mainnet_example.json", "utf8"))
+          )
+          const types = (v: Record<string, unknown>) =>
+            Object.fromEntries(Object.entries(v).map(([k, x]) => [k, typeof x]))
+          const { assetNetUsed: _used, assetNetLimit: _limit, ...mainnetKeys } = types(mainnet)
+          expect(types(resources)).toEqual({ ...mainnetKeys, freeNetUsed: "number", tronPowerLimit: "number" })
           const staked = yield* post(url, "/wallet/getaccount", { address: staker.address, visible: true })
           expect(staked.frozenV2).toEqual([{}, { type: "ENERGY", amount: 10_000 * TRX }, { type: "TRON_POWER" }])
           expect(yield* post(url, "/wallet/getcandelegatedmaxsize", { owner_address: staker.hex, type: 1 })).toEqual({
