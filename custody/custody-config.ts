@@ -105,8 +105,8 @@ export const CustodyConfigLive = Layer.effect(
       bep20MaxFee: decimal("FACET_MAX_NETWORK_FEE_BEP20", "0.002"),
       bep20MaxPrice: decimal("FACET_MAX_GAS_PRICE_BEP20", "10"),
       trc20MaxFee: decimal("FACET_MAX_NETWORK_FEE_TRC20", "50"),
-      // sun per energy unit: mainnet has charged 100 since proposal #104; the devnet charges the older 420
-      trc20MaxPrice: decimal("FACET_MAX_GAS_PRICE_TRC20", devnet ? "420" : "210"),
+      // sun per energy unit: mainnet (and the devnet, which charges as it does) has charged 100 since proposal #104
+      trc20MaxPrice: decimal("FACET_MAX_GAS_PRICE_TRC20", "210"),
       solanaMaxFee: decimal("FACET_MAX_NETWORK_FEE_SOLANA", "0.01"),
       solanaMaxPrice: decimal("FACET_MAX_GAS_PRICE_SOLANA", "5000"),
       closeOrderAccounts: Config.boolean("FACET_SOLANA_CLOSE_ORDER_ACCOUNTS").pipe(Config.withDefault(true)),

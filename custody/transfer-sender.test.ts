@@ -187,7 +187,7 @@ const ConfigLive = Layer.effect(
     crashPoint: Option.none(),
     stuckAfterMinutes: 30,
     feeCaps: {
-      TRC20: { maxFee: 50_000_000n, maxGasPrice: 420n },
+      TRC20: { maxFee: 50_000_000n, maxGasPrice: 210n },
       BEP20: { maxFee: 2n * 10n ** 15n, maxGasPrice: 10n ** 10n },
       SOLANA: { maxFee: 10_000_000n, maxGasPrice: 5_000n }
     },

@@ -318,7 +318,7 @@ export const makeTronClient = (settings: TronSettings) =>
       const value = (key: string, fallback: number) =>
         BigInt(p.chainParameter?.find((e) => e.key === key)?.value ?? fallback)
       return {
-        energy: value("getEnergyFee", 420),
+        energy: value("getEnergyFee", 100),
         bandwidthByte: value("getTransactionFee", 1000),
         newAccount: value("getCreateNewAccountFeeInSystemContract", 1_000_000) + value("getCreateAccountFee", 100_000)
       }

@@ -55,6 +55,24 @@ const renderBlock = (block: LedgerBlock) => ({
   ...(block.outcomes.length === 0 ? {} : { transactions: block.outcomes.map(renderTx) })
 })
 
+const nonZero = (entries: ReadonlyArray<readonly [string, number | bigint | undefined]>) =>
+  Object.fromEntries(entries.filter(([, v]) => v !== undefined && v !== 0 && v !== 0n).map(([k, v]) => [k, Number(v)]))
+
+const renderReceipt = (outcome: TxOutcome, trigger: boolean) => {
+  const r = outcome.receipt
+  return {
+    ...nonZero([
+      ["energy_usage", r.energyUsage],
+      ["energy_fee", r.energyFee],
+      ["energy_usage_total", r.energyTotal],
+      ["net_usage", r.netUsage],
+      ["net_fee", r.netFee]
+    ]),
+    ...(trigger ? { result: outcome.contractRet } : {}),
+    ...nonZero([["energy_penalty_total", r.energyPenalty]])
+  }
+}
+
 const renderInfo = (block: LedgerBlock, outcome: TxOutcome) => {
   const trigger = outcome.contractAddress !== undefined
   return {
@@ -64,7 +82,9 @@ const renderInfo = (block: LedgerBlock, outcome: TxOutcome) => {
     blockTimeStamp: block.timestamp,
     contractResult: [outcome.contractRet === "SUCCESS" && trigger ? "0".repeat(63) + "1" : ""],
     ...(trigger ? { contract_address: outcome.contractAddress } : {}),
-    receipt: trigger ? { energy_fee: num(outcome.fee), result: outcome.contractRet } : { net_fee: num(outcome.fee) },
+    // java-tron prints no zero field: a receipt names only the resources the transaction took
+    receipt: renderReceipt(outcome, trigger),
+    ...(outcome.receipt.withdrawn === undefined ? {} : { withdraw_expire_amount: num(outcome.receipt.withdrawn) }),
     ...(outcome.log.length > 0 ? { log: outcome.log } : {}),
     // java-tron's shape: hex addresses, the TRX value without tokenId, note = hex("call"), rejected only when true
     ...(outcome.internal === undefined || outcome.internal.length === 0
@@ -88,14 +108,19 @@ const renderInfo = (block: LedgerBlock, outcome: TxOutcome) => {
 const Body = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 /** A ledger rebuilt from its journal, recording every change it makes from now on. */
-const journaledLedger = (file: string, tokens: ReadonlyMap<string, string>, solidLag: number) =>
+const journaledLedger = (
+  file: string,
+  tokens: ReadonlyMap<string, string>,
+  solidLag: number,
+  unfreezeDelayMs: number
+) =>
   Effect.gen(function* () {
     const { devnet: ledger, replayed } = yield* resumeFromJournal({
       file,
       kind: "facet-tron-devnet",
       version: JOURNAL_VERSION,
       op: TronLedgerOp,
-      make: (header) => new TronLedger(tokens, solidLag, header.createdAt, header.id),
+      make: (header) => new TronLedger(tokens, solidLag, header.createdAt, header.id, unfreezeDelayMs),
       flushesAfter: (op) => op.op === "block" || op.op === "reorg"
     })
     if (replayed > 0) yield* Effect.logInfo(`TRON devnet resumed at block ${ledger.head.number} from ${file}`)
@@ -117,19 +142,26 @@ export const startTronDevnet = (
     readonly avoidPorts?: ReadonlyArray<number>
     /** Where the chain is kept: its journal is replayed at start and every change appended to it. */
     readonly journalFile?: string
+    /**
+     * How long unfrozen TRX waits before a withdrawal (mainnet 14 days; the devnet's default a minute). A
+     * journal must be resumed with the delay it was made with.
+     */
+    readonly unfreezeDelayMs?: number
   } = {}
 ) =>
   Effect.gen(function* () {
     const usdt = devnetContract("USDT")
     const tokens = new Map([[usdt, "USDT"]])
     const solidLag = options.solidLag ?? 3
+    const unfreezeDelayMs = options.unfreezeDelayMs ?? 60_000
     const ledger =
       options.journalFile === undefined
-        ? new TronLedger(tokens, solidLag, Date.now())
-        : yield* journaledLedger(options.journalFile, tokens, solidLag)
+        ? new TronLedger(tokens, solidLag, Date.now(), "", unfreezeDelayMs)
+        : yield* journaledLedger(options.journalFile, tokens, solidLag, unfreezeDelayMs)
     ledger.produce(Date.now())
 
     const handle = (path: string, body: Record<string, unknown>): unknown => {
+      const addressOut = (hex41: string) => (body.visible === true ? toBase58(hex41) : hex41)
       const byNum = (n: unknown) => (typeof n === "number" ? ledger.block(n) : undefined)
       switch (path) {
         case "/wallet/getnowblock":
@@ -184,10 +216,126 @@ export const startTronDevnet = (
               ? undefined
               : ledger.trxBalance(address, path.startsWith("/walletsolidity") ? ledger.solid.number : undefined)
           if (address === undefined || balance === undefined) return {}
+          const at = path.startsWith("/walletsolidity") ? ledger.solid.number : undefined
+          const stake = ledger.stake(address, at)
+          const used = ledger.resources(address, at)
+          // java-tron's Stake 2.0 fields; BANDWIDTH is the enum's default, so its entries carry no type
           return {
-            address: body.visible === true ? toBase58(address) : address,
+            address: addressOut(address),
             balance: num(balance),
-            create_time: ledger.blocks[0]?.timestamp
+            create_time: ledger.blocks[0]?.timestamp,
+            ...nonZero([
+              ["net_usage", used.NetUsed],
+              ["latest_consume_time", stake.net.at],
+              ["free_net_usage", used.freeNetUsed],
+              ["latest_consume_free_time", stake.freeNet.at]
+            ]),
+            account_resource: nonZero([
+              ["energy_usage", used.EnergyUsed],
+              ["latest_consume_time_for_energy", stake.energy.at],
+              ["delegated_frozenV2_balance_for_energy", stake.delegated.ENERGY],
+              ["acquired_delegated_frozenV2_balance_for_energy", stake.acquired.ENERGY]
+            ]),
+            frozenV2: [
+              nonZero([["amount", stake.frozen.BANDWIDTH]]),
+              { type: "ENERGY", ...nonZero([["amount", stake.frozen.ENERGY]]) },
+              { type: "TRON_POWER" }
+            ],
+            ...(stake.unfrozen.length === 0
+              ? {}
+              : {
+                  unfrozenV2: stake.unfrozen.map((u) => ({
+                    ...(u.resource === "ENERGY" ? { type: "ENERGY" } : {}),
+                    unfreeze_amount: num(u.amount),
+                    unfreeze_expire_time: u.expireTime
+                  }))
+                }),
+            ...nonZero([
+              ["delegated_frozenV2_balance_for_bandwidth", stake.delegated.BANDWIDTH],
+              ["acquired_delegated_frozenV2_balance_for_bandwidth", stake.acquired.BANDWIDTH]
+            ])
+          }
+        }
+        case "/wallet/getaccountresource":
+        case "/walletsolidity/getaccountresource": {
+          const address = tronHex41(body.address)
+          const at = path.startsWith("/walletsolidity") ? ledger.solid.number : undefined
+          if (address === undefined || ledger.trxBalance(address, at) === undefined) return {}
+          const r = ledger.resources(address, at)
+          // zeros are left out, as java-tron prints them
+          return {
+            ...nonZero([["freeNetUsed", r.freeNetUsed]]),
+            freeNetLimit: r.freeNetLimit,
+            ...nonZero([
+              ["NetUsed", r.NetUsed],
+              ["NetLimit", r.NetLimit]
+            ]),
+            TotalNetLimit: r.TotalNetLimit,
+            TotalNetWeight: r.TotalNetWeight,
+            ...nonZero([
+              ["tronPowerLimit", r.tronPowerLimit],
+              ["EnergyUsed", r.EnergyUsed],
+              ["EnergyLimit", r.EnergyLimit]
+            ]),
+            TotalEnergyLimit: r.TotalEnergyLimit,
+            TotalEnergyWeight: r.TotalEnergyWeight
+          }
+        }
+        case "/wallet/getcandelegatedmaxsize":
+        case "/walletsolidity/getcandelegatedmaxsize": {
+          const address = tronHex41(body.owner_address)
+          const at = path.startsWith("/walletsolidity") ? ledger.solid.number : undefined
+          if (address === undefined) return {}
+          // `type`: the ResourceCode, 0 BANDWIDTH, 1 ENERGY
+          const resource = body.type === 1 || body.type === "ENERGY" ? "ENERGY" : "BANDWIDTH"
+          return nonZero([["max_size", ledger.canDelegatedMaxSize(address, resource, at)]])
+        }
+        case "/wallet/getdelegatedresourcev2":
+        case "/walletsolidity/getdelegatedresourcev2": {
+          const from = tronHex41(body.fromAddress)
+          const to = tronHex41(body.toAddress)
+          const at = path.startsWith("/walletsolidity") ? ledger.solid.number : undefined
+          if (from === undefined || to === undefined) return {}
+          const records = ledger.delegations({ from, to }, at)
+          if (records.length === 0) return {}
+          return {
+            delegatedResource: records.map((d) => ({
+              from: addressOut(d.from),
+              to: addressOut(d.to),
+              ...nonZero([
+                ["frozen_balance_for_bandwidth", d.amount.BANDWIDTH],
+                ["frozen_balance_for_energy", d.amount.ENERGY],
+                ["expire_time_for_bandwidth", d.expireTime.BANDWIDTH],
+                ["expire_time_for_energy", d.expireTime.ENERGY]
+              ])
+            }))
+          }
+        }
+        case "/wallet/getdelegatedresourceaccountindexv2":
+        case "/walletsolidity/getdelegatedresourceaccountindexv2": {
+          const address = tronHex41(body.value)
+          const at = path.startsWith("/walletsolidity") ? ledger.solid.number : undefined
+          if (address === undefined) return {}
+          const unique = (list: ReadonlyArray<string>) => [...new Set(list)].map(addressOut)
+          const fromAccounts = unique(ledger.delegations({ to: address }, at).map((d) => d.from))
+          const toAccounts = unique(ledger.delegations({ from: address }, at).map((d) => d.to))
+          return {
+            account: addressOut(address),
+            ...(fromAccounts.length === 0 ? {} : { fromAccounts }),
+            ...(toAccounts.length === 0 ? {} : { toAccounts })
+          }
+        }
+        case "/wallet/getcontractinfo":
+        case "/walletsolidity/getcontractinfo": {
+          const contract = tronHex41(body.value)
+          if (contract === undefined || (!ledger.tokenContracts.has(contract) && contract !== FORWARDER_CONTRACT))
+            return {}
+          return {
+            smart_contract: {
+              contract_address: addressOut(contract),
+              name: ledger.tokenContracts.get(contract) ?? "Forwarder"
+            },
+            contract_state: ledger.contractState(contract)
           }
         }
         case "/wallet/triggerconstantcontract":
@@ -203,9 +351,12 @@ export const startTronDevnet = (
             !path.startsWith("/walletsolidity")
           ) {
             // a dry run: the energy the call would use (the devnet's model), nothing changes
+            const energy = ledger.transferEnergy(contract, `41${parameter.slice(24, 64)}`)
+            // as java-tron: energy_used is the whole (the dynamic factor's penalty included), energy_penalty that part
             return {
               result: { result: true },
-              energy_used: Number(ledger.transferEnergy(contract, `41${parameter.slice(24, 64)}`)),
+              energy_used: num(energy.total),
+              energy_penalty: num(energy.penalty),
               constant_result: ["1".padStart(64, "0")],
               transaction: {}
             }

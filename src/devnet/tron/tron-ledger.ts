@@ -15,13 +15,34 @@ import { secp256k1AccountId } from "../../keys/address-encoding.js"
  */
 
 export const TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+// mainnet's figures (docs/internals/devnets.md names the source of each)
 const SUN_PER_BANDWIDTH_BYTE = 1_000n
 const FREE_BANDWIDTH_BYTES = 600
+/** Burned for the bandwidth of a transaction that creates an account, when staked bandwidth does not cover it. */
+const CREATE_ACCOUNT_FEE = 100_000n
+/** The system contract's fee for creating an account (a TRX transfer to a never-activated address). */
 const NEW_ACCOUNT_FEE = 1_000_000n
-const SUN_PER_ENERGY = 420n
+const SUN_PER_ENERGY = 100n
 const ENERGY_TRANSFER_EXISTING_HOLDER = 14_650n
 const ENERGY_TRANSFER_NEW_HOLDER = 29_650n
 const ENERGY_REVERT = 2_000n
+/** USDT's dynamic energy factor (per 10,000): its calls cost base × (1 + factor / 10,000). */
+export const USDT_ENERGY_FACTOR = 34_000n
+const ENERGY_FACTOR_PRECISION = 10_000n
+const TOTAL_ENERGY_LIMIT = 180_000_000_000
+const TOTAL_NET_LIMIT = 43_200_000_000
+/** The rest of mainnet's stake (TRX) in each resource's total weight, so a staked TRX yields what it yields there. */
+export const NETWORK_ENERGY_WEIGHT = 18_971_780_957
+export const NETWORK_NET_WEIGHT = 26_856_723_239
+const TRX = 1_000_000n
+const DAY_MS = 24 * 3600 * 1000
+/** java-tron counts a lock period in blocks of 3 s, whatever the devnet's block time. */
+const LOCK_BLOCK_MS = 3_000
+const DEFAULT_LOCK_PERIOD = 86_400
+const MAX_LOCK_PERIOD = 10_512_000
+const UNFREEZE_MAX_TIMES = 32
+/** A maintenance period: the dynamic energy model's cycle. */
+const MAINTENANCE_MS = 6 * 3600 * 1000
 const MAX_EXPIRATION_MS = 24 * 3600 * 1000
 /** Energy of one TRX leg a contract sends (a CALL with value), and of the call around them. */
 const ENERGY_INTERNAL_LEG = 9_000n
@@ -55,20 +76,106 @@ export interface InternalLeg {
   readonly rejected: boolean
 }
 
+/** What java-tron's receipt splits the fee into (`gettransactioninfobyid`'s `receipt`). */
+export interface Receipt {
+  /** Bandwidth bytes taken from the stake or the free allowance, or the TRX burned for them. */
+  readonly netUsage: number
+  readonly netFee: bigint
+  /** Energy taken from the sender's stake (its own and delegated to it), the TRX burned for the rest. */
+  readonly energyUsage: number
+  readonly energyFee: bigint
+  readonly energyTotal: number
+  readonly energyPenalty: number
+  /** TRX an unfreeze or a withdrawal returned to the balance. */
+  readonly withdrawn?: bigint
+}
+
 export interface TxOutcome {
   readonly tx: TronTransaction
   readonly contractRet: "SUCCESS" | "REVERT" | "OUT_OF_ENERGY"
+  /** Everything burned: bandwidth, energy and an account's creation fee. */
   readonly fee: bigint
+  readonly receipt: Receipt
   readonly log: ReadonlyArray<{ address: string; topics: ReadonlyArray<string>; data: string }>
   readonly contractAddress?: string
   readonly internal?: ReadonlyArray<InternalLeg>
 }
 
+export type Resource = "ENERGY" | "BANDWIDTH"
+const RESOURCES: ReadonlyArray<Resource> = ["BANDWIDTH", "ENERGY"]
+type PerResource<A> = { readonly [R in Resource]: A }
+
+/** A resource used up, recovering linearly over 24 h from `at` (a block time). */
+interface Usage {
+  readonly used: number
+  readonly at: number
+}
+
+/** An account's Stake 2.0 state, as java-tron keeps it (`frozenV2`, `unfrozenV2`, delegated, acquired). */
+export interface Stake {
+  readonly frozen: PerResource<bigint>
+  readonly delegated: PerResource<bigint>
+  readonly acquired: PerResource<bigint>
+  readonly unfrozen: ReadonlyArray<{
+    readonly resource: Resource
+    readonly amount: bigint
+    readonly expireTime: number
+  }>
+  readonly energy: Usage
+  readonly net: Usage
+  readonly freeNet: Usage
+}
+
+/** One delegation record: from → to, locked or not (java-tron keeps the two apart). */
+export interface Delegation {
+  readonly from: string
+  readonly to: string
+  readonly lock: boolean
+  readonly amount: PerResource<bigint>
+  readonly expireTime: PerResource<number>
+}
+
 interface Balances {
   readonly trx: Map<string, bigint>
   readonly tokens: Map<string, Map<string, bigint>>
-  readonly freeBandwidthUsed: Map<string, number>
+  readonly stakes: Map<string, Stake>
+  readonly delegations: Map<string, Delegation>
 }
+
+const NO_USAGE: Usage = { used: 0, at: 0 }
+const EMPTY_STAKE: Stake = {
+  frozen: { BANDWIDTH: 0n, ENERGY: 0n },
+  delegated: { BANDWIDTH: 0n, ENERGY: 0n },
+  acquired: { BANDWIDTH: 0n, ENERGY: 0n },
+  unfrozen: [],
+  energy: NO_USAGE,
+  net: NO_USAGE,
+  freeNet: NO_USAGE
+}
+
+/** What is left of `usage` at `now`: java-tron's linear recovery over its 24 h window. */
+const recovered = (usage: Usage, now: number) =>
+  now - usage.at >= DAY_MS ? 0 : Math.round((usage.used * (DAY_MS - Math.max(0, now - usage.at))) / DAY_MS)
+const increased = (usage: Usage, amount: number, now: number): Usage => ({
+  used: recovered(usage, now) + amount,
+  at: now
+})
+
+const delegationKey = (from: string, to: string, lock: boolean) => `${from}|${to}|${lock ? "lock" : "free"}`
+const resourceOf = (value: Record<string, unknown>): Resource | undefined => {
+  const r = value.resource ?? "BANDWIDTH"
+  return r === "BANDWIDTH" || r === 0 ? "BANDWIDTH" : r === "ENERGY" || r === 1 ? "ENERGY" : undefined
+}
+const with_ = <A>(per: PerResource<A>, resource: Resource, value: A): PerResource<A> => ({ ...per, [resource]: value })
+const min = (a: bigint, b: bigint) => (a < b ? a : b)
+const max = (a: bigint, b: bigint) => (a > b ? a : b)
+const STAKE_CONTRACTS = new Set([
+  "FreezeBalanceV2Contract",
+  "UnfreezeBalanceV2Contract",
+  "WithdrawExpireUnfreezeContract",
+  "DelegateResourceContract",
+  "UnDelegateResourceContract"
+])
 
 export interface LedgerBlock {
   readonly number: number
@@ -98,10 +205,12 @@ export class Rejection extends Error {
   }
 }
 
+// stakes and delegations are immutable records: a shallow copy of their maps is a copy
 const copy = (b: Balances): Balances => ({
   trx: new Map(b.trx),
   tokens: new Map([...b.tokens].map(([k, v]) => [k, new Map(v)])),
-  freeBandwidthUsed: new Map(b.freeBandwidthUsed)
+  stakes: new Map(b.stakes),
+  delegations: new Map(b.delegations)
 })
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex")
@@ -138,6 +247,33 @@ const bigField = (value: Record<string, unknown>, key: string) => {
   return typeof v === "number" || typeof v === "string" ? BigInt(v) : 0n
 }
 
+/** The bytes java-tron bills: the signed transaction without its result, plus 64 reserved for the result. */
+const txBytes = (tx: TronTransaction) => tx.raw_data_hex.length / 2 + 65 + 64
+
+const lockPeriodOf = (value: Record<string, unknown>) => {
+  const period = Number(bigField(value, "lock_period"))
+  return period === 0 ? DEFAULT_LOCK_PERIOD : period
+}
+
+/** What can be undelegated now: the unlocked record, and the locked one once its lock has passed. */
+const undelegatable = (free: Delegation | undefined, locked: Delegation | undefined, resource: Resource, now: number) =>
+  (free?.amount[resource] ?? 0n) +
+  (locked !== undefined && locked.expireTime[resource] < now ? locked.amount[resource] : 0n)
+
+interface EnergyRun {
+  readonly ok: boolean
+  readonly energyUsage: number
+  readonly energyFee: bigint
+  readonly energyTotal: number
+  readonly energyPenalty: number
+}
+const energyReceipt = ({ energyUsage, energyFee, energyTotal, energyPenalty }: EnergyRun) => ({
+  energyUsage,
+  energyFee,
+  energyTotal,
+  energyPenalty
+})
+
 export class TronLedger {
   readonly blocks: Array<LedgerBlock> = []
   private pending: Array<TronTransaction> = []
@@ -151,12 +287,15 @@ export class TronLedger {
     readonly tokenContracts: ReadonlyMap<string, string>,
     readonly solidLag: number,
     genesisTime: number,
-    genesisSalt = ""
+    genesisSalt = "",
+    /** How long unfrozen TRX waits before it can be withdrawn (mainnet: 14 days). */
+    readonly unfreezeDelayMs = 14 * DAY_MS
   ) {
     const empty: Balances = {
       trx: new Map(),
       tokens: new Map([...tokenContracts.keys()].map((c) => [c, new Map()])),
-      freeBandwidthUsed: new Map()
+      stakes: new Map(),
+      delegations: new Map()
     }
     this.blocks.push({
       number: 0,
@@ -237,11 +376,39 @@ export class TronLedger {
     return this.stateAt(atBlock).tokens.get(contract41)?.get(holder41) ?? 0n
   }
 
-  /** Energy a TRC20 `transfer` to `to41` would use now (what `triggerconstantcontract` reports). */
-  transferEnergy(contract41: string, to41: string): bigint {
-    return (this.headState.tokens.get(contract41)?.get(to41) ?? 0n) > 0n
-      ? ENERGY_TRANSFER_EXISTING_HOLDER
-      : ENERGY_TRANSFER_NEW_HOLDER
+  /**
+   * Energy a TRC20 `transfer` to `to41` would use now, the contract's dynamic factor included: `total` is
+   * java-tron's `energy_used`, `penalty` its `energy_penalty` (what `triggerconstantcontract` reports).
+   */
+  transferEnergy(contract41: string, to41: string): { readonly total: bigint; readonly penalty: bigint } {
+    const base =
+      (this.headState.tokens.get(contract41)?.get(to41) ?? 0n) > 0n
+        ? ENERGY_TRANSFER_EXISTING_HOLDER
+        : ENERGY_TRANSFER_NEW_HOLDER
+    const penalty = (base * this.energyFactor(contract41)) / ENERGY_FACTOR_PRECISION
+    return { total: base + penalty, penalty }
+  }
+
+  /**
+   * A contract's dynamic energy factor. The devnet's token stays at USDT's mainnet factor: its own traffic is
+   * far below the threshold, so java-tron's cycle rule would bring it down to 0 and the devnet would undercharge.
+   */
+  energyFactor(contract41: string): bigint {
+    return this.tokenContracts.has(contract41) ? USDT_ENERGY_FACTOR : 0n
+  }
+
+  /** java-tron's `contract_state`: the base energy the contract used in this maintenance cycle, its factor. */
+  contractState(contract41: string) {
+    const genesis = this.blocks[0]?.timestamp ?? 0
+    const cycle = Math.floor((this.head.timestamp - genesis) / MAINTENANCE_MS)
+    const cycleStart = genesis + cycle * MAINTENANCE_MS
+    let used = 0
+    for (const block of this.blocks) {
+      if (block.timestamp < cycleStart) continue
+      for (const o of block.outcomes)
+        if (o.contractAddress === contract41) used += o.receipt.energyTotal - o.receipt.energyPenalty
+    }
+    return { energy_usage: used, energy_factor: Number(this.energyFactor(contract41)), update_cycle: cycle + 1 }
   }
 
   /** The prices this devnet charges, as `wallet/getchainparameters` names them. */
@@ -249,9 +416,85 @@ export class TronLedger {
     { key: "getTransactionFee", value: Number(SUN_PER_BANDWIDTH_BYTE) },
     { key: "getEnergyFee", value: Number(SUN_PER_ENERGY) },
     { key: "getCreateNewAccountFeeInSystemContract", value: Number(NEW_ACCOUNT_FEE) },
-    { key: "getCreateAccountFee", value: 0 },
-    { key: "getFreeNetLimit", value: FREE_BANDWIDTH_BYTES }
+    { key: "getCreateAccountFee", value: Number(CREATE_ACCOUNT_FEE) },
+    { key: "getFreeNetLimit", value: FREE_BANDWIDTH_BYTES },
+    { key: "getTotalEnergyLimit", value: TOTAL_ENERGY_LIMIT },
+    { key: "getUnfreezeDelayDays", value: 14 },
+    { key: "getMaxDelegateLockPeriod", value: MAX_LOCK_PERIOD }
   ]
+
+  stake(address41: string, atBlock?: number): Stake {
+    return this.stateAt(atBlock).stakes.get(address41) ?? EMPTY_STAKE
+  }
+
+  /** Delegation records from `from41` (to `to41` when given) or to `to41`, unlocked before locked. */
+  delegations(filter: { readonly from?: string; readonly to?: string }, atBlock?: number): ReadonlyArray<Delegation> {
+    return [...this.stateAt(atBlock).delegations.values()]
+      .filter(
+        (d) => (filter.from === undefined || d.from === filter.from) && (filter.to === undefined || d.to === filter.to)
+      )
+      .sort((a, b) => Number(a.lock) - Number(b.lock))
+  }
+
+  /** What `getaccountresource` reports, at the head block's time (replay gives the same answer). */
+  resources(address41: string, atBlock?: number) {
+    const state = this.stateAt(atBlock)
+    const now = (atBlock === undefined ? this.head : (this.block(atBlock) ?? this.head)).timestamp
+    const stake = this.stakeOf(state, address41)
+    const frozen = RESOURCES.reduce((sum, r) => sum + stake.frozen[r] + stake.delegated[r], 0n)
+    return {
+      freeNetUsed: recovered(stake.freeNet, now),
+      freeNetLimit: FREE_BANDWIDTH_BYTES,
+      NetUsed: recovered(stake.net, now),
+      NetLimit: this.limit(state, stake, "BANDWIDTH"),
+      TotalNetLimit: TOTAL_NET_LIMIT,
+      TotalNetWeight: this.totalWeight(state, "BANDWIDTH"),
+      tronPowerLimit: Number(frozen / TRX),
+      EnergyUsed: recovered(stake.energy, now),
+      EnergyLimit: this.limit(state, stake, "ENERGY"),
+      TotalEnergyLimit: TOTAL_ENERGY_LIMIT,
+      TotalEnergyWeight: this.totalWeight(state, "ENERGY")
+    }
+  }
+
+  /** `getcandelegatedmaxsize`: what of the stake is not backing used resources (0 under 1 TRX, as java-tron). */
+  canDelegatedMaxSize(address41: string, resource: Resource, atBlock?: number): bigint {
+    const now = (atBlock === undefined ? this.head : (this.block(atBlock) ?? this.head)).timestamp
+    const size = this.canDelegate(this.stateAt(atBlock), address41, resource, now)
+    return size < TRX ? 0n : size
+  }
+
+  private stakeOf(state: Balances, address41: string): Stake {
+    return state.stakes.get(address41) ?? EMPTY_STAKE
+  }
+
+  /** A resource's total weight in TRX: the devnet's stakes plus the rest of mainnet's. */
+  private totalWeight(state: Balances, resource: Resource): number {
+    let staked = 0n
+    for (const s of state.stakes.values()) staked += s.frozen[resource] + s.delegated[resource]
+    return (resource === "ENERGY" ? NETWORK_ENERGY_WEIGHT : NETWORK_NET_WEIGHT) + Number(staked / TRX)
+  }
+
+  /** A day's energy or bandwidth from the account's stake and what is delegated to it. */
+  private limit(state: Balances, stake: Stake, resource: Resource): number {
+    const staked = Number((stake.frozen[resource] + stake.acquired[resource]) / TRX)
+    const total = resource === "ENERGY" ? TOTAL_ENERGY_LIMIT : TOTAL_NET_LIMIT
+    return Math.floor(staked * (total / this.totalWeight(state, resource)))
+  }
+
+  private availableEnergy(state: Balances, owner: string, now: number): bigint {
+    const stake = this.stakeOf(state, owner)
+    return BigInt(Math.max(0, this.limit(state, stake, "ENERGY") - recovered(stake.energy, now)))
+  }
+
+  /** java-tron's available FreezeV2 balance: the stake less the TRX backing the used resource beyond what was lent. */
+  private canDelegate(state: Balances, owner: string, resource: Resource, now: number): bigint {
+    const stake = this.stakeOf(state, owner)
+    const used = recovered(resource === "ENERGY" ? stake.energy : stake.net, now)
+    const total = resource === "ENERGY" ? TOTAL_ENERGY_LIMIT : TOTAL_NET_LIMIT
+    const usedSun = BigInt(Math.floor(used * 1e6 * (this.totalWeight(state, resource) / total)))
+    return max(0n, stake.frozen[resource] - max(0n, usedSun - stake.acquired[resource]))
+  }
 
   /**
    * Senders the devnet's TRC20 token refuses, as USDT's own blacklist does (`isBlackListed`): a transfer
@@ -322,6 +565,8 @@ export class TronLedger {
     )
     if (!refOk) throw new Rejection("TAPOS_ERROR", "the reference block is not on this chain")
     const state = this.headState
+    // resources are judged at the head block's time, as java-tron does: a replay judges them the same
+    const time = this.head.timestamp
     const balance = state.trx.get(owner)
     if (balance === undefined) throw new Rejection("CONTRACT_VALIDATE_ERROR", "the owner account does not exist")
     if (contract.type === "TransferContract") {
@@ -329,7 +574,9 @@ export class TronLedger {
       const amount = bigField(contract.parameter.value, "amount")
       if (amount <= 0n) throw new Rejection("CONTRACT_VALIDATE_ERROR", "amount must be greater than 0")
       if (to === owner) throw new Rejection("CONTRACT_VALIDATE_ERROR", "cannot transfer TRX to yourself")
-      if (balance < amount + this.bandwidthFee(tx, owner, state) + (state.trx.has(to) ? 0n : NEW_ACCOUNT_FEE)) {
+      const creates = !state.trx.has(to)
+      const net = this.bandwidthPlan(state, owner, txBytes(tx), time, creates)
+      if (balance < amount + net.netFee + (creates ? NEW_ACCOUNT_FEE : 0n)) {
         throw new Rejection("CONTRACT_VALIDATE_ERROR", "balance is not sufficient")
       }
     } else if (contract.type === "TriggerSmartContract") {
@@ -339,15 +586,254 @@ export class TronLedger {
       }
       if (bigField(contract.parameter.value, "call_value") > balance)
         throw new Rejection("CONTRACT_VALIDATE_ERROR", "callValue is more than the balance")
+    } else if (STAKE_CONTRACTS.has(contract.type)) {
+      const net = this.bandwidthPlan(state, owner, txBytes(tx), time, false)
+      this.checkStake(contract.type, contract.parameter.value, owner, state, time, net.netFee)
     } else {
       throw new Rejection("CONTRACT_VALIDATE_ERROR", `${contract.type} is not supported by the devnet`)
     }
   }
 
-  private bandwidthFee(tx: TronTransaction, owner: string, state: Balances): bigint {
-    const bytes = tx.raw_data_hex.length / 2 + 65 + 64
-    const used = state.freeBandwidthUsed.get(owner) ?? 0
-    return used + bytes <= FREE_BANDWIDTH_BYTES ? 0n : BigInt(bytes) * SUN_PER_BANDWIDTH_BYTE
+  /**
+   * Where a transaction's bandwidth comes from, in java-tron's order: the stake, then the daily free bytes,
+   * else burned. One that creates an account takes it from the stake or burns the creation fee instead.
+   */
+  private bandwidthPlan(state: Balances, owner: string, bytes: number, now: number, createsAccount: boolean) {
+    const stake = this.stakeOf(state, owner)
+    const burn = (netFee: bigint) => ({ source: "burn" as const, netUsage: 0, netFee })
+    if (this.limit(state, stake, "BANDWIDTH") - recovered(stake.net, now) >= bytes)
+      return { source: "stake" as const, netUsage: bytes, netFee: 0n }
+    if (createsAccount) return burn(CREATE_ACCOUNT_FEE)
+    if (FREE_BANDWIDTH_BYTES - recovered(stake.freeNet, now) >= bytes)
+      return { source: "free" as const, netUsage: bytes, netFee: 0n }
+    return burn(BigInt(bytes) * SUN_PER_BANDWIDTH_BYTE)
+  }
+
+  private useBandwidth(state: Balances, owner: string, plan: ReturnType<TronLedger["bandwidthPlan"]>, now: number) {
+    if (plan.source === "burn") return
+    const stake = this.stakeOf(state, owner)
+    state.stakes.set(
+      owner,
+      plan.source === "stake"
+        ? { ...stake, net: increased(stake.net, plan.netUsage, now) }
+        : { ...stake, freeNet: increased(stake.freeNet, plan.netUsage, now) }
+    )
+  }
+
+  /**
+   * Runs `base` energy with the contract's factor: the sender's energy first, the rest burned, within
+   * java-tron's limit min(energy left + spendable / price, fee_limit / price); past it, the call runs out
+   * of energy having used the whole limit.
+   */
+  private runEnergy(
+    state: Balances,
+    owner: string,
+    base: bigint,
+    factor: bigint,
+    feeLimit: bigint,
+    spendable: bigint,
+    now: number
+  ) {
+    const penalty = (base * factor) / ENERGY_FACTOR_PRECISION
+    const total = base + penalty
+    const available = this.availableEnergy(state, owner, now)
+    const limit = min(available + max(0n, spendable) / SUN_PER_ENERGY, feeLimit / SUN_PER_ENERGY)
+    const ok = total <= limit
+    const used = ok ? total : limit
+    const fromStake = min(available, used)
+    if (fromStake > 0n) {
+      const stake = this.stakeOf(state, owner)
+      state.stakes.set(owner, { ...stake, energy: increased(stake.energy, Number(fromStake), now) })
+    }
+    return {
+      ok,
+      energyUsage: Number(fromStake),
+      energyFee: (used - fromStake) * SUN_PER_ENERGY,
+      energyTotal: Number(used),
+      energyPenalty: Number(total === 0n ? 0n : (used * penalty) / total)
+    }
+  }
+
+  /** java-tron's checks of the Stake 2.0 contracts, with its messages; throws a Rejection. */
+  private checkStake(
+    type: string,
+    value: Record<string, unknown>,
+    owner: string,
+    state: Balances,
+    now: number,
+    netFee: bigint
+  ) {
+    const fail = (message: string) => new Rejection("CONTRACT_VALIDATE_ERROR", message)
+    const balance = state.trx.get(owner) ?? 0n
+    const stake = this.stakeOf(state, owner)
+    const resource = resourceOf(value)
+    if (balance < netFee) throw fail("balance is not sufficient")
+    switch (type) {
+      case "FreezeBalanceV2Contract": {
+        const amount = bigField(value, "frozen_balance")
+        if (amount <= 0n) throw fail("frozenBalance must be positive")
+        if (amount < TRX) throw fail("frozenBalance must be greater than or equal to 1 TRX")
+        if (amount > balance) throw fail("frozenBalance must be less than or equal to accountBalance")
+        if (resource === undefined) throw fail("ResourceCode error, valid ResourceCode[BANDWIDTH、ENERGY]")
+        if (amount + netFee > balance) throw fail("balance is not sufficient")
+        return
+      }
+      case "UnfreezeBalanceV2Contract": {
+        if (resource === undefined) throw fail("ResourceCode error.valid ResourceCode[BANDWIDTH、Energy]")
+        if (stake.frozen[resource] === 0n)
+          throw fail(resource === "ENERGY" ? "no frozenBalance(Energy)" : "no frozenBalance(BANDWIDTH)")
+        const amount = bigField(value, "unfreeze_balance")
+        if (amount <= 0n || amount > stake.frozen[resource])
+          throw fail(`Invalid unfreeze_balance, [${amount}] is error`)
+        if (stake.unfrozen.filter((u) => u.expireTime > now).length >= UNFREEZE_MAX_TIMES)
+          throw fail("Invalid unfreeze operation, unfreezing times is over limit")
+        return
+      }
+      case "WithdrawExpireUnfreezeContract":
+        if (!stake.unfrozen.some((u) => u.expireTime <= now)) throw fail("no unFreeze balance to withdraw ")
+        return
+      case "DelegateResourceContract": {
+        const amount = bigField(value, "balance")
+        if (amount < TRX) throw fail("delegateBalance must be greater than or equal to 1 TRX")
+        if (resource === undefined) throw fail("ResourceCode error, valid ResourceCode[BANDWIDTH、ENERGY]")
+        if (this.canDelegate(state, owner, resource, now) < amount) {
+          const name = resource === "ENERGY" ? "FreezeEnergyV2" : "FreezeBandwidthV2"
+          throw fail(`delegateBalance must be less than or equal to available ${name} balance`)
+        }
+        const to = stringField(value, "receiver_address")
+        if (!/^41[0-9a-f]{40}$/.test(to)) throw fail("Invalid receiverAddress")
+        if (to === owner) throw fail("receiverAddress must not be the same as ownerAddress")
+        if (!state.trx.has(to)) throw fail(`Account[${to}] not exists`)
+        if (value.lock === true) {
+          const period = lockPeriodOf(value)
+          if (period < 0 || period > MAX_LOCK_PERIOD)
+            throw fail(
+              `The lock period of delegate resource cannot be less than 0 and cannot exceed ${MAX_LOCK_PERIOD}!`
+            )
+          const locked = state.delegations.get(delegationKey(owner, to, true))
+          const remain = locked === undefined ? 0 : locked.expireTime[resource] - now
+          if (period * LOCK_BLOCK_MS < remain)
+            throw fail(
+              `The lock period for ${resource} this time cannot be less than the remaining time[${remain}ms] of the last lock period for ${resource}!`
+            )
+        }
+        if (this.tokenContracts.has(to) || to === FORWARDER_CONTRACT)
+          throw fail("Do not allow delegate resources to contract addresses")
+        return
+      }
+      case "UnDelegateResourceContract": {
+        const to = stringField(value, "receiver_address")
+        if (!/^41[0-9a-f]{40}$/.test(to)) throw fail("Invalid receiverAddress")
+        if (to === owner) throw fail("receiverAddress must not be the same as ownerAddress")
+        const free = state.delegations.get(delegationKey(owner, to, false))
+        const locked = state.delegations.get(delegationKey(owner, to, true))
+        if (free === undefined && locked === undefined) throw fail("delegated Resource does not exist")
+        const amount = bigField(value, "balance")
+        if (amount <= 0n) throw fail("unDelegateBalance must be more than 0 TRX")
+        if (resource === undefined) throw fail("ResourceCode error.valid ResourceCode[BANDWIDTH、Energy]")
+        const unlocked = undelegatable(free, locked, resource, now)
+        if (unlocked < amount)
+          throw fail(
+            resource === "ENERGY"
+              ? `insufficient delegateFrozenBalance(Energy), request=${amount}, unlock_balance=${unlocked}`
+              : `insufficient delegatedFrozenBalance(BANDWIDTH), request=${amount}, unlock_balance=${unlocked}`
+          )
+        return
+      }
+    }
+  }
+
+  /** Executes a checked Stake 2.0 contract; returns the TRX it gave back to the balance. */
+  private applyStake(
+    type: string,
+    value: Record<string, unknown>,
+    owner: string,
+    state: Balances,
+    now: number
+  ): bigint {
+    const stake = this.stakeOf(state, owner)
+    const resource = resourceOf(value) ?? "BANDWIDTH"
+    const balance = state.trx.get(owner) ?? 0n
+    const set = (address: string, update: (s: Stake) => Stake) =>
+      state.stakes.set(address, update(this.stakeOf(state, address)))
+    // java-tron withdraws what has expired when it unfreezes, as a withdrawal would
+    const expired = stake.unfrozen.filter((u) => u.expireTime <= now).reduce((sum, u) => sum + u.amount, 0n)
+    switch (type) {
+      case "FreezeBalanceV2Contract": {
+        const amount = bigField(value, "frozen_balance")
+        state.trx.set(owner, balance - amount)
+        set(owner, (s) => ({ ...s, frozen: with_(s.frozen, resource, s.frozen[resource] + amount) }))
+        return 0n
+      }
+      case "UnfreezeBalanceV2Contract": {
+        const amount = bigField(value, "unfreeze_balance")
+        state.trx.set(owner, balance + expired)
+        set(owner, (s) => ({
+          ...s,
+          frozen: with_(s.frozen, resource, s.frozen[resource] - amount),
+          unfrozen: [
+            ...s.unfrozen.filter((u) => u.expireTime > now),
+            { resource, amount, expireTime: now + this.unfreezeDelayMs }
+          ]
+        }))
+        return expired
+      }
+      case "WithdrawExpireUnfreezeContract":
+        state.trx.set(owner, balance + expired)
+        set(owner, (s) => ({ ...s, unfrozen: s.unfrozen.filter((u) => u.expireTime > now) }))
+        return expired
+      case "DelegateResourceContract": {
+        const amount = bigField(value, "balance")
+        const to = stringField(value, "receiver_address")
+        const lock = value.lock === true
+        set(owner, (s) => ({
+          ...s,
+          frozen: with_(s.frozen, resource, s.frozen[resource] - amount),
+          delegated: with_(s.delegated, resource, s.delegated[resource] + amount)
+        }))
+        set(to, (s) => ({ ...s, acquired: with_(s.acquired, resource, s.acquired[resource] + amount) }))
+        const key = delegationKey(owner, to, lock)
+        const record = state.delegations.get(key) ?? {
+          from: owner,
+          to,
+          lock,
+          amount: { BANDWIDTH: 0n, ENERGY: 0n },
+          expireTime: { BANDWIDTH: 0, ENERGY: 0 }
+        }
+        state.delegations.set(key, {
+          ...record,
+          amount: with_(record.amount, resource, record.amount[resource] + amount),
+          expireTime: lock
+            ? with_(record.expireTime, resource, now + lockPeriodOf(value) * LOCK_BLOCK_MS)
+            : record.expireTime
+        })
+        return 0n
+      }
+      case "UnDelegateResourceContract": {
+        const amount = bigField(value, "balance")
+        const to = stringField(value, "receiver_address")
+        // the unlocked record first, then an expired lock
+        let left = amount
+        for (const lock of [false, true]) {
+          const key = delegationKey(owner, to, lock)
+          const record = state.delegations.get(key)
+          if (record === undefined || left === 0n || (lock && record.expireTime[resource] >= now)) continue
+          const taken = min(left, record.amount[resource])
+          left -= taken
+          const next = { ...record, amount: with_(record.amount, resource, record.amount[resource] - taken) }
+          if (RESOURCES.every((r) => next.amount[r] === 0n)) state.delegations.delete(key)
+          else state.delegations.set(key, next)
+        }
+        set(owner, (s) => ({
+          ...s,
+          frozen: with_(s.frozen, resource, s.frozen[resource] + amount),
+          delegated: with_(s.delegated, resource, s.delegated[resource] - amount)
+        }))
+        set(to, (s) => ({ ...s, acquired: with_(s.acquired, resource, max(0n, s.acquired[resource] - amount)) }))
+        return 0n
+      }
+    }
+    return 0n
   }
 
   /** Executes one transaction against `state`; undefined when it can no longer apply (then it is dropped). */
@@ -358,70 +844,86 @@ export class TronLedger {
     const value = contract.parameter.value
     const owner = stringField(value, "owner_address")
     const balance = state.trx.get(owner) ?? 0n
-    const bandwidth = this.bandwidthFee(tx, owner, state)
-    const bytes = tx.raw_data_hex.length / 2 + 65 + 64
-    if (bandwidth === 0n) state.freeBandwidthUsed.set(owner, (state.freeBandwidthUsed.get(owner) ?? 0) + bytes)
+    const bytes = txBytes(tx)
+    const noEnergy = { energyUsage: 0, energyFee: 0n, energyTotal: 0, energyPenalty: 0 }
     if (contract.type === "TransferContract") {
       const to = stringField(value, "to_address")
       const amount = bigField(value, "amount")
-      const fee = bandwidth + (state.trx.has(to) ? 0n : NEW_ACCOUNT_FEE)
+      const creates = !state.trx.has(to)
+      const net = this.bandwidthPlan(state, owner, bytes, blockTime, creates)
+      const fee = net.netFee + (creates ? NEW_ACCOUNT_FEE : 0n)
       if (balance < amount + fee) return undefined
+      this.useBandwidth(state, owner, net, blockTime)
       state.trx.set(owner, balance - amount - fee)
       state.trx.set(to, (state.trx.get(to) ?? 0n) + amount)
-      return { tx, contractRet: "SUCCESS", fee, log: [] }
+      return { tx, contractRet: "SUCCESS", fee, receipt: { ...net, ...noEnergy }, log: [] }
     }
+    if (STAKE_CONTRACTS.has(contract.type)) {
+      const net = this.bandwidthPlan(state, owner, bytes, blockTime, false)
+      try {
+        this.checkStake(contract.type, value, owner, state, blockTime, net.netFee)
+      } catch {
+        return undefined
+      }
+      this.useBandwidth(state, owner, net, blockTime)
+      state.trx.set(owner, balance - net.netFee)
+      const withdrawn = this.applyStake(contract.type, value, owner, state, blockTime)
+      const receipt = { ...net, ...noEnergy, ...(withdrawn > 0n ? { withdrawn } : {}) }
+      return { tx, contractRet: "SUCCESS", fee: net.netFee, receipt, log: [] }
+    }
+    const net = this.bandwidthPlan(state, owner, bytes, blockTime, false)
+    this.useBandwidth(state, owner, net, blockTime)
     const contractAddress = stringField(value, "contract_address")
     const data = stringField(value, "data")
     const feeLimit = BigInt(tx.raw_data.fee_limit ?? 0)
-    if (contractAddress === FORWARDER_CONTRACT)
-      return this.forward(tx, state, owner, balance, bandwidth, feeLimit, bigField(value, "call_value"), data)
-    const holders = state.tokens.get(contractAddress) ?? new Map<string, bigint>()
-    const burn = (fee: bigint) => {
-      const paid = fee < balance ? fee : balance
-      state.trx.set(owner, balance - paid)
+    const callValue = bigField(value, "call_value")
+    const run = (base: bigint) =>
+      this.runEnergy(
+        state,
+        owner,
+        base,
+        this.energyFactor(contractAddress),
+        feeLimit,
+        balance - net.netFee - callValue,
+        blockTime
+      )
+    const burn = (energy: ReturnType<typeof run>, kept: bigint) => {
+      const fee = net.netFee + energy.energyFee
+      const paid = fee < kept ? fee : kept
+      state.trx.set(owner, kept - paid)
       return paid
     }
-    if (!data.startsWith("a9059cbb") || data.length !== 8 + 128) {
-      return {
-        tx,
-        contractRet: "REVERT",
-        fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY),
-        log: [],
-        contractAddress
-      }
+    const failed = (contractRet: "REVERT" | "OUT_OF_ENERGY", energy: ReturnType<typeof run>): TxOutcome => ({
+      tx,
+      contractRet,
+      fee: burn(energy, balance),
+      receipt: { ...net, ...energyReceipt(energy) },
+      log: [],
+      contractAddress
+    })
+    if (contractAddress === FORWARDER_CONTRACT)
+      return this.forward(tx, state, owner, balance, net, run, callValue, data)
+    const holders = state.tokens.get(contractAddress) ?? new Map<string, bigint>()
+    const revert = () => {
+      const energy = run(ENERGY_REVERT)
+      return failed(energy.ok ? "REVERT" : "OUT_OF_ENERGY", energy)
     }
+    if (!data.startsWith("a9059cbb") || data.length !== 8 + 128) return revert()
     const to = `41${data.slice(8 + 24, 8 + 64)}`
     const amount = BigInt(`0x${data.slice(8 + 64)}`)
-    const energy = (holders.get(to) ?? 0n) > 0n ? ENERGY_TRANSFER_EXISTING_HOLDER : ENERGY_TRANSFER_NEW_HOLDER
-    const energyFee = energy * SUN_PER_ENERGY
-    if (energyFee > feeLimit || bandwidth + energyFee > balance) {
-      return {
-        tx,
-        contractRet: "OUT_OF_ENERGY",
-        fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance)),
-        log: [],
-        contractAddress
-      }
-    }
     const from = holders.get(owner) ?? 0n
-    if (from < amount || this.blacklisted.has(owner)) {
-      return {
-        tx,
-        contractRet: "REVERT",
-        fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY),
-        log: [],
-        contractAddress
-      }
-    }
+    if (from < amount || this.blacklisted.has(owner)) return revert()
+    const energy = run((holders.get(to) ?? 0n) > 0n ? ENERGY_TRANSFER_EXISTING_HOLDER : ENERGY_TRANSFER_NEW_HOLDER)
+    if (!energy.ok) return failed("OUT_OF_ENERGY", energy)
     holders.set(owner, from - amount)
     holders.set(to, (holders.get(to) ?? 0n) + amount)
     state.tokens.set(contractAddress, holders)
     if (!state.trx.has(to)) state.trx.set(to, 0n)
-    const fee = burn(bandwidth + energyFee)
     return {
       tx,
       contractRet: "SUCCESS",
-      fee,
+      fee: burn(energy, balance),
+      receipt: { ...net, ...energyReceipt(energy) },
       contractAddress,
       log: [
         {
@@ -439,8 +941,8 @@ export class TronLedger {
     state: Balances,
     owner: string,
     balance: bigint,
-    bandwidth: bigint,
-    feeLimit: bigint,
+    net: { readonly netUsage: number; readonly netFee: bigint },
+    run: (base: bigint) => EnergyRun,
     callValue: bigint,
     data: string
   ): TxOutcome {
@@ -452,19 +954,23 @@ export class TronLedger {
     )
     const arity = method === FORWARDER_METHODS.split3 ? 3 : method === FORWARDER_METHODS.split ? 2 : 1
     const known = Object.values(FORWARDER_METHODS).some((m) => m === method)
-    const burn = (fee: bigint, kept: bigint) => {
+    const burn = (energy: EnergyRun, kept: bigint) => {
+      const fee = net.netFee + energy.energyFee
       const paid = fee < kept ? fee : kept
       state.trx.set(owner, kept - paid)
       return paid
     }
+    const outcome = (contractRet: TxOutcome["contractRet"], energy: EnergyRun, kept: bigint): TxOutcome => ({
+      tx,
+      contractRet,
+      fee: burn(energy, kept),
+      receipt: { ...net, ...energyReceipt(energy) },
+      log: [],
+      contractAddress
+    })
     if (!known || args.length !== arity || (data.length - 8) % 64 !== 0) {
-      return {
-        tx,
-        contractRet: "REVERT",
-        fee: burn(bandwidth + ENERGY_REVERT * SUN_PER_ENERGY, balance),
-        log: [],
-        contractAddress
-      }
+      const energy = run(ENERGY_REVERT)
+      return outcome(energy.ok ? "REVERT" : "OUT_OF_ENERGY", energy, balance)
     }
     const rejected = method === FORWARDER_METHODS.tryForward
     const legs: Array<InternalLeg> = rejected
@@ -482,24 +988,16 @@ export class TronLedger {
               : callValue / BigInt(args.length),
           rejected: false
         }))
-    const energyFee = (ENERGY_CALL_BASE + ENERGY_INTERNAL_LEG * BigInt(legs.length)) * SUN_PER_ENERGY
-    if (energyFee > feeLimit || bandwidth + energyFee + callValue > balance) {
-      return {
-        tx,
-        contractRet: "OUT_OF_ENERGY",
-        fee: burn(bandwidth + (feeLimit < balance ? feeLimit : balance), balance),
-        log: [],
-        contractAddress
-      }
-    }
+    const energy = run(ENERGY_CALL_BASE + ENERGY_INTERNAL_LEG * BigInt(legs.length))
+    if (!energy.ok || callValue > balance - net.netFee) return outcome("OUT_OF_ENERGY", energy, balance)
     state.trx.set(owner, balance - callValue)
-    const fee = burn(bandwidth + energyFee, balance - callValue)
+    const done = outcome("SUCCESS", energy, balance - callValue)
     // what a rejected leg did not move stays with the contract
     state.trx.set(contractAddress, (state.trx.get(contractAddress) ?? 0n) + (rejected ? callValue : 0n))
     for (const leg of legs) {
       if (!leg.rejected) state.trx.set(leg.to, (state.trx.get(leg.to) ?? 0n) + leg.callValue)
     }
-    return { tx, contractRet: "SUCCESS", fee, log: [], contractAddress, internal: legs }
+    return { ...done, internal: legs }
   }
 
   /** Produces the next block from the pending transactions. */
