@@ -46,11 +46,44 @@ export interface TransactionLookup {
 }
 
 /**
- * What a custody transaction does instead of a plain transfer of `amount`. `CloseTokenAccount` (Solana): closes
- * the sender's token account of `currency`, which must hold none, and returns its rent (all its lamports) to
- * `to`; `amount` is not used.
+ * What a custody transaction does instead of a plain transfer of `amount`:
+ * - `CloseTokenAccount` (Solana): closes the sender's token account of `currency`, which must hold none, and
+ *   returns its rent (all its lamports) to `to`; `amount` is not used.
+ * - `StakeEnergy` / `UnstakeEnergy` (TRON, Stake 2.0): freezes `amount` sun of the sender's TRX for energy, or
+ *   starts unfreezing it (it returns after the chain's waiting period); `to` is the sender.
+ * - `DelegateEnergy` / `ReclaimEnergy` (TRON): lends `to` the energy of `amount` sun of the sender's stake,
+ *   without a lock (custody takes it back once the transfer it paid for is final), or takes it back.
  */
-export type ChainAction = { readonly _tag: "CloseTokenAccount" }
+export type ChainAction =
+  | { readonly _tag: "CloseTokenAccount" }
+  | { readonly _tag: "StakeEnergy" }
+  | { readonly _tag: "UnstakeEnergy" }
+  | { readonly _tag: "DelegateEnergy" }
+  | { readonly _tag: "ReclaimEnergy" }
+
+/** What a TRON account can spend without burning TRX, as the node reports it now. */
+export interface ResourceAccount {
+  /** The account exists on chain (activated): only such an account can be lent energy. */
+  readonly activated: boolean
+  /** Energy it may use per 24 h (its own stake's and what is lent to it), and what it has used of that. */
+  readonly energyLimit: bigint
+  readonly energyUsed: bigint
+  /** Bandwidth bytes per 24 h, free and staked, and what it has used of them. */
+  readonly bandwidthLimit: bigint
+  readonly bandwidthUsed: bigint
+}
+
+/** TRON's Stake 2.0 as custody needs it: what accounts have and what a stake can lend. */
+export interface EnergyResources {
+  readonly account: (address: string) => Effect.Effect<ResourceAccount, ChainRpcError>
+  /** Sun of the owner's staked TRX it can lend for energy now (staked, not yet lent). */
+  readonly lendable: (owner: string) => Effect.Effect<bigint, ChainRpcError>
+  /**
+   * The sun of stake whose energy is at least `energy` now, in whole TRX (the network's energy per staked TRX
+   * moves with its total stake; `owner`: an account the node answers the totals for).
+   */
+  readonly stakeFor: (owner: string, energy: bigint) => Effect.Effect<bigint, ChainRpcError>
+}
 
 export interface TransferRequest {
   readonly from: KeyRef
@@ -236,6 +269,8 @@ export interface ChainClient {
    * gives money back for a failed one) only on this.
    */
   readonly finalInclusion: (txHash: string, blockNumber: bigint) => Effect.Effect<boolean, ChainRpcError>
+  /** TRON: energy and bandwidth (Stake 2.0). Absent on chains without them. */
+  readonly energy?: EnergyResources
 }
 
 /** Prepare and broadcast in one go, for tools and tests; custody stores the signed bytes in between. */

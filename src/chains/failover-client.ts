@@ -1,6 +1,6 @@
 import { Duration, Effect, Option, Ref } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
-import { type ChainClient, ChainRpcError } from "./chain-client.js"
+import { type ChainClient, ChainRpcError, type EnergyResources } from "./chain-client.js"
 
 /** One node of a chain, as configured (FACET_BEP20_RPC_URLS, …), with its client. */
 export interface ChainEndpoint {
@@ -239,6 +239,9 @@ export const makeFailoverClient = (
             })
           })
 
+    const missing = Effect.fail(new ChainRpcError({ chain, message: "this node's client has no energy reads" }))
+    const noEnergy: EnergyResources = { account: () => missing, lendable: () => missing, stakeFor: () => missing }
+
     const client: ChainClient = {
       chain,
       skipsNumbers: first.client.skipsNumbers,
@@ -258,6 +261,16 @@ export const makeFailoverClient = (
       finalNonce: (address) => call((c) => c.finalNonce(address)),
       transaction: (txHash) => call((c) => c.transaction(txHash)),
       finalInclusion: (txHash, blockNumber) => call((c) => c.finalInclusion(txHash, blockNumber)),
+      // TRON's Stake 2.0 reads, through whichever node answers (every node of the chain has them)
+      ...(first.client.energy === undefined
+        ? {}
+        : {
+            energy: {
+              account: (address) => call((c) => (c.energy ?? noEnergy).account(address)),
+              lendable: (owner) => call((c) => (c.energy ?? noEnergy).lendable(owner)),
+              stakeFor: (owner, energy) => call((c) => (c.energy ?? noEnergy).stakeFor(owner, energy))
+            }
+          }),
       // each node's own: with several, each value names its node
       nodeChecks: Effect.map(
         Effect.forEach(endpoints, (e) =>

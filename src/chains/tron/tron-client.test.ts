@@ -53,6 +53,79 @@ const settled = (client: ChainClient, txHash: string) =>
 
 describe("TRON client on the TRON devnet", () => {
   layer(DevnetLive, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.effect(
+      "stakes TRX for energy, lends it to a receive address whose USDT transfer then burns no TRX, takes it back",
+      () =>
+        Effect.gen(function* () {
+          const { client, devnet } = yield* Devnet
+          const energy = client.energy
+          if (energy === undefined) return yield* Effect.die(new Error("a TRON client reads energy"))
+          const [staker, receiver, stranger] = [yield* addressOf(20), yield* addressOf(21), yield* addressOf(22)]
+          const stakerKey = { family: "TRON", account: 4, index: 20 } as const
+          yield* call(devnet.url, "/devnet/fund", { address: staker, currency: "TRX", amount: "20000000000" })
+          yield* call(devnet.url, "/devnet/fund", { address: receiver, currency: "TRX", amount: "1" })
+          yield* call(devnet.url, "/devnet/fund", { address: receiver, currency: "USDT", amount: "9000000" })
+          // the USDT goes to an address that holds some already: 64,460 energy (a new holder takes 130,460)
+          yield* call(devnet.url, "/devnet/fund", { address: staker, currency: "USDT", amount: "1000000" })
+          const stake = (action: "StakeEnergy" | "DelegateEnergy" | "ReclaimEnergy", to: string, amount: bigint) =>
+            Effect.flatMap(
+              sendTransfer(client, { from: stakerKey, to, currency: "TRX", amount, action: { _tag: action } }),
+              (hash) => settled(client, hash)
+            )
+
+          expect((yield* stake("StakeEnergy", staker, 10_000_000_000n)).status).toBe("success")
+          expect(yield* energy.lendable(staker)).toBe(10_000_000_000n)
+          // a USDT transfer to a holder needs 64,460 energy: the stake for it, in whole TRX (~6,800 at mainnet's ~9.5
+          // energy a day per staked TRX)
+          const needed = yield* energy.stakeFor(staker, 64_460n)
+          expect(needed % 1_000_000n).toBe(0n)
+          expect(yield* stake("DelegateEnergy", receiver, needed)).toMatchObject({
+            status: "success",
+            fee: Option.some(0n)
+          })
+          const lent = yield* energy.account(receiver)
+          expect(lent.activated).toBe(true)
+          expect(lent.energyLimit).toBeGreaterThanOrEqual(64_460n)
+          expect(yield* energy.lendable(staker)).toBe(10_000_000_000n - needed)
+
+          const sweep = yield* sendTransfer(client, {
+            from: { family: "TRON", account: 4, index: 21 },
+            to: staker,
+            currency: "USDT",
+            amount: 9_000_000n
+          })
+          // paid in lent energy and the free bandwidth of the day: nothing burned
+          expect(yield* settled(client, sweep)).toMatchObject({ status: "success", fee: Option.some(0n) })
+          expect((yield* energy.account(receiver)).energyUsed).toBeGreaterThan(0n)
+
+          expect((yield* stake("ReclaimEnergy", receiver, needed)).status).toBe("success")
+          expect((yield* energy.account(receiver)).energyLimit).toBe(0n)
+          expect(yield* energy.lendable(staker)).toBe(10_000_000_000n)
+          // energy is lent only to an activated account: the node refuses, nothing lands
+          const refused = yield* Effect.flip(
+            sendTransfer(client, {
+              from: stakerKey,
+              to: stranger,
+              currency: "TRX",
+              amount: needed,
+              action: { _tag: "DelegateEnergy" }
+            })
+          )
+          expect(refused.message).toMatch(/not exist|activat/i)
+          // and never to itself; a stake names itself
+          const self = yield* Effect.flip(
+            client.prepare({
+              from: stakerKey,
+              to: staker,
+              currency: "TRX",
+              amount: needed,
+              action: { _tag: "DelegateEnergy" }
+            })
+          )
+          expect(self.message).toMatch(/lent to another account/)
+        })
+    )
+
     it.effect("moves USDT and TRX out and back, signed by our keys, and sees them in balances and blocks", () =>
       Effect.gen(function* () {
         const { client, devnet } = yield* Devnet

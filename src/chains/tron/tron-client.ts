@@ -4,8 +4,10 @@ import { tronHex41 } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
 import {
   type ChainBlock,
+  type ChainAction,
   type ChainClient,
   ChainRpcError,
+  type EnergyResources,
   checkFeeCap,
   LandingEvidence,
   type LandingWindow,
@@ -61,6 +63,19 @@ const BlockHeader = Schema.Struct({
   block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.Number }) })
 })
 const Account = Schema.Struct({ address: Schema.optional(Schema.String), balance: Schema.optional(Schema.Number) })
+/** `wallet/getaccountresource`: java-tron leaves zero fields out. */
+const AccountResource = Schema.Struct({
+  freeNetUsed: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  freeNetLimit: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  NetUsed: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  NetLimit: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  EnergyUsed: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  EnergyLimit: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  TotalEnergyLimit: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  TotalEnergyWeight: Schema.optionalWith(Schema.Number, { default: () => 0 })
+})
+const DelegatableSize = Schema.Struct({ max_size: Schema.optionalWith(Schema.Number, { default: () => 0 }) })
+const SUN_PER_TRX = 1_000_000n
 const ConstantResult = Schema.Struct({
   constant_result: Schema.optional(Schema.Array(Schema.String)),
   energy_used: Schema.optional(Schema.Number)
@@ -329,6 +344,45 @@ export const makeTronClient = (settings: TronSettings) =>
         (a) => a.balance !== undefined || a.address !== undefined
       )
 
+    const hexOf = (address: string) =>
+      Option.match(Option.fromNullable(tronHex41(address)), {
+        onNone: () => Effect.fail(new ChainRpcError({ chain: "TRC20", message: `not a TRON address: ${address}` })),
+        onSome: Effect.succeed
+      })
+
+    const energy: EnergyResources = {
+      account: (address) =>
+        Effect.gen(function* () {
+          const hex = yield* hexOf(address)
+          const [activated, r] = yield* Effect.all([
+            accountExists(hex),
+            post("wallet/getaccountresource", { address: hex }, AccountResource)
+          ])
+          return {
+            activated,
+            energyLimit: BigInt(r.EnergyLimit),
+            energyUsed: BigInt(r.EnergyUsed),
+            bandwidthLimit: BigInt(r.freeNetLimit + r.NetLimit),
+            bandwidthUsed: BigInt(r.freeNetUsed + r.NetUsed)
+          }
+        }),
+      lendable: (owner) =>
+        Effect.flatMap(hexOf(owner), (hex) =>
+          Effect.map(post("wallet/getcandelegatedmaxsize", { owner_address: hex, type: 1 }, DelegatableSize), (d) =>
+            BigInt(d.max_size)
+          )
+        ),
+      stakeFor: (owner, wanted) =>
+        Effect.gen(function* () {
+          const r = yield* post("wallet/getaccountresource", { address: yield* hexOf(owner) }, AccountResource)
+          if (r.TotalEnergyLimit <= 0 || r.TotalEnergyWeight <= 0)
+            return yield* new ChainRpcError({ chain: "TRC20", message: "the node gave no network energy totals" })
+          // energy = whole staked TRX × TotalEnergyLimit / TotalEnergyWeight, rounded down: whole TRX, one more
+          const trx = (wanted * BigInt(r.TotalEnergyWeight)) / BigInt(r.TotalEnergyLimit) + 1n
+          return trx * SUN_PER_TRX
+        })
+    }
+
     /** Energy a TRC20 `transfer` from `owner` would use now (the node runs it without sending it). */
     const transferEnergy = (owner: string, contractHex: string, to: string, amount: bigint) =>
       Effect.flatMap(
@@ -369,14 +423,88 @@ export const makeTronClient = (settings: TronSettings) =>
         return { burn: bandwidth + feeLimit, feeLimit }
       })
 
+    /** Signs a built transaction as the request's key: TRON's signed JSON with its expiry. */
+    const signBuilt = (
+      request: TransferRequest,
+      unsigned: TronTransaction,
+      fromAddress: string,
+      maxFee: bigint,
+      gasPrice: bigint
+    ) =>
+      Effect.gen(function* () {
+        const signature = yield* signer.signDigest(request.from, Buffer.from(unsigned.txID, "hex"))
+        const v = (signature[64] ?? 0) + 27
+        const signed = {
+          ...unsigned,
+          signature: [Buffer.from(signature.subarray(0, 64)).toString("hex") + v.toString(16).padStart(2, "0")]
+        }
+        return {
+          txHash: unsigned.txID,
+          raw: JSON.stringify(signed),
+          from: fromAddress,
+          feePayer: fromAddress,
+          nonce: Option.none(),
+          validUntil: Option.some(BigInt(unsigned.raw_data.expiration)),
+          maxFee,
+          gasPrice
+        } satisfies SignedTransfer
+      })
+
+    /**
+     * Stake 2.0 (freeze, unfreeze, lend or take back energy): built from the reference block like a transfer, its
+     * cost the bandwidth of its bytes (no energy). The chain checks stake, activation and what is lent.
+     */
+    const prepareStake = (
+      request: TransferRequest,
+      action: Exclude<ChainAction, { readonly _tag: "CloseTokenAccount" }>,
+      from: string,
+      to: string,
+      fromAddress: string
+    ) =>
+      Effect.gen(function* () {
+        if (request.amount <= 0n || request.amount > BigInt(Number.MAX_SAFE_INTEGER))
+          return yield* new TransferRejected({ chain: "TRC20", message: `${action._tag}: amount out of range` })
+        if ((action._tag === "DelegateEnergy" || action._tag === "ReclaimEnergy") === (to === from))
+          return yield* new TransferRejected({
+            chain: "TRC20",
+            message: `${action._tag}: ${to === from ? "energy is lent to another account" : "the account itself is named"}`
+          })
+        const prices = yield* chainPrices
+        const maxFee = TX_BYTES * prices.bandwidthByte
+        yield* checkFeeCap("TRC20", request.feeCap, maxFee, prices.energy)
+        const blockHeader = yield* referenceBlock
+        const sun = Number(request.amount)
+        const builder = tronWeb.transactionBuilder
+        const built = yield* Effect.tryPromise({
+          // each builder's own transaction type; decoded below as one
+          try: (): Promise<unknown> => {
+            switch (action._tag) {
+              case "StakeEnergy":
+                return builder.freezeBalanceV2(sun, "ENERGY", from, { blockHeader })
+              case "UnstakeEnergy":
+                return builder.unfreezeBalanceV2(sun, "ENERGY", from, { blockHeader })
+              case "DelegateEnergy":
+                return builder.delegateResource(sun, to, "ENERGY", from, false, undefined, { blockHeader })
+              case "ReclaimEnergy":
+                return builder.undelegateResource(sun, to, "ENERGY", from, { blockHeader })
+            }
+          },
+          catch: (cause) => new TransferRejected({ chain: "TRC20", message: rpcError(action._tag)(cause).message })
+        })
+        const unsigned = yield* Schema.decodeUnknown(TronTransaction)(built).pipe(
+          Effect.mapError(rpcError(action._tag))
+        )
+        return yield* signBuilt(request, unsigned, fromAddress, maxFee, prices.energy)
+      })
+
     const prepare = (request: TransferRequest) =>
       Effect.gen(function* () {
         if (request.from.family !== "TRON")
           return yield* new TransferRejected({ chain: "TRC20", message: "TRON transfers need a TRON key" })
-        if (request.action !== undefined)
+        if (request.action?._tag === "CloseTokenAccount")
           return yield* new TransferRejected({
             chain: "TRC20",
-            message: `${request.action._tag} is not a TRC20 transaction`
+            message: "CloseTokenAccount is not a TRC20 transaction"
           })
         const to = tronHex41(request.to)
         if (to === undefined)
@@ -386,6 +514,7 @@ export const makeTronClient = (settings: TronSettings) =>
         if (from === undefined || key === undefined)
           return yield* Effect.die(new Error("the signer derived no address"))
         const blockHeader = yield* referenceBlock
+        if (request.action !== undefined) return yield* prepareStake(request, request.action, from, to, key.address)
         const cost = yield* costOf(from, to, request.currency, request.amount)
         const energyPrice = (yield* chainPrices).energy
         yield* checkFeeCap("TRC20", request.feeCap, cost.burn, energyPrice)
@@ -432,22 +561,7 @@ export const makeTronClient = (settings: TronSettings) =>
             Effect.mapError(rpcError("triggerSmartContract"))
           )).transaction
         }
-        const signature = yield* signer.signDigest(request.from, Buffer.from(unsigned.txID, "hex"))
-        const v = (signature[64] ?? 0) + 27
-        const signed = {
-          ...unsigned,
-          signature: [Buffer.from(signature.subarray(0, 64)).toString("hex") + v.toString(16).padStart(2, "0")]
-        }
-        return {
-          txHash: unsigned.txID,
-          raw: JSON.stringify(signed),
-          from: key.address,
-          feePayer: key.address,
-          nonce: Option.none(),
-          validUntil: Option.some(BigInt(unsigned.raw_data.expiration)),
-          maxFee: cost.burn,
-          gasPrice: energyPrice
-        } satisfies SignedTransfer
+        return yield* signBuilt(request, unsigned, key.address, cost.burn, energyPrice)
       })
 
     const broadcast = (raw: string) =>
@@ -643,6 +757,7 @@ export const makeTronClient = (settings: TronSettings) =>
       landing,
       feeEstimate,
       finalNonce: () => Effect.succeed(0n),
-      transaction
+      transaction,
+      energy
     } satisfies ChainClient
   })
