@@ -524,7 +524,6 @@ export class TronLedger {
     const holders = state.tokens.get(contract) ?? new Map<string, bigint>()
     holders.set(address41, (holders.get(address41) ?? 0n) + amount)
     state.tokens.set(contract, holders)
-    if (!state.trx.has(address41)) state.trx.set(address41, 0n)
   }
 
   findTransaction(txID: string): { tx: TronTransaction; block?: LedgerBlock; outcome?: TxOutcome } | undefined {
@@ -917,8 +916,8 @@ export class TronLedger {
     if (!energy.ok) return failed("OUT_OF_ENERGY", energy)
     holders.set(owner, from - amount)
     holders.set(to, (holders.get(to) ?? 0n) + amount)
+    // as on mainnet, tokens do not activate an account: only TRX sent to it does (it then pays its creation)
     state.tokens.set(contractAddress, holders)
-    if (!state.trx.has(to)) state.trx.set(to, 0n)
     return {
       tx,
       contractRet: "SUCCESS",
