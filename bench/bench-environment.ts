@@ -8,9 +8,14 @@ import { AppConfig, appConfig } from "../src/config.js"
 
 /**
  * What the benchmarks run on: the service's own layers over PostgreSQL (DATABASE_URL, or an embedded
- * one in a throw-away directory), with the background workers' chains turned off.
+ * one in a throw-away directory), with the background workers' chains turned off (or only those named:
+ * their indexers run in this process). The endpoints may be the devnets (`DevnetsLive`), kept in the
+ * throw-away data directory.
  */
-export const benchCore = (chains: "none" | ReadonlyArray<"BEP20">, endpoints: Layer.Layer<ChainEndpoints>) =>
+export const benchCore = <E, R>(
+  chains: "none" | ReadonlyArray<"TRC20" | "BEP20" | "SOLANA">,
+  endpoints: Layer.Layer<ChainEndpoints, E, R>
+) =>
   makeCoreLive(endpoints).pipe(
     Layer.provideMerge(
       Layer.scoped(
