@@ -316,6 +316,59 @@ describe("collection (sweep) on the devnets", () => {
         })
     )
 
+    it.effect(
+      "Solana sweeps signed before the first lands: the main token account's rent is booked once, as paid",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+          const receives = yield* Effect.forEach([1, 2, 3], () => fundedAddress(apiKey, "SOLANA", "USDT", "20"), {
+            concurrency: 3
+          })
+          yield* sql`UPDATE wallet_asset_policies SET status = 'live', can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          // all at once: each is signed while the main wallet has no token account yet, so each counts its rent
+          const done = yield* Effect.forEach(
+            receives,
+            (receive) =>
+              Effect.flatMap(sweep(apiKey, "SOLANA-USDT", { from_wallet_id: receive.walletId }), (started) =>
+                untilFinished(apiKey, "SOLANA-USDT", String(asRecord(started.body).operation_id))
+              ),
+            { concurrency: 3 }
+          )
+          yield* sql`UPDATE wallet_asset_policies SET status = 'deposit_live', can_collect = false, signing_implemented = false WHERE chain = 'SOLANA' AND currency = 'USDT'`
+          expect(done.map((d) => d.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"])
+          const counted = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM custody_transactions
+          WHERE ${sql.in(
+            "operation_id",
+            done.map((d) => String(d.operation_id))
+          )} AND max_fee > 10000`
+          const booked = yield* sql<{ total: string }>`
+          SELECT coalesce(trim_scale(sum(amount)), 0)::text AS total FROM ledger_transfers
+          WHERE kind = 'rent' AND ${sql.in(
+            "reference",
+            done.map((d) => String(d.operation_id))
+          )}`
+          const config = yield* AppConfig
+          const devnets = yield* readDevnetFile(config.dataDir)
+          const rentExempt = yield* Effect.promise(() =>
+            fetch(devnets.solana.rpcUrl, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({
+                jsonrpc: "2.0",
+                id: 1,
+                method: "getMinimumBalanceForRentExemption",
+                params: [165]
+              })
+            }).then((r) => r.json())
+          )
+          // however many counted it when signed, the chain took it once
+          expect(counted[0]?.n).toBeGreaterThanOrEqual(1)
+          expect(booked[0]?.total).toBe(String(asRecord(rentExempt).result))
+        })
+    )
+
     // last in this file: the tokens it moves behind the ledger's back are a difference reconciliation reports
     it.effect(
       "a sweep that reverts on chain fails: the merchant's balance does not move, the burned fee is the platform's",

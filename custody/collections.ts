@@ -18,7 +18,7 @@ import { CustodyConfig } from "./custody-config.js"
 import { CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
 import { isFinished, type SweepOperation } from "./custody-operation.js"
 import { GasWallets } from "./gas-wallets.js"
-import { TransferSender } from "./transfer-sender.js"
+import { type SendOutcome, TransferSender } from "./transfer-sender.js"
 import { WalletActors } from "./wallet-actor.js"
 import { GasWalletEmpty, NetworkFeeUnavailable } from "./chain-errors.js"
 import {
@@ -30,6 +30,9 @@ import {
   SweepNotFound,
   WalletAssetNotFound
 } from "./collection-errors.js"
+
+/** What a final Solana token transfer waits for before it is booked (the rent it paid, if any). */
+export const RENT_UNKNOWN = "the node's balances of its final transaction (the rent it paid, if any); resumed later"
 
 /** A node that does not answer is waited for: quickly at first, then every 15 s. */
 const retrySchedule = Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("15 seconds")))
@@ -388,6 +391,33 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       reference: operation.id
     })
 
+    /**
+     * Solana: the rent the gas wallet (the fee payer) paid in a final token transfer for the recipient's token
+     * account it made, from the chain's balances, not from what was signed: transfers signed before the first
+     * of them lands each count the rent, and only the one that lands first pays it. Undefined: the node's
+     * lookup has not said yet (nothing is booked on a guess).
+     */
+    const rentOf = (
+      operation: OperationRow,
+      outcome: Extract<SendOutcome, { readonly _tag: "Final" }>
+    ): ReadonlyArray<LedgerTransfer> | undefined => {
+      if (outcome.payerSpent === undefined) return undefined
+      const rent = outcome.payerSpent - outcome.fee
+      return rent <= 0n
+        ? []
+        : [
+            {
+              debit: Accounts.gas,
+              credit: Accounts.chain,
+              chain: operation.chain,
+              currency: NATIVE_ASSETS[operation.chain].currency,
+              amount: rent,
+              kind: "rent",
+              reference: operation.id
+            }
+          ]
+    }
+
     /** FAILED, and the fee a transaction reverted on chain still burned, in one database transaction. */
     const failed = (
       operation: OperationRow,
@@ -501,7 +531,6 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
         })
         if (outcome._tag === "Failed") return yield* failed(operation, outcome)
-        const native = NATIVE_ASSETS[operation.chain].currency
         const moved: Array<LedgerTransfer> = [
           {
             debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id),
@@ -515,16 +544,10 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         ]
         moved.push(networkFee(operation, outcome.fee))
         if (operation.chain === "SOLANA" && !isNative(operation)) {
-          // the gas wallet also paid the rent of a main token account it created
-          moved.push({
-            debit: Accounts.gas,
-            credit: Accounts.chain,
-            chain: operation.chain,
-            currency: native,
-            amount: outcome.maxFee > outcome.fee ? outcome.maxFee - outcome.fee : 0n,
-            kind: "rent",
-            reference: operation.id
-          })
+          // the gas wallet also paid the rent of the main token account, if this transfer is the one that made it
+          const rent = rentOf(operation, outcome)
+          if (rent === undefined) return yield* store.waitingFor(operation.id, RENT_UNKNOWN)
+          moved.push(...rent)
         }
         yield* finish(operation, outcome, moved, closeAfterSweep(operation))
       })
@@ -683,6 +706,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       finish,
       failed,
       paysOwnFee,
+      rentOf,
       isNative,
       withMargin
     } as const

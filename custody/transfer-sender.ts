@@ -43,6 +43,8 @@ export type SendOutcome = Data.TaggedEnum<{
     readonly maxFee: bigint
     readonly blockNumber: bigint
     readonly confirmations: number
+    /** Solana: what the fee payer's balance fell by in it (fee and rent it paid), when the lookup said. */
+    readonly payerSpent: bigint | undefined
   }
   /** `burned`: the fee a transaction that failed on chain still cost (native base units; 0 when none was mined). */
   Failed: { readonly reason: string; readonly burned: bigint }
@@ -215,7 +217,8 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           status: f.status,
           confirmations: f.confirmations,
           fee: f.fee,
-          blockNumber
+          blockNumber,
+          ...(f.payerSpent === undefined ? {} : { payerSpent: f.payerSpent })
         }))
       )
 
@@ -254,7 +257,8 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
             fee: fee ?? attempt.fee ?? 0n,
             maxFee: attempt.max_fee,
             blockNumber,
-            confirmations: found.confirmations
+            confirmations: found.confirmations,
+            payerSpent: found.payerSpent
           })
         })
       })

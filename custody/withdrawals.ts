@@ -18,7 +18,7 @@ import { Wallets } from "../src/wallets/wallets.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
-import { Collections } from "./collections.js"
+import { Collections, RENT_UNKNOWN } from "./collections.js"
 import { destinationProblem } from "./destination-address.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
@@ -454,16 +454,11 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         // what stays locked (a native withdrawal's quoted network fee that was not burned) goes back to the merchant
         const remainder = gross - outcome.amount - platformFee - (withdrawal.network_fee_included ? outcome.fee : 0n)
         if (remainder > 0n) transfers.push(unlock(withdrawal, remainder, "network_fee_refund"))
-        if (operation.chain === "SOLANA" && outcome.maxFee > outcome.fee && !collections.isNative(operation)) {
-          transfers.push({
-            debit: Accounts.gas,
-            credit: Accounts.chain,
-            chain: operation.chain,
-            currency: NATIVE_ASSETS.SOLANA.currency,
-            amount: outcome.maxFee - outcome.fee,
-            kind: "rent",
-            reference: operation.id
-          })
+        if (operation.chain === "SOLANA" && !collections.isNative(operation)) {
+          // the gas wallet paid the recipient's token account's rent, if this transfer is the one that made it
+          const rent = collections.rentOf(operation, outcome)
+          if (rent === undefined) return yield* store.waitingFor(operation.id, RENT_UNKNOWN)
+          transfers.push(...rent)
         }
         yield* collections.finish(
           operation,

@@ -43,6 +43,11 @@ export interface TransactionLookup {
   readonly confirmations: number
   /** What the transaction burned, in the native asset's base units (once included). */
   readonly fee: Option.Option<bigint>
+  /**
+   * Solana: what its fee payer's balance fell by in it (the fee, and the rent of any account it made; less
+   * what came back to it). Absent where the lookup does not say (other chains, a node without its meta).
+   */
+  readonly payerSpent?: bigint
 }
 
 /**

@@ -567,7 +567,11 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
           status: status.err === null ? ("success" as const) : ("failed" as const),
           blockNumber: Option.some(BigInt(status.slot)),
           confirmations: Number(tip - BigInt(status.slot) + 1n),
-          fee: Option.fromNullable(included?.meta?.fee).pipe(Option.map(BigInt))
+          fee: Option.fromNullable(included?.meta?.fee).pipe(Option.map(BigInt)),
+          // the fee payer is the first account of the message
+          ...(included?.meta?.preBalances[0] === undefined || included.meta.postBalances[0] === undefined
+            ? {}
+            : { payerSpent: BigInt(included.meta.preBalances[0]) - BigInt(included.meta.postBalances[0]) })
         })
       })
 
