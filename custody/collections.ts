@@ -611,13 +611,15 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           action: { _tag: "CloseTokenAccount" }
         })
         if (outcome._tag === "Failed") return yield* failed(operation, outcome)
+        // what came back, as the chain shows it: the gas wallet paid the fee and received the account's lamports
+        if (outcome.payerSpent === undefined) return yield* store.waitingFor(operation.id, RENT_UNKNOWN)
         yield* finish(operation, outcome, [
           {
             debit: Accounts.chain,
             credit: Accounts.gas,
             chain: operation.chain,
             currency: NATIVE_ASSETS[operation.chain].currency,
-            amount: outcome.amount,
+            amount: outcome.fee - outcome.payerSpent,
             kind: "rent_refund",
             reference: operation.id
           },

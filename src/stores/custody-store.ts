@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
-import type { SignedTransfer } from "../chains/chain-client.js"
+import type { ChainAction, SignedTransfer } from "../chains/chain-client.js"
 import { Chain } from "../domain/chain.js"
 import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 import { TransactionStore } from "./transaction-store.js"
@@ -321,7 +321,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     const recordSigned = Effect.fn("CustodyStore.recordSigned")(function* (
       operation: OperationRow,
       signed: SignedTransfer,
-      leg: { readonly to: string; readonly currency: string; readonly amount: bigint }
+      leg: { readonly to: string; readonly currency: string; readonly amount: bigint; readonly action?: ChainAction }
     ) {
       yield* sql
         .withTransaction(
@@ -345,7 +345,8 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
               valid_until: Option.getOrNull(Option.map(signed.validUntil, String)),
               max_fee: signed.maxFee.toString(),
               gas_price: signed.gasPrice.toString(),
-              status: "signed"
+              status: "signed",
+              action: leg.action?._tag ?? null
             })}`
             yield* sql`UPDATE custody_operations SET fee_capped_since = NULL WHERE id = ${operation.id} AND fee_capped_since IS NOT NULL`
             if (Option.isSome(signed.nonce)) {
@@ -384,11 +385,13 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
 
     /**
      * Fragment: custody's transfers on a chain that are in a block (included, final or reverted), with the
-     * addresses normalised for comparing (lower case on BEP20) — what the reconciliation composes as a CTE.
+     * addresses normalised for comparing (lower case on BEP20) — what the reconciliation composes as a CTE. An
+     * action (a closed token account's rent, energy staked or lent) moves no balance between the addresses it
+     * names: only its fee counts.
      */
     const transfersInBlocks = (chain: Chain) =>
       sql`
-            SELECT ct.currency, ct.amount, ct.fee, ct.status, ct.block_number,
+            SELECT ct.currency, CASE WHEN ct.action IS NULL THEN ct.amount ELSE 0 END AS amount, ct.fee, ct.status, ct.block_number,
                    CASE WHEN ${chain} = 'BEP20' THEN lower(ct.to_address) ELSE ct.to_address END AS to_norm,
                    CASE WHEN ${chain} = 'BEP20' THEN lower(ct.from_address) ELSE ct.from_address END AS from_norm,
                    CASE WHEN ${chain} = 'BEP20' THEN lower(ct.fee_payer) ELSE ct.fee_payer END AS fee_payer_norm

@@ -263,11 +263,13 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
 
     /**
      * Whether every order paid at this receive wallet (as its address, or one of its assets') is settled —
-     * PAID or EXPIRED — and there is one: a one-time address that no order still waits on.
+     * PAID, EXPIRED or PARTIALLY_PAID (expired with something paid) — and there is one: a one-time address that
+     * no order still waits on.
      */
     const settledAt = (walletId: string) =>
       sql`
-        SELECT count(*) FILTER (WHERE o.status NOT IN ('PAID', 'EXPIRED'))::int AS open, count(*)::int AS total
+        SELECT count(*) FILTER (WHERE o.status NOT IN ('PAID', 'EXPIRED', 'PARTIALLY_PAID'))::int AS open,
+               count(*)::int AS total
         FROM orders o
         WHERE o.wallet_id = ${walletId}
            OR EXISTS (SELECT 1 FROM order_assets oa WHERE oa.order_id = o.id AND oa.wallet_id = ${walletId})`.pipe(
