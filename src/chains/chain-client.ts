@@ -255,8 +255,10 @@ export interface ChainClient {
    */
   readonly landing: (window: LandingWindow) => Effect.Effect<LandingEvidence, ChainRpcError>
   /**
-   * The native base units this transfer costs whoever pays its fee (a token sweep's gas, an account's
-   * creation, a Solana recipient's token-account rent); `sponsored`: a separate fee payer signs too (Solana).
+   * The native base units this transfer is expected to cost whoever pays its fee (a token sweep's gas, an
+   * account's creation, a Solana recipient's token-account rent), with no margin: callers add theirs (TRON's
+   * fee_limit margin is the signed transaction's own, not in here); `sponsored`: a separate fee payer signs
+   * too (Solana).
    */
   readonly feeEstimate: (request: {
     readonly from: string

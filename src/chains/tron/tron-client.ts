@@ -412,15 +412,18 @@ export const makeTronClient = (settings: TronSettings) =>
       Effect.gen(function* () {
         const prices = yield* chainPrices
         const bandwidth = TX_BYTES * prices.bandwidthByte
-        if (currency === NATIVE)
-          return { burn: bandwidth + ((yield* accountExists(to)) ? 0n : prices.newAccount), feeLimit: 0n }
+        if (currency === NATIVE) {
+          const burn = bandwidth + ((yield* accountExists(to)) ? 0n : prices.newAccount)
+          return { burn, feeLimit: 0n, estimate: burn }
+        }
         const contractHex = tronHex41(settings.tokens.get(currency))
         if (contractHex === undefined)
           return yield* new ChainRpcError({ chain: "TRC20", message: `no contract configured for ${currency}` })
         const energyFee = (yield* transferEnergy(owner, contractHex, to, amount)) * prices.energy
-        // fee_limit: the estimate with a margin for the price moving before the block
+        // fee_limit: the estimate with a margin for the price moving before the block; the estimate itself is
+        // what callers add their own margin to (custody's gas funding), not the margin on top of a margin
         const feeLimit = energyFee + energyFee / 5n
-        return { burn: bandwidth + feeLimit, feeLimit }
+        return { burn: bandwidth + feeLimit, feeLimit, estimate: bandwidth + energyFee }
       })
 
     /** Signs a built transaction as the request's key: TRON's signed JSON with its expiry. */
@@ -684,7 +687,7 @@ export const makeTronClient = (settings: TronSettings) =>
         const to = tronHex41(request.to)
         if (from === undefined || to === undefined)
           return yield* new ChainRpcError({ chain: "TRC20", message: "not a TRON address" })
-        return (yield* costOf(from, to, request.currency, request.amount)).burn
+        return (yield* costOf(from, to, request.currency, request.amount)).estimate
       })
 
     const transaction = (txHash: string) =>
