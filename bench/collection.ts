@@ -322,6 +322,23 @@ const OperationTimes = Schema.Struct({
   sweep_signed: Schema.NullOr(Schema.Number)
 })
 
+/** The moments of an operation the bench times. */
+type Moment = "requested" | "funding_signed" | "funding_finished" | "sweep_signed" | "finished"
+
+/** Where a sweep's time goes: from one moment to the next, then end to end. */
+const PHASES: ReadonlyArray<readonly [string, Moment, Moment]> = [
+  ["request → sweep signed", "requested", "sweep_signed"],
+  ["sweep signed → final (COMPLETED)", "sweep_signed", "finished"],
+  ["request → COMPLETED", "requested", "finished"]
+]
+/** The same with a gas funding first (TRON, BEP20). */
+const FUNDED_PHASES: ReadonlyArray<readonly [string, Moment, Moment]> = [
+  ["request → gas funding signed (the gas wallet's queue)", "requested", "funding_signed"],
+  ["gas funding signed → final", "funding_signed", "funding_finished"],
+  ["gas final → sweep signed", "funding_finished", "sweep_signed"],
+  ...PHASES.slice(1)
+]
+
 /** The operations started, with when each step happened (ms since the epoch, the database's clock). */
 const operationTimes = (ids: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -461,93 +478,18 @@ const runPath = (
     const tokenAccounts = chain === "SOLANA" ? yield* openTokenAccounts(addresses) : { open: 0, lamports: 0n }
 
     const median = (values: ReadonlyArray<number>) => percentile(values, 50) / 1000
-    const spans = (
-      from: (t: typeof OperationTimes.Type) => number | null,
-      to: (t: typeof OperationTimes.Type) => number | null
-    ) =>
-      times.flatMap((t) => {
-        const a = from(t)
-        const b = to(t)
-        return a === null || b === null ? [] : [b - a]
-      })
-    const phases: Array<readonly [string, number]> =
-      fundingIds.length > 0
-        ? [
-            [
-              "request → gas funding signed (the gas wallet's queue)",
-              median(
-                spans(
-                  (t) => t.requested,
-                  (t) => t.funding_signed
-                )
-              )
-            ],
-            [
-              "gas funding signed → final",
-              median(
-                spans(
-                  (t) => t.funding_signed,
-                  (t) => t.funding_finished
-                )
-              )
-            ],
-            [
-              "gas final → sweep signed",
-              median(
-                spans(
-                  (t) => t.funding_finished,
-                  (t) => t.sweep_signed
-                )
-              )
-            ],
-            [
-              "sweep signed → final (COMPLETED)",
-              median(
-                spans(
-                  (t) => t.sweep_signed,
-                  (t) => t.finished
-                )
-              )
-            ],
-            [
-              "request → COMPLETED",
-              median(
-                spans(
-                  (t) => t.requested,
-                  (t) => t.finished
-                )
-              )
-            ]
-          ]
-        : [
-            [
-              "request → sweep signed",
-              median(
-                spans(
-                  (t) => t.requested,
-                  (t) => t.sweep_signed
-                )
-              )
-            ],
-            [
-              "sweep signed → final (COMPLETED)",
-              median(
-                spans(
-                  (t) => t.sweep_signed,
-                  (t) => t.finished
-                )
-              )
-            ],
-            [
-              "request → COMPLETED",
-              median(
-                spans(
-                  (t) => t.requested,
-                  (t) => t.finished
-                )
-              )
-            ]
-          ]
+    /** The median time, in seconds, from one of an operation's moments to another, over those that have both. */
+    const medianSpan = (from: Moment, to: Moment) =>
+      median(
+        times.flatMap((t) => {
+          const a = t[from]
+          const b = t[to]
+          return a === null || b === null ? [] : [b - a]
+        })
+      )
+    const phases: ReadonlyArray<readonly [string, number]> = (fundingIds.length > 0 ? FUNDED_PHASES : PHASES).map(
+      ([label, from, to]) => [label, medianSpan(from, to)] as const
+    )
     return {
       chain,
       path: path.name,
