@@ -3,7 +3,6 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option, Redacted } from "effect"
 import { createHash } from "node:crypto"
-import * as os from "node:os"
 import pg from "pg"
 import { from as copyFrom } from "pg-copy-streams"
 import { pipeline } from "node:stream/promises"
@@ -16,7 +15,7 @@ import { copyOut } from "../src/database/copy-out.js"
 import type { NormalizedTransfer } from "../src/chains/chain-client.js"
 import { tronAddress } from "../src/keys/address-encoding.js"
 import { Onboarding } from "../src/merchants/onboarding.js"
-import { benchCore, noChains, percentile } from "./bench-environment.js"
+import { benchCore, noChains, percentile, machine } from "./bench-environment.js"
 
 const WATCHED = Number(option("--watched") ?? process.env.BENCH_WATCHED ?? 1_000_000)
 const BLOCK_SIZE = 1_000
@@ -96,9 +95,7 @@ const program = Effect.gen(function* () {
   const onboarding = yield* Onboarding
   const log = (line: string) => Effect.sync(() => console.log(line))
 
-  yield* log(
-    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`
-  )
+  yield* log(`machine: ${machine()}`)
   const url = pgClient.config.url === undefined ? "" : Redacted.value(pgClient.config.url)
   // a DATABASE_URL that already holds the synthetic addresses (an earlier run) is reused as it is
   const [existing] = yield* sql<{ merchant_id: string; n: number }>`

@@ -51,3 +51,14 @@ export const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
 }
+
+/** The machine a figure was measured on: the first line of a bench's output. */
+export const machine = () =>
+  `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`
+
+/** The 1, 5 and 15 minute load averages now: a machine shared with other work shows in them. */
+export const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")

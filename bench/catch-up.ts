@@ -2,7 +2,6 @@ import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { randomInt } from "node:crypto"
-import * as os from "node:os"
 import { runChainIndexer } from "../indexer/chain-indexer.js"
 import { ChainClients, ChainClientsLive } from "../src/chains/chain-clients.js"
 import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
@@ -14,7 +13,7 @@ import { BSC_TOKENS } from "./catch-up-bsc-chain.js"
 import type { PaidTotals } from "./catch-up-paid.js"
 import { type ServerStats, startChainServerProcess } from "./catch-up-server-process.js"
 import { TRON_USDT } from "./catch-up-tron-chain.js"
-import { benchCore, noChains } from "./bench-environment.js"
+import { benchCore, noChains, loadAverage, machine } from "./bench-environment.js"
 
 /**
  * Catch-up at exchange scale (issue #13): the real indexer (runChainIndexer, the real TRON and BEP20 clients
@@ -273,14 +272,7 @@ const catchUp = (
 const program = Effect.gen(function* () {
   const cli = yield* Schema.decodeUnknown(Cli)(namedArguments(process.argv.slice(2)))
   const config = yield* AppConfig
-  const load = () =>
-    os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")
-  yield* log(
-    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average ${load()}`
-  )
+  yield* log(`machine: ${machine()}; load average ${loadAverage()}`)
   yield* log(
     `catch-up of ${fmt(cli.blocks)} blocks per chain (${cli.chains.join(", ")}) at ${cli.latency.map((l) => `${l} ms`).join(", ")} per request; batch ${config.indexer.batchSize} blocks, ${config.indexer.prefetchBatches} batches fetched ahead, ${config.indexer.writers} written at once`
   )
@@ -298,7 +290,7 @@ const program = Effect.gen(function* () {
     )
   }
 
-  yield* log(`\nload average at the end ${load()}`)
+  yield* log(`\nload average at the end ${loadAverage()}`)
   yield* log(
     "| chain | latency | blocks | seconds | blocks/s | requests per block | CPU ms per block (indexer / chain server) | deposits credited | paid to watched | exact | ratio to 0 ms | within 2× |"
   )

@@ -5,7 +5,6 @@ import { SqlClient } from "@effect/sql"
 import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { Connection, PublicKey } from "@solana/web3.js"
 import { Config, Effect, Either, Logger, LogLevel, Option, Schema } from "effect"
-import * as os from "node:os"
 import { parseArgs } from "node:util"
 import { Collections } from "../custody/collections.js"
 import { CustodyConfig, type CustodyConfigShape } from "../custody/custody-config.js"
@@ -23,7 +22,7 @@ import { Onboarding } from "../src/merchants/onboarding.js"
 import { DecimalString, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { readDevnetFile } from "../test/service-process.js"
-import { benchCore, percentile } from "./bench-environment.js"
+import { benchCore, percentile, loadAverage, machine } from "./bench-environment.js"
 
 /**
  * Collection (sweeps) at exchange scale on the devnets (issue #34): N receive wallets per chain, each paid
@@ -587,14 +586,7 @@ const program = Effect.gen(function* () {
     solanaSlotMs: Config.integer("FACET_DEVNET_SOLANA_SLOT_MS").pipe(Config.withDefault(400)),
     solanaFinality: Config.integer("FACET_DEVNET_SOLANA_FINALITY_SLOTS").pipe(Config.withDefault(8))
   })
-  const load = () =>
-    os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")
-  yield* log(
-    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average ${load()}`
-  )
+  yield* log(`machine: ${machine()}; load average ${loadAverage()}`)
   yield* log(
     `devnets in this process with the service's layers and an embedded PostgreSQL: TRON ${timing.tronBlockMs} ms blocks, final at ${timing.tronConfirmations} confirmations; BEP20 (anvil) a block per transaction and an empty one every ${timing.bep20BlockSeconds} s, final at ${timing.bep20Confirmations}; Solana ${timing.solanaSlotMs} ms slots, finalized ${timing.solanaFinality} slots behind; custody polls every ${process.env.FACET_CUSTODY_POLL_MS ?? "500"} ms`
   )
@@ -618,7 +610,7 @@ const program = Effect.gen(function* () {
     })
   }
 
-  yield* log(`\nload average at the end ${load()}`)
+  yield* log(`\nload average at the end ${loadAverage()}`)
   yield* log(
     "| chain | path | wallets | deposit USDT | refused | completed / failed / unfinished | wall s | sweeps/min | native per sweep (ledger fees) | in USDT | native per sweep (chain) | gas stranded at receive addresses (wallets) |"
   )

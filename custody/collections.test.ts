@@ -18,7 +18,16 @@ import { asRecord } from "../test/json.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
-import { balances, clientOf, fundedAddress, pay, sweep, untilFinished } from "../test/custody-flows.js"
+import {
+  balances,
+  clientOf,
+  fundedAddress,
+  pay,
+  solanaRpc,
+  sweep,
+  tokenAccountRent,
+  untilFinished
+} from "../test/custody-flows.js"
 import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { PublicKey } from "@solana/web3.js"
 
@@ -279,30 +288,22 @@ describe("collection (sweep) on the devnets", () => {
             FROM ledger_transfers WHERE reference = ${closeId} ORDER BY kind DESC`
           const config = yield* AppConfig
           const devnets = yield* readDevnetFile(config.dataDir)
-          const rpc = (method: string, params: ReadonlyArray<unknown>) =>
-            Effect.promise(() =>
-              fetch(devnets.solana.rpcUrl, {
-                method: "POST",
-                headers: { "content-type": "application/json" },
-                body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
-              }).then((r) => r.json())
-            ).pipe(Effect.map((body) => asRecord(body).result))
           const mint = new PublicKey(devnets.solana.tokens.USDT ?? "")
           const accountOf = (owner: string) =>
-            rpc("getAccountInfo", [
+            solanaRpc("getAccountInfo", [
               getAssociatedTokenAddressSync(mint, new PublicKey(owner), true).toBase58(),
               { commitment: "confirmed", encoding: "base64" }
             ]).pipe(Effect.map((result) => asRecord(result).value ?? null))
           expect(yield* accountOf(payAddress)).toBeNull()
           expect(yield* accountOf(deposit.address)).not.toBeNull()
           // the rent (a token account's rent-exempt minimum) went chain → gas; the fee gas → chain
-          const rentExempt = yield* rpc("getMinimumBalanceForRentExemption", [165])
+          const rentExempt = yield* tokenAccountRent
           expect(booked).toEqual([
             {
               kind: "rent_refund",
               debit_account: "chain",
               credit_account: "gas",
-              amount: String(rentExempt)
+              amount: rentExempt
             },
             { kind: "network_fee", debit_account: "gas", credit_account: "chain", amount: "10000" }
           ])
@@ -351,23 +352,10 @@ describe("collection (sweep) on the devnets", () => {
             "reference",
             done.map((d) => String(d.operation_id))
           )}`
-          const config = yield* AppConfig
-          const devnets = yield* readDevnetFile(config.dataDir)
-          const rentExempt = yield* Effect.promise(() =>
-            fetch(devnets.solana.rpcUrl, {
-              method: "POST",
-              headers: { "content-type": "application/json" },
-              body: JSON.stringify({
-                jsonrpc: "2.0",
-                id: 1,
-                method: "getMinimumBalanceForRentExemption",
-                params: [165]
-              })
-            }).then((r) => r.json())
-          )
+          const rentExempt = yield* tokenAccountRent
           // however many counted it when signed, the chain took it once
           expect(counted[0]?.n).toBeGreaterThanOrEqual(2)
-          expect(booked[0]?.total).toBe(String(asRecord(rentExempt).result))
+          expect(booked[0]?.total).toBe(rentExempt)
         })
     )
 

@@ -20,6 +20,24 @@ export const pay = (asset: string, to: string, amount: string) =>
     return yield* payFromCustomer(yield* readDevnetFile(config.dataDir), asset, to, amount)
   })
 
+/** A JSON-RPC call to the Solana devnet the service runs: the call's `result`. */
+export const solanaRpc = (method: string, params: ReadonlyArray<unknown>) =>
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const devnets = yield* readDevnetFile(config.dataDir)
+    const body = yield* Effect.promise(() =>
+      fetch(devnets.solana.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+      }).then((r) => r.json())
+    )
+    return asRecord(body).result
+  })
+
+/** What a token account must hold to be rent-exempt on the Solana devnet (165 bytes), in lamports. */
+export const tokenAccountRent = Effect.map(solanaRpc("getMinimumBalanceForRentExemption", [165]), String)
+
 /** The service's chain client of a chain. */
 export const clientOf = (chain: Chain) =>
   Effect.flatMap(ChainClients, (clients) =>

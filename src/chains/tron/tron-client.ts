@@ -346,7 +346,8 @@ export const makeTronClient = (settings: TronSettings) =>
 
     const hexOf = (address: string) =>
       Option.match(Option.fromNullable(tronHex41(address)), {
-        onNone: () => Effect.fail(new ChainRpcError({ chain: "TRC20", message: `not a TRON address: ${address}` })),
+        // custody asks for its own wallets' addresses: another is a defect, not a node failing (no cooldown)
+        onNone: () => Effect.dieMessage(`not a TRON address: ${address}`),
         onSome: Effect.succeed
       })
 
@@ -462,7 +463,8 @@ export const makeTronClient = (settings: TronSettings) =>
       action: Exclude<ChainAction, { readonly _tag: "CloseTokenAccount" }>,
       from: string,
       to: string,
-      fromAddress: string
+      fromAddress: string,
+      blockHeader: Effect.Effect.Success<typeof referenceBlock>
     ) =>
       Effect.gen(function* () {
         if (request.amount <= 0n || request.amount > BigInt(Number.MAX_SAFE_INTEGER))
@@ -475,7 +477,7 @@ export const makeTronClient = (settings: TronSettings) =>
         const prices = yield* chainPrices
         const maxFee = TX_BYTES * prices.bandwidthByte
         yield* checkFeeCap("TRC20", request.feeCap, maxFee, prices.energy)
-        const blockHeader = yield* referenceBlock
+        // tronweb's builders take sun as a JS number: amounts beyond what one holds exactly were refused above
         const sun = Number(request.amount)
         const builder = tronWeb.transactionBuilder
         const built = yield* Effect.tryPromise({
@@ -517,7 +519,8 @@ export const makeTronClient = (settings: TronSettings) =>
         if (from === undefined || key === undefined)
           return yield* Effect.die(new Error("the signer derived no address"))
         const blockHeader = yield* referenceBlock
-        if (request.action !== undefined) return yield* prepareStake(request, request.action, from, to, key.address)
+        if (request.action !== undefined)
+          return yield* prepareStake(request, request.action, from, to, key.address, blockHeader)
         const cost = yield* costOf(from, to, request.currency, request.amount)
         const energyPrice = (yield* chainPrices).energy
         yield* checkFeeCap("TRC20", request.feeCap, cost.burn, energyPrice)

@@ -81,8 +81,11 @@ const mined = (url: string, from: Account, build: (blockHeader: BlockHeader) => 
 const fund = (url: string, to: Account, currency: string, amount: number) =>
   post(url, "/devnet/fund", { address: to.address, currency, amount: String(amount) })
 
+/** A TRX balance in sun, as a bigint (amounts never as JS numbers). */
 const balanceOf = (url: string, who: Account) =>
-  Effect.map(post(url, "/wallet/getaccount", { address: who.address, visible: true }), (a) => Number(a.balance ?? 0))
+  Effect.map(post(url, "/wallet/getaccount", { address: who.address, visible: true }), (a) =>
+    BigInt(typeof a.balance === "number" ? a.balance : 0)
+  )
 
 const usdtTransfer = (usdt: string, from: Account, to: Account, amount: number) => (blockHeader: BlockHeader) =>
   tronWeb.transactionBuilder
@@ -152,7 +155,7 @@ describe("TRON devnet: mainnet's fee schedule and Stake 2.0", () => {
             result: "SUCCESS",
             energy_penalty_total: 100_810
           })
-          expect(yield* balanceOf(url, payer)).toBe(before - 6_446_000 - 13_046_000 - bytes * 1_000)
+          expect(yield* balanceOf(url, payer)).toBe(before - 6_446_000n - 13_046_000n - BigInt(bytes) * 1_000n)
         })
     )
 
@@ -355,7 +358,7 @@ describe("TRON devnet: mainnet's fee schedule and Stake 2.0", () => {
         const info = yield* mined(url, owner, withdraw)
         expect(info.withdraw_expire_amount).toBe(400 * TRX)
         // its bytes come from the staked bandwidth: nothing burned
-        expect(yield* balanceOf(url, owner)).toBe(before + 400 * TRX)
+        expect(yield* balanceOf(url, owner)).toBe(before + 400n * BigInt(TRX))
         expect((yield* post(url, "/wallet/getaccount", { address: owner.hex })).unfrozenV2).toBeUndefined()
       })
     )
