@@ -1,5 +1,3 @@
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { DateTime, Effect, Option, Schedule } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
@@ -8,7 +6,6 @@ import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
-import { TransactionStore } from "../src/stores/transaction-store.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { AssetStore } from "../src/stores/asset-store.js"
 import { OrderStore } from "../src/stores/order-store.js"
@@ -16,7 +13,9 @@ import { WalletStore } from "../src/stores/wallet-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
 import { CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
+import { CustodyBooks, isNative } from "./custody-books.js"
 import { isFinished, type SweepOperation } from "./custody-operation.js"
+import { type EnergyPlan, EnergySource } from "./energy.js"
 import { GasWallets } from "./gas-wallets.js"
 import { type SendOutcome, TransferSender } from "./transfer-sender.js"
 import { WalletActors } from "./wallet-actor.js"
@@ -58,13 +57,11 @@ const collectionRefusal = (policy: AssetPolicy): string | undefined => {
  */
 export class Collections extends Effect.Service<Collections>()("facet/Collections", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const store = yield* CustodyStore
     const sender = yield* TransferSender
     const wallets = yield* Wallets
     const ledger = yield* Ledger
     const ledgerStore = yield* LedgerStore
-    const transactionStore = yield* TransactionStore
     const clients = yield* ChainClients
     const catalog = yield* AssetCatalog
     const assetStore = yield* AssetStore
@@ -73,6 +70,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     const gas = yield* GasWallets
     const walletStore = yield* WalletStore
     const orderStore = yield* OrderStore
+    const books = yield* CustodyBooks
+    const energy = yield* EnergySource
 
     const clientOf = (chain: Chain) =>
       Option.match(clients.get(chain), {
@@ -86,8 +85,15 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       return policy
     })
 
-    const isNative = (policy: { readonly chain: Chain; readonly currency: string }) =>
-      NATIVE_ASSETS[policy.chain].currency === policy.currency
+    /** The merchant of a sweep, a funding or a withdrawal (only the platform's stake operations have none). */
+    const merchantOf = (operation: OperationRow) =>
+      operation.merchant_id === null
+        ? Effect.dieMessage(`custody ${operation.id} (${operation.type}) has no merchant`)
+        : Effect.succeed(operation.merchant_id)
+
+    /** A TRC20 token transfer: its energy comes from the stake when it can (custody/energy.ts). */
+    const usesEnergy = (asset: { readonly chain: Chain; readonly currency: string }) =>
+      asset.chain === "TRC20" && !isNative(asset)
     /** A native transfer on TRON or BEP20 pays its fee out of the coins it moves (on Solana the gas wallet pays). */
     const paysOwnFee = (asset: { readonly chain: Chain; readonly currency: string }) =>
       isNative(asset) && asset.chain !== "SOLANA"
@@ -106,8 +112,39 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         new MoneyDecimal(fromBaseUnits(units, decimals)).times(price)
       )
 
+    /**
+     * A sweep that costs more gas than a share of its value loses the merchant money: why it is refused, with
+     * both figures and, on TRON, the energy path they are for; none when it may go.
+     */
+    const gasShareRefusal = (
+      chain: Chain,
+      fee: bigint,
+      currency: string,
+      amount: bigint,
+      decimals: number,
+      planned: EnergyPlan | undefined
+    ) => {
+      const native = NATIVE_ASSETS[chain]
+      const gasValue = valueInUsdt(native.currency, withMargin(fee), native.decimals)
+      const sweptValue = valueInUsdt(currency, amount, decimals)
+      if (
+        Option.isNone(gasValue) ||
+        Option.isNone(sweptValue) ||
+        !gasValue.value.greaterThan(sweptValue.value.times(config.maxGasSharePercent).div(100))
+      )
+        return undefined
+      const path =
+        planned === undefined
+          ? ""
+          : planned.path === "delegated"
+            ? ` with energy lent from the stake${planned.activation ? ", the address's activation included" : ""}`
+            : ` with TRX burned for its energy (${planned.reason})`
+      return `the sweep's gas${path} (${fromBaseUnits(withMargin(fee), native.decimals)} ${native.currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, decimals)} ${currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
+    }
+
     const view = Effect.fn("Collections.view")(function* (operation: OperationRow) {
-      const policy = yield* Effect.orDie(catalog.policy(operation.merchant_id, operation.chain, operation.currency))
+      const merchantId = yield* merchantOf(operation)
+      const policy = yield* Effect.orDie(catalog.policy(merchantId, operation.chain, operation.currency))
       const decimals = Option.match(policy, {
         onNone: () => NATIVE_ASSETS[operation.chain].decimals,
         onSome: (p) => p.decimals
@@ -119,6 +156,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       const fundingAttempts = Option.isSome(funding) ? yield* store.attempts(funding.value.id) : []
       const fundingTx = fundingAttempts[fundingAttempts.length - 1]
       const nativeDecimals = NATIVE_ASSETS[operation.chain].decimals
+      const lending = operation.energy_id === null ? Option.none() : yield* store.operation(operation.energy_id)
       const shown: SweepOperation = {
         operation_id: operation.id,
         type: operation.type === "gas_funding" ? "gas_funding" : "collection",
@@ -141,6 +179,21 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
               }
             }
           : {}),
+        ...(operation.energy_path === null
+          ? {}
+          : {
+              energy: {
+                path: operation.energy_path,
+                ...(operation.energy_reason === null ? {} : { reason: operation.energy_reason }),
+                ...(Option.isSome(lending)
+                  ? {
+                      operation_id: lending.value.id,
+                      status: lending.value.status,
+                      stake_lent: fromBaseUnits(lending.value.amount, nativeDecimals)
+                    }
+                  : {})
+              }
+            }),
         ...(last === undefined ? {} : { tx_hash: last.tx_hash }),
         ...(last?.fee === null || last?.fee === undefined
           ? {}
@@ -197,22 +250,29 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           })
         }
         const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
-        const fee = yield* sweepFee(policy.chain, wallet.address, main.address, policy.currency, amount).pipe(
-          Effect.catchTag("ChainRpcError", (e) => new NetworkFeeUnavailable({ chain: policy.chain, reason: e.message }))
-        )
-        // a sweep that costs more gas than a share of its value loses the merchant money: refused with both figures
+        const unavailable = (e: { readonly message: string }) =>
+          new NetworkFeeUnavailable({ chain: policy.chain, reason: e.message })
+        // TRON: energy lent from the stake when it can be had; the fee is then what the lent energy leaves
+        const planned: EnergyPlan | undefined = usesEnergy(policy)
+          ? yield* energy
+              .plan({
+                from: wallet.address,
+                to: main.address,
+                currency: policy.currency,
+                amount,
+                walletId: wallet.id
+              })
+              .pipe(Effect.catchTag("ChainRpcError", unavailable))
+          : undefined
+        const fee =
+          planned?.path === "delegated"
+            ? planned.fee
+            : yield* sweepFee(policy.chain, wallet.address, main.address, policy.currency, amount).pipe(
+                Effect.catchTag("ChainRpcError", unavailable)
+              )
+        const tooCostly = gasShareRefusal(policy.chain, fee, policy.currency, amount, policy.decimals, planned)
+        if (tooCostly !== undefined) return yield* new InvalidSweepRequest({ reason: tooCostly })
         const nativeDecimals = NATIVE_ASSETS[policy.chain].decimals
-        const gasValue = valueInUsdt(NATIVE_ASSETS[policy.chain].currency, withMargin(fee), nativeDecimals)
-        const sweptValue = valueInUsdt(policy.currency, amount, policy.decimals)
-        if (
-          Option.isSome(gasValue) &&
-          Option.isSome(sweptValue) &&
-          gasValue.value.greaterThan(sweptValue.value.times(config.maxGasSharePercent).div(100))
-        ) {
-          return yield* new InvalidSweepRequest({
-            reason: `the sweep's gas (${fromBaseUnits(withMargin(fee), nativeDecimals)} ${NATIVE_ASSETS[policy.chain].currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, policy.decimals)} ${policy.currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
-          })
-        }
         if (paysOwnFee(policy) && amount <= withMargin(fee)) {
           return yield* new InvalidSweepRequest({
             reason: `${fromBaseUnits(amount, policy.decimals)} ${policy.currency} cannot pay its own network fee (${fromBaseUnits(withMargin(fee), nativeDecimals)})`
@@ -243,6 +303,9 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           to_wallet_id: main.id,
           to_address: main.address,
           amount: amount.toString(),
+          ...(planned === undefined
+            ? {}
+            : { energy_path: planned.path, ...(planned.path === "burned" ? { energy_reason: planned.reason } : {}) }),
           waiting_for: needsGas ? "the gas estimate" : "the wallet's actor"
         })
         if (!inserted) {
@@ -317,8 +380,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           decimals: NATIVE_ASSETS[operation.chain].decimals,
           walletId: operation.to_wallet_id
         })
-        if (outcome._tag === "Failed") return yield* failed(operation, outcome)
-        yield* finish(operation, outcome, [
+        if (outcome._tag === "Failed") return yield* books.failed(operation, outcome)
+        yield* books.finish(operation, outcome, [
           {
             debit: Accounts.gas,
             credit: Accounts.gasAt(operation.to_wallet_id),
@@ -328,68 +391,9 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             kind: "gas_funding",
             reference: operation.id
           },
-          networkFee(operation, outcome.fee)
+          books.networkFee(operation, outcome.fee)
         ])
       })
-
-    /**
-     * Completes an operation whose transfer is final, in one database transaction: the attempt, the
-     * `transactions` row, the ledger transfers and the status. Run twice (a crash before the commit, a
-     * redelivered message), the second run finds it COMPLETED and does nothing.
-     */
-    const finish = (
-      operation: OperationRow,
-      outcome: {
-        readonly txHash: string
-        readonly fee: bigint
-        readonly blockNumber: bigint
-        readonly confirmations: number
-      },
-      transfers: ReadonlyArray<LedgerTransfer>,
-      // what else completes with it (a withdrawal's status and webhook), in the same transaction
-      also: Effect.Effect<void, SqlError> = Effect.void
-    ) =>
-      sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const locked = yield* store.lockOperation(operation.id)
-            if (isFinished(locked.status)) return
-            yield* store.markAttempt(operation.chain, outcome.txHash, "final", {
-              blockNumber: outcome.blockNumber,
-              fee: outcome.fee
-            })
-            yield* transactionStore.confirmCustodyRow(operation.chain, outcome.txHash, outcome)
-            yield* ledger.post(transfers)
-            yield* store.complete(operation.id)
-            yield* also
-            yield* Effect.logInfo(
-              `custody ${operation.id}: ${operation.type} final in ${operation.chain} block ${outcome.blockNumber} (${outcome.txHash})`
-            )
-          })
-        )
-        .pipe(Effect.orDie)
-
-    /**
-     * The network fee as a ledger transfer from whoever paid it: the gas wallet (a gas funding, any Solana
-     * transfer: it is the fee payer), the coins moved (a native sweep: uncollected; a native withdrawal:
-     * locked), or the gas parked at the sending wallet (a token sweep or withdrawal on TRON and BEP20).
-     */
-    const networkFee = (operation: OperationRow, fee: bigint): LedgerTransfer => ({
-      debit:
-        operation.type === "gas_funding" || operation.chain === "SOLANA"
-          ? Accounts.gas
-          : isNative(operation)
-            ? operation.type === "withdrawal"
-              ? Accounts.locked(operation.merchant_id)
-              : Accounts.uncollected(operation.merchant_id, operation.wallet_id)
-            : Accounts.gasAt(operation.wallet_id),
-      credit: Accounts.chain,
-      chain: operation.chain,
-      currency: NATIVE_ASSETS[operation.chain].currency,
-      amount: fee,
-      kind: "network_fee",
-      reference: operation.id
-    })
 
     /**
      * Solana: the rent the gas wallet (the fee payer) paid in a final token transfer for the recipient's token
@@ -418,85 +422,108 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           ]
     }
 
-    /** FAILED, and the fee a transaction reverted on chain still burned, in one database transaction. */
-    const failed = (
+    /**
+     * Makes sure the sending wallet can pay for its transfer (a receive wallet's sweep, a main wallet's token
+     * withdrawal), funding it from the gas wallet first when it cannot. On TRON the energy comes from the
+     * stake when it can, reserved here once: the wallet is then funded only for what the lent energy leaves
+     * (bandwidth beyond its free bytes, and 1 sun that activates a never-activated address, whose creation
+     * fee the gas wallet pays), and the lending is sent once the address exists. A lending that fails falls
+     * back to TRX burned, unless `refuseBurn` (a sweep's gas-share rule) says why not.
+     */
+    const ensureGas = (
       operation: OperationRow,
-      outcome: { readonly reason: string; readonly burned: bigint },
-      also: Effect.Effect<void, SqlError> = Effect.void
+      refuseBurn: (fee: bigint, reason: string) => string | undefined = () => undefined
     ) =>
-      sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const locked = yield* store.lockOperation(operation.id)
-            if (isFinished(locked.status)) return
-            yield* store.fail(operation.id, outcome.reason)
-            yield* ledger.post([networkFee(operation, outcome.burned)])
-            yield* also
-            yield* Effect.logWarning(`custody ${operation.id}: ${operation.type} FAILED: ${outcome.reason}`)
-          })
-        )
-        .pipe(Effect.orDie)
-
-    /** Makes sure the receive wallet holds the gas its sweep needs, funding it first when it does not. */
-    const ensureGas = (operation: OperationRow) =>
       Effect.gen(function* () {
-        let fundingId = operation.gas_funding_id
-        if (fundingId === null) {
-          const fee = yield* sweepFee(
-            operation.chain,
-            operation.from_address,
-            operation.to_address,
-            operation.currency,
-            operation.amount
-          )
-          const parked = yield* ledger.balance(
-            Accounts.gasAt(operation.wallet_id),
-            operation.chain,
-            NATIVE_ASSETS[operation.chain].currency
-          )
-          if (parked >= fee) return "ready" as const
-          const gas = yield* wallets.gasWallet(operation.chain)
+        const native = NATIVE_ASSETS[operation.chain]
+        const fullFee = sweepFee(
+          operation.chain,
+          operation.from_address,
+          operation.to_address,
+          operation.currency,
+          operation.amount
+        )
+        for (;;) {
+          const current = Option.getOrElse(yield* store.operation(operation.id), () => operation)
+          // a funding in flight is the gas wallet's actor's to send (serialized with its others), waited for here
+          if (current.gas_funding_id !== null) {
+            const funding = yield* store.operation(current.gas_funding_id)
+            if (Option.isNone(funding))
+              return yield* Effect.dieMessage(`gas funding ${current.gas_funding_id} vanished`)
+            if (!isFinished(funding.value.status)) {
+              yield* actors.run(funding.value.wallet_id, funding.value.id, 0)
+              const done = yield* store.operation(funding.value.id)
+              // the gas wallet's actor answered without finishing it (it died): the resume pass comes back here
+              if (Option.isNone(done) || !isFinished(done.value.status)) return "pending" as const
+              continue
+            }
+            if (funding.value.status === "FAILED")
+              return { failed: funding.value.failure_reason ?? "no reason recorded" } as const
+          }
+          if (usesEnergy(current) && current.energy_path !== "burned" && current.energy_id === null) {
+            yield* energy.reserve(current)
+            continue
+          }
+          const lending = current.energy_id === null ? Option.none() : yield* store.operation(current.energy_id)
+          if (current.energy_path === "delegated" && Option.isSome(lending) && lending.value.status === "FAILED") {
+            const reason = `lending the stake's energy failed (${lending.value.failure_reason ?? "no reason recorded"})`
+            const refused = refuseBurn(yield* fullFee, reason)
+            if (refused !== undefined) return { failed: refused } as const
+            yield* store.setEnergyPath(current.id, "burned", reason)
+            continue
+          }
+          const lent = current.energy_path === "delegated" && Option.isSome(lending) ? lending.value : undefined
+          // what the sender must hold: with lent energy, what it leaves (bandwidth, activation); else the whole fee
+          const need =
+            lent === undefined
+              ? { fee: yield* fullFee, activate: false }
+              : yield* energy.senderNeeds(current.from_address, current.wallet_id)
+          const parked = yield* ledger.balance(Accounts.gasAt(current.wallet_id), current.chain, native.currency)
+          if (parked >= need.fee && !need.activate) {
+            if (lent === undefined || lent.status === "COMPLETED") return "ready" as const
+            // only an existing account can borrow energy: lent now, after its funding
+            yield* energy.drive(lent.id)
+            continue
+          }
+          const gas = yield* wallets.gasWallet(current.chain)
+          const amount = withMargin(need.fee) - parked > 0n ? withMargin(need.fee) - parked : 1n
           const id = newId("op")
           yield* store.startGasFunding({
             id,
             type: "gas_funding",
             status: "SWEEPING",
-            merchant_id: operation.merchant_id,
-            chain: operation.chain,
-            currency: NATIVE_ASSETS[operation.chain].currency,
+            merchant_id: current.merchant_id,
+            chain: current.chain,
+            currency: native.currency,
             wallet_id: gas.id,
             from_address: gas.address,
-            to_wallet_id: operation.wallet_id,
-            to_address: operation.from_address,
-            amount: (withMargin(fee) - parked).toString(),
-            parent_id: operation.id,
+            to_wallet_id: current.wallet_id,
+            to_address: current.from_address,
+            amount: amount.toString(),
+            parent_id: current.id,
             waiting_for: "the gas wallet's actor"
           })
           yield* Effect.logInfo(
-            `custody ${operation.id}: funding ${fromBaseUnits(withMargin(fee) - parked, NATIVE_ASSETS[operation.chain].decimals)} ${NATIVE_ASSETS[operation.chain].currency} of gas first (${id})`
+            `custody ${current.id}: funding ${fromBaseUnits(amount, native.decimals)} ${native.currency} of gas first (${id})${need.activate ? ", which activates the address" : ""}`
           )
-          fundingId = id
         }
-        const funding = yield* store.operation(fundingId)
-        if (Option.isNone(funding)) return yield* Effect.dieMessage(`gas funding ${fundingId} vanished`)
-        if (!isFinished(funding.value.status)) {
-          // the gas wallet's actor sends it (serialized with every other funding from that wallet) and answers when final
-          yield* actors.run(funding.value.wallet_id, funding.value.id, 0)
-        }
-        const done = yield* store.operation(fundingId)
-        if (Option.isNone(done) || !isFinished(done.value.status)) return "pending" as const
-        return done.value.status === "COMPLETED"
-          ? ("ready" as const)
-          : ({ failed: done.value.failure_reason ?? "no reason recorded" } as const)
       })
 
     /** A collection: gas first when a token sweep needs it, then the sweep, then the ledger. */
     const driveCollection = (operation: OperationRow) =>
       Effect.gen(function* () {
-        const policy = yield* catalog.policy(operation.merchant_id, operation.chain, operation.currency)
+        const merchantId = yield* merchantOf(operation)
+        const policy = yield* catalog.policy(merchantId, operation.chain, operation.currency)
         if (Option.isNone(policy)) return yield* store.fail(operation.id, "the asset is no longer in the catalogue")
+        const decimals = policy.value.decimals
         if (operation.status === "GAS_FUNDING") {
-          const gas = yield* ensureGas(operation).pipe(
+          // no energy after all: TRX burned only within the gas-share rule the sweep was accepted under
+          const refuseBurn = (fee: bigint, reason: string) =>
+            gasShareRefusal(operation.chain, fee, operation.currency, operation.amount, decimals, {
+              path: "burned",
+              reason
+            })
+          const gas = yield* ensureGas(operation, refuseBurn).pipe(
             Effect.retry({ while: (e) => e._tag === "ChainRpcError", schedule: retrySchedule })
           )
           // the gas wallet's actor answered without finishing it (it died): the resume pass comes back here
@@ -530,11 +557,11 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           walletId: operation.wallet_id,
           ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
         })
-        if (outcome._tag === "Failed") return yield* failed(operation, outcome)
+        if (outcome._tag === "Failed") return yield* books.failed(operation, outcome)
         const moved: Array<LedgerTransfer> = [
           {
-            debit: Accounts.uncollected(operation.merchant_id, operation.wallet_id),
-            credit: Accounts.available(operation.merchant_id),
+            debit: Accounts.uncollected(merchantId, operation.wallet_id),
+            credit: Accounts.available(merchantId),
             chain: operation.chain,
             currency: operation.currency,
             amount: outcome.amount,
@@ -542,14 +569,14 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             reference: operation.id
           }
         ]
-        moved.push(networkFee(operation, outcome.fee))
+        moved.push(books.networkFee(operation, outcome.fee))
         if (operation.chain === "SOLANA" && !isNative(operation)) {
           // the gas wallet also paid the rent of the main token account, if this transfer is the one that made it
           const rent = rentOf(operation, outcome)
           if (rent === undefined) return yield* store.waitingFor(operation.id, RENT_UNKNOWN)
           moved.push(...rent)
         }
-        yield* finish(operation, outcome, moved, closeAfterSweep(operation))
+        yield* books.finish(operation, outcome, moved, closeAfterSweep(operation, merchantId))
       })
 
     /**
@@ -559,11 +586,11 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      * depositor would pay to make it again). Stored in the sweep's completing transaction, so a crash cannot
      * lose it; the resume pass hands it to the wallet's actor.
      */
-    const closeAfterSweep = (operation: OperationRow) =>
+    const closeAfterSweep = (operation: OperationRow, merchantId: string) =>
       Effect.gen(function* () {
         if (operation.chain !== "SOLANA" || isNative(operation)) return
         const left = yield* ledger.balance(
-          Accounts.uncollected(operation.merchant_id, operation.wallet_id),
+          Accounts.uncollected(merchantId, operation.wallet_id),
           operation.chain,
           operation.currency
         )
@@ -581,7 +608,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           id: newId("op"),
           type: "account_close",
           status: "SWEEPING",
-          merchant_id: operation.merchant_id,
+          merchant_id: merchantId,
           chain: operation.chain,
           currency: operation.currency,
           wallet_id: operation.wallet_id,
@@ -610,10 +637,10 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           feePayer: gasWallet.key,
           action: { _tag: "CloseTokenAccount" }
         })
-        if (outcome._tag === "Failed") return yield* failed(operation, outcome)
+        if (outcome._tag === "Failed") return yield* books.failed(operation, outcome)
         // what came back, as the chain shows it: the gas wallet paid the fee and received the account's lamports
         if (outcome.payerSpent === undefined) return yield* store.waitingFor(operation.id, RENT_UNKNOWN)
-        yield* finish(operation, outcome, [
+        yield* books.finish(operation, outcome, [
           {
             debit: Accounts.chain,
             credit: Accounts.gas,
@@ -623,7 +650,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             kind: "rent_refund",
             reference: operation.id
           },
-          networkFee(operation, outcome.fee)
+          books.networkFee(operation, outcome.fee)
         ])
       })
 
@@ -637,7 +664,12 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           ? driveFunding(operation)
           : operation.type === "account_close"
             ? driveClose(operation)
-            : driveCollection(operation)
+            : operation.type === "energy_delegation" ||
+                operation.type === "energy_reclaim" ||
+                operation.type === "energy_stake" ||
+                operation.type === "energy_unstake"
+              ? energy.drive(operation.id)
+              : driveCollection(operation)
       ).pipe(
         Effect.catchTag("ChainRpcError", (e) =>
           store.waitingFor(operation.id, `the ${operation.chain} node (${e.message}); resumed later`)
@@ -659,8 +691,14 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         )
       })
 
-    /** Open operations not updated for a while get a new hand-over (after a crash, or a handler that died). */
+    /**
+     * Open operations not updated for a while get a new hand-over (after a crash, or a handler that died);
+     * energy lent for transfers now over is taken back (stored here, handed over with the rest).
+     */
     const resume = Effect.fn("Collections.resume")(function* (olderThanMs: number) {
+      const reclaims = yield* energy.reclaimDue()
+      if (reclaims > 0)
+        yield* Effect.logInfo(`custody: taking back the energy lent for ${reclaims} finished transfer(s)`)
       const due = yield* store.open(olderThanMs)
       for (const operation of due) yield* handOver(operation.id, operation.wallet_id)
       return due.length
@@ -704,12 +742,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       view,
       autoSweep,
       ensureGas,
-      networkFee,
-      finish,
-      failed,
       paysOwnFee,
       rentOf,
-      isNative,
       withMargin
     } as const
   }),
@@ -718,13 +752,14 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     OrderStore.Default,
     WalletStore.Default,
     LedgerStore.Default,
-    TransactionStore.Default,
     CustodyStore.Default,
     AssetCatalog.Default,
     Ledger.Default,
     Wallets.Default,
     GasWallets.Default,
     TransferSender.Default,
-    WalletActors.Default
+    WalletActors.Default,
+    CustodyBooks.Default,
+    EnergySource.Default
   ]
 }) {}

@@ -51,6 +51,12 @@ export interface CustodyConfigShape {
    * again) only when asked.
    */
   readonly closeTokenAccounts: { readonly order: boolean; readonly deposit: boolean }
+  /**
+   * TRON: a TRC20 transfer by custody is paid for with energy lent from the platform's staked TRX when the
+   * stake can lend it (FACET_TRON_ENERGY, on by default), TRX burned otherwise. The stake is the gas wallet's,
+   * or that of account 0 at FACET_TRON_STAKING_INDEX when it is not 0.
+   */
+  readonly energy: { readonly enabled: boolean; readonly stakingIndex: number }
 }
 
 export class CustodyConfig extends Context.Tag("facet/CustodyConfig")<CustodyConfig, CustodyConfigShape>() {}
@@ -110,7 +116,15 @@ export const CustodyConfigLive = Layer.effect(
       solanaMaxFee: decimal("FACET_MAX_NETWORK_FEE_SOLANA", "0.01"),
       solanaMaxPrice: decimal("FACET_MAX_GAS_PRICE_SOLANA", "5000"),
       closeOrderAccounts: Config.boolean("FACET_SOLANA_CLOSE_ORDER_ACCOUNTS").pipe(Config.withDefault(true)),
-      closeDepositAccounts: Config.boolean("FACET_SOLANA_CLOSE_DEPOSIT_ACCOUNTS").pipe(Config.withDefault(false))
+      closeDepositAccounts: Config.boolean("FACET_SOLANA_CLOSE_DEPOSIT_ACCOUNTS").pipe(Config.withDefault(false)),
+      energy: Config.boolean("FACET_TRON_ENERGY").pipe(Config.withDefault(true)),
+      stakingIndex: Config.integer("FACET_TRON_STAKING_INDEX").pipe(
+        Config.validate({
+          message: "FACET_TRON_STAKING_INDEX must be 0 (the gas wallet) or a positive derivation index",
+          validation: (n) => n >= 0 && n < 2 ** 31
+        }),
+        Config.withDefault(0)
+      )
     })
     // FACET_PRICE_<CURRENCY> (USDT per unit) overrides or adds prices; mainnet has none by default but USDT
     const prices = new Map<string, string>(devnet ? DEVNET_PRICES : [["USDT", "1"]])
@@ -150,7 +164,8 @@ export const CustodyConfigLive = Layer.effect(
         TRC20: flooredUnits(raw.consolidateMinTrc20, 6),
         BEP20: flooredUnits(raw.consolidateMinBep20, 18)
       },
-      closeTokenAccounts: { order: raw.closeOrderAccounts, deposit: raw.closeDepositAccounts }
+      closeTokenAccounts: { order: raw.closeOrderAccounts, deposit: raw.closeDepositAccounts },
+      energy: { enabled: raw.energy, stakingIndex: raw.stakingIndex }
     }
   })
 )

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { Chain } from "../src/domain/chain.js"
 import { DecimalString } from "../src/money.js"
-import { OperationStatus } from "../src/stores/custody-store.js"
+import { EnergyPath, OperationStatus } from "../src/stores/custody-store.js"
 
 export const isFinished = (status: OperationStatus) => status === "COMPLETED" || status === "FAILED"
 
@@ -30,6 +30,18 @@ export const SweepOperation = Schema.Struct({
       tx_hash: Schema.NullOr(Schema.String),
       amount: DecimalString,
       asset: Schema.String
+    })
+  ),
+  energy: Schema.optional(
+    Schema.Struct({
+      path: EnergyPath,
+      reason: Schema.optional(Schema.String),
+      operation_id: Schema.optional(Schema.String),
+      status: Schema.optional(OperationStatus),
+      stake_lent: Schema.optional(DecimalString)
+    }).annotations({
+      description:
+        "TRON: how the transfer's energy is paid for — lent from the platform's staked TRX (delegated, with the lending operation and the TRX of stake it lends) or TRX burned (with why no energy could be had)"
     })
   ),
   tx_hash: Schema.optional(Schema.String),

@@ -196,7 +196,8 @@ const ConfigLive = Layer.effect(
       return faults.feeBumpAfter
     },
     consolidateMin: { TRC20: 1_000_000n, BEP20: 10n ** 15n },
-    closeTokenAccounts: { order: false, deposit: false }
+    closeTokenAccounts: { order: false, deposit: false },
+    energy: { enabled: false, stakingIndex: 0 }
   }))
 )
 

@@ -133,26 +133,28 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           : Option.some(dearer)
       })
 
-    /** The merchant-visible row of a custody transaction, written with the signed bytes. */
+    /** The merchant-visible row of a custody transaction, written with the signed bytes (the platform's own: none). */
     const recordRow = (operation: OperationRow, leg: TransferLeg, txHash: string) =>
-      transactionStore
-        .recordCustodyRow({
-          id: newId("txn"),
-          merchant_id: operation.merchant_id,
-          type: operation.type,
-          status: "pending",
-          chain: operation.chain,
-          currency: leg.currency,
-          amount: fromBaseUnits(leg.amount, leg.decimals),
-          tx_hash: txHash,
-          event_index: -1,
-          from_address: operation.from_address,
-          to_address: leg.to,
-          wallet_id: leg.walletId,
-          operation_id: operation.id,
-          withdrawal_id: operation.withdrawal_id
-        })
-        .pipe(Effect.orDie)
+      operation.merchant_id === null
+        ? Effect.void
+        : transactionStore
+            .recordCustodyRow({
+              id: newId("txn"),
+              merchant_id: operation.merchant_id,
+              type: operation.type,
+              status: "pending",
+              chain: operation.chain,
+              currency: leg.currency,
+              amount: fromBaseUnits(leg.amount, leg.decimals),
+              tx_hash: txHash,
+              event_index: -1,
+              from_address: operation.from_address,
+              to_address: leg.to,
+              wallet_id: leg.walletId,
+              operation_id: operation.id,
+              withdrawal_id: operation.withdrawal_id
+            })
+            .pipe(Effect.orDie)
 
     /**
      * The node's price is above the transfer's cap: nothing is signed; it waits for the price to fall, and

@@ -19,6 +19,8 @@ import { WebhookOutbox } from "../src/webhooks/outbox.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { Collections, RENT_UNKNOWN } from "./collections.js"
+import { CustodyBooks, isNative } from "./custody-books.js"
+import { EnergySource } from "./energy.js"
 import { destinationProblem } from "./destination-address.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
@@ -71,6 +73,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const store = yield* CustodyStore
     const sender = yield* TransferSender
     const collections = yield* Collections
+    const books = yield* CustodyBooks
+    const energy = yield* EnergySource
     const decisions = yield* WithdrawalDecisions
     const withdrawalStore = yield* WithdrawalStore
     const policyRules = yield* WithdrawalPolicy
@@ -133,18 +137,34 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         onSome: Effect.succeed
       })
       const units = toBaseUnits(amountText, policy.decimals)
-      const feeUnits = yield* client
-        .feeEstimate({
-          // without a recipient (a quote) the worst case: on Solana one whose token account must be created
-          from: main.address,
-          to: toAddress ?? (policy.chain === "SOLANA" ? NO_TOKEN_ACCOUNT_OWNER : main.address),
-          currency: policy.currency,
-          amount: units,
-          sponsored: policy.chain === "SOLANA"
-        })
-        .pipe(
-          Effect.catchTag("ChainRpcError", (e) => new NetworkFeeUnavailable({ chain: policy.chain, reason: e.message }))
-        )
+      const unavailable = (e: { readonly message: string }) =>
+        new NetworkFeeUnavailable({ chain: policy.chain, reason: e.message })
+      // TRON: energy lent from the stake when it can be had; the fee is then what the lent energy leaves
+      const planned =
+        policy.chain === "TRC20" && !isNative(policy)
+          ? yield* energy
+              .plan({
+                from: main.address,
+                to: toAddress ?? main.address,
+                currency: policy.currency,
+                amount: units,
+                walletId: main.id
+              })
+              .pipe(Effect.catchTag("ChainRpcError", unavailable))
+          : undefined
+      const feeUnits =
+        planned?.path === "delegated"
+          ? planned.fee
+          : yield* client
+              .feeEstimate({
+                // without a recipient (a quote) the worst case: on Solana one whose token account must be created
+                from: main.address,
+                to: toAddress ?? (policy.chain === "SOLANA" ? NO_TOKEN_ACCOUNT_OWNER : main.address),
+                currency: policy.currency,
+                amount: units,
+                sponsored: policy.chain === "SOLANA"
+              })
+              .pipe(Effect.catchTag("ChainRpcError", unavailable))
       const networkFee = ceilAt(
         new MoneyDecimal(fromBaseUnits(collections.withMargin(feeUnits), native.decimals)),
         nativeDigits
@@ -377,7 +397,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         const gross = toBaseUnits(withdrawal.amount, decimals)
         const platformFee = toBaseUnits(withdrawal.platform_fee, decimals)
         const fail = (reason: string, burned: bigint) =>
-          collections.failed(
+          books.failed(
             operation,
             { reason, burned },
             Effect.gen(function* () {
@@ -449,18 +469,18 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
             kind: "platform_fee",
             reference: withdrawal.id
           },
-          collections.networkFee(operation, outcome.fee)
+          books.networkFee(operation, outcome.fee)
         ]
         // what stays locked (a native withdrawal's quoted network fee that was not burned) goes back to the merchant
         const remainder = gross - outcome.amount - platformFee - (withdrawal.network_fee_included ? outcome.fee : 0n)
         if (remainder > 0n) transfers.push(unlock(withdrawal, remainder, "network_fee_refund"))
-        if (operation.chain === "SOLANA" && !collections.isNative(operation)) {
+        if (operation.chain === "SOLANA" && !isNative(operation)) {
           // the gas wallet paid the recipient's token account's rent, if this transfer is the one that made it
           const rent = collections.rentOf(operation, outcome)
           if (rent === undefined) return yield* store.waitingFor(operation.id, RENT_UNKNOWN)
           transfers.push(...rent)
         }
-        yield* collections.finish(
+        yield* books.finish(
           operation,
           outcome,
           transfers,
@@ -493,6 +513,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     AssetCatalog.Default,
     Ledger.Default,
     Wallets.Default,
+    CustodyBooks.Default,
+    EnergySource.Default,
     AuditLog.Default,
     Idempotency.Default,
     WebhookOutbox.Default,

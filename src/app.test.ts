@@ -6,7 +6,9 @@ import { AddressBook } from "../custody/address-book.js"
 import { Collections } from "../custody/collections.js"
 import { ConsoleUsers } from "../custody/console-users.js"
 import type { CustodyConfig } from "../custody/custody-config.js"
+import { CustodyBooks } from "../custody/custody-books.js"
 import { CustodyHealth } from "../custody/custody-health.js"
+import { EnergySource } from "../custody/energy.js"
 import { GasWallets } from "../custody/gas-wallets.js"
 import { MainDeposits } from "../custody/native-consolidation.js"
 import { TransferSender } from "../custody/transfer-sender.js"
@@ -97,9 +99,11 @@ const SERVICES = {
   ConsoleAccounts: selfContained(ConsoleAccounts.Default),
   ConsoleStore: selfContained(ConsoleStore.Default),
   ConsoleUsers: selfContained(ConsoleUsers.Default),
+  CustodyBooks: selfContained(CustodyBooks.Default),
   CustodyHealth: selfContained(CustodyHealth.Default),
   CustodyStore: selfContained(CustodyStore.Default),
   DepositAddresses: selfContained(DepositAddresses.Default),
+  EnergySource: selfContained(EnergySource.Default),
   GasWallets: selfContained(GasWallets.Default),
   Idempotency: selfContained(Idempotency.Default),
   IdempotencyStore: selfContained(IdempotencyStore.Default),

@@ -12,6 +12,7 @@ import { ConsoleUsers } from "../custody/console-users.js"
 import { type PolicyClock, SystemClockLive } from "./policy-clock.js"
 import { Checkout } from "./orders/checkout.js"
 import { ConsoleAccounts } from "./console/console-accounts.js"
+import { EnergySource } from "../custody/energy.js"
 import { GasWallets, GasWalletsRefreshLive } from "../custody/gas-wallets.js"
 import { CustodyHealth } from "../custody/custody-health.js"
 import { WalletPortfolioViews } from "../custody/wallet-portfolio.js"
@@ -114,6 +115,7 @@ export const makeCoreLive = <E, R>(
     Ledger.Default,
     WebhookOutbox.Default,
     GasWallets.Default,
+    EnergySource.Default,
     TransferSender.Default,
     WalletActors.Default
   ).pipe(

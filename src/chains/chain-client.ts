@@ -78,9 +78,38 @@ export interface ResourceAccount {
   readonly bandwidthUsed: bigint
 }
 
+/** A TRON account's Stake 2.0 for energy, in sun. */
+export interface EnergyStake {
+  /** Frozen for energy, its own and what it lends. */
+  readonly staked: bigint
+  /** Of that, lent to other accounts. */
+  readonly lent: bigint
+  /** Unfrozen and waiting out the chain's period; withdrawable from `availableAt` (ms since the epoch). */
+  readonly unfreezing: ReadonlyArray<{ readonly amount: bigint; readonly availableAt: number }>
+  /** Liquid TRX. */
+  readonly balance: bigint
+}
+
+/** What the chain charges, in sun: per energy unit, per bandwidth byte, to create an account; a transfer's bytes. */
+export interface ResourcePrices {
+  readonly energy: bigint
+  readonly bandwidthByte: bigint
+  readonly newAccount: bigint
+  readonly transferBytes: bigint
+}
+
 /** TRON's Stake 2.0 as custody needs it: what accounts have and what a stake can lend. */
 export interface EnergyResources {
   readonly account: (address: string) => Effect.Effect<ResourceAccount, ChainRpcError>
+  readonly stake: (owner: string) => Effect.Effect<EnergyStake, ChainRpcError>
+  readonly prices: Effect.Effect<ResourcePrices, ChainRpcError>
+  /** Energy a token transfer would use now, the contract's dynamic factor included (the node runs it unsent). */
+  readonly transferEnergy: (request: {
+    readonly from: string
+    readonly to: string
+    readonly currency: string
+    readonly amount: bigint
+  }) => Effect.Effect<bigint, ChainRpcError>
   /** Sun of the owner's staked TRX it can lend for energy now (staked, not yet lent). */
   readonly lendable: (owner: string) => Effect.Effect<bigint, ChainRpcError>
   /**

@@ -240,7 +240,14 @@ export const makeFailoverClient = (
           })
 
     const missing = Effect.fail(new ChainRpcError({ chain, message: "this node's client has no energy reads" }))
-    const noEnergy: EnergyResources = { account: () => missing, lendable: () => missing, stakeFor: () => missing }
+    const noEnergy: EnergyResources = {
+      account: () => missing,
+      stake: () => missing,
+      prices: missing,
+      transferEnergy: () => missing,
+      lendable: () => missing,
+      stakeFor: () => missing
+    }
 
     const client: ChainClient = {
       chain,
@@ -267,6 +274,9 @@ export const makeFailoverClient = (
         : {
             energy: {
               account: (address) => call((c) => (c.energy ?? noEnergy).account(address)),
+              stake: (owner) => call((c) => (c.energy ?? noEnergy).stake(owner)),
+              prices: call((c) => (c.energy ?? noEnergy).prices),
+              transferEnergy: (request) => call((c) => (c.energy ?? noEnergy).transferEnergy(request)),
               lendable: (owner) => call((c) => (c.energy ?? noEnergy).lendable(owner)),
               stakeFor: (owner, energy) => call((c) => (c.energy ?? noEnergy).stakeFor(owner, energy))
             }

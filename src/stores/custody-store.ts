@@ -5,19 +5,32 @@ import { Chain } from "../domain/chain.js"
 import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 import { TransactionStore } from "./transaction-store.js"
 
-export const OperationType = Schema.Literal("collection", "gas_funding", "withdrawal", "account_close")
+export const OperationType = Schema.Literal(
+  "collection",
+  "gas_funding",
+  "withdrawal",
+  "account_close",
+  "energy_delegation",
+  "energy_reclaim",
+  "energy_stake",
+  "energy_unstake"
+)
 export type OperationType = typeof OperationType.Type
 
 /** GAS_FUNDING → SWEEPING → BROADCAST → COMPLETED, or FAILED at any step (nothing moved in the ledger). */
 export const OperationStatus = Schema.Literal("GAS_FUNDING", "SWEEPING", "BROADCAST", "COMPLETED", "FAILED")
 export type OperationStatus = typeof OperationStatus.Type
 
-/** A row of `custody_operations` (amount in base units). */
+/** How a TRC20 transfer's energy is paid for: lent from the stake, or TRX burned. */
+export const EnergyPath = Schema.Literal("delegated", "burned")
+export type EnergyPath = typeof EnergyPath.Type
+
+/** A row of `custody_operations` (amount in base units; no merchant: the platform's own stake). */
 export const OperationRow = Schema.Struct({
   id: Schema.String,
   type: OperationType,
   status: OperationStatus,
-  merchant_id: Schema.String,
+  merchant_id: Schema.NullOr(Schema.String),
   chain: Chain,
   currency: Schema.String,
   wallet_id: Schema.String,
@@ -27,6 +40,9 @@ export const OperationRow = Schema.Struct({
   amount: Schema.BigInt,
   parent_id: Schema.NullOr(Schema.String),
   gas_funding_id: Schema.NullOr(Schema.String),
+  energy_id: Schema.NullOr(Schema.String),
+  energy_path: Schema.NullOr(EnergyPath),
+  energy_reason: Schema.NullOr(Schema.String),
   withdrawal_id: Schema.NullOr(Schema.String),
   waiting_for: Schema.NullOr(Schema.String),
   failure_reason: Schema.NullOr(Schema.String),
@@ -37,14 +53,14 @@ export const OperationRow = Schema.Struct({
 })
 export type OperationRow = typeof OperationRow.Type
 export const OPERATION_COLUMNS =
-  "id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, trim_scale(amount)::text AS amount, parent_id, gas_funding_id, withdrawal_id, waiting_for, failure_reason, halted_reason, created_at, updated_at"
+  "id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, trim_scale(amount)::text AS amount, parent_id, gas_funding_id, energy_id, energy_path, energy_reason, withdrawal_id, waiting_for, failure_reason, halted_reason, created_at, updated_at"
 
 /** A new row of `custody_operations`, as its creator fills it in (amount in base units, as text). */
 export type NewOperation = {
   readonly id: string
   readonly type: OperationType
   readonly status: OperationStatus
-  readonly merchant_id: string
+  readonly merchant_id: string | null
   readonly chain: Chain
   readonly currency: string
   readonly wallet_id: string
@@ -54,6 +70,8 @@ export type NewOperation = {
   readonly amount: string
   readonly parent_id?: string
   readonly withdrawal_id?: string
+  readonly energy_path?: EnergyPath
+  readonly energy_reason?: string
   readonly waiting_for: string
 }
 
@@ -142,6 +160,10 @@ const NonceRow = Schema.Struct({ next_nonce: Schema.BigInt })
 const NextAttemptRow = Schema.Struct({ next: Schema.Number })
 const HashRow = Schema.Struct({ tx_hash: Schema.String })
 const WaitedRow = Schema.Struct({ waited_ms: Schema.Number })
+const SumRow = Schema.Struct({ total: Schema.BigInt })
+const CountRow = Schema.Struct({ n: Schema.Number })
+const HashIdRow = Schema.Struct({ id: Schema.String })
+const LentRow = Schema.Struct({ total: Schema.BigInt, n: Schema.Number })
 
 /**
  * The custody engine's durable state: operations and the transactions they sign (migration 0012), and
@@ -554,12 +576,102 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         yield* sql`UPDATE custody_operations SET withdrawal_id = NULL`
         yield* withdrawalsGone
         yield* sql`DELETE FROM custody_transactions`
-        yield* sql`UPDATE custody_operations SET gas_funding_id = NULL, parent_id = NULL`
+        yield* sql`UPDATE custody_operations SET gas_funding_id = NULL, energy_id = NULL, parent_id = NULL`
         yield* sql`DELETE FROM custody_operations`
         yield* sql`DELETE FROM evm_nonces`
       })
 
+    // ---- TRON energy lent from the stake (custody/energy.ts)
+
+    /**
+     * Takes the stake's lock for the rest of the caller's transaction: lendings are decided one at a time,
+     * each counting those decided before it (the chain's figures lag what custody has signed).
+     */
+    const lockStake = sql`SELECT pg_advisory_xact_lock(hashtext('facet/energy-stake'))`.pipe(Effect.asVoid)
+
+    /** Sun of stake lent by lendings not yet final (not yet in the chain's figures), in the caller's transaction. */
+    const lendingInFlight = sql`
+        SELECT coalesce(sum(amount), 0)::text AS total FROM custody_operations
+        WHERE type = 'energy_delegation' AND status NOT IN ('COMPLETED', 'FAILED')`.pipe(
+      Effect.flatMap(decodeScalar(SumRow, "total", () => 0n))
+    )
+
+    /** A lending stored with its transfer pointing at it, in the caller's transaction. */
+    const insertLending = (lending: NewOperation & { readonly parent_id: string }) =>
+      Effect.gen(function* () {
+        yield* sql`INSERT INTO custody_operations ${sql.insert(lending)}`
+        yield* sql`
+          UPDATE custody_operations SET energy_id = ${lending.id}, energy_path = 'delegated', energy_reason = NULL,
+                 updated_at = clock_timestamp()
+          WHERE id = ${lending.parent_id}`
+      })
+
+    /** How a transfer's energy is paid for, decided (and why, when it is not lent). */
+    const setEnergyPath = (id: string, path: EnergyPath, reason: string | null) =>
+      sql`
+        UPDATE custody_operations SET energy_path = ${path}, energy_reason = ${reason}, updated_at = clock_timestamp()
+        WHERE id = ${id}`.pipe(Effect.asVoid)
+
+    /**
+     * Lendings final on chain whose transfer is finished and that nothing takes back yet get their taking
+     * back, one each (the unique index), driven by the same wallet's actor: the ids stored.
+     */
+    const insertDueReclaims = Effect.fn("CustodyStore.insertDueReclaims")(function* () {
+      const rows = yield* sql`
+        INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address,
+                                        to_wallet_id, to_address, amount, parent_id, waiting_for)
+        SELECT facet_id('op'), 'energy_reclaim', 'SWEEPING', d.merchant_id, d.chain,
+               d.currency, d.wallet_id, d.from_address, d.to_wallet_id, d.to_address, d.amount, d.id,
+               'the wallet''s actor'
+        FROM custody_operations d JOIN custody_operations t ON t.id = d.parent_id
+        WHERE d.type = 'energy_delegation' AND d.status = 'COMPLETED' AND t.status IN ('COMPLETED', 'FAILED')
+          AND NOT EXISTS (SELECT 1 FROM custody_operations r WHERE r.type = 'energy_reclaim' AND r.parent_id = d.id)
+        ON CONFLICT DO NOTHING
+        RETURNING id`.pipe(Effect.orDie, Effect.flatMap(decodeAll(HashIdRow)))
+      return rows.map((r) => r.id)
+    })
+
+    /** Whether custody ever completed a gas funding to the wallet (its address exists on chain, whatever a node says). */
+    const everFunded = Effect.fn("CustodyStore.everFunded")(function* (walletId: string) {
+      return yield* sql`
+        SELECT count(*)::int AS n FROM custody_operations
+        WHERE type = 'gas_funding' AND to_wallet_id = ${walletId} AND status = 'COMPLETED'`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeScalar(CountRow, "n", () => 0)),
+        Effect.map((n) => n > 0)
+      )
+    })
+
+    /** Sun lent by lendings final on chain and not yet taken back (what custody has out), and how many. */
+    const lentOut = Effect.fn("CustodyStore.lentOut")(function* () {
+      const [row] = yield* sql`
+        SELECT coalesce(sum(d.amount), 0)::text AS total, count(*)::int AS n FROM custody_operations d
+        WHERE d.type = 'energy_delegation' AND d.status = 'COMPLETED'
+          AND NOT EXISTS (SELECT 1 FROM custody_operations r
+                          WHERE r.type = 'energy_reclaim' AND r.parent_id = d.id AND r.status = 'COMPLETED')`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeAll(LentRow))
+      )
+      return row ?? { total: 0n, n: 0 }
+    })
+
+    /** TRX (sun) custody's TRON transactions burned, final or reverted: what energy and bandwidth cost. */
+    const tronBurned = sql`
+        SELECT coalesce(sum(fee), 0)::text AS total FROM custody_transactions
+        WHERE chain = 'TRC20' AND status IN ('final', 'reverted')`.pipe(
+      Effect.orDie,
+      Effect.flatMap(decodeScalar(SumRow, "total", () => 0n))
+    )
+
     return {
+      lockStake,
+      lendingInFlight,
+      insertLending,
+      setEnergyPath,
+      insertDueReclaims,
+      everFunded,
+      lentOut,
+      tronBurned,
       stats,
       operation,
       lockOperation,

@@ -138,9 +138,9 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
         Effect.flatMap(decodeAll(ReceiveWalletRow))
       )
 
-    /** A main or gas wallet (gas: the platform's, no merchant). */
+    /** A main, gas or staking wallet (gas and staking: the platform's, no merchant). */
     const findOwned = (where: {
-      readonly kind: "main" | "gas"
+      readonly kind: "main" | "gas" | "staking"
       readonly network: Chain
       readonly merchantId: string | null
     }) =>
@@ -151,7 +151,7 @@ export class WalletStore extends Effect.Service<WalletStore>()("facet/WalletStor
         Effect.flatMap(decodeFirst(OwnedWalletRow))
       )
 
-    /** A main or gas wallet stored unless one is: a racing process may have made it first (its row wins). */
+    /** A main, gas or staking wallet stored unless one is: a racing process may have made it first (its row wins). */
     const insertOwned = (row: Record<string, string | number | null>) =>
       sql`
           INSERT INTO wallets ${sql.insert(row)}

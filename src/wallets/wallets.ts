@@ -80,13 +80,13 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
 
     /** A wallet custody sends from or to, with the key that signs for it. */
     const findOwned = (where: {
-      readonly kind: "main" | "gas"
+      readonly kind: "main" | "gas" | "staking"
       readonly network: Chain
       readonly merchantId: string | null
     }) => Effect.map(store.findOwned(where), Option.getOrUndefined)
 
     const insertOwned = (row: {
-      kind: "main" | "gas"
+      kind: "main" | "gas" | "staking"
       merchantId: string | null
       network: Chain
       keyAccount: number
@@ -101,7 +101,8 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
           id: newId("wal"),
           merchant_id: row.merchantId,
           kind: row.kind,
-          purpose: row.kind,
+          // a staking wallet holds the platform's gas, staked
+          purpose: row.kind === "staking" ? "gas" : row.kind,
           network: row.network,
           family,
           address: key.address,
@@ -139,6 +140,18 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
       return ownedWallet(yield* findOwned({ kind: "gas", network, merchantId: null }))
     })
 
+    /**
+     * The platform's TRON staking wallet, whose frozen TRX lends custody's transfers their energy: the gas
+     * wallet itself (index 0, the default), or account 0 at FACET_TRON_STAKING_INDEX, made on first use.
+     */
+    const stakingWallet = Effect.fn("Wallets.stakingWallet")(function* (index: number) {
+      if (index === 0) return yield* gasWallet("TRC20")
+      const found = yield* findOwned({ kind: "staking", network: "TRC20", merchantId: null })
+      if (found !== undefined) return ownedWallet(found)
+      yield* insertOwned({ kind: "staking", merchantId: null, network: "TRC20", keyAccount: 0, index })
+      return ownedWallet(yield* findOwned({ kind: "staking", network: "TRC20", merchantId: null }))
+    })
+
     /** Any wallet by id, with its key (custody signs for it). */
     const byId = Effect.fn("Wallets.byId")(function* (walletId: string) {
       const found = yield* store.byId(walletId)
@@ -147,7 +160,7 @@ export class Wallets extends Effect.Service<Wallets>()("facet/Wallets", {
       return { ...ownedWallet(row), merchantId: row.merchant_id, kind: row.kind, network: row.network }
     })
 
-    return { createReceive, mainWallet, gasWallet, byId } as const
+    return { createReceive, mainWallet, gasWallet, stakingWallet, byId } as const
   }),
   dependencies: [MerchantStore.Default, WalletStore.Default]
 }) {}

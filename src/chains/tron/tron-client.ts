@@ -63,6 +63,30 @@ const BlockHeader = Schema.Struct({
   block_header: Schema.Struct({ raw_data: Schema.Struct({ number: Schema.Number }) })
 })
 const Account = Schema.Struct({ address: Schema.optional(Schema.String), balance: Schema.optional(Schema.Number) })
+/** `wallet/getaccount`'s Stake 2.0 fields (BANDWIDTH entries carry no `type`: it is the enum's default). */
+const StakeAccount = Schema.Struct({
+  balance: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  frozenV2: Schema.optionalWith(
+    Schema.Array(Schema.Struct({ type: Schema.optional(Schema.String), amount: Schema.optional(Schema.Number) })),
+    { default: () => [] }
+  ),
+  unfrozenV2: Schema.optionalWith(
+    Schema.Array(
+      Schema.Struct({
+        type: Schema.optional(Schema.String),
+        unfreeze_amount: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+        unfreeze_expire_time: Schema.optionalWith(Schema.Number, { default: () => 0 })
+      })
+    ),
+    { default: () => [] }
+  ),
+  account_resource: Schema.optionalWith(
+    Schema.Struct({
+      delegated_frozenV2_balance_for_energy: Schema.optionalWith(Schema.Number, { default: () => 0 })
+    }),
+    { default: () => ({ delegated_frozenV2_balance_for_energy: 0 }) }
+  )
+})
 /** `wallet/getaccountresource`: java-tron leaves zero fields out. */
 const AccountResource = Schema.Struct({
   freeNetUsed: Schema.optionalWith(Schema.Number, { default: () => 0 }),
@@ -366,6 +390,36 @@ export const makeTronClient = (settings: TronSettings) =>
             bandwidthLimit: BigInt(r.freeNetLimit + r.NetLimit),
             bandwidthUsed: BigInt(r.freeNetUsed + r.NetUsed)
           }
+        }),
+      stake: (owner) =>
+        Effect.gen(function* () {
+          const a = yield* post("wallet/getaccount", { address: yield* hexOf(owner) }, StakeAccount)
+          const lent = BigInt(a.account_resource.delegated_frozenV2_balance_for_energy)
+          const own = a.frozenV2.filter((f) => f.type === "ENERGY").reduce((sum, f) => sum + BigInt(f.amount ?? 0), 0n)
+          return {
+            staked: own + lent,
+            lent,
+            unfreezing: a.unfrozenV2
+              .filter((u) => u.type === "ENERGY")
+              .map((u) => ({ amount: BigInt(u.unfreeze_amount), availableAt: u.unfreeze_expire_time })),
+            balance: BigInt(a.balance)
+          }
+        }),
+      prices: Effect.map(chainPrices, (p) => ({ ...p, transferBytes: TX_BYTES })),
+      transferEnergy: (request) =>
+        Effect.gen(function* () {
+          const contractHex = tronHex41(settings.tokens.get(request.currency))
+          if (contractHex === undefined)
+            return yield* new ChainRpcError({
+              chain: "TRC20",
+              message: `no contract configured for ${request.currency}`
+            })
+          return yield* transferEnergy(
+            yield* hexOf(request.from),
+            contractHex,
+            yield* hexOf(request.to),
+            request.amount
+          )
         }),
       lendable: (owner) =>
         Effect.flatMap(hexOf(owner), (hex) =>

@@ -1,0 +1,330 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { EnergyResources } from "../src/chains/chain-client.js"
+import { ChainClients } from "../src/chains/chain-clients.js"
+import { NATIVE_ASSETS } from "../src/domain/chain.js"
+import { newId } from "../src/ids.js"
+import { fromBaseUnits } from "../src/money.js"
+import { CustodyStore, type EnergyPath, type OperationRow } from "../src/stores/custody-store.js"
+import { Wallets } from "../src/wallets/wallets.js"
+import { CustodyBooks } from "./custody-books.js"
+import { CustodyConfig } from "./custody-config.js"
+import { isFinished } from "./custody-operation.js"
+import { TransferSender } from "./transfer-sender.js"
+
+const TRX = NATIVE_ASSETS.TRC20
+
+/**
+ * How a TRC20 transfer's energy would be paid for now, and what the platform burns on that path (in sun):
+ * - `delegated`: `stake` sun of the platform's stake lend the sender `energy`: only bandwidth and activation;
+ * - `burned`: TRX burned for the energy, `reason` says why none could be had.
+ * `activation`: the sender was never activated, and the fee counts the chain's account-creation fee. Energy
+ * the sender already has is not counted on: it may be a lending about to be taken back.
+ */
+export type EnergyPlan =
+  | {
+      readonly path: "delegated"
+      readonly energy: bigint
+      readonly stake: bigint
+      /** Sun of stake the chain said could be lent, when it was read. */
+      readonly lendable: bigint
+      readonly activation: boolean
+      readonly fee: bigint
+    }
+  | { readonly path: "burned"; readonly reason: string }
+
+/** What the platform's stake is and does, for operators (`npm run custody -- energy status`, /health, /metrics). */
+export interface EnergyStatus {
+  readonly address: string
+  /** In sun: frozen for energy, lent by the chain's figures, lendable now, liquid TRX, unfreezing. */
+  readonly staked: bigint
+  readonly lentOnChain: bigint
+  readonly lendable: bigint
+  readonly balance: bigint
+  readonly unfreezing: ReadonlyArray<{ readonly amount: bigint; readonly availableAt: number }>
+  /** The staking account's energy per day and what it has used (lent energy is the borrower's). */
+  readonly energyLimit: bigint
+  readonly energyUsed: bigint
+  /** What custody has lent and not yet taken back (sun, lendings), and lendings still being signed or sent. */
+  readonly lentByCustody: bigint
+  readonly lendings: number
+  readonly lendingInFlight: bigint
+  /** Sun custody's TRON transactions burned (energy and bandwidth not paid with a stake). */
+  readonly trxBurned: bigint
+}
+
+/**
+ * Energy for custody's TRC20 transfers: from the platform's own stake first — lent to the sending address
+ * for one transfer and taken back once it is final — and TRX burned only when none can be had. The
+ * lending (`energy_delegation`) and the taking back (`energy_reclaim`) are custody operations like any
+ * other (signed bytes stored before broadcast, driven from durable state), run by the actor of the wallet
+ * whose transfer they serve: TRON has no nonce, so lendings to many wallets at once do not race, and the
+ * stake they draw on is counted in the database under one lock. An energy rental market would be another
+ * source behind `plan` and `reserve`.
+ */
+export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySource", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* CustodyStore
+    const books = yield* CustodyBooks
+    const sender = yield* TransferSender
+    const wallets = yield* Wallets
+    const clients = yield* ChainClients
+    const config = yield* CustodyConfig
+
+    const resources: Effect.Effect<EnergyResources> = Option.match(
+      Option.flatMap(clients.get("TRC20"), (c) => Option.fromNullable(c.energy)),
+      {
+        onNone: () => Effect.dieMessage("no TRON client with Stake 2.0 reads"),
+        onSome: Effect.succeed
+      }
+    )
+
+    const staking = Effect.orDie(wallets.stakingWallet(config.energy.stakingIndex))
+
+    /** Energy to lend for a transfer that needs `needed`: that and the gas margin on it (it all comes back). */
+    const toLend = (needed: bigint) => needed + (needed * BigInt(config.gasMarginPercent)) / 100n
+
+    /**
+     * What a sender paid for with lent energy must still hold, in sun: bandwidth when its free bytes of the
+     * day do not cover the transfer; and whether it must be activated first (custody never funded it and the
+     * chain does not know it — a node's "no such account" alone is never taken for it when custody did).
+     */
+    const senderNeeds = Effect.fn("EnergySource.senderNeeds")(function* (address: string, walletId: string) {
+      const chain = yield* resources
+      const [account, prices, funded] = yield* Effect.all([
+        chain.account(address),
+        chain.prices,
+        store.everFunded(walletId)
+      ])
+      const activate = !account.activated && !funded
+      // a never-activated address has its day's free bandwidth whole once it exists
+      const bandwidth =
+        activate || account.bandwidthLimit - account.bandwidthUsed >= prices.transferBytes
+          ? 0n
+          : prices.transferBytes * prices.bandwidthByte
+      return { fee: bandwidth, activate, creation: activate ? prices.newAccount : 0n }
+    })
+
+    /**
+     * The path a TRC20 transfer of `amount` from `from` to `to` would take now, from the chain's figures
+     * (nothing reserved: `reserve` decides for an operation, under the stake's lock).
+     */
+    const plan = Effect.fn("EnergySource.plan")(function* (request: {
+      readonly from: string
+      readonly to: string
+      readonly currency: string
+      readonly amount: bigint
+      /** The wallet that sends (whether custody funded it before). */
+      readonly walletId: string
+    }) {
+      if (!config.energy.enabled)
+        return { path: "burned", reason: "energy from the stake is off (FACET_TRON_ENERGY)" } satisfies EnergyPlan
+      const chain = yield* resources
+      const [sender, needed] = yield* Effect.all([
+        senderNeeds(request.from, request.walletId),
+        chain.transferEnergy(request)
+      ])
+      const activation = sender.activate
+      const fee = sender.fee + sender.creation
+      const owner = (yield* staking).address
+      const energy = toLend(needed)
+      const [stake, lendable, inFlight] = yield* Effect.all([
+        chain.stakeFor(owner, energy),
+        chain.lendable(owner),
+        Effect.orDie(store.lendingInFlight)
+      ])
+      if (lendable - inFlight < stake) {
+        return {
+          path: "burned",
+          reason: `the stake can lend ${fromBaseUnits(lendable - inFlight > 0n ? lendable - inFlight : 0n, TRX.decimals)} TRX of its energy now, less than the ${fromBaseUnits(stake, TRX.decimals)} TRX this transfer's ${energy} energy needs`
+        } satisfies EnergyPlan
+      }
+      return { path: "delegated", energy, stake, lendable, activation, fee } satisfies EnergyPlan
+    })
+
+    /**
+     * Decides, once, how the operation's energy is paid for, and reserves the stake when it is lent: the
+     * lending is stored with the operation pointing at it, in one transaction under the stake's lock that
+     * counts every lending decided before it. Run again, it returns what was decided.
+     */
+    const reserve = Effect.fn("EnergySource.reserve")(function* (operation: OperationRow) {
+      if (operation.energy_path === "burned" || operation.energy_id !== null)
+        return operation.energy_path ?? "delegated"
+      const planned = yield* plan({
+        from: operation.from_address,
+        to: operation.to_address,
+        currency: operation.currency,
+        amount: operation.amount,
+        walletId: operation.wallet_id
+      })
+      const owner = yield* staking
+      const decided = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const locked = yield* store.lockOperation(operation.id)
+            if (locked.energy_path === "burned" || locked.energy_id !== null) return locked.energy_path ?? "delegated"
+            if (planned.path === "burned") {
+              yield* store.setEnergyPath(operation.id, "burned", planned.reason)
+              return "burned" as const
+            }
+            yield* store.lockStake
+            // lendings decided since the plan was read count too (one that became final in between is in
+            // neither figure: the chain then refuses the lending, and the transfer burns TRX instead)
+            const inFlight = yield* store.lendingInFlight
+            if (planned.lendable - inFlight < planned.stake) {
+              yield* store.setEnergyPath(
+                operation.id,
+                "burned",
+                `the stake's lendable energy went to transfers decided just before this one`
+              )
+              return "burned" as const
+            }
+            yield* store.insertLending({
+              id: newId("op"),
+              type: "energy_delegation",
+              status: "SWEEPING",
+              merchant_id: operation.merchant_id,
+              chain: "TRC20",
+              currency: TRX.currency,
+              wallet_id: operation.wallet_id,
+              from_address: owner.address,
+              to_wallet_id: operation.wallet_id,
+              to_address: operation.from_address,
+              amount: planned.stake.toString(),
+              parent_id: operation.id,
+              waiting_for: "the wallet's actor"
+            })
+            return "delegated" as const
+          })
+        )
+        .pipe(Effect.orDie)
+      yield* Effect.logInfo(
+        decided === "delegated" && planned.path === "delegated"
+          ? `custody ${operation.id}: ${planned.energy} energy lent from ${fromBaseUnits(planned.stake, TRX.decimals)} TRX of stake`
+          : `custody ${operation.id}: TRX burned for its energy${planned.path === "burned" ? ` (${planned.reason})` : ""}`
+      )
+      return decided satisfies EnergyPath
+    })
+
+    /** A lending, or its taking back: the staking wallet signs; the fee (bandwidth) is the platform's gas. */
+    const driveStakeAction = (operation: OperationRow) =>
+      Effect.gen(function* () {
+        const owner = yield* staking
+        if (owner.address !== operation.from_address) {
+          return yield* books.failed(operation, {
+            reason: `the staking wallet is now ${owner.address}, not ${operation.from_address} (FACET_TRON_STAKING_INDEX changed)`,
+            burned: 0n
+          })
+        }
+        if (operation.type === "energy_delegation" && (yield* store.attempts(operation.id)).length === 0) {
+          // nothing signed yet and its transfer is over (failed before it): lending now would only cost bandwidth
+          const parent = operation.parent_id === null ? Option.none() : yield* store.operation(operation.parent_id)
+          if (Option.isSome(parent) && isFinished(parent.value.status))
+            return yield* books.failed(operation, {
+              reason: "its transfer finished before energy was lent",
+              burned: 0n
+            })
+        }
+        const outcome = yield* sender.send(operation, {
+          from: owner.key,
+          to: operation.to_address,
+          currency: TRX.currency,
+          amount: operation.amount,
+          decimals: TRX.decimals,
+          walletId: operation.wallet_id,
+          action: {
+            _tag:
+              operation.type === "energy_delegation"
+                ? "DelegateEnergy"
+                : operation.type === "energy_reclaim"
+                  ? "ReclaimEnergy"
+                  : operation.type === "energy_stake"
+                    ? "StakeEnergy"
+                    : "UnstakeEnergy"
+          }
+        })
+        if (outcome._tag === "Failed") {
+          if (operation.type === "energy_reclaim")
+            yield* Effect.logError(
+              `custody ${operation.id}: taking back ${fromBaseUnits(operation.amount, TRX.decimals)} TRX of energy lent to ${operation.to_address} failed (${outcome.reason}): it stays lent until an operator takes it back`
+            )
+          return yield* books.failed(operation, outcome)
+        }
+        yield* books.finish(operation, outcome, [books.networkFee(operation, outcome.fee)])
+      })
+
+    /** What an actor runs for an energy operation: safe to run again at any point. */
+    const drive = Effect.fn("EnergySource.drive")(function* (operationId: string) {
+      const found = yield* store.operation(operationId)
+      if (Option.isNone(found) || isFinished(found.value.status)) return
+      const operation = found.value
+      // a node that does not answer is waited for inside the sender; nothing here fails
+      yield* driveStakeAction(operation)
+    })
+
+    /** Lendings whose transfer is over are taken back: the takings-back stored now (the resume pass runs them). */
+    const reclaimDue = Effect.fn("EnergySource.reclaimDue")(function* () {
+      return (yield* store.insertDueReclaims()).length
+    })
+
+    /**
+     * An operator's stake or unstake of `amount` sun, stored for the staking wallet's actor (the running
+     * service's resume pass hands it over within seconds).
+     */
+    const requestStake = Effect.fn("EnergySource.requestStake")(function* (
+      kind: "energy_stake" | "energy_unstake",
+      amount: bigint
+    ) {
+      const owner = yield* staking
+      const id = newId("op")
+      yield* Effect.orDie(
+        store.insertOperation({
+          id,
+          type: kind,
+          status: "SWEEPING",
+          merchant_id: null,
+          chain: "TRC20",
+          currency: TRX.currency,
+          wallet_id: owner.id,
+          from_address: owner.address,
+          to_wallet_id: owner.id,
+          to_address: owner.address,
+          amount: amount.toString(),
+          waiting_for: "the staking wallet's actor (the running service hands it over)"
+        })
+      )
+      return id
+    })
+
+    const status = Effect.fn("EnergySource.status")(function* () {
+      const chain = yield* resources
+      const owner = yield* staking
+      const [stake, lendable, account, lent, inFlight, burned] = yield* Effect.all([
+        chain.stake(owner.address),
+        chain.lendable(owner.address),
+        chain.account(owner.address),
+        store.lentOut(),
+        Effect.orDie(store.lendingInFlight),
+        store.tronBurned
+      ])
+      return {
+        address: owner.address,
+        staked: stake.staked,
+        lentOnChain: stake.lent,
+        lendable,
+        balance: stake.balance,
+        unfreezing: stake.unfreezing,
+        energyLimit: account.energyLimit,
+        energyUsed: account.energyUsed,
+        lentByCustody: lent.total,
+        lendings: lent.n,
+        lendingInFlight: inFlight,
+        trxBurned: burned
+      } satisfies EnergyStatus
+    })
+
+    return { plan, reserve, senderNeeds, drive, reclaimDue, requestStake, status, staking } as const
+  }),
+  dependencies: [CustodyStore.Default, CustodyBooks.Default, TransferSender.Default, Wallets.Default]
+}) {}
