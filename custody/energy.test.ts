@@ -1,0 +1,139 @@
+import "../test/fast-devnets.js"
+
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { Reconciliation } from "../indexer/reconciliation.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
+import { asRecord } from "../test/json.js"
+import { TestAppLive } from "../test/http-harness.js"
+import { ledgerIntegrity } from "../test/ledger-integrity.js"
+import { onboardMerchant } from "../test/merchants.js"
+import { eventually } from "../test/webhook-receiver.js"
+import { balances, clientOf, fundedAddress, pay, sweep, untilFinished } from "../test/custody-flows.js"
+import { EnergySource } from "./energy.js"
+
+const SUN = 1_000_000n
+
+/** A custody operation once it is COMPLETED or FAILED (the running service's resume pass drives it). */
+const operationFinished = (id: string) =>
+  Effect.flatMap(CustodyStore, (store) =>
+    Effect.map(
+      eventually(
+        store.operation(id),
+        (found) => Option.isSome(found) && (found.value.status === "COMPLETED" || found.value.status === "FAILED"),
+        60_000
+      ),
+      Option.getOrThrow
+    )
+  )
+
+/** The sun of stake the staking wallet has lent, as the chain says, once it is `expected`. */
+const lentOnChain = (expected: bigint) =>
+  Effect.flatMap(EnergySource, (energy) =>
+    Effect.map(
+      eventually(energy.status(), (s) => s.lentOnChain === expected, 60_000),
+      (s) => s.lentOnChain
+    )
+  )
+
+/** What custody's transactions of an operation burned on chain, in sun. */
+const burnedBy = (operationId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ fee: string }>`
+        SELECT coalesce(sum(fee), 0)::text AS fee FROM custody_transactions WHERE operation_id = ${operationId} AND status = 'final'`,
+      (rows) => BigInt(rows[0]?.fee ?? "0")
+    )
+  )
+
+describe("TRON energy lent from the platform's stake", () => {
+  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "300 seconds" })((it) => {
+    it.effect("no stake: the sweep burns TRX, and its answer says why no energy could be had", () =>
+      Effect.gen(function* () {
+        const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "1000")
+        const started = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
+        expect(started.status, started.text).toBe(200)
+        expect(asRecord(started.body).energy).toMatchObject({ path: "burned" })
+        expect(String(asRecord(asRecord(started.body).energy).reason)).toContain("the stake can lend 0 TRX")
+        const done = yield* untilFinished(apiKey, "TRC20-USDT", String(asRecord(started.body).operation_id))
+        expect(done).toMatchObject({ status: "COMPLETED", energy: { path: "burned" } })
+        // the energy was paid in TRX: several TRX burned by the sweep itself
+        expect(yield* burnedBy(String(done.operation_id))).toBeGreaterThan(5n * SUN)
+      })
+    )
+
+    it.effect(
+      "staked: a sweep borrows the energy, burns no TRX for it, and the lending is taken back once it is final",
+      () =>
+        Effect.gen(function* () {
+          const energy = yield* EnergySource
+          const sql = yield* SqlClient.SqlClient
+          // the operator stakes 50,000 TRX of the gas wallet (what `npm run custody -- energy stake` stores)
+          const stake = yield* energy.requestStake("energy_stake", 50_000n * SUN)
+          expect(yield* operationFinished(stake)).toMatchObject({ status: "COMPLETED", merchant_id: null })
+          const staked = yield* energy.status()
+          expect(staked.staked).toBe(50_000n * SUN)
+          expect(staked.lentOnChain).toBe(0n)
+
+          const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+          // a fresh address: its activation (the chain's creation fee) is the only TRX this sweep costs
+          const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "10")
+          const started = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
+          expect(started.status, started.text).toBe(200)
+          expect(asRecord(started.body).energy).toEqual({ path: "delegated" })
+          const done = yield* untilFinished(apiKey, "TRC20-USDT", String(asRecord(started.body).operation_id))
+          expect(done, JSON.stringify(done)).toMatchObject({
+            status: "COMPLETED",
+            network_fee: "0",
+            energy: { path: "delegated", status: "COMPLETED" },
+            // 1 sun: what makes the address exist (the chain's 1.1 TRX creation fee is the gas wallet's)
+            gas_funding: { status: "COMPLETED", amount: "0.000001", asset: "TRX" }
+          })
+          expect(yield* burnedBy(String(done.operation_id))).toBe(0n)
+          const lending = asRecord(done.energy)
+          expect(yield* burnedBy(String(lending.operation_id))).toBe(0n)
+          const client = yield* clientOf("TRC20")
+          expect(yield* client.balance(receive.address, "USDT")).toBe(0n)
+          expect(yield* balances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "10" })
+
+          // taken back: the reclaim is a custody operation of its own, and the chain lends nothing any more
+          // (stored by the service's resume pass, every 2 s)
+          const [reclaim] = yield* eventually(
+            sql<{ id: string; status: string }>`
+              SELECT id, status FROM custody_operations WHERE type = 'energy_reclaim' AND parent_id = ${String(lending.operation_id)}`,
+            (rows) => rows.length === 1,
+            20_000
+          )
+          expect(yield* operationFinished(String(reclaim?.id))).toMatchObject({ status: "COMPLETED" })
+          expect(yield* lentOnChain(0n)).toBe(0n)
+
+          // a 3 USDT deposit to the same address: accepted (no activation now), at most 1 TRX burned
+          yield* pay("TRC20-USDT", receive.address, "3")
+          yield* eventually(balances(merchantId, "TRC20", "USDT"), (b) => b?.uncollected === "3", 30_000)
+          const small = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
+          expect(small.status, small.text).toBe(200)
+          const smallDone = yield* untilFinished(apiKey, "TRC20-USDT", String(asRecord(small.body).operation_id))
+          expect(smallDone).toMatchObject({ status: "COMPLETED", energy: { path: "delegated", status: "COMPLETED" } })
+          const fundingOfSmall = asRecord(smallDone.gas_funding)
+          const burnedForSmall =
+            (yield* burnedBy(String(smallDone.operation_id))) +
+            (typeof fundingOfSmall.operation_id === "string" ? yield* burnedBy(fundingOfSmall.operation_id) : 0n)
+          expect(burnedForSmall).toBeLessThanOrEqual(1n * SUN)
+          expect(yield* balances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "13" })
+          expect(yield* lentOnChain(0n)).toBe(0n)
+
+          // the books: nothing dangling; the chain agrees with the ledger
+          expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+          const reconciliation = yield* Reconciliation
+          const report = yield* eventually(
+            reconciliation.reconcileChain("TRC20"),
+            (r) => r.skipped === 0 || r.differences.length > 0,
+            20_000
+          )
+          expect(report.differences).toEqual([])
+        })
+    )
+  })
+})
