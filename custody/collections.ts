@@ -13,7 +13,7 @@ import { WalletStore } from "../src/stores/wallet-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig } from "./custody-config.js"
 import { CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
-import { CustodyBooks, isNative } from "./custody-books.js"
+import { CustodyBooks, isNative, isStakeOperation } from "./custody-books.js"
 import { isFinished, type SweepOperation } from "./custody-operation.js"
 import { type EnergyPlan, EnergySource } from "./energy.js"
 import { GasWallets } from "./gas-wallets.js"
@@ -664,10 +664,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           ? driveFunding(operation)
           : operation.type === "account_close"
             ? driveClose(operation)
-            : operation.type === "energy_delegation" ||
-                operation.type === "energy_reclaim" ||
-                operation.type === "energy_stake" ||
-                operation.type === "energy_unstake"
+            : isStakeOperation(operation)
               ? energy.drive(operation.id)
               : driveCollection(operation)
       ).pipe(

@@ -3,7 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
-import { CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
+import { CustodyStore, type OperationRow, type OperationType } from "../src/stores/custody-store.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { isFinished } from "./custody-operation.js"
 
@@ -11,13 +11,23 @@ import { isFinished } from "./custody-operation.js"
 export const isNative = (asset: { readonly chain: Chain; readonly currency: string }) =>
   NATIVE_ASSETS[asset.chain].currency === asset.currency
 
-/** The operations the platform does for itself (TRON's stake and the energy it lends): their fees are its gas. */
-const platformPays = (operation: OperationRow) =>
-  operation.type === "gas_funding" ||
-  operation.type === "energy_delegation" ||
-  operation.type === "energy_reclaim" ||
-  operation.type === "energy_stake" ||
-  operation.type === "energy_unstake"
+/** TRON's stake (for energy, for bandwidth) and the energy it lends: the platform's own operations. */
+export const STAKE_OPERATIONS = [
+  "energy_delegation",
+  "energy_reclaim",
+  "energy_stake",
+  "energy_unstake",
+  "bandwidth_stake",
+  "bandwidth_unstake"
+] as const satisfies ReadonlyArray<OperationType>
+export type StakeOperation = (typeof STAKE_OPERATIONS)[number]
+export const isStakeOperation = (
+  operation: OperationRow
+): operation is OperationRow & { readonly type: StakeOperation } =>
+  STAKE_OPERATIONS.some((type) => type === operation.type)
+
+/** The operations the platform does for itself (gas fundings, its stake): their fees are its gas. */
+const platformPays = (operation: OperationRow) => operation.type === "gas_funding" || isStakeOperation(operation)
 
 /**
  * How a custody operation ends in the books: COMPLETED with its ledger transfers, or FAILED with the fee a

@@ -70,11 +70,15 @@ describe("TRON energy lent from the platform's stake", () => {
         Effect.gen(function* () {
           const energy = yield* EnergySource
           const sql = yield* SqlClient.SqlClient
-          // the operator stakes 50,000 TRX of the gas wallet (what `npm run custody -- energy stake` stores)
+          // the operator stakes 50,000 TRX of the gas wallet for energy (what `npm run custody -- energy stake`
+          // stores), and 5,000 for the wallet's own bandwidth (its lendings and the activations it pays)
           const stake = yield* energy.requestStake("energy_stake", 50_000n * SUN)
+          const bandwidth = yield* energy.requestStake("bandwidth_stake", 5_000n * SUN)
           expect(yield* operationFinished(stake)).toMatchObject({ status: "COMPLETED", merchant_id: null })
+          expect(yield* operationFinished(bandwidth)).toMatchObject({ status: "COMPLETED", merchant_id: null })
           const staked = yield* energy.status()
           expect(staked.staked).toBe(50_000n * SUN)
+          expect(staked.bandwidthStaked).toBe(5_000n * SUN)
           expect(staked.lentOnChain).toBe(0n)
 
           const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
@@ -94,6 +98,8 @@ describe("TRON energy lent from the platform's stake", () => {
           expect(yield* burnedBy(String(done.operation_id))).toBe(0n)
           const lending = asRecord(done.energy)
           expect(yield* burnedBy(String(lending.operation_id))).toBe(0n)
+          // the activation: the chain's 1 TRX creation fee, its bandwidth from the stake — the sweep's whole cost
+          expect(yield* burnedBy(String(asRecord(done.gas_funding).operation_id))).toBe(1n * SUN)
           const client = yield* clientOf("TRC20")
           expect(yield* client.balance(receive.address, "USDT")).toBe(0n)
           expect(yield* balances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "10" })
@@ -107,6 +113,7 @@ describe("TRON energy lent from the platform's stake", () => {
             20_000
           )
           expect(yield* operationFinished(String(reclaim?.id))).toMatchObject({ status: "COMPLETED" })
+          expect(yield* burnedBy(String(reclaim?.id))).toBe(0n)
           expect(yield* lentOnChain(0n)).toBe(0n)
 
           // a 3 USDT deposit to the same address: accepted (no activation now), at most 1 TRX burned

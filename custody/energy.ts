@@ -1,18 +1,28 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { EnergyResources } from "../src/chains/chain-client.js"
+import type { ChainAction, EnergyResources } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { NATIVE_ASSETS } from "../src/domain/chain.js"
 import { newId } from "../src/ids.js"
 import { fromBaseUnits } from "../src/money.js"
 import { CustodyStore, type EnergyPath, type OperationRow } from "../src/stores/custody-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { CustodyBooks } from "./custody-books.js"
+import { CustodyBooks, isStakeOperation, type StakeOperation } from "./custody-books.js"
 import { CustodyConfig } from "./custody-config.js"
 import { isFinished } from "./custody-operation.js"
 import { TransferSender } from "./transfer-sender.js"
 
 const TRX = NATIVE_ASSETS.TRC20
+
+/** What each of the stake's operations signs. */
+const ACTIONS = {
+  energy_delegation: "DelegateEnergy",
+  energy_reclaim: "ReclaimEnergy",
+  energy_stake: "StakeEnergy",
+  energy_unstake: "UnstakeEnergy",
+  bandwidth_stake: "StakeBandwidth",
+  bandwidth_unstake: "UnstakeBandwidth"
+} as const satisfies Record<StakeOperation, ChainAction["_tag"]>
 
 /**
  * How a TRC20 transfer's energy would be paid for now, and what the platform burns on that path (in sun):
@@ -45,6 +55,10 @@ export interface EnergyStatus {
   /** The staking account's energy per day and what it has used (lent energy is the borrower's). */
   readonly energyLimit: bigint
   readonly energyUsed: bigint
+  /** Sun frozen for the staking account's own bandwidth, and its bandwidth bytes per day (free and staked) and used. */
+  readonly bandwidthStaked: bigint
+  readonly bandwidthLimit: bigint
+  readonly bandwidthUsed: bigint
   /** What custody has lent and not yet taken back (sun, lendings), and lendings still being signed or sent. */
   readonly lentByCustody: bigint
   readonly lendings: number
@@ -207,8 +221,8 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
       return decided satisfies EnergyPath
     })
 
-    /** A lending, or its taking back: the staking wallet signs; the fee (bandwidth) is the platform's gas. */
-    const driveStakeAction = (operation: OperationRow) =>
+    /** A lending, its taking back, a stake or unstake: the staking wallet signs; the fee (bandwidth) is the platform's gas. */
+    const driveStakeAction = (operation: OperationRow & { readonly type: StakeOperation }) =>
       Effect.gen(function* () {
         const owner = yield* staking
         if (owner.address !== operation.from_address) {
@@ -233,16 +247,7 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
           amount: operation.amount,
           decimals: TRX.decimals,
           walletId: operation.wallet_id,
-          action: {
-            _tag:
-              operation.type === "energy_delegation"
-                ? "DelegateEnergy"
-                : operation.type === "energy_reclaim"
-                  ? "ReclaimEnergy"
-                  : operation.type === "energy_stake"
-                    ? "StakeEnergy"
-                    : "UnstakeEnergy"
-          }
+          action: { _tag: ACTIONS[operation.type] }
         })
         if (outcome._tag === "Failed") {
           if (operation.type === "energy_reclaim")
@@ -257,10 +262,9 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
     /** What an actor runs for an energy operation: safe to run again at any point. */
     const drive = Effect.fn("EnergySource.drive")(function* (operationId: string) {
       const found = yield* store.operation(operationId)
-      if (Option.isNone(found) || isFinished(found.value.status)) return
-      const operation = found.value
+      if (Option.isNone(found) || isFinished(found.value.status) || !isStakeOperation(found.value)) return
       // a node that does not answer is waited for inside the sender; nothing here fails
-      yield* driveStakeAction(operation)
+      yield* driveStakeAction(found.value)
     })
 
     /** Lendings whose transfer is over are taken back: the takings-back stored now (the resume pass runs them). */
@@ -269,11 +273,12 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
     })
 
     /**
-     * An operator's stake or unstake of `amount` sun, stored for the staking wallet's actor (the running
-     * service's resume pass hands it over within seconds).
+     * An operator's stake or unstake of `amount` sun, for energy (what custody lends) or for the staking
+     * wallet's own bandwidth (its lendings, the gas wallet's fundings and activations), stored for the
+     * staking wallet's actor (the running service's resume pass hands it over within seconds).
      */
     const requestStake = Effect.fn("EnergySource.requestStake")(function* (
-      kind: "energy_stake" | "energy_unstake",
+      kind: "energy_stake" | "energy_unstake" | "bandwidth_stake" | "bandwidth_unstake",
       amount: bigint
     ) {
       const owner = yield* staking
@@ -317,6 +322,9 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
         unfreezing: stake.unfreezing,
         energyLimit: account.energyLimit,
         energyUsed: account.energyUsed,
+        bandwidthStaked: stake.bandwidthStaked,
+        bandwidthLimit: account.bandwidthLimit,
+        bandwidthUsed: account.bandwidthUsed,
         lentByCustody: lent.total,
         lendings: lent.n,
         lendingInFlight: inFlight,

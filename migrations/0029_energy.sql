@@ -1,15 +1,17 @@
 -- TRON energy from staked TRX (custody/energy.ts). A TRC20 transfer by custody may be paid for with energy
 -- lent from the platform's stake instead of burned TRX: the lending (energy_delegation) and the taking back
 -- (energy_reclaim) are custody operations of their own, signed by the staking wallet and driven by the
--- actor of the wallet whose transfer they serve; an operator's stake and unstake (energy_stake,
--- energy_unstake) are the platform's own, driven by the staking wallet's actor, with no merchant.
+-- actor of the wallet whose transfer they serve; an operator's stake and unstake, for energy or for the
+-- staking wallet's own bandwidth (energy_stake, energy_unstake, bandwidth_stake, bandwidth_unstake), are the
+-- platform's own, driven by the staking wallet's actor, with no merchant.
 ALTER TABLE custody_operations DROP CONSTRAINT custody_operations_type_check;
 ALTER TABLE custody_operations ADD CONSTRAINT custody_operations_type_check
   CHECK (type IN ('collection', 'gas_funding', 'withdrawal', 'account_close',
-                  'energy_delegation', 'energy_reclaim', 'energy_stake', 'energy_unstake'));
+                  'energy_delegation', 'energy_reclaim', 'energy_stake', 'energy_unstake',
+                  'bandwidth_stake', 'bandwidth_unstake'));
 ALTER TABLE custody_operations ALTER COLUMN merchant_id DROP NOT NULL;
 ALTER TABLE custody_operations ADD CONSTRAINT custody_operations_merchant_check
-  CHECK (merchant_id IS NOT NULL OR type IN ('energy_stake', 'energy_unstake'));
+  CHECK (merchant_id IS NOT NULL OR type IN ('energy_stake', 'energy_unstake', 'bandwidth_stake', 'bandwidth_unstake'));
 -- a TRC20 transfer names how its energy is paid for: lent from the stake (energy_id: the lending, once
 -- reserved) or TRX burned (energy_reason: why no energy could be had); NULL until planned
 ALTER TABLE custody_operations ADD COLUMN energy_id text REFERENCES custody_operations (id);

@@ -55,7 +55,8 @@ export interface TransactionLookup {
  * - `CloseTokenAccount` (Solana): closes the sender's token account of `currency`, which must hold none, and
  *   returns its rent (all its lamports) to `to`; `amount` is not used.
  * - `StakeEnergy` / `UnstakeEnergy` (TRON, Stake 2.0): freezes `amount` sun of the sender's TRX for energy, or
- *   starts unfreezing it (it returns after the chain's waiting period); `to` is the sender.
+ *   starts unfreezing it (it returns after the chain's waiting period); `to` is the sender. `StakeBandwidth` /
+ *   `UnstakeBandwidth` the same for bandwidth (what the sender's own transactions and activations use).
  * - `DelegateEnergy` / `ReclaimEnergy` (TRON): lends `to` the energy of `amount` sun of the sender's stake,
  *   without a lock (custody takes it back once the transfer it paid for is final), or takes it back.
  */
@@ -63,6 +64,8 @@ export type ChainAction =
   | { readonly _tag: "CloseTokenAccount" }
   | { readonly _tag: "StakeEnergy" }
   | { readonly _tag: "UnstakeEnergy" }
+  | { readonly _tag: "StakeBandwidth" }
+  | { readonly _tag: "UnstakeBandwidth" }
   | { readonly _tag: "DelegateEnergy" }
   | { readonly _tag: "ReclaimEnergy" }
 
@@ -88,6 +91,8 @@ export interface EnergyStake {
   readonly unfreezing: ReadonlyArray<{ readonly amount: bigint; readonly availableAt: number }>
   /** Liquid TRX. */
   readonly balance: bigint
+  /** Frozen for its own bandwidth (its own transactions, the accounts it creates). */
+  readonly bandwidthStaked: bigint
 }
 
 /** What the chain charges, in sun: per energy unit, per bandwidth byte, to create an account; a transfer's bytes. */

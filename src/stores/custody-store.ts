@@ -13,7 +13,9 @@ export const OperationType = Schema.Literal(
   "energy_delegation",
   "energy_reclaim",
   "energy_stake",
-  "energy_unstake"
+  "energy_unstake",
+  "bandwidth_stake",
+  "bandwidth_unstake"
 )
 export type OperationType = typeof OperationType.Type
 

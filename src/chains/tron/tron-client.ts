@@ -402,7 +402,11 @@ export const makeTronClient = (settings: TronSettings) =>
             unfreezing: a.unfrozenV2
               .filter((u) => u.type === "ENERGY")
               .map((u) => ({ amount: BigInt(u.unfreeze_amount), availableAt: u.unfreeze_expire_time })),
-            balance: BigInt(a.balance)
+            balance: BigInt(a.balance),
+            // BANDWIDTH is the enum's default: java-tron leaves its `type` out
+            bandwidthStaked: a.frozenV2
+              .filter((f) => f.type === undefined || f.type === "BANDWIDTH")
+              .reduce((sum, f) => sum + BigInt(f.amount ?? 0), 0n)
           }
         }),
       prices: Effect.map(chainPrices, (p) => ({ ...p, transferBytes: TX_BYTES })),
@@ -542,6 +546,10 @@ export const makeTronClient = (settings: TronSettings) =>
                 return builder.freezeBalanceV2(sun, "ENERGY", from, { blockHeader })
               case "UnstakeEnergy":
                 return builder.unfreezeBalanceV2(sun, "ENERGY", from, { blockHeader })
+              case "StakeBandwidth":
+                return builder.freezeBalanceV2(sun, "BANDWIDTH", from, { blockHeader })
+              case "UnstakeBandwidth":
+                return builder.unfreezeBalanceV2(sun, "BANDWIDTH", from, { blockHeader })
               case "DelegateEnergy":
                 return builder.delegateResource(sun, to, "ENERGY", from, false, undefined, { blockHeader })
               case "ReclaimEnergy":
