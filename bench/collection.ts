@@ -7,6 +7,8 @@ import { Connection, PublicKey } from "@solana/web3.js"
 import { Config, Effect, Either, Logger, LogLevel, Option, Schema } from "effect"
 import { parseArgs } from "node:util"
 import { Collections } from "../custody/collections.js"
+import { EnergySource } from "../custody/energy.js"
+import { CustodyStore } from "../src/stores/custody-store.js"
 import { CustodyConfig, type CustodyConfigShape } from "../custody/custody-config.js"
 import { Reconciliation } from "../indexer/reconciliation.js"
 import type { ChainClient } from "../src/chains/chain-client.js"
@@ -121,7 +123,58 @@ interface CollectionPath {
   /** Today's path: the one the new ones are measured against. */
   readonly baseline: boolean
   readonly start: Option.Option<(context: PathContext) => Effect.Effect<ReadonlyArray<Requested>, never, Collections>>
+  /** What the path needs in place before its deposits are sized (a stake), given the number of wallets. */
+  readonly setUp?: (wallets: number) => Effect.Effect<void, never, BenchServices>
+  /** TRON: the deposits are sized for the energy path's cost (what lent energy leaves). */
+  readonly energy?: boolean
 }
+
+type BenchServices = EnergySource | AppConfig | CustodyStore
+
+/** A custody operation of the platform's, once the running service's resume pass has finished it. */
+const operationDone = (id: string) =>
+  Effect.flatMap(CustodyStore, (store) =>
+    until(
+      Effect.orDie(store.operation(id)),
+      (found) => Option.isSome(found) && (found.value.status === "COMPLETED" || found.value.status === "FAILED"),
+      120_000
+    )
+  )
+
+/**
+ * The TRON energy path's stake: the gas wallet (the staking wallet) is given TRX by the devnet and stakes, for
+ * energy, what every sweep in flight at once may borrow (a transfer to a new USDT holder, 130,460 energy, with
+ * the gas margin, at the devnet's energy per staked TRX), and, for its own bandwidth, what its lendings and the
+ * activations it pays use in a day (about 900 bytes a sweep). Figures docs/operating/energy.md explains.
+ */
+const stakeForEnergy = (wallets: number) =>
+  Effect.gen(function* () {
+    const energy = yield* EnergySource
+    const owner = yield* energy.staking
+    const devnet = yield* readDevnetFile((yield* AppConfig).dataDir)
+    const perSweep = 20_000n * 1_000_000n
+    const bandwidthPerSweep = 600n * 1_000_000n
+    const energyStake = BigInt(wallets) * perSweep
+    const bandwidthStake = BigInt(wallets) * bandwidthPerSweep
+    yield* Effect.tryPromise(() =>
+      fetch(`${devnet.tron.url}/devnet/fund`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ address: owner.address, currency: "TRX", amount: String(energyStake + bandwidthStake) })
+      })
+    ).pipe(Effect.orDie)
+    for (const [kind, amount] of [
+      ["energy_stake", energyStake],
+      ["bandwidth_stake", bandwidthStake]
+    ] as const) {
+      const found = yield* operationDone(yield* energy.requestStake(kind, amount))
+      if (Option.isNone(found) || found.value.status !== "COMPLETED")
+        return yield* Effect.dieMessage(`the bench's ${kind} did not complete`)
+    }
+    yield* log(
+      `  staked for the energy path: ${fmt(Number(energyStake / 1_000_000n))} TRX for energy, ${fmt(Number(bandwidthStake / 1_000_000n))} TRX for bandwidth (${fmt(Number(perSweep / 1_000_000n))} + ${fmt(Number(bandwidthPerSweep / 1_000_000n))} TRX a wallet, all in flight at once)`
+    )
+  }).pipe(Effect.orDie)
 
 /** Today's path on every chain: one sweep request per wallet, as a merchant sends them (Collections.request). */
 const sweepEachWallet = (context: PathContext) =>
@@ -142,7 +195,14 @@ const sweepEachWallet = (context: PathContext) =>
 
 const PATHS: ReadonlyArray<CollectionPath> = [
   { chain: "TRC20", name: "TRX burned", baseline: true, start: Option.some(sweepEachWallet) },
-  { chain: "TRC20", name: "energy delegated", baseline: false, start: Option.none() },
+  {
+    chain: "TRC20",
+    name: "energy delegated",
+    baseline: false,
+    start: Option.some(sweepEachWallet),
+    setUp: stakeForEnergy,
+    energy: true
+  },
   { chain: "BEP20", name: "one by one", baseline: true, start: Option.some(sweepEachWallet) },
   { chain: "BEP20", name: "batched gas funding", baseline: false, start: Option.none() },
   { chain: "SOLANA", name: "without closing", baseline: true, start: Option.some(sweepEachWallet) },
@@ -156,6 +216,8 @@ interface PathResult {
   readonly deposit: string
   /** The smallest deposit the gas-share rule accepted when the deposits were sized, in USDT. */
   readonly minimumDeposit: string
+  /** The energy path: the smallest it accepts from an address swept once (activated), after the run. */
+  readonly minimumActivated: Option.Option<string>
   readonly refused: number
   readonly refusals: ReadonlyArray<string>
   readonly completed: number
@@ -168,6 +230,11 @@ interface PathResult {
   readonly ledgerFundingFees: bigint
   readonly ledgerSweepFees: bigint
   readonly ledgerRent: bigint
+  /** TRON: what lending the stake's energy and taking it back burned (the staking wallet's bandwidth). */
+  readonly ledgerEnergyFees: bigint
+  /** TRON: sweeps whose energy was lent, and why the others burned TRX for it. */
+  readonly lent: number
+  readonly burnReasons: ReadonlyArray<string>
   /** Native base units the gas wallet lost, less what is still at the receive addresses: the cost as the chain shows it. */
   readonly chainCost: bigint
   readonly gasFunded: bigint
@@ -203,7 +270,7 @@ const clientOf = (chain: BenchChain) =>
  * the value), estimated for a transfer from the devnet customer, who holds the tokens as a paid receive
  * wallet will, to the merchant's main address as it is before the first sweep (a new token holder).
  */
-const smallestAccepted = (chain: BenchChain, mainAddress: string) =>
+const smallestAccepted = (chain: BenchChain, mainAddress: string, lentTo: Option.Option<ReceiveWallet>) =>
   Effect.gen(function* () {
     const config = yield* CustodyConfig
     const collections = yield* Collections
@@ -214,15 +281,29 @@ const smallestAccepted = (chain: BenchChain, mainAddress: string) =>
         : chain === "BEP20"
           ? bep20Customer.address
           : SOLANA_DEVNET_CUSTOMER.publicKey.toBase58()
-    const fee = yield* Effect.orDie(
-      client.feeEstimate({
-        from,
-        to: mainAddress,
-        currency: TOKEN,
-        amount: toBaseUnits("1", chain === "BEP20" ? 18 : 6),
-        sponsored: chain === "SOLANA"
-      })
-    )
+    const amount = toBaseUnits("1", chain === "BEP20" ? 18 : 6)
+    // the energy path: what lent energy leaves a fresh receive wallet to pay (its activation, bandwidth)
+    const fee = Option.isSome(lentTo)
+      ? yield* Effect.flatMap(EnergySource, (energy) =>
+          Effect.flatMap(
+            Effect.orDie(
+              energy.plan({
+                from: lentTo.value.address,
+                to: mainAddress,
+                currency: TOKEN,
+                amount,
+                walletId: lentTo.value.walletId
+              })
+            ),
+            (planned) =>
+              planned.path === "delegated"
+                ? Effect.succeed(planned.fee)
+                : Effect.dieMessage(`the stake cannot lend a sweep's energy: ${planned.reason}`)
+          )
+        )
+      : yield* Effect.orDie(
+          client.feeEstimate({ from, to: mainAddress, currency: TOKEN, amount, sponsored: chain === "SOLANA" })
+        )
     const price = config.prices.get(native(chain).currency)
     if (price === undefined) return yield* Effect.dieMessage(`no price of ${native(chain).currency} configured`)
     return new MoneyDecimal(fromBaseUnits(collections.withMargin(fee), native(chain).decimals))
@@ -318,11 +399,16 @@ const OperationTimes = Schema.Struct({
   funding_signed: Schema.NullOr(Schema.Number),
   funding_finished: Schema.NullOr(Schema.Number),
   funding_amount: Schema.NullOr(Schema.String),
-  sweep_signed: Schema.NullOr(Schema.Number)
+  sweep_signed: Schema.NullOr(Schema.Number),
+  energy_path: Schema.NullOr(Schema.String),
+  energy_reason: Schema.NullOr(Schema.String),
+  lending_id: Schema.NullOr(Schema.String),
+  lending_status: Schema.NullOr(Schema.String),
+  lending_finished: Schema.NullOr(Schema.Number)
 })
 
 /** The moments of an operation the bench times. */
-type Moment = "requested" | "funding_signed" | "funding_finished" | "sweep_signed" | "finished"
+type Moment = "requested" | "funding_signed" | "funding_finished" | "lending_finished" | "sweep_signed" | "finished"
 
 /** Where a sweep's time goes: from one moment to the next, then end to end. */
 const PHASES: ReadonlyArray<readonly [string, Moment, Moment]> = [
@@ -335,6 +421,14 @@ const FUNDED_PHASES: ReadonlyArray<readonly [string, Moment, Moment]> = [
   ["request → gas funding signed (the gas wallet's queue)", "requested", "funding_signed"],
   ["gas funding signed → final", "funding_signed", "funding_finished"],
   ["gas final → sweep signed", "funding_finished", "sweep_signed"],
+  ...PHASES.slice(1)
+]
+
+/** The same with energy lent (TRON): the gas funding activates the address, then the lending, then the sweep. */
+const LENT_PHASES: ReadonlyArray<readonly [string, Moment, Moment]> = [
+  ...FUNDED_PHASES.slice(0, 2),
+  ["gas final → energy lent (final)", "funding_finished", "lending_finished"],
+  ["energy lent → sweep signed", "lending_finished", "sweep_signed"],
   ...PHASES.slice(1)
 ]
 
@@ -351,8 +445,11 @@ const operationTimes = (ids: ReadonlyArray<string>) =>
           (SELECT extract(epoch FROM min(t.created_at))::float8 * 1000 FROM custody_transactions t WHERE t.operation_id = g.id) AS funding_signed,
           extract(epoch FROM g.finished_at)::float8 * 1000 AS funding_finished,
           g.amount::text AS funding_amount,
-          (SELECT extract(epoch FROM min(t.created_at))::float8 * 1000 FROM custody_transactions t WHERE t.operation_id = c.id) AS sweep_signed
+          (SELECT extract(epoch FROM min(t.created_at))::float8 * 1000 FROM custody_transactions t WHERE t.operation_id = c.id) AS sweep_signed,
+          c.energy_path, c.energy_reason, e.id AS lending_id, e.status AS lending_status,
+          extract(epoch FROM e.finished_at)::float8 * 1000 AS lending_finished
         FROM custody_operations c LEFT JOIN custody_operations g ON g.id = c.gas_funding_id
+          LEFT JOIN custody_operations e ON e.id = c.energy_id
         WHERE ${sql.in("c.id", ids)}`),
       (rows) => Effect.orDie(Schema.decodeUnknown(Schema.Array(OperationTimes))(rows))
     )
@@ -385,9 +482,14 @@ const runPath = (
     const assetKey = `${chain}-${TOKEN}`
     const { merchantId, wallets: receive } = yield* receiveWallets(chain, options.wallets, `${chain} ${path.name}`)
     const main = yield* wallets.mainWallet(merchantId, chain)
+    if (path.setUp !== undefined) yield* path.setUp(receive.length)
 
     // the deposit: the smallest the gas-share rule accepts now, with headroom for the gas price to move
-    const minimum = yield* smallestAccepted(chain, main.address)
+    const minimum = yield* smallestAccepted(
+      chain,
+      main.address,
+      path.energy === true ? Option.fromNullable(receive[0]) : Option.none()
+    )
     const chosen = options.deposit[chain]
     const deposit =
       chosen ??
@@ -469,6 +571,23 @@ const runPath = (
 
     // the cost: what the ledger booked, and what the chain shows (the gas wallet's loss less what is still at the receive addresses)
     const fundingIds = times.flatMap((t) => (t.funding_id === null ? [] : [t.funding_id]))
+    // TRON: the lendings are taken back by the service's resume pass once each sweep is over; their cost
+    // (the staking wallet's bandwidth, with its takings-back) is the energy path's too
+    const lendingIds = times.flatMap((t) => (t.lending_id === null ? [] : [t.lending_id]))
+    const lentDone = times.filter((t) => t.lending_status === "COMPLETED").length
+    const reclaims =
+      lendingIds.length === 0
+        ? []
+        : yield* until(
+            Effect.orDie(
+              sql<{ id: string; status: string }>`
+                SELECT id, status FROM custody_operations WHERE type = 'energy_reclaim' AND ${sql.in("parent_id", lendingIds)}`
+            ),
+            (rows) => rows.length >= lentDone && rows.every((r) => FINISHED.has(r.status)),
+            120_000
+          )
+    const energyIds = [...lendingIds, ...reclaims.map((r) => r.id)]
+    const energyFees = energyIds.length === 0 ? new Map<string, bigint>() : yield* bookedFees(energyIds)
     const sweepFees = opIds.length === 0 ? new Map<string, bigint>() : yield* bookedFees(opIds)
     const fundingFees = fundingIds.length === 0 ? new Map<string, bigint>() : yield* bookedFees(fundingIds)
     const [gasAfter] = yield* nativeBalances(chain, [gasWallet.address])
@@ -486,15 +605,19 @@ const runPath = (
           return a === null || b === null ? [] : [b - a]
         })
       )
-    const phases: ReadonlyArray<readonly [string, number]> = (fundingIds.length > 0 ? FUNDED_PHASES : PHASES).map(
-      ([label, from, to]) => [label, medianSpan(from, to)] as const
-    )
+    const phases: ReadonlyArray<readonly [string, number]> = (
+      lendingIds.length > 0 ? LENT_PHASES : fundingIds.length > 0 ? FUNDED_PHASES : PHASES
+    ).map(([label, from, to]) => [label, medianSpan(from, to)] as const)
     return {
       chain,
       path: path.name,
       wallets: receive.length,
       deposit,
       minimumDeposit: minimum.toFixed(4),
+      minimumActivated:
+        path.energy === true && receive[0] !== undefined
+          ? Option.some((yield* smallestAccepted(chain, main.address, Option.some(receive[0]))).toFixed(4))
+          : Option.none(),
       refused: refusals.length,
       refusals: [...new Set(refusals)],
       completed,
@@ -505,6 +628,11 @@ const runPath = (
       ledgerFundingFees: (fundingFees.get("network_fee") ?? 0n) + (fundingFees.get("rent") ?? 0n),
       ledgerSweepFees: sweepFees.get("network_fee") ?? 0n,
       ledgerRent: sweepFees.get("rent") ?? 0n,
+      ledgerEnergyFees: energyFees.get("network_fee") ?? 0n,
+      lent: times.filter((t) => t.energy_path === "delegated" && t.lending_status === "COMPLETED").length,
+      burnReasons: [
+        ...new Set(times.flatMap((t) => (t.energy_path === "burned" ? [t.energy_reason ?? "no reason recorded"] : [])))
+      ],
       chainCost: (gasBefore ?? 0n) - (gasAfter ?? 0n) - (stranded - receiveBefore),
       gasFunded: times.reduce((a, t) => a + BigInt(t.funding_amount ?? "0"), 0n),
       stranded,
@@ -536,7 +664,8 @@ interface Target {
 }
 
 const perSweep = (units: bigint, result: PathResult) => (result.completed === 0 ? 0n : units / BigInt(result.completed))
-const totalCost = (result: PathResult) => result.ledgerFundingFees + result.ledgerSweepFees + result.ledgerRent
+const totalCost = (result: PathResult) =>
+  result.ledgerFundingFees + result.ledgerSweepFees + result.ledgerRent + result.ledgerEnergyFees
 
 const TARGETS: ReadonlyArray<Target> = [
   {
@@ -544,10 +673,20 @@ const TARGETS: ReadonlyArray<Target> = [
     text: "a 3 USDT sweep is accepted and burns ≤ 1 TRX when the stake covers it",
     judge: (r) => {
       const burn = perSweep(totalCost(r), r)
-      const accepted = new MoneyDecimal(r.minimumDeposit).lessThanOrEqualTo(3)
+      const judged = (minimum: string) =>
+        new MoneyDecimal(minimum).lessThanOrEqualTo(3)
+          ? "accepted"
+          : `refused (the gas-share rule wants ≥ ${new MoneyDecimal(minimum).toFixed(2)} USDT)`
+      // with energy lent, a fresh address pays its activation once; an address swept before pays bandwidth at most
+      const accepted = Option.match(r.minimumActivated, {
+        onNone: () => judged(r.minimumDeposit),
+        onSome: (again) => `${judged(again)} from an address swept before, ${judged(r.minimumDeposit)} from a fresh one`
+      })
       return {
-        figure: `a 3 USDT sweep is ${accepted ? "accepted" : `refused (the gas-share rule wants ≥ ${new MoneyDecimal(r.minimumDeposit).toFixed(2)} USDT)`}; ${inNative("TRC20", burn, 2)} TRX burned per sweep (gas funding + sweep)`,
-        met: accepted && burn <= 1_000_000n
+        figure: `a 3 USDT sweep is ${accepted}; ${inNative("TRC20", burn, 2)} TRX burned per sweep of a fresh address (gas funding, sweep${r.ledgerEnergyFees > 0n || r.lent > 0 ? ", lending" : ""})`,
+        met:
+          new MoneyDecimal(Option.getOrElse(r.minimumActivated, () => r.minimumDeposit)).lessThanOrEqualTo(3) &&
+          burn <= 1_000_000n
       }
     }
   },
@@ -631,8 +770,12 @@ const program = Effect.gen(function* () {
     const coin = native(r.chain).currency
     yield* log(`\n${r.chain} / ${r.path}:`)
     yield* log(
-      `  cost per sweep, from the ledger's fee entries (each booked from its transaction's receipt): ${r.gasFunded > 0n ? `gas funding ${inNative(r.chain, perSweep(r.ledgerFundingFees, r))} + ` : ""}sweep ${inNative(r.chain, perSweep(r.ledgerSweepFees, r))}${r.ledgerRent > 0n ? ` + rent ${inNative(r.chain, perSweep(r.ledgerRent, r))}` : ""} ${coin}; the chain (gas wallet's loss less what is left at the receive addresses): ${inNative(r.chain, r.chainCost)} ${coin} in all ${r.chainCost === totalCost(r) ? "= the ledger ✔" : `≠ the ledger's ${inNative(r.chain, totalCost(r))} ✘`}`
+      `  cost per sweep, from the ledger's fee entries (each booked from its transaction's receipt): ${r.gasFunded > 0n ? `gas funding ${inNative(r.chain, perSweep(r.ledgerFundingFees, r))} + ` : ""}sweep ${inNative(r.chain, perSweep(r.ledgerSweepFees, r))}${r.ledgerRent > 0n ? ` + rent ${inNative(r.chain, perSweep(r.ledgerRent, r))}` : ""}${r.ledgerEnergyFees > 0n ? ` + lending the energy ${inNative(r.chain, perSweep(r.ledgerEnergyFees, r))}` : ""} ${coin}; the chain (gas wallet's loss less what is left at the receive addresses): ${inNative(r.chain, r.chainCost)} ${coin} in all ${r.chainCost === totalCost(r) ? "= the ledger ✔" : `≠ the ledger's ${inNative(r.chain, totalCost(r))} ✘`}`
     )
+    if (r.chain === "TRC20")
+      yield* log(
+        `  energy lent for ${r.lent} of ${r.completed + r.failed} sweeps (lending and taking back: ${inNative(r.chain, perSweep(r.ledgerEnergyFees, r))} TRX a sweep)${r.burnReasons.length === 0 ? "" : `; TRX burned for the others: ${r.burnReasons.slice(0, 2).join("; ")}`}`
+      )
     if (r.gasFunded > 0n)
       yield* log(
         `  gas sent to receive addresses ${inNative(r.chain, r.gasFunded, 4)} ${coin}, of which ${inNative(r.chain, r.stranded, 4)} ${coin} (${r.gasFunded === 0n ? 0 : fmt(Number((r.stranded * 10_000n) / r.gasFunded) / 100, 1)}%) is stranded there`

@@ -117,7 +117,12 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
         activate || account.bandwidthLimit - account.bandwidthUsed >= prices.transferBytes
           ? 0n
           : prices.transferBytes * prices.bandwidthByte
-      return { fee: bandwidth, activate, creation: activate ? prices.newAccount : 0n }
+      if (!activate) return { fee: bandwidth, activate, creation: 0n }
+      // the gas wallet creates it: the chain's fee, and its bandwidth unless the gas wallet's stake covers it
+      const gas = yield* chain.account((yield* Effect.orDie(wallets.gasWallet("TRC20"))).address)
+      const creation =
+        prices.newAccount + (gas.stakedBandwidthLeft >= prices.transferBytes ? 0n : prices.newAccountBandwidth)
+      return { fee: bandwidth, activate, creation }
     })
 
     /**

@@ -79,6 +79,8 @@ export interface ResourceAccount {
   /** Bandwidth bytes per 24 h, free and staked, and what it has used of them. */
   readonly bandwidthLimit: bigint
   readonly bandwidthUsed: bigint
+  /** Of those, the staked bytes per 24 h left now (what creating an account may use). */
+  readonly stakedBandwidthLeft: bigint
 }
 
 /** A TRON account's Stake 2.0 for energy, in sun. */
@@ -95,11 +97,16 @@ export interface EnergyStake {
   readonly bandwidthStaked: bigint
 }
 
-/** What the chain charges, in sun: per energy unit, per bandwidth byte, to create an account; a transfer's bytes. */
+/**
+ * What the chain charges, in sun: per energy unit, per bandwidth byte, to create an account (always, and for
+ * its bandwidth when the creator's staked bandwidth does not cover it — free bandwidth never does); a
+ * transfer's bytes.
+ */
 export interface ResourcePrices {
   readonly energy: bigint
   readonly bandwidthByte: bigint
   readonly newAccount: bigint
+  readonly newAccountBandwidth: bigint
   readonly transferBytes: bigint
 }
 

@@ -359,7 +359,9 @@ export const makeTronClient = (settings: TronSettings) =>
       return {
         energy: value("getEnergyFee", 100),
         bandwidthByte: value("getTransactionFee", 1000),
-        newAccount: value("getCreateNewAccountFeeInSystemContract", 1_000_000) + value("getCreateAccountFee", 100_000)
+        newAccount: value("getCreateNewAccountFeeInSystemContract", 1_000_000) + value("getCreateAccountFee", 100_000),
+        newAccountOnly: value("getCreateNewAccountFeeInSystemContract", 1_000_000),
+        newAccountBandwidth: value("getCreateAccountFee", 100_000)
       }
     })
     const accountExists = (hex41: string) =>
@@ -388,7 +390,8 @@ export const makeTronClient = (settings: TronSettings) =>
             energyLimit: BigInt(r.EnergyLimit),
             energyUsed: BigInt(r.EnergyUsed),
             bandwidthLimit: BigInt(r.freeNetLimit + r.NetLimit),
-            bandwidthUsed: BigInt(r.freeNetUsed + r.NetUsed)
+            bandwidthUsed: BigInt(r.freeNetUsed + r.NetUsed),
+            stakedBandwidthLeft: BigInt(Math.max(0, r.NetLimit - r.NetUsed))
           }
         }),
       stake: (owner) =>
@@ -409,7 +412,13 @@ export const makeTronClient = (settings: TronSettings) =>
               .reduce((sum, f) => sum + BigInt(f.amount ?? 0), 0n)
           }
         }),
-      prices: Effect.map(chainPrices, (p) => ({ ...p, transferBytes: TX_BYTES })),
+      prices: Effect.map(chainPrices, (p) => ({
+        energy: p.energy,
+        bandwidthByte: p.bandwidthByte,
+        newAccount: p.newAccountOnly,
+        newAccountBandwidth: p.newAccountBandwidth,
+        transferBytes: TX_BYTES
+      })),
       transferEnergy: (request) =>
         Effect.gen(function* () {
           const contractHex = tronHex41(settings.tokens.get(request.currency))
