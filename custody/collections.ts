@@ -137,9 +137,9 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         planned === undefined
           ? ""
           : planned.path === "delegated"
-            ? ` with energy lent from the stake${planned.activation ? ", the address's activation included" : ""}`
-            : ` with TRX burned for its energy (${planned.reason})`
-      return `the sweep's gas${path} (${fromBaseUnits(withMargin(fee), native.decimals)} ${native.currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, decimals)} ${currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later`
+            ? ` (its energy lent from the stake${planned.activation ? "; the address's activation included" : ""})`
+            : ` (TRX burned for its energy: ${planned.reason})`
+      return `the sweep's gas (${fromBaseUnits(withMargin(fee), native.decimals)} ${native.currency} ≈ ${gasValue.value.toFixed(2)} USDT) is more than ${config.maxGasSharePercent}% of its value (${fromBaseUnits(amount, decimals)} ${currency} ≈ ${sweptValue.value.toFixed(2)} USDT); sweep a larger balance later${path}`
     }
 
     const view = Effect.fn("Collections.view")(function* (operation: OperationRow) {
@@ -367,19 +367,27 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       return yield* view(found.value)
     })
 
-    /** A gas funding: platform gas wallet → receive wallet; final → ledger `gas` → `gas:<wallet>`, its fee `gas` → chain. */
-    const driveFunding = (operation: OperationRow) =>
+    /**
+     * A gas funding: platform gas wallet → receive wallet; final → ledger `gas` → `gas:<wallet>`, its fee `gas` →
+     * chain. The gas wallet's actor signs and sends it (`sent`) and goes on to the next: its fundings are in
+     * flight together (EVM: at consecutive nonces), each followed to final (`watch`) by the actor of the wallet
+     * it funds, which waits for it anyway.
+     */
+    const driveFunding = (operation: OperationRow, reach: "sent" | "watch") =>
       Effect.gen(function* () {
         const gas = yield* Effect.orDie(wallets.byId(operation.wallet_id))
         if (gas === undefined) return yield* store.fail(operation.id, "the gas wallet is gone")
-        const outcome = yield* sender.send(operation, {
+        const leg = {
           from: gas.key,
           to: operation.to_address,
           currency: operation.currency,
           amount: operation.amount,
           decimals: NATIVE_ASSETS[operation.chain].decimals,
           walletId: operation.to_wallet_id
-        })
+        }
+        const finished = yield* reach === "sent" ? sender.sendOut(operation, leg) : sender.watch(operation, leg)
+        if (Option.isNone(finished)) return
+        const outcome = finished.value
         if (outcome._tag === "Failed") return yield* books.failed(operation, outcome)
         yield* books.finish(operation, outcome, [
           {
@@ -451,9 +459,11 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             if (Option.isNone(funding))
               return yield* Effect.dieMessage(`gas funding ${current.gas_funding_id} vanished`)
             if (!isFinished(funding.value.status)) {
+              // sent by the gas wallet's actor, then followed to final here
               yield* actors.run(funding.value.wallet_id, funding.value.id, 0)
+              yield* driveFunding(funding.value, "watch")
               const done = yield* store.operation(funding.value.id)
-              // the gas wallet's actor answered without finishing it (it died): the resume pass comes back here
+              // nothing of it out (the gas wallet's actor died first): the resume pass comes back here
               if (Option.isNone(done) || !isFinished(done.value.status)) return "pending" as const
               continue
             }
@@ -503,6 +513,8 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             parent_id: current.id,
             waiting_for: "the gas wallet's actor"
           })
+          // handed over below, and watched from here: the resume pass leaves it alone while it is (kicks > 0)
+          yield* store.kick(id)
           yield* Effect.logInfo(
             `custody ${current.id}: funding ${fromBaseUnits(amount, native.decimals)} ${native.currency} of gas first (${id})${need.activate ? ", which activates the address" : ""}`
           )
@@ -661,7 +673,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
       const operation = found.value
       yield* (
         operation.type === "gas_funding"
-          ? driveFunding(operation)
+          ? driveFunding(operation, "sent")
           : operation.type === "account_close"
             ? driveClose(operation)
             : isStakeOperation(operation)

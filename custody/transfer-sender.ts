@@ -460,43 +460,76 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         })
       })
 
-    const send = Effect.fn("TransferSender.send")(function* (given: OperationRow, leg: TransferLeg) {
-      // the operation as stored now: what the caller read may be older (a halt recorded since)
-      const operation = Option.getOrElse(yield* store.operation(given.id), () => given)
-      const client = yield* Option.match(clients.get(operation.chain), {
-        onNone: () => Effect.dieMessage(`no chain client for ${operation.chain}`),
-        onSome: Effect.succeed
-      })
-      let halted = operation.halted_reason !== null
-      for (;;) {
-        const next = yield* step(client, operation, leg).pipe(
-          // a node that does not answer is waited for, never a reason to sign something new
-          Effect.catchTag("ChainRpcError", (error) =>
-            Effect.succeed(Step.Wait({ what: `the ${operation.chain} node (${error.message})` }))
-          )
+    /**
+     * Takes the leg's transfer as far as `reach` says: `final` (signed, sent, final or failed); `sent` (until
+     * a node has it: the wallet's next transfer may be signed while it is mined — EVM nonces in flight one
+     * after another, TRON and Solana have none); `watch` (to final, but never signing a first transaction:
+     * what a wallet other than the sender's does while it waits for it). None: not finished when it stopped.
+     */
+    const drive = (given: OperationRow, leg: TransferLeg, reach: "final" | "sent" | "watch") =>
+      Effect.gen(function* () {
+        // the operation as stored now: what the caller read may be older (a halt recorded since)
+        const operation = Option.getOrElse(yield* store.operation(given.id), () => given)
+        const client = yield* Option.match(clients.get(operation.chain), {
+          onNone: () => Effect.dieMessage(`no chain client for ${operation.chain}`),
+          onSome: Effect.succeed
+        })
+        /** Whether this call is done before the transfer is: sent (`sent`), or nothing of its own out (`watch`). */
+        const stopsHere = Effect.map(store.liveAttempt(operation.id), (live) =>
+          reach === "watch"
+            ? Option.isNone(live)
+            : reach === "sent" && Option.isSome(live) && (live.value.sent || live.value.status !== "signed")
         )
-        if (next._tag === "Halt") {
-          if (!halted)
-            yield* Effect.logError(`custody ${operation.id}: wallet ${operation.from_address} halted: ${next.why}`)
-          halted = true
-          yield* store.halt(operation.id, next.why)
-          yield* Effect.sleep(config.pollInterval)
-          continue
+        let halted = operation.halted_reason !== null
+        for (;;) {
+          if (reach === "watch" && (yield* stopsHere)) return Option.none<SendOutcome>()
+          const next = yield* step(client, operation, leg).pipe(
+            // a node that does not answer is waited for, never a reason to sign something new
+            Effect.catchTag("ChainRpcError", (error) =>
+              Effect.succeed(Step.Wait({ what: `the ${operation.chain} node (${error.message})` }))
+            )
+          )
+          if (next._tag === "Halt") {
+            if (!halted)
+              yield* Effect.logError(`custody ${operation.id}: wallet ${operation.from_address} halted: ${next.why}`)
+            halted = true
+            yield* store.halt(operation.id, next.why)
+            yield* Effect.sleep(config.pollInterval)
+            continue
+          }
+          if (halted && next._tag !== "Wait") {
+            halted = false
+            yield* store.clearHalt(operation.id)
+            yield* Effect.logInfo(`custody ${operation.id}: wallet ${operation.from_address} no longer halted`)
+          }
+          if (next._tag === "Done") return Option.some(next.outcome)
+          if (next._tag === "Wait") {
+            yield* store.waitingFor(operation.id, next.what)
+            if (reach === "sent" && (yield* stopsHere)) return Option.none<SendOutcome>()
+            yield* Effect.sleep(config.pollInterval)
+          }
         }
-        if (halted && next._tag !== "Wait") {
-          halted = false
-          yield* store.clearHalt(operation.id)
-          yield* Effect.logInfo(`custody ${operation.id}: wallet ${operation.from_address} no longer halted`)
-        }
-        if (next._tag === "Done") return next.outcome
-        if (next._tag === "Wait") {
-          yield* store.waitingFor(operation.id, next.what)
-          yield* Effect.sleep(config.pollInterval)
-        }
-      }
+      })
+
+    /** The leg's transfer from nothing to final (or failed). */
+    const send = Effect.fn("TransferSender.send")(function* (given: OperationRow, leg: TransferLeg) {
+      const outcome = yield* drive(given, leg, "final")
+      return Option.isSome(outcome)
+        ? outcome.value
+        : yield* Effect.dieMessage(`custody ${given.id}: the sender stopped before the transfer was final`)
     })
 
-    return { send } as const
+    /** The leg's transfer signed and sent, then left to be mined (the next may be signed); finished: its outcome. */
+    const sendOut = Effect.fn("TransferSender.sendOut")(function* (given: OperationRow, leg: TransferLeg) {
+      return yield* drive(given, leg, "sent")
+    })
+
+    /** A transfer another wallet's actor sent, followed to final; none when nothing of it is out to follow. */
+    const watch = Effect.fn("TransferSender.watch")(function* (given: OperationRow, leg: TransferLeg) {
+      return yield* drive(given, leg, "watch")
+    })
+
+    return { send, sendOut, watch } as const
   }),
   dependencies: [TransactionStore.Default, CustodyStore.Default, WithdrawalStore.Default]
 }) {}
