@@ -21,6 +21,7 @@ import { payFromCustomer } from "../src/devnet/devnet-payments.js"
 import { DevnetsLive } from "../src/devnet/devnets.js"
 import { SOLANA_DEVNET_CUSTOMER } from "../src/devnet/solana/solana-devnet.js"
 import { Onboarding } from "../src/merchants/onboarding.js"
+import { Orders } from "../src/orders/orders.js"
 import { DecimalString, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { readDevnetFile } from "../test/service-process.js"
@@ -45,9 +46,6 @@ import { benchCore, percentile, loadAverage, machine } from "./bench-environment
 // look for blocks as often as the tests' do
 process.env.FACET_RECONCILE_INTERVAL_MS = "0"
 process.env.FACET_INDEXER_POLL_MS ??= "100"
-// the Solana path measured is "without closing": closing order token accounts (on by default since #34 part 4)
-// is the "with closing" path, which needs the setting per path (one configuration per process today)
-process.env.FACET_SOLANA_CLOSE_ORDER_ACCOUNTS ??= "false"
 
 type BenchChain = "TRC20" | "BEP20" | "SOLANA"
 const ALL_CHAINS: ReadonlyArray<BenchChain> = ["TRC20", "BEP20", "SOLANA"]
@@ -122,11 +120,15 @@ interface CollectionPath {
   readonly name: string
   /** Today's path: the one the new ones are measured against. */
   readonly baseline: boolean
-  readonly start: Option.Option<(context: PathContext) => Effect.Effect<ReadonlyArray<Requested>, never, Collections>>
+  readonly start: Option.Option<
+    (context: PathContext) => Effect.Effect<ReadonlyArray<Requested>, never, Collections | CustodyStore>
+  >
   /** What the path needs in place before its deposits are sized (a stake), given the number of wallets. */
   readonly setUp?: (wallets: number) => Effect.Effect<void, never, BenchServices>
   /** TRON: the deposits are sized for the energy path's cost (what lent energy leaves). */
   readonly energy?: boolean
+  /** The receive addresses: long-term deposit addresses (the default), or orders' one-time addresses. */
+  readonly addresses?: "deposit" | "order"
 }
 
 type BenchServices = EnergySource | AppConfig | CustodyStore
@@ -193,6 +195,40 @@ const sweepEachWallet = (context: PathContext) =>
     )
   )
 
+/**
+ * Before #34 part 5, the gas wallet's actor took each funding to final before it signed the next: emulated
+ * here by requesting the next sweep only once the previous one's gas funding is final (what the service
+ * did with all of them requested at once, one after another), so the two are measured in the same run.
+ */
+const sweepOneFundingAtATime = (context: PathContext) =>
+  Effect.gen(function* () {
+    const collections = yield* Collections
+    const store = yield* CustodyStore
+    const out: Array<Requested> = []
+    for (const wallet of context.wallets) {
+      const requested = yield* Effect.either(
+        collections.request(context.merchantId, context.assetKey, { from_wallet_id: wallet.walletId })
+      )
+      if (Either.isLeft(requested)) {
+        out.push(Either.left(requested.left.message))
+        continue
+      }
+      out.push(Either.right(requested.right.operation_id))
+      const fundingFinal = Effect.flatMap(Effect.orDie(store.operation(requested.right.operation_id)), (op) =>
+        Option.isNone(op) || FINISHED.has(op.value.status) || op.value.status !== "GAS_FUNDING"
+          ? Effect.succeed(true)
+          : op.value.gas_funding_id === null
+            ? Effect.succeed(false)
+            : Effect.map(
+                Effect.orDie(store.operation(op.value.gas_funding_id)),
+                (f) => Option.isSome(f) && FINISHED.has(f.value.status)
+              )
+      )
+      yield* until(fundingFinal, (done) => done, 120_000, 50)
+    }
+    return out
+  })
+
 const PATHS: ReadonlyArray<CollectionPath> = [
   { chain: "TRC20", name: "TRX burned", baseline: true, start: Option.some(sweepEachWallet) },
   {
@@ -203,10 +239,22 @@ const PATHS: ReadonlyArray<CollectionPath> = [
     setUp: stakeForEnergy,
     energy: true
   },
-  { chain: "BEP20", name: "one by one", baseline: true, start: Option.some(sweepEachWallet) },
-  { chain: "BEP20", name: "batched gas funding", baseline: false, start: Option.none() },
-  { chain: "SOLANA", name: "without closing", baseline: true, start: Option.some(sweepEachWallet) },
-  { chain: "SOLANA", name: "with closing", baseline: false, start: Option.none() }
+  { chain: "BEP20", name: "one funding at a time", baseline: true, start: Option.some(sweepOneFundingAtATime) },
+  { chain: "BEP20", name: "fundings in flight", baseline: false, start: Option.some(sweepEachWallet) },
+  // a deposit address keeps its token account (its next depositor would pay to make it again); a paid order's is closed
+  {
+    chain: "SOLANA",
+    name: "without closing (deposit addresses)",
+    baseline: true,
+    start: Option.some(sweepEachWallet)
+  },
+  {
+    chain: "SOLANA",
+    name: "with closing (order addresses)",
+    baseline: false,
+    start: Option.some(sweepEachWallet),
+    addresses: "order"
+  }
 ]
 
 interface PathResult {
@@ -232,6 +280,10 @@ interface PathResult {
   readonly ledgerRent: bigint
   /** TRON: what lending the stake's energy and taking it back burned (the staking wallet's bandwidth). */
   readonly ledgerEnergyFees: bigint
+  /** Solana: token accounts closed after their sweep, what closing them cost and the rent they gave back. */
+  readonly closed: number
+  readonly ledgerCloseFees: bigint
+  readonly ledgerRentBack: bigint
   /** TRON: sweeps whose energy was lent, and why the others burned TRX for it. */
   readonly lent: number
   readonly burnReasons: ReadonlyArray<string>
@@ -312,27 +364,34 @@ const smallestAccepted = (chain: BenchChain, mainAddress: string, lentTo: Option
       .div(config.maxGasSharePercent)
   })
 
-/** Deposit addresses of a fresh exchange-mode merchant, N on one chain. */
-const receiveWallets = (chain: BenchChain, count: number, label: string) =>
-  Effect.gen(function* () {
-    const onboarding = yield* Onboarding
-    const deposits = yield* DepositAddresses
-    const { response } = yield* Effect.orDie(
-      onboarding.apply(
-        {
-          project_name: `Collection bench ${label} ${Date.now()}`,
-          business_type: "bench",
-          use_case: "collection benchmark",
-          agree_terms: true,
-          integration_mode: "exchange_wallet"
-        },
-        {}
-      )
+/** A fresh exchange-mode merchant. */
+const benchMerchant = (label: string) =>
+  Effect.flatMap(Onboarding, (onboarding) =>
+    Effect.map(
+      Effect.orDie(
+        onboarding.apply(
+          {
+            project_name: `Collection bench ${label} ${Date.now()}`,
+            business_type: "bench",
+            use_case: "collection benchmark",
+            agree_terms: true,
+            integration_mode: "exchange_wallet"
+          },
+          {}
+        )
+      ),
+      ({ response }) => response.merchant_id
     )
+  )
+
+/** N long-term deposit addresses of the merchant on one chain. */
+const depositAddresses = (merchantId: string, chain: BenchChain, count: number) =>
+  Effect.gen(function* () {
+    const deposits = yield* DepositAddresses
     const wallets: Array<ReceiveWallet> = []
     for (let start = 0; start < count; start += 1000) {
       const batch = yield* Effect.orDie(
-        deposits.batch(response.merchant_id, {
+        deposits.batch(merchantId, {
           external_user_ids: Array.from({ length: Math.min(1000, count - start) }, (_, i) => `user-${start + i}`),
           chain,
           currency: TOKEN,
@@ -344,7 +403,27 @@ const receiveWallets = (chain: BenchChain, count: number, label: string) =>
           wallets.push({ walletId: item.deposit_address.wallet_id, address: item.deposit_address.address })
     }
     if (wallets.length !== count) return yield* Effect.dieMessage(`${wallets.length} of ${count} deposit addresses`)
-    return { merchantId: response.merchant_id, wallets }
+    return wallets
+  })
+
+/** N orders of `amount` USDT on one chain: their one-time addresses (what a checkout hands a payer). */
+const orderAddresses = (merchantId: string, chain: BenchChain, count: number, amount: string) =>
+  Effect.gen(function* () {
+    const orders = yield* Orders
+    const wallets: Array<ReceiveWallet> = []
+    for (let i = 0; i < count; i += 1) {
+      const { order } = yield* Effect.orDie(
+        orders.create(
+          merchantId,
+          { amount, currency: TOKEN, chain, expire_minutes: 120, out_trade_no: `bench-${i}` },
+          Option.none()
+        )
+      )
+      const asset = order.available_assets[0]
+      if (asset === undefined) return yield* Effect.dieMessage(`order ${order.order_id} has no address`)
+      wallets.push({ walletId: asset.wallet_id, address: asset.pay_address })
+    }
+    return wallets
   })
 
 /** Polls until the check holds or the time is up; the last value either way. */
@@ -461,7 +540,7 @@ const bookedFees = (ids: ReadonlyArray<string>) =>
     Effect.map(
       Effect.orDie(sql<{ kind: string; total: string }>`
         SELECT kind, trim_scale(sum(amount))::text AS total FROM ledger_transfers
-        WHERE kind IN ('network_fee', 'rent') AND ${sql.in("reference", ids)} GROUP BY kind`),
+        WHERE kind IN ('network_fee', 'rent', 'rent_refund') AND ${sql.in("reference", ids)} GROUP BY kind`),
       (rows) => new Map(rows.map((r) => [r.kind, BigInt(r.total)]))
     )
   )
@@ -471,7 +550,7 @@ const FINISHED = new Set(["COMPLETED", "FAILED"])
 /** One path on one chain: fresh wallets, paid and final, then collected and measured. */
 const runPath = (
   path: CollectionPath,
-  start: (context: PathContext) => Effect.Effect<ReadonlyArray<Requested>, never, Collections>,
+  start: (context: PathContext) => Effect.Effect<ReadonlyArray<Requested>, never, Collections | CustodyStore>,
   options: Options
 ) =>
   Effect.gen(function* () {
@@ -480,23 +559,40 @@ const runPath = (
     const app = yield* AppConfig
     const wallets = yield* Wallets
     const assetKey = `${chain}-${TOKEN}`
-    const { merchantId, wallets: receive } = yield* receiveWallets(chain, options.wallets, `${chain} ${path.name}`)
+    const merchantId = yield* benchMerchant(`${chain} ${path.name}`)
     const main = yield* wallets.mainWallet(merchantId, chain)
-    if (path.setUp !== undefined) yield* path.setUp(receive.length)
+    if (path.setUp !== undefined) yield* path.setUp(options.wallets)
+    // Solana USDT is deposit_live today (no orders, collection not live): switched live for the bench, as the tests do
+    if (chain === "SOLANA")
+      yield* Effect.orDie(
+        sql`UPDATE wallet_asset_policies SET status = 'live', can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = ${TOKEN}`
+      )
 
-    // the deposit: the smallest the gas-share rule accepts now, with headroom for the gas price to move
-    const minimum = yield* smallestAccepted(
-      chain,
-      main.address,
-      path.energy === true ? Option.fromNullable(receive[0]) : Option.none()
-    )
-    const chosen = options.deposit[chain]
-    const deposit =
-      chosen ??
+    // the deposit: the smallest the gas-share rule accepts now, with headroom for the gas price to move (the
+    // energy path: sized for a fresh deposit address, its activation included)
+    const sized = (minimum: MoneyDecimal) =>
+      options.deposit[chain] ??
       minimum
         .times(1 + options.headroom / 100)
         .toDecimalPlaces(2, MoneyDecimal.ROUND_UP)
         .toFixed(2)
+    const chosen = options.deposit[chain]
+    const { receive, minimum, deposit } =
+      path.addresses === "order"
+        ? yield* Effect.gen(function* () {
+            const minimum = yield* smallestAccepted(chain, main.address, Option.none())
+            const deposit = sized(minimum)
+            return { receive: yield* orderAddresses(merchantId, chain, options.wallets, deposit), minimum, deposit }
+          })
+        : yield* Effect.gen(function* () {
+            const receive = yield* depositAddresses(merchantId, chain, options.wallets)
+            const minimum = yield* smallestAccepted(
+              chain,
+              main.address,
+              path.energy === true ? Option.fromNullable(receive[0]) : Option.none()
+            )
+            return { receive, minimum, deposit: sized(minimum) }
+          })
     yield* log(
       `${chain} / ${path.name}: ${options.wallets} receive wallets; the gas-share rule accepts sweeps from ${minimum.toFixed(4)} USDT now; each paid ${deposit} USDT${chosen === undefined ? ` (+${options.headroom}% headroom, rounded up)` : " (--deposit)"}`
     )
@@ -518,12 +614,6 @@ const runPath = (
       `  paid in ${fmt(paidSeconds, 1)} s; ${confirmed} of ${receive.length} credited and final ${fmt((Date.now() - paying) / 1000, 1)} s after the first payment`
     )
     if (confirmed < receive.length) return yield* Effect.dieMessage(`${chain}: deposits not credited in 5 minutes`)
-
-    // Solana USDT is deposit_live today (collection not live): switched live for the bench, as the test does
-    if (chain === "SOLANA")
-      yield* Effect.orDie(
-        sql`UPDATE wallet_asset_policies SET status = 'live', can_collect = true, signing_implemented = true WHERE chain = 'SOLANA' AND currency = ${TOKEN}`
-      )
 
     const gasWallet = yield* wallets.gasWallet(chain)
     const addresses = receive.map((w) => w.address)
@@ -587,6 +677,20 @@ const runPath = (
             120_000
           )
     const energyIds = [...lendingIds, ...reclaims.map((r) => r.id)]
+    // Solana: an order address's token account is closed once its sweep is done (stored with it): waited for,
+    // its fee is the path's cost and the rent it gives back the path's gain
+    const closes =
+      chain === "SOLANA" && opIds.length > 0
+        ? yield* until(
+            Effect.orDie(
+              sql<{ id: string; status: string }>`
+                SELECT id, status FROM custody_operations WHERE type = 'account_close' AND ${sql.in("parent_id", opIds)}`
+            ),
+            (rows) => rows.every((r) => FINISHED.has(r.status)),
+            120_000
+          )
+        : []
+    const closeFees = closes.length === 0 ? new Map<string, bigint>() : yield* bookedFees(closes.map((c) => c.id))
     const energyFees = energyIds.length === 0 ? new Map<string, bigint>() : yield* bookedFees(energyIds)
     const sweepFees = opIds.length === 0 ? new Map<string, bigint>() : yield* bookedFees(opIds)
     const fundingFees = fundingIds.length === 0 ? new Map<string, bigint>() : yield* bookedFees(fundingIds)
@@ -629,6 +733,9 @@ const runPath = (
       ledgerSweepFees: sweepFees.get("network_fee") ?? 0n,
       ledgerRent: sweepFees.get("rent") ?? 0n,
       ledgerEnergyFees: energyFees.get("network_fee") ?? 0n,
+      closed: closes.filter((c) => c.status === "COMPLETED").length,
+      ledgerCloseFees: closeFees.get("network_fee") ?? 0n,
+      ledgerRentBack: closeFees.get("rent_refund") ?? 0n,
       lent: times.filter((t) => t.energy_path === "delegated" && t.lending_status === "COMPLETED").length,
       burnReasons: [
         ...new Set(times.flatMap((t) => (t.energy_path === "burned" ? [t.energy_reason ?? "no reason recorded"] : [])))
@@ -660,12 +767,18 @@ const PROJECTED = 200
 interface Target {
   readonly chain: BenchChain
   readonly text: string
-  readonly judge: (result: PathResult) => { readonly figure: string; readonly met: boolean }
+  /** `met` "n/a": the target is not about this path (its figure says why). */
+  readonly judge: (result: PathResult) => { readonly figure: string; readonly met: boolean | "n/a" }
 }
 
 const perSweep = (units: bigint, result: PathResult) => (result.completed === 0 ? 0n : units / BigInt(result.completed))
 const totalCost = (result: PathResult) =>
-  result.ledgerFundingFees + result.ledgerSweepFees + result.ledgerRent + result.ledgerEnergyFees
+  result.ledgerFundingFees +
+  result.ledgerSweepFees +
+  result.ledgerRent +
+  result.ledgerEnergyFees +
+  result.ledgerCloseFees -
+  result.ledgerRentBack
 
 const TARGETS: ReadonlyArray<Target> = [
   {
@@ -707,10 +820,16 @@ const TARGETS: ReadonlyArray<Target> = [
   {
     chain: "SOLANA",
     text: "the rent of every closed order token account back in the gas wallet",
-    judge: (r) => ({
-      figure: `${r.wallets - r.tokenAccountsOpen} of ${r.wallets} order token accounts closed; ${inNative("SOLANA", r.tokenAccountRent, 6)} SOL of rent still in them`,
-      met: r.tokenAccountsOpen === 0
-    })
+    judge: (r) =>
+      r.closed === 0
+        ? {
+            figure: `nothing closed on this path: its ${r.tokenAccountsOpen} token accounts stay open (${inNative("SOLANA", r.tokenAccountRent, 6)} SOL of rent in them)`,
+            met: "n/a"
+          }
+        : {
+            figure: `${r.closed} of ${r.wallets} order token accounts closed, ${inNative("SOLANA", r.ledgerRentBack, 6)} SOL of rent back in the gas wallet; ${r.tokenAccountsOpen} still open (${inNative("SOLANA", r.tokenAccountRent, 6)} SOL in them)`,
+            met: r.tokenAccountsOpen === 0 && r.closed === r.completed
+          }
   }
 ]
 
@@ -756,7 +875,7 @@ const program = Effect.gen(function* () {
   yield* log("|---|---|---|---|---|---|---|---|---|---|---|---|")
   for (const path of PATHS.filter((p) => options.chains.includes(p.chain))) {
     const r = results.find((x) => x.chain === path.chain && x.path === path.name)
-    const name = `${path.name}${path.baseline ? " (today)" : ""}`
+    const name = `${path.name}${path.baseline ? " (baseline)" : ""}`
     if (r === undefined) {
       yield* log(`| ${path.chain} | ${name} | not yet measured | | | | | | | | | |`)
       continue
@@ -780,9 +899,13 @@ const program = Effect.gen(function* () {
       yield* log(
         `  gas sent to receive addresses ${inNative(r.chain, r.gasFunded, 4)} ${coin}, of which ${inNative(r.chain, r.stranded, 4)} ${coin} (${r.gasFunded === 0n ? 0 : fmt(Number((r.stranded * 10_000n) / r.gasFunded) / 100, 1)}%) is stranded there`
       )
+    if (r.chain === "SOLANA" && r.closed > 0)
+      yield* log(
+        `  ${r.closed} token accounts closed after their sweeps: ${inNative(r.chain, r.ledgerCloseFees)} SOL of fees, ${inNative(r.chain, r.ledgerRentBack)} SOL of rent back in the gas wallet (net per sweep, in the cost above: ${inNative(r.chain, perSweep(r.ledgerCloseFees - r.ledgerRentBack, r))} SOL)`
+      )
     if (r.chain === "SOLANA")
       yield* log(
-        `  order token accounts open after the bench: ${r.tokenAccountsOpen} of ${r.wallets}, holding ${inNative(r.chain, r.tokenAccountRent)} SOL of rent (${inUsdt(config, r.chain, r.tokenAccountRent)})`
+        `  receive token accounts open after the bench: ${r.tokenAccountsOpen} of ${r.wallets}, holding ${inNative(r.chain, r.tokenAccountRent)} SOL of rent (${inUsdt(config, r.chain, r.tokenAccountRent)})`
       )
     yield* log(`  medians per sweep: ${r.phases.map(([what, s]) => `${what} ${fmt(s, 2)} s`).join("; ")}`)
     yield* log(`  sweep requests took ${fmt(r.requestSeconds, 1)} s of the wall time`)
@@ -804,7 +927,9 @@ const program = Effect.gen(function* () {
           continue
         }
         const judged = target.judge(r)
-        yield* log(`    ${path.name}${path.baseline ? " (today)" : ""}: ${judged.figure} ${judged.met ? "✔" : "✘"}`)
+        yield* log(
+          `    ${path.name}${path.baseline ? " (baseline)" : ""}: ${judged.figure}${judged.met === "n/a" ? "" : judged.met ? " ✔" : " ✘"}`
+        )
       }
     }
     const rec = reconciled.get(chain)
