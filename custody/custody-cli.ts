@@ -1,15 +1,17 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { refused, runCli, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
 import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
+import { energyCommand } from "./energy-command.js"
 
 /**
  * `npm run custody -- list|show|retry`: what the custody engine is doing, for operators. `list` prints one
  * JSON line per open operation (every recent one with --all) with what it waits for; `show` prints an
  * operation with every transaction it signed; `retry` hands an open operation to its wallet's actor again
  * at the running service's next resume pass (every 2 s). A FAILED operation moved nothing and is not
- * retried: request a new sweep. Exit codes: docs/operating/cli.md.
+ * retried: request a new sweep. `energy` is the TRON stake that lends transfers their energy
+ * (energy-command.ts). Exit codes: docs/operating/cli.md.
  */
 
 /** `body` on the service's database; what keeps it from the database (configuration, none running) is exit 1. */
@@ -93,11 +95,25 @@ const retry = Command.make("retry", { operationId }, ({ operationId: argument })
   )
 ).pipe(Command.withDescription("hand an open operation to its wallet's actor again (within seconds)"))
 
+/**
+ * The energy commands' services: the database, and the chains (on devnet those of the running service),
+ * loaded only when one of them runs (list, show and retry start without the chain clients).
+ */
+const energyServices = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* operatorConfig([])
+    const { energyServicesLive } = yield* Effect.promise(() => import("./energy-actions.js"))
+    return energyServicesLive(config)
+  })
+)
+
 const custody = Command.make("custody", {}, () =>
-  subcommandNeeded("npm run custody --", ["list", "show", "retry"])
+  subcommandNeeded("npm run custody --", ["list", "show", "retry", "energy"])
 ).pipe(
-  Command.withDescription("what the custody engine is doing: its operations, and a nudge for a stuck one"),
-  Command.withSubcommands([list, show, retry])
+  Command.withDescription(
+    "what the custody engine is doing: its operations, a nudge for a stuck one, the TRON stake that lends energy"
+  ),
+  Command.withSubcommands([list, show, retry, energyCommand(energyServices)])
 )
 
 runCli(custody, "custody")

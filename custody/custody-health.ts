@@ -2,27 +2,31 @@ import { Effect, Option } from "effect"
 import { CustodyConfig } from "./custody-config.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
 import { GasWallets } from "./gas-wallets.js"
+import { EnergyReadings } from "./energy-readings.js"
+import { energyMetrics, energyReport } from "./energy-view.js"
 
 /**
  * What /health and /metrics say about custody: operations by status, the oldest one in flight (and what
- * it waits for), the gas wallets' last readings. An empty gas wallet or an operation in flight longer
- * than FACET_CUSTODY_STUCK_MINUTES (30), or a wallet halted on a transfer whose fate the chain cannot yet
- * prove, makes the service degraded; a low gas wallet is shown, and warned
- * about in the log, without degrading it.
+ * it waits for), the gas wallets' last readings, the TRON stake's last reading (what it lends, what custody
+ * burned). An empty gas wallet or an operation in flight longer than FACET_CUSTODY_STUCK_MINUTES (30), or a
+ * wallet halted on a transfer whose fate the chain cannot yet prove, makes the service degraded; a low gas
+ * wallet is shown, and warned about in the log, without degrading it; the stake is only shown.
  */
 export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/CustodyHealth", {
   effect: Effect.gen(function* () {
     const store = yield* CustodyStore
     const gas = yield* GasWallets
     const config = yield* CustodyConfig
+    const energy = yield* EnergyReadings
 
     const snapshot = Effect.gen(function* () {
       const stats = yield* store.stats()
       const wallets = yield* gas.cached
-      return { stats, wallets }
+      const stake = yield* energy.cached
+      return { stats, wallets, stake }
     })
 
-    const report = Effect.map(snapshot, ({ stats, wallets }) => {
+    const report = Effect.map(snapshot, ({ stats, wallets, stake }) => {
       const oldest = stats.oldest?.id === null || stats.oldest === undefined ? undefined : stats.oldest
       const operations: Record<string, number> = {}
       for (const row of stats.byStatus) operations[`${row.type}:${row.status}`] = row.n
@@ -64,13 +68,17 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
             asset: w.asset,
             balance: Option.getOrElse(w.balance, () => "unknown"),
             gas_status: w.status
-          }))
+          })),
+          ...Option.match(stake, {
+            onNone: () => ({}),
+            onSome: (r) => ({ energy: { ...energyReport(r.status), read_at: r.readAt.toISOString() } })
+          })
         },
         reasons
       }
     })
 
-    const metrics = Effect.map(snapshot, ({ stats, wallets }) => {
+    const metrics = Effect.map(snapshot, ({ stats, wallets, stake }) => {
       const lines = [
         "# HELP facet_custody_operations Custody operations by type and status.",
         "# TYPE facet_custody_operations gauge",
@@ -98,12 +106,13 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
           (["ok", "low", "empty", "unknown"] as const).map(
             (s) => `facet_gas_wallet_status{chain="${w.chain}",status="${s}"} ${w.status === s ? 1 : 0}`
           )
-        )
+        ),
+        ...Option.match(stake, { onNone: () => [], onSome: (r) => energyMetrics(r.status) })
       ]
       return `${lines.join("\n")}\n`
     })
 
     return { report, metrics } as const
   }),
-  dependencies: [CustodyStore.Default, GasWallets.Default]
+  dependencies: [CustodyStore.Default, GasWallets.Default, EnergyReadings.Default]
 }) {}

@@ -34,6 +34,7 @@ import {
   DepositTransactionsQuery
 } from "../src/domain/deposit-address.js"
 import { SweepOperation, SweepRequest } from "../custody/custody-operation.js"
+import { EnergyReport } from "../custody/energy-view.js"
 import {
   PortfolioQuery,
   WalletAssetDetail,
@@ -129,7 +130,9 @@ export const HealthReport = Schema.Struct({
           balance: Schema.String,
           gas_status: Schema.String
         })
-      )
+      ),
+      /** TRON: the staked TRX that lends custody's transfers their energy, as last read (every 15 s). */
+      energy: Schema.optional(Schema.Struct({ ...EnergyReport.fields, read_at: Schema.String }))
     })
   )
 }).annotations({ identifier: "HealthReport" })

@@ -23,8 +23,8 @@ import { OperatorError } from "../src/operator/operator-database.js"
  * devnet the endpoints the running service wrote; on mainnet the configuration), without its HTTP server.
  */
 
-/** On devnet: the endpoints the running service wrote; on mainnet: the configuration. */
-const endpointsFor = (
+/** On devnet: the endpoints the running service wrote; on mainnet: the configuration (`npm run custody -- energy` too). */
+export const endpointsFor = (
   dataDir: string,
   network: "devnet" | "mainnet"
 ): Layer.Layer<ChainEndpoints, OperatorError, AppConfig> =>

@@ -9,6 +9,7 @@ import type { CustodyConfig } from "../custody/custody-config.js"
 import { CustodyBooks } from "../custody/custody-books.js"
 import { CustodyHealth } from "../custody/custody-health.js"
 import { EnergySource } from "../custody/energy.js"
+import { EnergyReadings } from "../custody/energy-readings.js"
 import { GasWallets } from "../custody/gas-wallets.js"
 import { MainDeposits } from "../custody/native-consolidation.js"
 import { TransferSender } from "../custody/transfer-sender.js"
@@ -103,6 +104,7 @@ const SERVICES = {
   CustodyHealth: selfContained(CustodyHealth.Default),
   CustodyStore: selfContained(CustodyStore.Default),
   DepositAddresses: selfContained(DepositAddresses.Default),
+  EnergyReadings: selfContained(EnergyReadings.Default),
   EnergySource: selfContained(EnergySource.Default),
   GasWallets: selfContained(GasWallets.Default),
   Idempotency: selfContained(Idempotency.Default),

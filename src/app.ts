@@ -13,6 +13,7 @@ import { type PolicyClock, SystemClockLive } from "./policy-clock.js"
 import { Checkout } from "./orders/checkout.js"
 import { ConsoleAccounts } from "./console/console-accounts.js"
 import { EnergySource } from "../custody/energy.js"
+import { EnergyReadings, EnergyReadingsRefreshLive } from "../custody/energy-readings.js"
 import { GasWallets, GasWalletsRefreshLive } from "../custody/gas-wallets.js"
 import { CustodyHealth } from "../custody/custody-health.js"
 import { WalletPortfolioViews } from "../custody/wallet-portfolio.js"
@@ -85,6 +86,7 @@ export const makeCoreLive = <E, R>(
     CustodyWalletLive,
     CustodyResumeLive,
     GasWalletsRefreshLive,
+    EnergyReadingsRefreshLive,
     AutoSweepLive,
     WithdrawalExpiryLive,
     PolicySettleLive,
@@ -116,6 +118,7 @@ export const makeCoreLive = <E, R>(
     WebhookOutbox.Default,
     GasWallets.Default,
     EnergySource.Default,
+    EnergyReadings.Default,
     TransferSender.Default,
     WalletActors.Default
   ).pipe(

@@ -32,7 +32,7 @@ const CLIS: ReadonlyArray<{
   },
   { script: "indexer/reconcile-cli.ts", names: ["--chain"] },
   // its unknown flag: the second test
-  { script: "custody/custody-cli.ts", names: ["list", "show", "retry"] },
+  { script: "custody/custody-cli.ts", names: ["list", "show", "retry", "energy"] },
   {
     script: "custody/withdrawals-cli.ts",
     names: ["list", "approve", "reject", "cancel", "auto-approve"],
