@@ -1,10 +1,13 @@
-import { Effect, Option, Redacted, Schema } from "effect"
+import { Reactivity } from "@effect/experimental"
+import type { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { AppConfigShape } from "../src/config.js"
-import { freePort } from "../src/database/embedded-postgres.js"
+import { freePort, runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
 import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
 import { isAlive, readCmdline, waitForExit } from "../src/processes/child-process.js"
 import { eventually } from "./webhook-receiver.js"
@@ -150,6 +153,17 @@ export const interrupt = (service: ServiceProcess) =>
   Effect.gen(function* () {
     process.kill(service.pid, "SIGINT")
     return yield* waitForExit(service.pid, "30 seconds")
+  })
+
+/** `use` on the service's own database while it runs (its embedded PostgreSQL starts again with each start). */
+export const withServiceDatabase = <A, E>(dataDir: string, use: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Option.match(runningEmbeddedUrl(dataDir), {
+    onNone: () => Effect.dieMessage("the service's PostgreSQL is not running"),
+    onSome: (url) =>
+      use.pipe(
+        Effect.provide(Layer.provide(PgClient.layer({ url, maxConnections: 2 }), Reactivity.layer)),
+        Effect.orDie
+      )
   })
 
 /** The endpoints the running service wrote for `npm run pay`. */
