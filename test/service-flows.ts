@@ -92,3 +92,35 @@ export const tokenBalance = (dataDir: string, chain: "TRC20" | "BEP20", address:
     })
     return yield* client.balance(address, "USDT")
   }).pipe(Effect.provide(ReadOnlySigner), Effect.orDie)
+
+/** A TRON devnet's final state over its node API (java-tron's `walletsolidity`, addresses in base58). */
+const tronSolid = (dataDir: string, method: string, body: Record<string, unknown>) =>
+  Effect.flatMap(readDevnetFile(dataDir), (file) =>
+    Effect.promise(() =>
+      fetch(`${file.tron.url}/walletsolidity/${method}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...body, visible: true })
+      }).then((r) => r.json())
+    )
+  ).pipe(Effect.map(asRecord))
+
+/**
+ * Sun of stake `owner` lends on the TRON devnet, final: to `receiver` (its Stake 2.0 delegation records),
+ * and to anyone (its account's `delegated_frozenV2_balance_for_energy`).
+ */
+export const energyLent = (dataDir: string, owner: string, receiver: string) =>
+  Effect.gen(function* () {
+    const records = (yield* tronSolid(dataDir, "getdelegatedresourcev2", { fromAddress: owner, toAddress: receiver }))
+      .delegatedResource
+    const toReceiver = (Array.isArray(records) ? records.map(asRecord) : []).reduce(
+      (sum, r) => sum + BigInt(Number(r.frozen_balance_for_energy ?? 0)),
+      0n
+    )
+    const account = yield* tronSolid(dataDir, "getaccount", { address: owner })
+    const resource = account.account_resource === undefined ? {} : asRecord(account.account_resource)
+    return {
+      toReceiver,
+      toAnyone: BigInt(Number(resource.delegated_frozenV2_balance_for_energy ?? 0))
+    }
+  })

@@ -62,14 +62,15 @@ export const FAST_DEVNETS: Record<string, string> = {
  * DATABASE_URL), logging to `dataDir/../<name>.log`; ready once /health answers 200. Stopped (SIGINT,
  * then SIGKILL) when the scope closes if the test has not stopped it. Devnets are fast unless
  * `devnets` is "as npm start" (its default block times and confirmations). `ready` "answering": ready
- * once /health answers at all (503 too: its nodes may be refusing it).
+ * once /health answers at all (503 too: its nodes may be refusing it); "spawned": at once (one that
+ * resumes into its crash point may die before it is healthy).
  */
 export const startService = (
   dataDir: string,
   name: string,
   env: Record<string, string> = {},
   devnets: "fast" | "as npm start" = "fast",
-  ready: "healthy" | "answering" = "healthy"
+  ready: "healthy" | "answering" | "spawned" = "healthy"
 ) =>
   Effect.acquireRelease(
     Effect.gen(function* () {
@@ -91,6 +92,7 @@ export const startService = (
       const pid = child.pid ?? 0
       const url = `http://127.0.0.1:${port}`
       const service: ServiceProcess = { pid, url, logFile, log: () => fs.readFileSync(logFile, "utf8") }
+      if (ready === "spawned") return service
       const deadline = Date.now() + 120_000
       for (;;) {
         const status = yield* Effect.promise(() =>
