@@ -8,6 +8,7 @@ import { defineConfig } from "vitest/config"
  */
 const LONG_SUITES = [
   "custody/custody-crash.test.ts",
+  "custody/energy-crash.test.ts",
   "custody/withdrawal-policy.test.ts",
   "test/faults/faults.test.ts",
   "src/devnet/service-restart.test.ts",

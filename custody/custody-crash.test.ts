@@ -1,55 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Layer, Scope } from "effect"
+import { Effect, Either, Exit, Scope } from "effect"
 import * as path from "node:path"
-import { makeBep20Client } from "../src/chains/evm/bep20-client.js"
-import { makeTronClient } from "../src/chains/tron/tron-client.js"
-import { payFromCustomer } from "../src/devnet/devnet-payments.js"
-import { isHexAddress } from "../src/keys/address-encoding.js"
-import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
-import { LocalSignerLive } from "../src/keys/signer.js"
-import { isAlive } from "../src/processes/child-process.js"
 import { asRecord } from "../test/json.js"
 import { startReceiver } from "../test/webhook-receiver.js"
 import { verifyWebhook } from "../src/webhooks/receiver.js"
-import {
-  api,
-  processWorkDir,
-  readDevnetFile,
-  runToExit,
-  startService,
-  type ServiceProcess,
-  until
-} from "../test/service-process.js"
+import { api, processWorkDir, runToExit, startService, type ServiceProcess, until } from "../test/service-process.js"
+import { applyAsExchange, killedItself, paidDepositAddress, tokenBalance } from "../test/service-flows.js"
 
 const workDir = processWorkDir("facet-custody-crash-")
 
 const CUSTODY_ENV = { FACET_CUSTODY_POLL_MS: "200" }
-const ReadOnlySigner = LocalSignerLive.pipe(
-  Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow"))
-)
-
-/** The on-chain token balance of an address, read through our own chain clients from the devnet file. */
-const tokenBalance = (dataDir: string, chain: "TRC20" | "BEP20", address: string) =>
-  Effect.gen(function* () {
-    const file = yield* readDevnetFile(dataDir)
-    if (chain === "TRC20") {
-      const client = yield* makeTronClient({
-        url: file.tron.url,
-        tokens: new Map(Object.entries(file.tron.tokens)),
-        confirmations: 3
-      })
-      return yield* client.balance(address, "USDT")
-    }
-    const usdt = file.bep20.tokens.USDT ?? ""
-    const client = yield* makeBep20Client({
-      rpcUrl: file.bep20.rpcUrl,
-      chainId: file.bep20.chainId,
-      tokens: new Map(isHexAddress(usdt) ? [["USDT", usdt]] : []),
-      confirmations: 2
-    })
-    return yield* client.balance(address, "USDT")
-  }).pipe(Effect.provide(ReadOnlySigner), Effect.orDie)
-
 describe("custody survives a SIGKILL at any step of a sweep", () => {
   for (const [chain, point] of [
     ["TRC20", "after-sign"],
@@ -66,45 +26,17 @@ describe("custody survives a SIGKILL at any step of a sweep", () => {
             startService(dataDir, "first", { ...CUSTODY_ENV, FACET_FAULT_CRASH_POINT: `collection:${point}` }),
             first
           )
-          const apply = yield* api(doomed, "POST", "/v1/ai/merchant-apply", {
-            json: {
-              project_name: `Crash ${chain} ${Date.now()}`,
-              business_type: "exchange",
-              use_case: "deposits",
-              agree_terms: true,
-              integration_mode: "exchange_wallet"
-            }
-          })
-          const apiKey = String(asRecord(asRecord(apply.body).env).FACET_API_KEY)
-          const address = asRecord(
-            (yield* api(doomed, "POST", "/v1/deposit-addresses", {
-              apiKey,
-              json: { external_user_id: "bob", chain, currency: "USDT" }
-            })).body
+          const apiKey = String(
+            (yield* applyAsExchange(doomed, { project_name: `Crash ${chain} ${Date.now()}` })).FACET_API_KEY
           )
-          yield* Effect.flatMap(readDevnetFile(dataDir), (file) =>
-            payFromCustomer(file, `${chain}-USDT`, String(address.address), "750")
-          )
-          yield* until(
-            "the deposit to be final",
-            api(doomed, "GET", `/v1/deposit-addresses/${String(address.id)}/transactions`, { apiKey }),
-            (r) => {
-              const items = asRecord(r.body).items
-              return Array.isArray(items) && items.some((t) => asRecord(t).status === "confirmed")
-            }
-          )
+          const address = yield* paidDepositAddress(doomed, dataDir, apiKey, { chain, user: "bob", amount: "750" })
           const started = yield* api(doomed, "POST", `/v1/wallet-assets/${chain}-USDT/sweep`, {
             apiKey,
             json: { from_wallet_id: address.wallet_id }
           })
           expect(started.status).toBe(200)
           const operationId = String(asRecord(started.body).operation_id)
-          yield* until(
-            "the service to kill itself",
-            Effect.sync(() => isAlive(doomed.pid)),
-            (alive) => !alive
-          )
-          expect(doomed.log()).toContain(`killing the process ${point} of ${operationId}`)
+          expect(yield* killedItself(doomed)).toContain(`killing the process ${point} of ${operationId}`)
           yield* Scope.close(first, Exit.void)
 
           // the second life resumes from what the first stored, with no crash point
@@ -164,35 +96,13 @@ describe("withdrawals survive a SIGKILL at any step", () => {
             startService(dataDir, "first", { ...CUSTODY_ENV, FACET_FAULT_CRASH_POINT: `withdrawal:${point}` }),
             first
           )
-          const apply = yield* api(doomed, "POST", "/v1/ai/merchant-apply", {
-            json: {
-              project_name: `Crash withdrawal ${chain} ${Date.now()}`,
-              business_type: "exchange",
-              use_case: "payouts",
-              agree_terms: true,
-              integration_mode: "exchange_wallet",
-              webhook_url: receiver.url
-            }
+          const env = yield* applyAsExchange(doomed, {
+            project_name: `Crash withdrawal ${chain} ${Date.now()}`,
+            use_case: "payouts",
+            webhook_url: receiver.url
           })
-          const env = asRecord(asRecord(apply.body).env)
           const apiKey = String(env.FACET_API_KEY)
-          const address = asRecord(
-            (yield* api(doomed, "POST", "/v1/deposit-addresses", {
-              apiKey,
-              json: { external_user_id: "carol", chain, currency: "USDT" }
-            })).body
-          )
-          yield* Effect.flatMap(readDevnetFile(dataDir), (file) =>
-            payFromCustomer(file, `${chain}-USDT`, String(address.address), "500")
-          )
-          yield* until(
-            "the deposit to be final",
-            api(doomed, "GET", `/v1/deposit-addresses/${String(address.id)}/transactions`, { apiKey }),
-            (r) => {
-              const items = asRecord(r.body).items
-              return Array.isArray(items) && items.some((t) => asRecord(t).status === "confirmed")
-            }
-          )
+          const address = yield* paidDepositAddress(doomed, dataDir, apiKey, { chain, user: "carol", amount: "500" })
           const swept = asRecord(
             (yield* api(doomed, "POST", `/v1/wallet-assets/${chain}-USDT/sweep`, {
               apiKey,
@@ -214,12 +124,7 @@ describe("withdrawals survive a SIGKILL at any step", () => {
           // a human approves from the operator CLI; the service hands it to the main wallet's actor, which dies at the crash point
           const approved = yield* runToExit("custody/withdrawals-cli.ts", ["approve", id, "--by", "ops@test"], dataDir)
           expect(approved.code, approved.output).toBe(0)
-          yield* until(
-            "the service to kill itself",
-            Effect.sync(() => isAlive(doomed.pid)),
-            (alive) => !alive
-          )
-          expect(doomed.log()).toContain(`killing the process ${point} of op_`)
+          expect(yield* killedItself(doomed)).toContain(`killing the process ${point} of op_`)
           yield* Scope.close(first, Exit.void)
 
           const service = yield* startService(dataDir, "second", CUSTODY_ENV)

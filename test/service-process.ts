@@ -1,10 +1,13 @@
-import { Effect, Option, Redacted, Schema } from "effect"
+import { Reactivity } from "@effect/experimental"
+import type { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { AppConfigShape } from "../src/config.js"
-import { freePort } from "../src/database/embedded-postgres.js"
+import { freePort, runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
 import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
 import { isAlive, readCmdline, waitForExit } from "../src/processes/child-process.js"
 import { eventually } from "./webhook-receiver.js"
@@ -59,14 +62,15 @@ export const FAST_DEVNETS: Record<string, string> = {
  * DATABASE_URL), logging to `dataDir/../<name>.log`; ready once /health answers 200. Stopped (SIGINT,
  * then SIGKILL) when the scope closes if the test has not stopped it. Devnets are fast unless
  * `devnets` is "as npm start" (its default block times and confirmations). `ready` "answering": ready
- * once /health answers at all (503 too: its nodes may be refusing it).
+ * once /health answers at all (503 too: its nodes may be refusing it); "spawned": at once (one that
+ * resumes into its crash point may die before it is healthy).
  */
 export const startService = (
   dataDir: string,
   name: string,
   env: Record<string, string> = {},
   devnets: "fast" | "as npm start" = "fast",
-  ready: "healthy" | "answering" = "healthy"
+  ready: "healthy" | "answering" | "spawned" = "healthy"
 ) =>
   Effect.acquireRelease(
     Effect.gen(function* () {
@@ -88,6 +92,7 @@ export const startService = (
       const pid = child.pid ?? 0
       const url = `http://127.0.0.1:${port}`
       const service: ServiceProcess = { pid, url, logFile, log: () => fs.readFileSync(logFile, "utf8") }
+      if (ready === "spawned") return service
       const deadline = Date.now() + 120_000
       for (;;) {
         const status = yield* Effect.promise(() =>
@@ -150,6 +155,17 @@ export const interrupt = (service: ServiceProcess) =>
   Effect.gen(function* () {
     process.kill(service.pid, "SIGINT")
     return yield* waitForExit(service.pid, "30 seconds")
+  })
+
+/** `use` on the service's own database while it runs (its embedded PostgreSQL starts again with each start). */
+export const withServiceDatabase = <A, E>(dataDir: string, use: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Option.match(runningEmbeddedUrl(dataDir), {
+    onNone: () => Effect.dieMessage("the service's PostgreSQL is not running"),
+    onSome: (url) =>
+      use.pipe(
+        Effect.provide(Layer.provide(PgClient.layer({ url, maxConnections: 2 }), Reactivity.layer)),
+        Effect.orDie
+      )
   })
 
 /** The endpoints the running service wrote for `npm run pay`. */

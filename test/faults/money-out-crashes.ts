@@ -1,12 +1,9 @@
-import { Reactivity } from "@effect/experimental"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, ExecutionStrategy, Exit, Layer, Option, Schema, Scope } from "effect"
+import { Effect, ExecutionStrategy, Exit, Layer, Schema, Scope } from "effect"
 import type { ChainClient } from "../../src/chains/chain-client.js"
 import { makeBep20Client } from "../../src/chains/evm/bep20-client.js"
 import { makeSolanaClient } from "../../src/chains/solana/solana-client.js"
 import { makeTronClient } from "../../src/chains/tron/tron-client.js"
-import { runningEmbeddedUrl } from "../../src/database/embedded-postgres.js"
 import { payFromCustomer } from "../../src/devnet/devnet-payments.js"
 import type { Chain } from "../../src/domain/chain.js"
 import { isHexAddress } from "../../src/keys/address-encoding.js"
@@ -32,7 +29,8 @@ import {
   type ServiceProcess,
   startService,
   until,
-  waitUntilNoneUnder
+  waitUntilNoneUnder,
+  withServiceDatabase
 } from "../service-process.js"
 import { startHostileBalancer, VIEWS } from "./hostile-balancer.js"
 import type { Violation } from "./invariants.js"
@@ -43,17 +41,6 @@ import { seededRandom } from "./seeded-random.js"
 
 const PASSWORD = "Correct-Horse-Battery-9"
 const CHAINS = ["TRC20", "BEP20", "SOLANA"] as const
-
-/** The service's own database while it runs (its embedded PostgreSQL starts again with each start). */
-const withDatabase = <A, E>(dataDir: string, use: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Option.match(runningEmbeddedUrl(dataDir), {
-    onNone: () => Effect.dieMessage("the service's PostgreSQL is not running"),
-    onSome: (url) =>
-      use.pipe(
-        Effect.provide(Layer.provide(PgClient.layer({ url, maxConnections: 2 }), Reactivity.layer)),
-        Effect.orDie
-      )
-  })
 
 /** One thing the workload does; it fails `Unanswered` when the service was not there to answer, and is done again. */
 interface Step {
@@ -154,7 +141,7 @@ export const moneyOutCrashesScenario = (options: {
         const credentials = asRecord(asRecord(applied.body).env)
         const apiKey = String(credentials.FACET_API_KEY)
         const merchantId = String(credentials.FACET_MERCHANT_ID)
-        yield* withDatabase(
+        yield* withServiceDatabase(
           dataDir,
           Effect.flatMap(
             SqlClient.SqlClient,
@@ -197,7 +184,7 @@ export const moneyOutCrashesScenario = (options: {
                 // natives are consolidated by custody itself (the sweep endpoint refuses them)
                 yield* until(
                   `${key} to be consolidated`,
-                  withDatabase(
+                  withServiceDatabase(
                     dataDir,
                     Effect.flatMap(
                       SqlClient.SqlClient,
@@ -239,7 +226,7 @@ export const moneyOutCrashesScenario = (options: {
             browsers.push(yield* acceptInvite(service, login, token, PASSWORD).pipe(Effect.orDie))
           }
           // they joined before this run: their approval right's cooling-off (tested on its own) is behind them
-          yield* withDatabase(
+          yield* withServiceDatabase(
             dataDir,
             Effect.flatMap(
               SqlClient.SqlClient,
@@ -444,7 +431,7 @@ export const moneyOutCrashesScenario = (options: {
       // (one still open after that is a violation the invariants name)
       yield* until(
         "every approved withdrawal to end",
-        withDatabase(
+        withServiceDatabase(
           dataDir,
           Effect.flatMap(
             SqlClient.SqlClient,
@@ -492,7 +479,7 @@ export const moneyOutCrashesScenario = (options: {
           invariant: "ledger equals chain for every address custody touched",
           detail: `npm run reconcile did not report every chain (exit ${reconciled.code}): ${reconciled.output.slice(-500)}`
         })
-      const checked = yield* withDatabase(
+      const checked = yield* withServiceDatabase(
         dataDir,
         moneyOutViolations({
           merchantId,
