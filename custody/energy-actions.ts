@@ -58,9 +58,17 @@ export const printStatus = Effect.gen(function* () {
   console.log(JSON.stringify(energyReport(yield* readStatus), null, 2))
 })
 
+/** What an operator may ask of the stake: freeze or unfreeze, for energy (lent) or the wallet's own bandwidth. */
+export type StakeChange = "energy_stake" | "energy_unstake" | "bandwidth_stake" | "bandwidth_unstake"
+
 /** Why the chain would refuse the stake or unstake of `amount` sun now; none when it may go. */
-const refusal = (kind: "energy_stake" | "energy_unstake", amount: bigint, status: EnergyStatus) => {
-  if (kind === "energy_stake") {
+const refusal = (kind: StakeChange, amount: bigint, status: EnergyStatus) => {
+  if (kind === "bandwidth_unstake") {
+    return amount > status.bandwidthStaked
+      ? `unstake ${trx(amount)} TRX of bandwidth: ${trx(status.bandwidthStaked)} TRX is staked for bandwidth`
+      : undefined
+  }
+  if (kind === "energy_stake" || kind === "bandwidth_stake") {
     return amount > status.balance
       ? `stake ${trx(amount)} TRX: the staking wallet ${status.address} holds ${trx(status.balance)} TRX`
       : undefined
@@ -111,10 +119,10 @@ const untilFinished = (id: string) =>
  * service's resume pass hands it over), refused first when the chain's figures say it cannot go; with
  * `wait`, follows it to its outcome: FAILED is exit 1 with the reason, still in flight after WAIT too.
  */
-export const changeStake = (kind: "energy_stake" | "energy_unstake", amount: bigint, wait: boolean) =>
+export const changeStake = (kind: StakeChange, amount: bigint, wait: boolean) =>
   Effect.gen(function* () {
-    const verb = kind === "energy_stake" ? "stake" : "unstake"
-    if (kind === "energy_stake" && amount < 10n ** BigInt(TRX.decimals))
+    const verb = `${kind === "energy_stake" || kind === "bandwidth_stake" ? "stake" : "unstake"}${kind.startsWith("bandwidth") ? " (bandwidth)" : ""}`
+    if ((kind === "energy_stake" || kind === "bandwidth_stake") && amount < 10n ** BigInt(TRX.decimals))
       return yield* refused(`stake ${trx(amount)} TRX: TRON stakes at least 1 TRX`)
     const status = yield* Effect.either(readStatus)
     if (Either.isRight(status)) {

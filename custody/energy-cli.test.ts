@@ -177,6 +177,19 @@ describe("npm run custody -- energy, in process", () => {
             `# TYPE facet_tron_trx_burned_total counter\nfacet_tron_trx_burned_total ${shown.trx_burned}\n`
           )
 
+          // --bandwidth: the staking wallet's own bandwidth, apart from the energy it lends
+          const forBandwidth = yield* cli("stake", "200", "--bandwidth")
+          expect(forBandwidth.code, forBandwidth.stderr).toBe(0)
+          expect(printed(forBandwidth.stdout)).toMatchObject({ type: "bandwidth_stake", status: "COMPLETED" })
+          const withBandwidth = printed((yield* cli("status")).stdout)
+          expect(withBandwidth).toMatchObject({ staked_trx: "600", bandwidth_staked_trx: "200" })
+          expect(Number(withBandwidth.bandwidth_per_day)).toBeGreaterThan(600)
+          const tooMuchBandwidth = yield* cli("unstake", "201", "--bandwidth")
+          expect([tooMuchBandwidth.code, tooMuchBandwidth.stderr]).toEqual([
+            2,
+            expect.stringContaining("200 TRX is staked for bandwidth")
+          ])
+
           // --no-wait: stored, printed as it stands, exit 0 (the service goes on with it)
           const quick = yield* cli("stake", "1", "--no-wait")
           expect(quick.code, quick.stderr).toBe(0)

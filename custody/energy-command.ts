@@ -37,6 +37,11 @@ const amount = Args.text({ name: "AMOUNT" }).pipe(Args.withDescription("TRX, suc
 const noWait = Options.boolean("no-wait").pipe(
   Options.withDescription("return once the operation is stored, without waiting for its outcome")
 )
+const bandwidth = Options.boolean("bandwidth").pipe(
+  Options.withDescription(
+    "for the staking wallet's own bandwidth instead of energy (its lendings, and the activations the gas wallet pays)"
+  )
+)
 
 /**
  * The command tree, its subcommands on `services`, built when a subcommand runs; what keeps one from them
@@ -55,8 +60,19 @@ export const energyCommand = <E>(services: Layer.Layer<EnergyServices, E>) => {
   )
 
   const change = (kind: "energy_stake" | "energy_unstake") =>
-    Command.make(kind === "energy_stake" ? "stake" : "unstake", { amount, noWait }, ({ amount, noWait }) =>
-      Effect.flatMap(sunOf(amount), (sun) => withEnergy((run) => run.changeStake(kind, sun, !noWait)))
+    Command.make(
+      kind === "energy_stake" ? "stake" : "unstake",
+      { amount, noWait, bandwidth },
+      ({ amount, noWait, bandwidth }) =>
+        Effect.flatMap(sunOf(amount), (sun) =>
+          withEnergy((run) =>
+            run.changeStake(
+              bandwidth ? (kind === "energy_stake" ? "bandwidth_stake" : "bandwidth_unstake") : kind,
+              sun,
+              !noWait
+            )
+          )
+        )
     ).pipe(
       Command.withDescription(
         kind === "energy_stake"

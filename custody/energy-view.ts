@@ -22,6 +22,11 @@ export const EnergyReport = Schema.Struct({
   /** The staking account's energy per 24 h and what it has used of it (lent energy is its borrowers'). */
   energy_per_day: Schema.Number,
   energy_used: Schema.Number,
+  /** Frozen for the staking wallet's own bandwidth (its lendings; the gas wallet's fundings and activations). */
+  bandwidth_staked_trx: DecimalString,
+  /** Its bandwidth bytes per 24 h (free and staked) and what it has used of them. */
+  bandwidth_per_day: Schema.Number,
+  bandwidth_used: Schema.Number,
   /** Lent by custody for transfers and not yet taken back, and how many lendings that is. */
   lent_by_custody_trx: DecimalString,
   lendings: Schema.Number,
@@ -51,6 +56,9 @@ export const energyReport = (status: EnergyStatus): EnergyReport => ({
   // energy units, not money: a day's energy of the whole network (1.8e11) is far inside a double's integers
   energy_per_day: Number(status.energyLimit),
   energy_used: Number(status.energyUsed),
+  bandwidth_staked_trx: trx(status.bandwidthStaked),
+  bandwidth_per_day: Number(status.bandwidthLimit),
+  bandwidth_used: Number(status.bandwidthUsed),
   lent_by_custody_trx: trx(status.lentByCustody),
   lendings: status.lendings,
   lending_in_flight_trx: trx(status.lendingInFlight),
