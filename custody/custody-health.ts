@@ -1,16 +1,19 @@
 import { Effect, Option } from "effect"
 import { CustodyConfig } from "./custody-config.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
-import { GasWallets } from "./gas-wallets.js"
+import { NATIVE_ASSETS } from "../src/domain/chain.js"
+import { fromBaseUnits } from "../src/money.js"
+import { GasWallets, lendableTransfers } from "./gas-wallets.js"
 import { EnergyReadings } from "./energy-readings.js"
 import { energyMetrics, energyReport } from "./energy-view.js"
 
 /**
  * What /health and /metrics say about custody: operations by status, the oldest one in flight (and what
- * it waits for), the gas wallets' last readings, the TRON stake's last reading (what it lends, what custody
- * burned). An empty gas wallet or an operation in flight longer than FACET_CUSTODY_STUCK_MINUTES (30), or a
- * wallet halted on a transfer whose fate the chain cannot yet prove, makes the service degraded; a low gas
- * wallet is shown, and warned about in the log, without degrading it; the stake is only shown.
+ * it waits for), the gas wallets' last readings (on TRON with what the stake can lend: a low TRX balance
+ * is `ok` while the stake can lend a transfer's energy), the TRON stake's last reading (what it lends, what
+ * custody burned). An empty gas wallet or an operation in flight longer than FACET_CUSTODY_STUCK_MINUTES
+ * (30), or a wallet halted on a transfer whose fate the chain cannot yet prove, makes the service degraded;
+ * a low gas wallet is shown, and warned about in the log, without degrading it; the stake is only shown.
  */
 export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/CustodyHealth", {
   effect: Effect.gen(function* () {
@@ -67,7 +70,17 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
             address: w.address,
             asset: w.asset,
             balance: Option.getOrElse(w.balance, () => "unknown"),
-            gas_status: w.status
+            gas_status: w.status,
+            ...Option.match(w.stake, {
+              onNone: () => ({}),
+              onSome: (s) => ({
+                energy: {
+                  lendable: fromBaseUnits(s.lendable, NATIVE_ASSETS.TRC20.decimals),
+                  per_transfer: fromBaseUnits(s.perTransfer, NATIVE_ASSETS.TRC20.decimals),
+                  transfers: lendableTransfers(s)
+                }
+              })
+            })
           })),
           ...Option.match(stake, {
             onNone: () => ({}),
@@ -100,12 +113,20 @@ export class CustodyHealth extends Effect.Service<CustodyHealth>()("facet/Custod
             onSome: (b) => [`facet_gas_wallet_balance{chain="${w.chain}",asset="${w.asset}"} ${b}`]
           })
         ),
-        "# HELP facet_gas_wallet_status 1 for the gas wallet's status (low: top it up; empty: sweeps cannot be funded).",
+        "# HELP facet_gas_wallet_status 1 for the gas wallet's status (low: top it up; empty: sweeps cannot be funded; on TRON ok while the stake can lend a transfer's energy).",
         "# TYPE facet_gas_wallet_status gauge",
         ...wallets.flatMap((w) =>
           (["ok", "low", "empty", "unknown"] as const).map(
             (s) => `facet_gas_wallet_status{chain="${w.chain}",status="${s}"} ${w.status === s ? 1 : 0}`
           )
+        ),
+        "# HELP facet_gas_wallet_energy_transfers USDT transfers whose energy the TRON stake can lend now (last reading).",
+        "# TYPE facet_gas_wallet_energy_transfers gauge",
+        ...wallets.flatMap((w) =>
+          Option.match(w.stake, {
+            onNone: () => [],
+            onSome: (s) => [`facet_gas_wallet_energy_transfers{chain="${w.chain}"} ${lendableTransfers(s)}`]
+          })
         ),
         ...Option.match(stake, { onNone: () => [], onSome: (r) => energyMetrics(r.status) })
       ]

@@ -24,6 +24,9 @@ const ACTIONS = {
   bandwidth_unstake: "UnstakeBandwidth"
 } as const satisfies Record<StakeOperation, ChainAction["_tag"]>
 
+/** Energy lent for a transfer that needs `needed`: that and the gas margin on it (it all comes back). */
+export const energyToLend = (needed: bigint, marginPercent: number) => needed + (needed * BigInt(marginPercent)) / 100n
+
 /**
  * How a TRC20 transfer's energy would be paid for now, and what the platform burns on that path (in sun):
  * - `delegated`: `stake` sun of the platform's stake lend the sender `energy`: only bandwidth and activation;
@@ -96,8 +99,7 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
 
     const staking = Effect.orDie(wallets.stakingWallet(config.energy.stakingIndex))
 
-    /** Energy to lend for a transfer that needs `needed`: that and the gas margin on it (it all comes back). */
-    const toLend = (needed: bigint) => needed + (needed * BigInt(config.gasMarginPercent)) / 100n
+    const toLend = (needed: bigint) => energyToLend(needed, config.gasMarginPercent)
 
     /**
      * What a sender paid for with lent energy must still hold, in sun: bandwidth when its free bytes of the

@@ -5,8 +5,39 @@ import type { GasStatus } from "../src/domain/wallet-portfolio.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyConfig, gasThresholdsOf } from "./custody-config.js"
+import { energyToLend } from "./energy.js"
 
 export const GAS_CHAINS = ["TRC20", "BEP20", "SOLANA"] as const satisfies ReadonlyArray<Chain>
+
+/**
+ * Energy of a USDT transfer to an address that never held USDT (the costlier case), its dynamic factor
+ * included: what one sweep or withdrawal borrows, before the gas margin (the devnet's figure; mainnet's
+ * recorded transfer used 130,285).
+ */
+export const USDT_TRANSFER_ENERGY = 130_460n
+
+/** What the platform's stake can lend, as TRON's gas status counts it (sun of staked TRX). */
+export interface StakeReading {
+  /** What the chain says can be lent now (staked and neither lent nor backing energy used). */
+  readonly lendable: bigint
+  /** What lends one USDT transfer's energy, the gas margin included. */
+  readonly perTransfer: bigint
+}
+
+/**
+ * TRON's gas status counts the stake's energy as well as the gas wallet's TRX: a sweep or a withdrawal
+ * borrows its energy when the stake can lend it, and TRX then pays only activations and bandwidth.
+ * - `empty`: TRX at or under FACET_GAS_EMPTY_TRC20, whatever the stake (activations and bandwidth need TRX);
+ * - `ok`: TRX at or over FACET_GAS_LOW_TRC20, or the stake can lend one USDT transfer's energy now;
+ * - `low`: neither; `unknown`: the balance was never read.
+ * Lendings being signed or sent are not subtracted: they are on chain within seconds.
+ */
+export const tronGasStatus = (byTrx: GasStatus, stake: Option.Option<StakeReading>): GasStatus =>
+  byTrx === "low" && Option.isSome(stake) && lendableTransfers(stake.value) >= 1 ? "ok" : byTrx
+
+/** How many USDT transfers' energy the stake can lend now, one after the other. */
+export const lendableTransfers = (stake: StakeReading) =>
+  stake.perTransfer <= 0n ? 0 : Number(stake.lendable / stake.perTransfer)
 
 export interface GasWalletState {
   readonly chain: (typeof GAS_CHAINS)[number]
@@ -14,6 +45,8 @@ export interface GasWalletState {
   readonly asset: string
   /** In the native asset's units; none when the node has not answered yet. */
   readonly balance: Option.Option<string>
+  /** TRON, with energy from the stake on: what the stake can lend, when it was read. */
+  readonly stake: Option.Option<StakeReading>
   readonly status: GasStatus
   readonly readAt: Option.Option<Date>
 }
@@ -21,9 +54,9 @@ export interface GasWalletState {
 const CACHE_MS = 5_000
 
 /**
- * The platform gas wallets (account 0, index 0 per network): their balances read from the chain, kept at
- * most a few seconds, and their status by the configured thresholds. A low wallet logs a warning once per
- * change; health and metrics show it.
+ * The platform gas wallets (account 0, index 0 per network): their balances read from the chain (and on
+ * TRON what the stake can lend), kept at most a few seconds, and their status by the configured thresholds
+ * (`tronGasStatus` on TRON). A low wallet logs a warning once per change; health and metrics show it.
  */
 export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets", {
   effect: Effect.gen(function* () {
@@ -40,17 +73,38 @@ export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets",
       return value.lessThan(limits.low) ? "low" : "ok"
     }
 
+    /** What the TRON stake can lend now and what one transfer borrows; none when energy is off or unread. */
+    const readStake = Effect.gen(function* () {
+      const reads = Option.flatMap(clients.get("TRC20"), (c) => Option.fromNullable(c.energy))
+      if (!config.energy.enabled || Option.isNone(reads)) return Option.none<StakeReading>()
+      const owner = yield* Effect.orDie(wallets.stakingWallet(config.energy.stakingIndex))
+      return yield* Effect.all(
+        {
+          lendable: reads.value.lendable(owner.address),
+          perTransfer: reads.value.stakeFor(owner.address, energyToLend(USDT_TRANSFER_ENERGY, config.gasMarginPercent))
+        },
+        { concurrency: 2 }
+      ).pipe(Effect.timeout("3 seconds"), Effect.option)
+    })
+
     const read = (chain: (typeof GAS_CHAINS)[number]) =>
       Effect.gen(function* () {
         const wallet = yield* Effect.orDie(wallets.gasWallet(chain))
         const native = NATIVE_ASSETS[chain]
         const previous = (yield* Ref.get(cache)).get(chain)
         const client = clients.get(chain)
-        const balance = Option.isNone(client)
-          ? Option.none<bigint>()
-          : yield* client.value
-              .balance(wallet.address, native.currency)
-              .pipe(Effect.timeout("3 seconds"), Effect.option)
+        // read side by side: a node that does not answer costs one timeout, not two
+        const [balance, stakeRead] = yield* Effect.all(
+          [
+            Option.isNone(client)
+              ? Effect.succeed(Option.none<bigint>())
+              : client.value.balance(wallet.address, native.currency).pipe(Effect.timeout("3 seconds"), Effect.option),
+            chain === "TRC20" ? readStake : Effect.succeed(Option.none<StakeReading>())
+          ],
+          { concurrency: 2 }
+        )
+        // a stake the node said nothing about this time: the last reading stands
+        const stake = Option.orElse(stakeRead, () => Option.flatMap(Option.fromNullable(previous), (p) => p.stake))
         const state: GasWalletState = Option.isNone(balance)
           ? // the node did not answer: the last reading stands, marked by its time
             (previous ?? {
@@ -58,23 +112,31 @@ export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets",
               address: wallet.address,
               asset: native.currency,
               balance: Option.none(),
+              stake: Option.none(),
               status: "unknown",
               readAt: Option.none()
             })
           : (() => {
               const shown = fromBaseUnits(balance.value, native.decimals)
+              const byTrx = statusOf(chain, shown)
               return {
                 chain,
                 address: wallet.address,
                 asset: native.currency,
                 balance: Option.some(shown),
-                status: statusOf(chain, shown),
+                stake,
+                status: chain === "TRC20" ? tronGasStatus(byTrx, stake) : byTrx,
                 readAt: Option.some(new Date())
               }
             })()
         if (state.status !== previous?.status && (state.status === "low" || state.status === "empty")) {
+          const lendable = Option.match(state.stake, {
+            onNone: () => "",
+            onSome: (s) =>
+              `, and the stake can lend ${fromBaseUnits(s.lendable, native.decimals)} TRX of energy (a transfer needs ${fromBaseUnits(s.perTransfer, native.decimals)})`
+          })
           yield* Effect.logWarning(
-            `gas wallet ${chain} ${wallet.address} is ${state.status}: ${Option.getOrElse(state.balance, () => "?")} ${native.currency}; top it up`
+            `gas wallet ${chain} ${wallet.address} is ${state.status}: ${Option.getOrElse(state.balance, () => "?")} ${native.currency}${lendable}; top it up`
           )
         }
         yield* Ref.update(cache, (m) => new Map(m).set(chain, state))

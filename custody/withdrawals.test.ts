@@ -6,7 +6,7 @@ process.env.FACET_FEE_WAIT_MINUTES = "0.05"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { clientOf, ledgerBalances, merchantWithFunds } from "../test/custody-flows.js"
+import { clientOf, ledgerBalances, merchantWithFunds, untilWithdrawal } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
@@ -25,12 +25,6 @@ import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 const post = (apiKey: string, path: string, json: unknown, headers: Record<string, string> = {}) =>
   Effect.flatMap(TestClient, (c) => c.request("POST", path, { apiKey, json, headers }))
 const get = (apiKey: string, path: string) => Effect.flatMap(TestClient, (c) => c.request("GET", path, { apiKey }))
-
-const untilWithdrawal = (apiKey: string, id: string, done: ReadonlyArray<string>) =>
-  Effect.map(
-    eventually(get(apiKey, `/v1/withdrawals/${id}`), (r) => done.includes(String(asRecord(r.body).status)), 90_000),
-    (r) => asRecord(r.body)
-  )
 
 // a fresh external recipient per chain (valid, not one of ours)
 const RECIPIENT: Record<"TRC20" | "BEP20", string> = {

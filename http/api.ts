@@ -128,7 +128,11 @@ export const HealthReport = Schema.Struct({
           address: Schema.String,
           asset: Schema.String,
           balance: Schema.String,
-          gas_status: Schema.String
+          gas_status: Schema.String,
+          /** TRON: what the stake can lend (TRX), what one USDT transfer borrows, how many such it covers now. */
+          energy: Schema.optional(
+            Schema.Struct({ lendable: Schema.String, per_transfer: Schema.String, transfers: Schema.Number })
+          )
         })
       ),
       /** TRON: the staked TRX that lends custody's transfers their energy, as last read (every 15 s). */

@@ -123,3 +123,16 @@ export const merchantWithFunds = (chain: Chain, currency: string, amount: string
     expect(done.status, JSON.stringify(done)).toBe("COMPLETED")
     return { ...merchant, receive }
   })
+
+/** A withdrawal as GET /v1/withdrawals/{id} shows it, once its status is one of `done`. */
+export const untilWithdrawal = (apiKey: string, id: string, done: ReadonlyArray<string>) =>
+  Effect.flatMap(TestClient, (c) =>
+    Effect.map(
+      eventually(
+        c.request("GET", `/v1/withdrawals/${id}`, { apiKey }),
+        (r) => done.includes(String(asRecord(r.body).status)),
+        90_000
+      ),
+      (r) => asRecord(r.body)
+    )
+  )

@@ -2,7 +2,10 @@ import { Schema } from "effect"
 import { DecimalString } from "../money.js"
 import { Chain } from "./chain.js"
 
-/** `ok`, `low` (a warning: top it up), `empty` (no sweep can be funded), `unknown` (the node did not answer). */
+/**
+ * `ok`, `low` (a warning: top it up), `empty` (no sweep can be funded), `unknown` (the node did not answer).
+ * On TRON a low TRX balance is `ok` while the platform's stake can lend a USDT transfer's energy.
+ */
 export const GasStatus = Schema.Literal("ok", "low", "empty", "unknown")
 export type GasStatus = typeof GasStatus.Type
 

@@ -825,23 +825,28 @@ export class TronLedger {
         }
         // java-tron moves the receiver's use of the resource back with the stake, in the share the stake taken
         // back had of all the receiver's (own and lent), at most what that stake gives a day: a borrower's
-        // use is its lender's once the lending ends (UnDelegateResourceActuator's transferUsage)
+        // use is its lender's once the lending ends (UnDelegateResourceActuator's transferUsage, in doubles
+        // truncated as it does; a receiver holding less than is taken back — a contract destroyed and made
+        // again — keeps its use, and an owner given none is left as it was)
         const receiver = this.stakeOf(state, to)
         const usageKey = resource === "ENERGY" ? "energy" : "net"
         const receiverUsed = recovered(receiver[usageKey], now)
         const all = receiver.frozen[resource] + receiver.acquired[resource]
         const total = resource === "ENERGY" ? TOTAL_ENERGY_LIMIT : TOTAL_NET_LIMIT
-        const maxUsage = Math.floor(Number(amount / TRX) * (total / this.totalWeight(state, resource)))
-        const transfer = all === 0n ? 0 : Math.min(maxUsage, Math.floor(receiverUsed * (Number(amount) / Number(all))))
+        const maxUsage = Math.floor((Number(amount) / Number(TRX)) * (total / this.totalWeight(state, resource)))
+        const transfer =
+          receiver.acquired[resource] < amount
+            ? 0
+            : Math.min(maxUsage, Math.floor(receiverUsed * (Number(amount) / Number(all))))
         set(owner, (s) => ({
           ...s,
           frozen: with_(s.frozen, resource, s.frozen[resource] + amount),
           delegated: with_(s.delegated, resource, s.delegated[resource] - amount),
-          [usageKey]: increased(s[usageKey], transfer, now)
+          ...(transfer > 0 ? { [usageKey]: increased(s[usageKey], transfer, now) } : {})
         }))
         set(to, (s) => ({
           ...s,
-          acquired: with_(s.acquired, resource, max(0n, s.acquired[resource] - amount)),
+          acquired: with_(s.acquired, resource, s.acquired[resource] < amount ? 0n : s.acquired[resource] - amount),
           [usageKey]: { used: receiverUsed - transfer, at: now }
         }))
         return 0n

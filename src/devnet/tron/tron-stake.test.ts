@@ -378,55 +378,143 @@ describe("TRON ledger: usage recovers from block times, and a journal replays st
       return yield* signed(from, yield* Effect.promise(() => build(blockHeader)))
     })
 
+  const genesis = 1_700_000_000_000
+  const usdt = `41${"ab".repeat(20)}`
+  const newLedger = () => new TronLedger(new Map([[usdt, "USDT"]]), 1, genesis, "stake-test", 60_000)
+
+  /**
+   * A ledger whose blocks come when the test says: `block(ms)` produces one `ms` after the last, `run` puts
+   * one transaction in the next block (3 s on) and returns its outcome. Owner, user and holder are funded
+   * (the user with 1 TRX, activated, and USDT; the holder with USDT).
+   */
+  const scenario = (name: string, ownerTrx: number, journal?: Array<TronLedgerOp>) => {
+    const ledger = newLedger()
+    if (journal !== undefined) ledger.recordTo((op) => journal.push(op))
+    const [owner, user, holder] = [account(`${name}-owner`), account(`${name}-user`), account(`${name}-holder`)]
+    ledger.fund(owner.hex, "TRX", BigInt(ownerTrx * TRX))
+    ledger.fund(user.hex, "TRX", BigInt(TRX))
+    ledger.fund(user.hex, "USDT", 1_000n)
+    ledger.fund(holder.hex, "USDT", 1n)
+    let time = genesis
+    const block = (ms: number) => {
+      time += ms
+      return ledger.produce(time)
+    }
+    block(3_000)
+    const run = (from: Account, build: (blockHeader: BlockHeader) => Promise<unknown>) =>
+      Effect.gen(function* () {
+        ledger.accept(yield* ledgerTx(ledger, from, build), time)
+        const mined = block(3_000)
+        expect(mined.outcomes.length).toBe(1)
+        return mined.outcomes[0]
+      })
+    /** The user sends the holder 10 units of USDT (an existing holder: 64,460 energy). */
+    const transfer = () =>
+      run(user, (blockHeader) =>
+        tronWeb.transactionBuilder
+          .triggerSmartContract(
+            usdt,
+            "transfer(address,uint256)",
+            { feeLimit: 100 * TRX, txLocal: true, blockHeader },
+            [
+              { type: "address", value: holder.address },
+              { type: "uint256", value: "10" }
+            ],
+            user.address
+          )
+          .then((r) => r.transaction)
+      )
+    const freeze = (who: Account, trx: number) =>
+      run(who, (blockHeader) =>
+        tronWeb.transactionBuilder.freezeBalanceV2(trx * TRX, "ENERGY", who.address, { blockHeader })
+      )
+    const undelegate = (trx: number) =>
+      run(owner, (blockHeader) =>
+        tronWeb.transactionBuilder.undelegateResource(trx * TRX, user.address, "ENERGY", owner.address, {
+          blockHeader
+        })
+      )
+    return { ledger, owner, user, holder, block, run, transfer, freeze, undelegate }
+  }
+
+  const delegate = (from: Account, to: Account, trx: number) => (blockHeader: BlockHeader) =>
+    tronWeb.transactionBuilder.delegateResource(trx * TRX, to.address, "ENERGY", from.address, false, undefined, {
+      blockHeader
+    })
+
+  it.effect(
+    "undelegating moves the borrower's energy use back to its lender: a share in proportion, the rest at the end",
+    () =>
+      Effect.gen(function* () {
+        const { ledger, owner, user, block, run, transfer, freeze, undelegate } = scenario("u", 30_000)
+        yield* freeze(owner, 20_000)
+        yield* run(owner, delegate(owner, user, 10_000))
+        const paid = yield* transfer()
+        expect([paid?.receipt.energyUsage, paid?.fee]).toEqual([64_460, 0n])
+        const used = (who: Account) => ledger.resources(who.hex).EnergyUsed
+        expect([used(user), used(owner)]).toEqual([64_460, 0])
+
+        // a quarter of the lending taken back one block (3 s) on: a quarter of the use as it has recovered by
+        // then, 64,460 × (1 − 3 s / 24 h) = 64,457.8 → 64,458; a quarter of it, 16,114.5, truncated
+        yield* undelegate(2_500)
+        expect([used(user), used(owner)]).toEqual([64_458 - 16_114, 16_114])
+        // the rest: all the user's stake was lent, so all its use goes (48,344 → 48,342 3 s on), the owner's
+        // own 16,114 → 16,113 having recovered meanwhile
+        yield* undelegate(7_500)
+        expect([used(user), used(owner)]).toEqual([0, 16_113 + 48_342])
+        // what the owner can lend is less by the stake that energy takes, until it recovers
+        const weight = Number(ledger.resources(owner.hex).TotalEnergyWeight)
+        const backing = BigInt(Math.floor((16_113 + 48_342) * 1e6 * (weight / 180_000_000_000)))
+        expect(ledger.canDelegatedMaxSize(owner.hex, "ENERGY")).toBe(BigInt(20_000 * TRX) - backing)
+
+        // a lending that was not used moves nothing: the owner's use keeps recovering from when it was made
+        block(12 * 3600 * 1000)
+        yield* run(owner, delegate(owner, user, 1_000))
+        yield* undelegate(1_000)
+        expect(used(user)).toBe(0)
+        block(12 * 3600 * 1000 - 6_000)
+        expect(used(owner)).toBe(0)
+      })
+  )
+
+  it.effect("undelegating moves at most the day's energy of the stake taken back", () =>
+    Effect.gen(function* () {
+      const { ledger, owner, user, run, transfer, freeze, undelegate } = scenario("cap", 2_000)
+      ledger.fund(user.hex, "TRX", BigInt(10_000 * TRX))
+      yield* freeze(owner, 1_001)
+      yield* run(owner, delegate(owner, user, 1_000.5))
+      // the user pays with its own stake and the lent one, then unfreezes its own: its use outlives its stake
+      yield* freeze(user, 10_000)
+      expect((yield* transfer())?.receipt.energyUsage).toBe(64_460)
+      yield* run(user, (blockHeader) =>
+        tronWeb.transactionBuilder.unfreezeBalanceV2(10_000 * TRX, "ENERGY", user.address, { blockHeader })
+      )
+      yield* undelegate(1_000.5)
+      // all its stake was the lent 1,000.5 TRX, so all its use would go; that stake's day of energy goes
+      // (java-tron divides in doubles: the half TRX counts)
+      const weight = Number(ledger.resources(owner.hex).TotalEnergyWeight)
+      const day = Math.floor((1_000_500_000 / 1e6) * (180_000_000_000 / weight))
+      expect(day).toBeGreaterThan(Math.floor(1_000 * (180_000_000_000 / weight)))
+      expect(day).toBeLessThan(10_000)
+      // 64,460 six seconds on: 64,455.5 → 64,456
+      expect(ledger.resources(owner.hex).EnergyUsed).toBe(day)
+      expect(ledger.resources(user.hex).EnergyUsed).toBe(64_456 - day)
+    })
+  )
+
   it.effect(
     "energy used recovers linearly over 24 h; a lock ends after its blocks of 3 s; replay gives the same ids",
     () =>
       Effect.gen(function* () {
-        const usdt = `41${"ab".repeat(20)}`
-        const genesis = 1_700_000_000_000
         const ops: Array<TronLedgerOp> = []
-        const ledger = new TronLedger(new Map([[usdt, "USDT"]]), 1, genesis, "stake-test", 60_000)
-        ledger.recordTo((op) => ops.push(op))
-        const [owner, user, holder] = [account("l-owner"), account("l-user"), account("l-holder")]
-        ledger.fund(owner.hex, "TRX", BigInt(20_000 * TRX))
-        ledger.fund(user.hex, "TRX", BigInt(TRX))
-        ledger.fund(user.hex, "USDT", 1_000n)
-        ledger.fund(holder.hex, "USDT", 1n)
-        let time = genesis
-        const block = (ms: number) => {
-          time += ms
-          return ledger.produce(time)
-        }
-        block(3_000)
-        const run = (from: Account, build: (blockHeader: BlockHeader) => Promise<unknown>) =>
-          Effect.gen(function* () {
-            ledger.accept(yield* ledgerTx(ledger, from, build), time)
-            const mined = block(3_000)
-            expect(mined.outcomes.length).toBe(1)
-            return mined.outcomes[0]
-          })
-        yield* run(owner, (blockHeader) =>
-          tronWeb.transactionBuilder.freezeBalanceV2(10_000 * TRX, "ENERGY", owner.address, { blockHeader })
-        )
+        const { ledger, owner, user, block, run, transfer, freeze, undelegate } = scenario("l", 20_000, ops)
+        yield* freeze(owner, 10_000)
         yield* run(owner, (blockHeader) =>
           tronWeb.transactionBuilder.delegateResource(10_000 * TRX, user.address, "ENERGY", owner.address, true, 2, {
             blockHeader
           })
         )
-        const paid = yield* run(user, (blockHeader) =>
-          tronWeb.transactionBuilder
-            .triggerSmartContract(
-              usdt,
-              "transfer(address,uint256)",
-              { feeLimit: 100 * TRX, txLocal: true, blockHeader },
-              [
-                { type: "address", value: holder.address },
-                { type: "uint256", value: "10" }
-              ],
-              user.address
-            )
-            .then((r) => r.transaction)
-        )
+        const paid = yield* transfer()
         expect(paid?.receipt.energyUsage).toBe(64_460)
         expect(paid?.fee).toBe(0n)
         expect(ledger.resources(user.hex).EnergyUsed).toBe(64_460)
@@ -437,11 +525,7 @@ describe("TRON ledger: usage recovers from block times, and a journal replays st
         block(6 * 3600 * 1000)
         expect(ledger.resources(user.hex).EnergyUsed).toBe(0)
         // the 2-block lock (6 s) is long over: the delegation comes back
-        yield* run(owner, (blockHeader) =>
-          tronWeb.transactionBuilder.undelegateResource(10_000 * TRX, user.address, "ENERGY", owner.address, {
-            blockHeader
-          })
-        )
+        yield* undelegate(10_000)
         expect(ledger.stake(owner.hex).frozen.ENERGY).toBe(BigInt(10_000 * TRX))
         yield* run(owner, (blockHeader) =>
           tronWeb.transactionBuilder.unfreezeBalanceV2(10_000 * TRX, "ENERGY", owner.address, { blockHeader })
@@ -452,7 +536,7 @@ describe("TRON ledger: usage recovers from block times, and a journal replays st
         )
         expect(withdrawn?.receipt.withdrawn).toBe(BigInt(10_000 * TRX))
 
-        const replayed = new TronLedger(new Map([[usdt, "USDT"]]), 1, genesis, "stake-test", 60_000)
+        const replayed = newLedger()
         replayed.replay(ops)
         expect(replayed.blocks.map((b) => b.blockID)).toEqual(ledger.blocks.map((b) => b.blockID))
         expect(replayed.trxBalance(owner.hex)).toBe(ledger.trxBalance(owner.hex))
