@@ -131,6 +131,20 @@ describe("TRON energy lent from the platform's stake", () => {
           expect(yield* balances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "13" })
           expect(yield* lentOnChain(0n)).toBe(0n)
 
+          // a taking back the node refused is tried again, ten minutes after it failed (not at once)
+          yield* sql`UPDATE custody_operations SET status = 'FAILED', finished_at = clock_timestamp() WHERE id = ${String(reclaim?.id)}`
+          const reclaimsOf = sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM custody_operations WHERE type = 'energy_reclaim' AND parent_id = ${String(lending.operation_id)}`
+          yield* Effect.sleep("3 seconds")
+          expect((yield* reclaimsOf)[0]?.n).toBe(1)
+          yield* sql`UPDATE custody_operations SET finished_at = clock_timestamp() - interval '11 minutes' WHERE id = ${String(reclaim?.id)}`
+          yield* eventually(reclaimsOf, (rows) => rows[0]?.n === 2, 20_000)
+          // (here the first one had in fact taken it all back: the chain refuses the second, which moves nothing)
+          const [again] = yield* sql<{ id: string }>`
+            SELECT id FROM custody_operations WHERE type = 'energy_reclaim' AND parent_id = ${String(lending.operation_id)} AND id <> ${String(reclaim?.id)}`
+          expect(yield* operationFinished(String(again?.id))).toMatchObject({ status: "FAILED" })
+          expect(yield* lentOnChain(0n)).toBe(0n)
+
           // the books: nothing dangling; the chain agrees with the ledger
           expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
           const reconciliation = yield* Reconciliation

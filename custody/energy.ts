@@ -14,6 +14,9 @@ import { TransferSender } from "./transfer-sender.js"
 
 const TRX = NATIVE_ASSETS.TRC20
 
+/** A taking back the node refused is stored again after this long. */
+export const RECLAIM_RETRY_MS = 10 * 60_000
+
 /** What each of the stake's operations signs. */
 const ACTIONS = {
   energy_delegation: "DelegateEnergy",
@@ -259,7 +262,7 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
         if (outcome._tag === "Failed") {
           if (operation.type === "energy_reclaim")
             yield* Effect.logError(
-              `custody ${operation.id}: taking back ${fromBaseUnits(operation.amount, TRX.decimals)} TRX of energy lent to ${operation.to_address} failed (${outcome.reason}): it stays lent until an operator takes it back`
+              `custody ${operation.id}: taking back ${fromBaseUnits(operation.amount, TRX.decimals)} TRX of energy lent to ${operation.to_address} failed (${outcome.reason}): it stays lent, tried again in ${RECLAIM_RETRY_MS / 60_000} minutes`
             )
           return yield* books.failed(operation, outcome)
         }
@@ -274,9 +277,12 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
       yield* driveStakeAction(found.value)
     })
 
-    /** Lendings whose transfer is over are taken back: the takings-back stored now (the resume pass runs them). */
+    /**
+     * Lendings whose transfer is over are taken back: the takings-back stored now (the resume pass runs
+     * them); one the node refused is tried again ten minutes later.
+     */
     const reclaimDue = Effect.fn("EnergySource.reclaimDue")(function* () {
-      return (yield* store.insertDueReclaims()).length
+      return (yield* store.insertDueReclaims(RECLAIM_RETRY_MS)).length
     })
 
     /**

@@ -17,8 +17,9 @@ ALTER TABLE custody_operations ADD CONSTRAINT custody_operations_merchant_check
 ALTER TABLE custody_operations ADD COLUMN energy_id text REFERENCES custody_operations (id);
 ALTER TABLE custody_operations ADD COLUMN energy_path text CHECK (energy_path IN ('delegated', 'burned'));
 ALTER TABLE custody_operations ADD COLUMN energy_reason text;
--- a lending is taken back once, whatever finds it due
-CREATE UNIQUE INDEX custody_operations_one_reclaim_idx ON custody_operations (parent_id) WHERE type = 'energy_reclaim';
+-- a lending is taken back by one operation at a time, whatever finds it due (one that FAILED is tried again)
+CREATE UNIQUE INDEX custody_operations_one_reclaim_idx ON custody_operations (parent_id)
+  WHERE type = 'energy_reclaim' AND status <> 'FAILED';
 -- what is lent and not yet taken back, found without reading every operation
 CREATE INDEX custody_operations_energy_idx ON custody_operations (type, status)
   WHERE type IN ('energy_delegation', 'energy_reclaim');

@@ -616,9 +616,11 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
 
     /**
      * Lendings final on chain whose transfer is finished and that nothing takes back yet get their taking
-     * back, one each (the unique index), driven by the same wallet's actor: the ids stored.
+     * back, one each (the unique index), driven by the same wallet's actor: the ids stored. A taking back
+     * that FAILED (the node refused it) is tried again `retryAfterMs` after it failed: energy is never left
+     * lent for good on one refusal, and a chain that keeps refusing is told in the log at that pace.
      */
-    const insertDueReclaims = Effect.fn("CustodyStore.insertDueReclaims")(function* () {
+    const insertDueReclaims = Effect.fn("CustodyStore.insertDueReclaims")(function* (retryAfterMs: number) {
       const rows = yield* sql`
         INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address,
                                         to_wallet_id, to_address, amount, parent_id, waiting_for)
@@ -627,7 +629,8 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
                'the wallet''s actor'
         FROM custody_operations d JOIN custody_operations t ON t.id = d.parent_id
         WHERE d.type = 'energy_delegation' AND d.status = 'COMPLETED' AND t.status IN ('COMPLETED', 'FAILED')
-          AND NOT EXISTS (SELECT 1 FROM custody_operations r WHERE r.type = 'energy_reclaim' AND r.parent_id = d.id)
+          AND NOT EXISTS (SELECT 1 FROM custody_operations r WHERE r.type = 'energy_reclaim' AND r.parent_id = d.id
+                          AND (r.status <> 'FAILED' OR r.finished_at > clock_timestamp() - ${retryAfterMs} * interval '1 millisecond'))
         ON CONFLICT DO NOTHING
         RETURNING id`.pipe(Effect.orDie, Effect.flatMap(decodeAll(HashIdRow)))
       return rows.map((r) => r.id)
