@@ -359,6 +359,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         Option.isNone(found) ||
         found.value.type === "withdrawal" ||
         found.value.type === "account_close" ||
+        isStakeOperation(found.value) ||
         found.value.merchant_id !== merchantId ||
         `${found.value.chain}-${found.value.currency}` !== assetKey
       ) {
@@ -468,10 +469,16 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
               continue
             }
             if (funding.value.status === "FAILED")
-              return { failed: funding.value.failure_reason ?? "no reason recorded" } as const
+              return { failed: `gas funding failed: ${funding.value.failure_reason ?? "no reason recorded"}` } as const
           }
           if (usesEnergy(current) && current.energy_path !== "burned" && current.energy_id === null) {
-            yield* energy.reserve(current)
+            // a sweep accepted on the energy path's figures whose energy cannot be had now burns TRX only
+            // within the gas-share rule (the stake went to transfers decided just before it)
+            if ((yield* energy.reserve(current)) === "burned" && current.energy_path === "delegated") {
+              const decided = Option.getOrElse(yield* store.operation(current.id), () => current)
+              const refused = refuseBurn(yield* fullFee, decided.energy_reason ?? "the stake could lend no more")
+              if (refused !== undefined) return { failed: refused } as const
+            }
             continue
           }
           const lending = current.energy_id === null ? Option.none() : yield* store.operation(current.energy_id)
@@ -492,7 +499,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           if (parked >= need.fee && !need.activate) {
             if (lent === undefined || lent.status === "COMPLETED") return "ready" as const
             // only an existing account can borrow energy: lent now, after its funding
-            yield* energy.drive(lent.id)
+            yield* energy.drive(lent.id, "by its transfer")
             continue
           }
           const gas = yield* wallets.gasWallet(current.chain)
@@ -540,7 +547,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           )
           // the gas wallet's actor answered without finishing it (it died): the resume pass comes back here
           if (gas === "pending") return yield* store.waitingFor(operation.id, "the gas funding, resumed later")
-          if (gas !== "ready") return yield* store.fail(operation.id, `gas funding failed: ${gas.failed}`)
+          if (gas !== "ready") return yield* store.fail(operation.id, gas.failed)
           yield* store.setStatus(operation.id, "SWEEPING", "the sweep to be signed")
         }
         const wallet = yield* wallets.byId(operation.wallet_id)
@@ -705,7 +712,13 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
      * energy lent for transfers now over is taken back (stored here, handed over with the rest).
      */
     const resume = Effect.fn("Collections.resume")(function* (olderThanMs: number) {
-      const reclaims = yield* energy.reclaimDue()
+      const reclaims = yield* energy
+        .reclaimDue()
+        .pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logWarning("custody: storing the takings-back of energy failed; tried again", cause), 0)
+          )
+        )
       if (reclaims > 0)
         yield* Effect.logInfo(`custody: taking back the energy lent for ${reclaims} finished transfer(s)`)
       const due = yield* store.open(olderThanMs)

@@ -1,11 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { CustodyStore, type OperationRow, type OperationType } from "../src/stores/custody-store.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { isFinished } from "./custody-operation.js"
+
+/** PostgreSQL chose this transaction to break a deadlock: nothing of it was written, and it may run again. */
+const isDeadlock = (error: SqlError) => Schema.is(Schema.Struct({ code: Schema.Literal("40P01") }))(error.cause)
 
 /** Whether an asset is its chain's native coin (TRX, BNB, SOL). */
 export const isNative = (asset: { readonly chain: Chain; readonly currency: string }) =>
@@ -99,7 +102,7 @@ export class CustodyBooks extends Effect.Service<CustodyBooks>()("facet/CustodyB
             )
           })
         )
-        .pipe(Effect.orDie)
+        .pipe(Effect.retry({ while: isDeadlock, times: 3 }), Effect.orDie)
 
     /** FAILED, and the fee a transaction reverted on chain still burned, in one database transaction. */
     const failed = (
@@ -118,7 +121,7 @@ export class CustodyBooks extends Effect.Service<CustodyBooks>()("facet/CustodyB
             yield* Effect.logWarning(`custody ${operation.id}: ${operation.type} FAILED: ${outcome.reason}`)
           })
         )
-        .pipe(Effect.orDie)
+        .pipe(Effect.retry({ while: isDeadlock, times: 3 }), Effect.orDie)
 
     return { networkFee, finish, failed } as const
   }),

@@ -25,7 +25,8 @@ const TRX = NATIVE_ASSETS.TRC20
 const trx = (sun: bigint) => fromBaseUnits(sun, TRX.decimals)
 
 /** How long `stake`/`unstake` wait for the outcome: the resume pass hands it over within 2 s, then the chain. */
-const WAIT = Duration.seconds(60)
+// mainnet: the hand-over (2 s), a block (3 s) and solidification (~19 blocks, ~57 s), with room for a busy wallet
+const WAIT = Duration.minutes(5)
 const POLL = Duration.seconds(1)
 /** A node slower than this to tell the stake is taken for one that does not answer. */
 const READ_TIMEOUT = Duration.seconds(20)

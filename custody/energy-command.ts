@@ -76,8 +76,8 @@ export const energyCommand = <E>(services: Layer.Layer<EnergyServices, E>) => {
     ).pipe(
       Command.withDescription(
         kind === "energy_stake"
-          ? "freeze AMOUNT TRX of the staking wallet for energy; waits for the outcome (up to 60 s)"
-          : "start unfreezing AMOUNT TRX of the stake not lent (back after the chain's period: 14 days on mainnet); waits for the outcome (up to 60 s)"
+          ? "freeze AMOUNT TRX of the staking wallet for energy; waits for the outcome (up to 5 minutes)"
+          : "start unfreezing AMOUNT TRX of the stake not lent (back after the chain's period: 14 days on mainnet); waits for the outcome (up to 5 minutes)"
       )
     )
 

@@ -30,7 +30,7 @@ export const EnergyReport = Schema.Struct({
   /** Lent by custody for transfers and not yet taken back, and how many lendings that is. */
   lent_by_custody_trx: DecimalString,
   lendings: Schema.Number,
-  /** Stake reserved by lendings still being signed or sent. */
+  /** Stake reserved by lendings not yet final. */
   lending_in_flight_trx: DecimalString,
   /** TRX custody's TRON transactions burned (energy and bandwidth no stake paid for). */
   trx_burned: DecimalString
@@ -96,7 +96,7 @@ export const energyMetrics = (status: EnergyStatus): ReadonlyArray<string> => {
     ...metric("facet_tron_energy_lendings", "Custody's lendings not yet taken back.", String(status.lendings)),
     ...metric(
       "facet_tron_energy_lending_in_flight_trx",
-      "Staked TRX reserved by lendings still being signed or sent.",
+      "Staked TRX reserved by lendings not yet final.",
       trx(status.lendingInFlight)
     ),
     ...metric(

@@ -42,8 +42,9 @@ export type EnergyPlan =
       readonly path: "delegated"
       readonly energy: bigint
       readonly stake: bigint
-      /** Sun of stake the chain said could be lent, when it was read. */
+      /** Sun of stake the chain said could be lent, and when it was read. */
       readonly lendable: bigint
+      readonly readAt: Date
       readonly activation: boolean
       readonly fee: bigint
     }
@@ -153,6 +154,8 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
       const fee = sender.fee + sender.creation
       const owner = (yield* staking).address
       const energy = toLend(needed)
+      // a second early, against the two clocks: a lending final just before the read is counted twice, never none
+      const readAt = new Date(Date.now() - 1000)
       const [stake, lendable, inFlight] = yield* Effect.all([
         chain.stakeFor(owner, energy),
         chain.lendable(owner),
@@ -164,7 +167,7 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
           reason: `the stake can lend ${fromBaseUnits(lendable - inFlight > 0n ? lendable - inFlight : 0n, TRX.decimals)} TRX of its energy now, less than the ${fromBaseUnits(stake, TRX.decimals)} TRX this transfer's ${energy} energy needs`
         } satisfies EnergyPlan
       }
-      return { path: "delegated", energy, stake, lendable, activation, fee } satisfies EnergyPlan
+      return { path: "delegated", energy, stake, lendable, readAt, activation, fee } satisfies EnergyPlan
     })
 
     /**
@@ -193,9 +196,9 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
               return "burned" as const
             }
             yield* store.lockStake
-            // lendings decided since the plan was read count too (one that became final in between is in
-            // neither figure: the chain then refuses the lending, and the transfer burns TRX instead)
-            const inFlight = yield* store.lendingInFlight
+            // every lending the chain's figure may not show counts: those not final yet, and those final
+            // since it was read (decided one at a time under the lock, none is counted by none)
+            const inFlight = (yield* store.lendingInFlight) + (yield* store.lendingFinalSince(planned.readAt))
             if (planned.lendable - inFlight < planned.stake) {
               yield* store.setEnergyPath(
                 operation.id,
@@ -231,26 +234,74 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
       return decided satisfies EnergyPath
     })
 
-    /** A lending, its taking back, a stake or unstake: the staking wallet signs; the fee (bandwidth) is the platform's gas. */
-    const driveStakeAction = (operation: OperationRow & { readonly type: StakeOperation }) =>
+    /**
+     * What keeps an operation of the stake from being signed now, in words; none when it may be. A lending
+     * driven by a hand-over (not by its transfer) waits for its transfer, which activates the address first;
+     * a taking back waits while another transfer borrows at the same address (java-tron would move part of
+     * that transfer's use back with it: it could run out of energy mid-flight).
+     */
+    const notYet = (operation: OperationRow & { readonly type: StakeOperation }, alone: boolean) =>
+      Effect.gen(function* () {
+        if (operation.type === "energy_delegation" && alone)
+          return Option.some("its transfer, which lends it once the address can borrow")
+        if (operation.type !== "energy_reclaim") return Option.none<string>()
+        const inUse = yield* store.lendingInUse(operation.to_address, operation.parent_id ?? "")
+        return Option.map(
+          inUse,
+          (other) => `the transfer borrowing at this address (lending ${other.id}) to finish first`
+        )
+      })
+
+    /**
+     * A taking back after one the node refused: when the chain's final state shows nothing lent to the
+     * address, the lending is over without a transaction (taken back by hand, or by an earlier one). A node
+     * that does not answer proves nothing: it is sent as usual.
+     */
+    const nothingLeftLent = (operation: OperationRow) =>
+      Effect.gen(function* () {
+        if (operation.type !== "energy_reclaim" || operation.parent_id === null) return false
+        if ((yield* store.refusedReclaims(operation.parent_id)) === 0) return false
+        const chain = yield* resources
+        const lent = yield* chain.lentTo(operation.from_address, operation.to_address).pipe(Effect.option)
+        return Option.contains(lent, 0n)
+      })
+
+    /**
+     * A lending, its taking back, a stake or unstake: the staking wallet signs; the fee (bandwidth) is the
+     * platform's gas. One already signed is followed to its end whatever the configuration says now (a new
+     * staking wallet never signs for an old one's operation).
+     */
+    const driveStakeAction = (operation: OperationRow & { readonly type: StakeOperation }, alone: boolean) =>
       Effect.gen(function* () {
         const owner = yield* staking
-        if (owner.address !== operation.from_address) {
-          return yield* books.failed(operation, {
-            reason: `the staking wallet is now ${owner.address}, not ${operation.from_address} (FACET_TRON_STAKING_INDEX changed)`,
-            burned: 0n
-          })
+        const started = (yield* store.attempts(operation.id)).length > 0
+        const sameOwner = owner.address === operation.from_address
+        const changed = `the staking wallet is now ${owner.address}, not ${operation.from_address} (FACET_TRON_STAKING_INDEX changed)`
+        if (!started) {
+          if (!sameOwner) return yield* books.failed(operation, { reason: changed, burned: 0n })
+          if (operation.type === "energy_delegation") {
+            // its transfer is over (failed before it): lending now would only cost bandwidth
+            const parent = operation.parent_id === null ? Option.none() : yield* store.operation(operation.parent_id)
+            if (Option.isSome(parent) && isFinished(parent.value.status))
+              return yield* books.failed(operation, {
+                reason: "its transfer finished before energy was lent",
+                burned: 0n
+              })
+          }
+          const waiting = yield* notYet(operation, alone)
+          if (Option.isSome(waiting)) return yield* store.waitingFor(operation.id, waiting.value)
+          if (yield* nothingLeftLent(operation)) {
+            yield* sql
+              .withTransaction(
+                Effect.zipRight(store.complete(operation.id), store.markTakenBack(operation.parent_id ?? ""))
+              )
+              .pipe(Effect.orDie)
+            return yield* Effect.logInfo(
+              `custody ${operation.id}: nothing of lending ${operation.parent_id} is lent to ${operation.to_address} any more (the chain's final state): over without a transaction`
+            )
+          }
         }
-        if (operation.type === "energy_delegation" && (yield* store.attempts(operation.id)).length === 0) {
-          // nothing signed yet and its transfer is over (failed before it): lending now would only cost bandwidth
-          const parent = operation.parent_id === null ? Option.none() : yield* store.operation(operation.parent_id)
-          if (Option.isSome(parent) && isFinished(parent.value.status))
-            return yield* books.failed(operation, {
-              reason: "its transfer finished before energy was lent",
-              burned: 0n
-            })
-        }
-        const outcome = yield* sender.send(operation, {
+        const leg = {
           from: owner.key,
           to: operation.to_address,
           currency: TRX.currency,
@@ -258,7 +309,13 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
           decimals: TRX.decimals,
           walletId: operation.wallet_id,
           action: { _tag: ACTIONS[operation.type] }
-        })
+        }
+        const finished = sameOwner
+          ? Option.some(yield* sender.send(operation, leg))
+          : yield* sender.watch(operation, leg)
+        // signed by the old staking wallet and proven dead: nothing landed, and nothing is signed again
+        if (Option.isNone(finished)) return yield* books.failed(operation, { reason: changed, burned: 0n })
+        const outcome = finished.value
         if (outcome._tag === "Failed") {
           if (operation.type === "energy_reclaim")
             yield* Effect.logError(
@@ -266,15 +323,28 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
             )
           return yield* books.failed(operation, outcome)
         }
-        yield* books.finish(operation, outcome, [books.networkFee(operation, outcome.fee)])
+        yield* books.finish(
+          operation,
+          outcome,
+          [books.networkFee(operation, outcome.fee)],
+          operation.type === "energy_reclaim" && operation.parent_id !== null
+            ? store.markTakenBack(operation.parent_id)
+            : Effect.void
+        )
       })
 
-    /** What an actor runs for an energy operation: safe to run again at any point. */
-    const drive = Effect.fn("EnergySource.drive")(function* (operationId: string) {
+    /**
+     * What an actor runs for an energy operation: safe to run again at any point. `by its transfer`: the
+     * transfer the lending is for drives it inline, once the address can borrow; otherwise it was handed over.
+     */
+    const drive = Effect.fn("EnergySource.drive")(function* (
+      operationId: string,
+      by: "handed over" | "by its transfer" = "handed over"
+    ) {
       const found = yield* store.operation(operationId)
       if (Option.isNone(found) || isFinished(found.value.status) || !isStakeOperation(found.value)) return
-      // a node that does not answer is waited for inside the sender; nothing here fails
-      yield* driveStakeAction(found.value)
+      // a node that does not answer is waited for inside the sender (and proves nothing to nothingLeftLent)
+      yield* driveStakeAction(found.value, by === "handed over")
     })
 
     /**

@@ -56,6 +56,8 @@ export const SendOutcome = Data.taggedEnum<SendOutcome>()
 type Included = Omit<TransactionLookup, "blockNumber"> & { readonly blockNumber: bigint }
 
 type Step = Data.TaggedEnum<{
+  /** Nothing of the transfer is out and this caller may not sign one (`watch`). */
+  Stop: {}
   Wait: { readonly what: string }
   Halt: { readonly why: string }
   Again: {}
@@ -324,10 +326,17 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         })
       })
 
-    const step = (client: ChainClient, operation: OperationRow, leg: TransferLeg): Effect.Effect<Step, ChainRpcError> =>
+    const step = (
+      client: ChainClient,
+      operation: OperationRow,
+      leg: TransferLeg,
+      maySign: boolean
+    ): Effect.Effect<Step, ChainRpcError> =>
       Effect.gen(function* () {
         const live = yield* store.liveAttempt(operation.id)
         if (Option.isNone(live)) {
+          // read in the same step that would sign: whoever may not sign stops here, whatever it read before
+          if (!maySign) return Step.Stop()
           const signed = yield* sign(client, operation, leg).pipe(
             Effect.map(Either.right),
             Effect.catchTags({
@@ -483,7 +492,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         let halted = operation.halted_reason !== null
         for (;;) {
           if (reach === "watch" && (yield* stopsHere)) return Option.none<SendOutcome>()
-          const next = yield* step(client, operation, leg).pipe(
+          const next = yield* step(client, operation, leg, reach !== "watch").pipe(
             // a node that does not answer is waited for, never a reason to sign something new
             Effect.catchTag("ChainRpcError", (error) =>
               Effect.succeed(Step.Wait({ what: `the ${operation.chain} node (${error.message})` }))
@@ -503,6 +512,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
             yield* Effect.logInfo(`custody ${operation.id}: wallet ${operation.from_address} no longer halted`)
           }
           if (next._tag === "Done") return Option.some(next.outcome)
+          if (next._tag === "Stop") return Option.none<SendOutcome>()
           if (next._tag === "Wait") {
             yield* store.waitingFor(operation.id, next.what)
             if (reach === "sent" && (yield* stopsHere)) return Option.none<SendOutcome>()

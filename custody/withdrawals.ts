@@ -430,7 +430,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
             .ensureGas(operation)
             .pipe(Effect.retry({ while: (e) => e._tag === "ChainRpcError", times: 20 }))
           if (gas === "pending") return yield* store.waitingFor(operation.id, "the gas funding, resumed later")
-          if (gas !== "ready") return yield* fail(`gas funding failed: ${gas.failed}`, 0n)
+          if (gas !== "ready") return yield* fail(gas.failed, 0n)
           yield* store.setStatus(operation.id, "SWEEPING", "the withdrawal to be signed")
         }
         const main = yield* Effect.orDie(wallets.byId(operation.wallet_id))

@@ -20,9 +20,16 @@ ALTER TABLE custody_operations ADD COLUMN energy_reason text;
 -- a lending is taken back by one operation at a time, whatever finds it due (one that FAILED is tried again)
 CREATE UNIQUE INDEX custody_operations_one_reclaim_idx ON custody_operations (parent_id)
   WHERE type = 'energy_reclaim' AND status <> 'FAILED';
--- what is lent and not yet taken back, found without reading every operation
-CREATE INDEX custody_operations_energy_idx ON custody_operations (type, status)
-  WHERE type IN ('energy_delegation', 'energy_reclaim');
+-- a lending's taking back, once final (or once the chain shows nothing of it lent): what is still lent is
+-- found without reading every lending ever made
+ALTER TABLE custody_operations ADD COLUMN taken_back_at timestamptz;
+CREATE INDEX custody_operations_lent_idx ON custody_operations (to_address)
+  WHERE type = 'energy_delegation' AND status <> 'FAILED' AND taken_back_at IS NULL;
+CREATE INDEX custody_operations_in_flight_lendings_idx ON custody_operations (created_at)
+  WHERE type = 'energy_delegation' AND status NOT IN ('COMPLETED', 'FAILED');
+-- whether custody ever funded a wallet (it exists on chain whatever a node says), asked on every plan
+CREATE INDEX custody_operations_funded_idx ON custody_operations (to_wallet_id)
+  WHERE type = 'gas_funding' AND status = 'COMPLETED';
 
 -- The staking wallet, when it is not the TRON gas wallet itself (FACET_TRON_STAKING_INDEX): account 0 like it.
 ALTER TABLE wallets DROP CONSTRAINT wallets_kind_check;

@@ -114,6 +114,8 @@ export interface ResourcePrices {
 export interface EnergyResources {
   readonly account: (address: string) => Effect.Effect<ResourceAccount, ChainRpcError>
   readonly stake: (owner: string) => Effect.Effect<EnergyStake, ChainRpcError>
+  /** Sun of `owner`'s stake lent to `receiver` for energy, in solidified state (the chain's final word). */
+  readonly lentTo: (owner: string, receiver: string) => Effect.Effect<bigint, ChainRpcError>
   readonly prices: Effect.Effect<ResourcePrices, ChainRpcError>
   /** Energy a token transfer would use now, the contract's dynamic factor included (the node runs it unsent). */
   readonly transferEnergy: (request: {

@@ -243,6 +243,7 @@ export const makeFailoverClient = (
     const noEnergy: EnergyResources = {
       account: () => missing,
       stake: () => missing,
+      lentTo: () => missing,
       prices: missing,
       transferEnergy: () => missing,
       lendable: () => missing,
@@ -275,6 +276,7 @@ export const makeFailoverClient = (
             energy: {
               account: (address) => call((c) => (c.energy ?? noEnergy).account(address)),
               stake: (owner) => call((c) => (c.energy ?? noEnergy).stake(owner)),
+              lentTo: (owner, receiver) => call((c) => (c.energy ?? noEnergy).lentTo(owner, receiver)),
               prices: call((c) => (c.energy ?? noEnergy).prices),
               transferEnergy: (request) => call((c) => (c.energy ?? noEnergy).transferEnergy(request)),
               lendable: (owner) => call((c) => (c.energy ?? noEnergy).lendable(owner)),

@@ -96,16 +96,20 @@ export class Ledger extends Effect.Service<Ledger>()("facet/Ledger", {
           kind: t.kind,
           reference: t.reference
         })),
-        [...totals.values()].map((t) => ({
-          account: t.account.name,
-          chain: t.chain,
-          currency: t.currency,
-          kind: t.account.kind,
-          merchant_id: t.account.merchantId,
-          wallet_id: t.account.walletId,
-          debits_posted: t.debit.toString(),
-          credits_posted: t.credit.toString()
-        }))
+        // in one order for every caller: transactions posting to the same accounts (a gas wallet's fundings
+        // finishing together) lock their balance rows in that order, and so never wait on each other in a cycle
+        [...totals.entries()]
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([, t]) => ({
+            account: t.account.name,
+            chain: t.chain,
+            currency: t.currency,
+            kind: t.account.kind,
+            merchant_id: t.account.merchantId,
+            wallet_id: t.account.walletId,
+            debits_posted: t.debit.toString(),
+            credits_posted: t.credit.toString()
+          }))
       )
     })
 

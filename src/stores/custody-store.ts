@@ -592,6 +592,17 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     const lockStake = sql`SELECT pg_advisory_xact_lock(hashtext('facet/energy-stake'))`.pipe(Effect.asVoid)
 
     /** Sun of stake lent by lendings not yet final (not yet in the chain's figures), in the caller's transaction. */
+    /**
+     * Sun of stake lent by lendings final since `since` (the moment the chain's figures were read: they may
+     * not show them), in the caller's transaction.
+     */
+    const lendingFinalSince = (since: Date) =>
+      sql`
+        SELECT coalesce(sum(amount), 0)::text AS total FROM custody_operations
+        WHERE type = 'energy_delegation' AND status = 'COMPLETED' AND finished_at >= ${since}`.pipe(
+        Effect.flatMap(decodeScalar(SumRow, "total", () => 0n))
+      )
+
     const lendingInFlight = sql`
         SELECT coalesce(sum(amount), 0)::text AS total FROM custody_operations
         WHERE type = 'energy_delegation' AND status NOT IN ('COMPLETED', 'FAILED')`.pipe(
@@ -628,12 +639,42 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
                d.currency, d.wallet_id, d.from_address, d.to_wallet_id, d.to_address, d.amount, d.id,
                'the wallet''s actor'
         FROM custody_operations d JOIN custody_operations t ON t.id = d.parent_id
-        WHERE d.type = 'energy_delegation' AND d.status = 'COMPLETED' AND t.status IN ('COMPLETED', 'FAILED')
+        WHERE d.type = 'energy_delegation' AND d.status = 'COMPLETED' AND d.taken_back_at IS NULL
+          AND t.status IN ('COMPLETED', 'FAILED')
           AND NOT EXISTS (SELECT 1 FROM custody_operations r WHERE r.type = 'energy_reclaim' AND r.parent_id = d.id
                           AND (r.status <> 'FAILED' OR r.finished_at > clock_timestamp() - ${retryAfterMs} * interval '1 millisecond'))
         ON CONFLICT DO NOTHING
         RETURNING id`.pipe(Effect.orDie, Effect.flatMap(decodeAll(HashIdRow)))
       return rows.map((r) => r.id)
+    })
+
+    /** The lending is over (its taking back is final, or the chain shows nothing of it lent), in the caller's transaction. */
+    const markTakenBack = (lendingId: string) =>
+      sql`UPDATE custody_operations SET taken_back_at = clock_timestamp() WHERE id = ${lendingId} AND taken_back_at IS NULL`.pipe(
+        Effect.asVoid
+      )
+
+    /**
+     * Another lending to the same address whose transfer is not finished (it may be sending on that energy
+     * now): taking an earlier one back meanwhile would take part of its energy with it (java-tron moves the
+     * borrower's use back in proportion), so a taking back waits for it.
+     */
+    const lendingInUse = Effect.fn("CustodyStore.lendingInUse")(function* (toAddress: string, exceptId: string) {
+      return yield* sql`
+        SELECT d.id FROM custody_operations d JOIN custody_operations t ON t.id = d.parent_id
+        WHERE d.type = 'energy_delegation' AND d.status <> 'FAILED' AND d.taken_back_at IS NULL
+          AND d.to_address = ${toAddress} AND d.id <> ${exceptId} AND t.status NOT IN ('COMPLETED', 'FAILED')
+        LIMIT 1`.pipe(Effect.orDie, Effect.flatMap(decodeFirst(HashIdRow)))
+    })
+
+    /** How many takings back of the lending the node refused (a retry checks the chain first). */
+    const refusedReclaims = Effect.fn("CustodyStore.refusedReclaims")(function* (lendingId: string) {
+      return yield* sql`
+        SELECT count(*)::int AS n FROM custody_operations
+        WHERE type = 'energy_reclaim' AND parent_id = ${lendingId} AND status = 'FAILED'`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
+      )
     })
 
     /** Whether custody ever completed a gas funding to the wallet (its address exists on chain, whatever a node says). */
@@ -651,9 +692,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     const lentOut = Effect.fn("CustodyStore.lentOut")(function* () {
       const [row] = yield* sql`
         SELECT coalesce(sum(d.amount), 0)::text AS total, count(*)::int AS n FROM custody_operations d
-        WHERE d.type = 'energy_delegation' AND d.status = 'COMPLETED'
-          AND NOT EXISTS (SELECT 1 FROM custody_operations r
-                          WHERE r.type = 'energy_reclaim' AND r.parent_id = d.id AND r.status = 'COMPLETED')`.pipe(
+        WHERE d.type = 'energy_delegation' AND d.status = 'COMPLETED' AND d.taken_back_at IS NULL`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeAll(LentRow))
       )
@@ -671,9 +710,13 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     return {
       lockStake,
       lendingInFlight,
+      lendingFinalSince,
       insertLending,
       setEnergyPath,
       insertDueReclaims,
+      markTakenBack,
+      lendingInUse,
+      refusedReclaims,
       everFunded,
       lentOut,
       tronBurned,

@@ -98,6 +98,15 @@ const AccountResource = Schema.Struct({
   TotalEnergyLimit: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   TotalEnergyWeight: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
+/** `getdelegatedresourcev2`: `{}` when nothing is lent; java-tron leaves zero fields out. */
+const DelegatedResources = Schema.Struct({
+  delegatedResource: Schema.optionalWith(
+    Schema.Array(
+      Schema.Struct({ frozen_balance_for_energy: Schema.optionalWith(Schema.Number, { default: () => 0 }) })
+    ),
+    { default: () => [] }
+  )
+})
 const DelegatableSize = Schema.Struct({ max_size: Schema.optionalWith(Schema.Number, { default: () => 0 }) })
 const SUN_PER_TRX = 1_000_000n
 const ConstantResult = Schema.Struct({
@@ -411,6 +420,15 @@ export const makeTronClient = (settings: TronSettings) =>
               .filter((f) => f.type === undefined || f.type === "BANDWIDTH")
               .reduce((sum, f) => sum + BigInt(f.amount ?? 0), 0n)
           }
+        }),
+      lentTo: (owner, receiver) =>
+        Effect.gen(function* () {
+          const answer = yield* post(
+            "walletsolidity/getdelegatedresourcev2",
+            { fromAddress: yield* hexOf(owner), toAddress: yield* hexOf(receiver) },
+            DelegatedResources
+          )
+          return answer.delegatedResource.reduce((sum, d) => sum + BigInt(d.frozen_balance_for_energy), 0n)
         }),
       prices: Effect.map(chainPrices, (p) => ({
         energy: p.energy,
