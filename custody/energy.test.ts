@@ -13,40 +13,7 @@ import { eventually } from "../test/webhook-receiver.js"
 import { balances, clientOf, fundedAddress, pay, sweep, untilFinished } from "../test/custody-flows.js"
 import { Collections } from "./collections.js"
 import { EnergySource } from "./energy.js"
-
-const SUN = 1_000_000n
-
-/** A custody operation once it is COMPLETED or FAILED (the running service's resume pass drives it). */
-const operationFinished = (id: string) =>
-  Effect.flatMap(CustodyStore, (store) =>
-    Effect.map(
-      eventually(
-        store.operation(id),
-        (found) => Option.isSome(found) && (found.value.status === "COMPLETED" || found.value.status === "FAILED"),
-        60_000
-      ),
-      Option.getOrThrow
-    )
-  )
-
-/** The sun of stake the staking wallet has lent, as the chain says, once it is `expected`. */
-const lentOnChain = (expected: bigint) =>
-  Effect.flatMap(EnergySource, (energy) =>
-    Effect.map(
-      eventually(energy.status(), (s) => s.lentOnChain === expected, 60_000),
-      (s) => s.lentOnChain
-    )
-  )
-
-/** What custody's transactions of an operation burned on chain, in sun. */
-const burnedBy = (operationId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ fee: string }>`
-        SELECT coalesce(sum(fee), 0)::text AS fee FROM custody_transactions WHERE operation_id = ${operationId} AND status = 'final'`,
-      (rows) => BigInt(rows[0]?.fee ?? "0")
-    )
-  )
+import { burnedBy, lentOnChain, operationFinished, SUN } from "../test/energy-flows.js"
 
 describe("TRON energy lent from the platform's stake", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "300 seconds" })((it) => {

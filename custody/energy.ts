@@ -1,9 +1,11 @@
 import { SqlClient } from "@effect/sql"
+import { randomBytes } from "node:crypto"
 import { Effect, Option } from "effect"
 import type { ChainAction, EnergyResources } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { NATIVE_ASSETS } from "../src/domain/chain.js"
 import { newId } from "../src/ids.js"
+import { tronAddress } from "../src/keys/address-encoding.js"
 import { fromBaseUnits } from "../src/money.js"
 import { CustodyStore, type EnergyPath, type OperationRow } from "../src/stores/custody-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
@@ -142,14 +144,23 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
       readonly amount: bigint
       /** The wallet that sends (whether custody funded it before). */
       readonly walletId: string
+      /**
+       * The recipient may hold none of the token by the time the transfer is signed (an external address
+       * may empty itself; a quote may have no recipient yet): planned for a new holder at least.
+       */
+      readonly recipientMayChange?: boolean
     }) {
       if (!config.energy.enabled)
         return { path: "burned", reason: "energy from the stake is off (FACET_TRON_ENERGY)" } satisfies EnergyPlan
       const chain = yield* resources
-      const [sender, needed] = yield* Effect.all([
+      const [sender, estimated, toNewHolder] = yield* Effect.all([
         senderNeeds(request.from, request.walletId),
-        chain.transferEnergy(request)
+        chain.transferEnergy(request),
+        request.recipientMayChange === true
+          ? chain.transferEnergy({ ...request, to: tronAddress(randomBytes(20)) })
+          : Effect.succeed(0n)
       ])
+      const needed = estimated > toNewHolder ? estimated : toNewHolder
       const activation = sender.activate
       const fee = sender.fee + sender.creation
       const owner = (yield* staking).address
@@ -183,7 +194,8 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
         to: operation.to_address,
         currency: operation.currency,
         amount: operation.amount,
-        walletId: operation.wallet_id
+        walletId: operation.wallet_id,
+        recipientMayChange: operation.type === "withdrawal"
       })
       const owner = yield* staking
       const decided = yield* sql

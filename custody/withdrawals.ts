@@ -148,7 +148,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
                 to: toAddress ?? main.address,
                 currency: policy.currency,
                 amount: units,
-                walletId: main.id
+                walletId: main.id,
+                recipientMayChange: true
               })
               .pipe(Effect.catchTag("ChainRpcError", unavailable))
           : undefined
