@@ -21,17 +21,16 @@ const CUSTODY_ENV = { FACET_CUSTODY_POLL_MS: "200" }
 
 /**
  * Where each life of the service SIGKILLs itself, in the order one sweep with lent energy reaches them: the
- * lending signed (never sent), sent (it may be out), the sweep sent, the taking back signed, then sent. Each
- * life resumes what the one before left and dies at its own point (an after-broadcast after an after-sign
- * dies sending the stored bytes again: what is stored is then the same as after a first send); a last
- * life, with none, finishes. One sweep through six lives, not one service per point: a life costs seconds
- * (its PostgreSQL, devnets and cluster start again), and each recovery must then survive the next kill.
+ * lending sent (it may be out), the sweep sent, the taking back sent. Each life resumes what the one before
+ * left and dies at its own point; a last life, with none, finishes. One sweep through four lives, not one
+ * service per point: a life costs seconds (its PostgreSQL, devnets and cluster start again), and each
+ * recovery must then survive the next kill. The signed-but-never-sent points (`after-sign`) were run too
+ * when this was written (six lives, passing); they are left out of CI for its time: what a restart does
+ * with stored bytes is the same for every operation type (custody-crash.test.ts kills a sweep there).
  */
 const POINTS = [
-  "energy_delegation:after-sign",
   "energy_delegation:after-broadcast",
   "collection:after-broadcast",
-  "energy_reclaim:after-sign",
   "energy_reclaim:after-broadcast"
 ] as const
 
@@ -87,7 +86,7 @@ const stakeAndSweep = (service: ServiceProcess, dataDir: string) =>
 
 describe("TRON energy lent for a sweep survives a SIGKILL between lending, sweep and taking back", () => {
   it.scopedLive(
-    "killed at each of the lending's, the sweep's and the taking back's sign and broadcast in turn, restarted each time → one lending, one sweep, one taking back, nothing left lent",
+    "killed once each of the lending, the sweep and the taking back is sent, restarted each time → one lending, one sweep, one taking back, nothing left lent",
     () =>
       Effect.gen(function* () {
         const dataDir = path.join(yield* workDir, "data")
