@@ -1,12 +1,16 @@
 import "../test/fast-devnets.js"
 
+// the devnet gas wallet's 100,000 TRX are under this: on TRX alone TRON's gas is low (sweeps go on: only
+// an empty gas wallet refuses them), and the stake's energy makes it ok
+process.env.FACET_GAS_LOW_TRC20 = "1000000"
+
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { Reconciliation } from "../indexer/reconciliation.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
 import { asRecord } from "../test/json.js"
-import { TestAppLive } from "../test/http-harness.js"
+import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
@@ -15,11 +19,26 @@ import { Collections } from "./collections.js"
 import { EnergySource } from "./energy.js"
 import { burnedBy, lentOnChain, operationFinished, SUN } from "../test/energy-flows.js"
 
+const records = (value: unknown) => (Array.isArray(value) ? value.map(asRecord) : [])
+
+/** TRC20 USDT's network in the merchant's portfolio. */
+const tronNetwork = (apiKey: string) =>
+  Effect.map(
+    Effect.flatMap(TestClient, (c) => c.request("GET", "/v1/wallet-portfolio", { apiKey })),
+    (res) => {
+      expect(res.status, res.text).toBe(200)
+      const usdt = records(asRecord(res.body).assets).find((a) => a.currency === "USDT")
+      return records(usdt?.networks).find((n) => n.chain === "TRC20") ?? {}
+    }
+  )
+
 describe("TRON energy lent from the platform's stake", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "300 seconds" })((it) => {
     it.effect("no stake: the sweep burns TRX, and its answer says why no energy could be had", () =>
       Effect.gen(function* () {
         const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+        // TRX alone (under FACET_GAS_LOW_TRC20), no stake: TRON's gas is low
+        expect(yield* tronNetwork(apiKey)).toMatchObject({ gas_asset: "TRX", gas_status: "low" })
         const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "1000")
         const started = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
         expect(started.status, started.text).toBe(200)
@@ -77,6 +96,21 @@ describe("TRON energy lent from the platform's stake", () => {
           expect(staked.lentOnChain).toBe(0n)
 
           const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
+          // the gas status counts the stake's energy: TRX alone would still say low (read again once 5 s old)
+          yield* eventually(tronNetwork(apiKey), (n) => n.gas_status === "ok", 15_000)
+          expect(yield* tronNetwork(apiKey)).toMatchObject({ gas_status: "ok" })
+          // operators see the same, and why: the stake lends two transfers' energy (17,876 TRX each)
+          const http = yield* TestClient
+          const health = asRecord((yield* http.request("GET", "/health")).body)
+          const tron = records(asRecord(health.custody).gas_wallets).find((g) => g.chain === "TRC20")
+          expect(tron).toMatchObject({
+            gas_status: "ok",
+            energy: { lendable: "50000", per_transfer: "17876", transfers: 2 }
+          })
+          const metrics = (yield* http.request("GET", "/metrics")).text
+          expect(metrics).toContain(`facet_gas_wallet_status{chain="TRC20",status="ok"} 1`)
+          expect(metrics).toContain(`facet_gas_wallet_energy_transfers{chain="TRC20"} 2`)
+
           // a fresh address: its activation (the chain's creation fee) is the only TRX this sweep costs
           const receive = yield* fundedAddress(apiKey, "TRC20", "USDT", "10")
           const started = yield* sweep(apiKey, "TRC20-USDT", { from_wallet_id: receive.walletId })
