@@ -74,7 +74,7 @@ const refusal = (kind: StakeChange, amount: bigint, status: EnergyStatus) => {
       ? `stake ${trx(amount)} TRX: the staking wallet ${status.address} holds ${trx(status.balance)} TRX`
       : undefined
   }
-  // stake reserved by a lending not yet sent would leave that lending without it (its transfer burns TRX)
+  // stake reserved by a lending not yet final would leave that lending without it (its transfer burns TRX)
   const free = status.staked - status.lentOnChain - status.lendingInFlight
   return amount > free
     ? `unstake ${trx(amount)} TRX: ${trx(free > 0n ? free : 0n)} TRX of the stake is neither lent nor reserved (staked ${trx(status.staked)}, lent ${trx(status.lentOnChain)}, reserved by lendings in flight ${trx(status.lendingInFlight)})`
