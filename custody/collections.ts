@@ -11,7 +11,7 @@ import { AssetStore } from "../src/stores/asset-store.js"
 import { OrderStore } from "../src/stores/order-store.js"
 import { WalletStore } from "../src/stores/wallet-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { CustodyConfig } from "./custody-config.js"
+import { CustodyConfig, withGasMargin } from "./custody-config.js"
 import { CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
 import { CustodyBooks, isNative, isStakeOperation } from "./custody-books.js"
 import { isFinished, type SweepOperation } from "./custody-operation.js"
@@ -104,7 +104,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
         client.feeEstimate({ from, to, currency, amount, sponsored: chain === "SOLANA" })
       )
 
-    const withMargin = (units: bigint) => units + (units * BigInt(config.gasMarginPercent)) / 100n
+    const withMargin = (units: bigint) => withGasMargin(config, units)
 
     /** The value of base units of a currency in USDT, when it has a price. */
     const valueInUsdt = (currency: string, units: bigint, decimals: number) =>

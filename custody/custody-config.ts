@@ -170,5 +170,12 @@ export const CustodyConfigLive = Layer.effect(
   })
 )
 
+/**
+ * `units` (gas, energy) with FACET_GAS_MARGIN_PERCENT on top: what a gas funding sends and what a lending
+ * lends, for the price or the call moving before the transfer is signed.
+ */
+export const withGasMargin = (config: CustodyConfigShape, units: bigint) =>
+  units + (units * BigInt(config.gasMarginPercent)) / 100n
+
 export const gasThresholdsOf = (config: CustodyConfigShape, chain: Chain): GasThresholds | undefined =>
   chain === "POLYGON" ? undefined : config.gasThresholds[chain]

@@ -132,6 +132,8 @@ describe("TRON energy lent from the platform's stake", () => {
           const client = yield* clientOf("TRC20")
           expect(yield* client.balance(receive.address, "USDT")).toBe(0n)
           expect(yield* balances(merchantId, "TRC20", "USDT")).toEqual({ uncollected: "0", available: "10" })
+          // the activation's 1 sun, the lending and its taking back are the platform's: no TRX for the merchant
+          expect(yield* balances(merchantId, "TRC20", "TRX")).toBeUndefined()
 
           // taken back: the reclaim is a custody operation of its own, and the chain lends nothing any more
           // (stored by the service's resume pass, every 2 s)

@@ -10,7 +10,7 @@ import { fromBaseUnits } from "../src/money.js"
 import { CustodyStore, type EnergyPath, type OperationRow } from "../src/stores/custody-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { CustodyBooks, isStakeOperation, type StakeOperation } from "./custody-books.js"
-import { CustodyConfig } from "./custody-config.js"
+import { CustodyConfig, withGasMargin } from "./custody-config.js"
 import { isFinished } from "./custody-operation.js"
 import { TransferSender } from "./transfer-sender.js"
 
@@ -28,9 +28,6 @@ const ACTIONS = {
   bandwidth_stake: "StakeBandwidth",
   bandwidth_unstake: "UnstakeBandwidth"
 } as const satisfies Record<StakeOperation, ChainAction["_tag"]>
-
-/** Energy lent for a transfer that needs `needed`: that and the gas margin on it (it all comes back). */
-export const energyToLend = (needed: bigint, marginPercent: number) => needed + (needed * BigInt(marginPercent)) / 100n
 
 /**
  * How a TRC20 transfer's energy would be paid for now, and what the platform burns on that path (in sun):
@@ -105,7 +102,7 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
 
     const staking = Effect.orDie(wallets.stakingWallet(config.energy.stakingIndex))
 
-    const toLend = (needed: bigint) => energyToLend(needed, config.gasMarginPercent)
+    const toLend = (needed: bigint) => withGasMargin(config, needed)
 
     /**
      * What a sender paid for with lent energy must still hold, in sun: bandwidth when its free bytes of the

@@ -4,8 +4,7 @@ import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
 import type { GasStatus } from "../src/domain/wallet-portfolio.js"
 import { fromBaseUnits, MoneyDecimal } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { CustodyConfig, gasThresholdsOf } from "./custody-config.js"
-import { energyToLend } from "./energy.js"
+import { CustodyConfig, gasThresholdsOf, withGasMargin } from "./custody-config.js"
 
 export const GAS_CHAINS = ["TRC20", "BEP20", "SOLANA"] as const satisfies ReadonlyArray<Chain>
 
@@ -81,7 +80,7 @@ export class GasWallets extends Effect.Service<GasWallets>()("facet/GasWallets",
       return yield* Effect.all(
         {
           lendable: reads.value.lendable(owner.address),
-          perTransfer: reads.value.stakeFor(owner.address, energyToLend(USDT_TRANSFER_ENERGY, config.gasMarginPercent))
+          perTransfer: reads.value.stakeFor(owner.address, withGasMargin(config, USDT_TRANSFER_ENERGY))
         },
         { concurrency: 2 }
       ).pipe(Effect.timeout("3 seconds"), Effect.option)

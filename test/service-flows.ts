@@ -71,18 +71,17 @@ export const killedItself = (service: ServiceProcess) =>
     () => service.log()
   )
 
+/** Our TRON client on the devnet of a service's data directory. */
+const tronClientOf = (dataDir: string) =>
+  Effect.flatMap(readDevnetFile(dataDir), (file) =>
+    makeTronClient({ url: file.tron.url, tokens: new Map(Object.entries(file.tron.tokens)), confirmations: 3 })
+  )
+
 /** The on-chain token balance of an address, read through our own chain clients from the devnet file. */
 export const tokenBalance = (dataDir: string, chain: "TRC20" | "BEP20", address: string) =>
   Effect.gen(function* () {
+    if (chain === "TRC20") return yield* (yield* tronClientOf(dataDir)).balance(address, "USDT")
     const file = yield* readDevnetFile(dataDir)
-    if (chain === "TRC20") {
-      const client = yield* makeTronClient({
-        url: file.tron.url,
-        tokens: new Map(Object.entries(file.tron.tokens)),
-        confirmations: 3
-      })
-      return yield* client.balance(address, "USDT")
-    }
     const usdt = file.bep20.tokens.USDT ?? ""
     const client = yield* makeBep20Client({
       rpcUrl: file.bep20.rpcUrl,
@@ -93,34 +92,16 @@ export const tokenBalance = (dataDir: string, chain: "TRC20" | "BEP20", address:
     return yield* client.balance(address, "USDT")
   }).pipe(Effect.provide(ReadOnlySigner), Effect.orDie)
 
-/** A TRON devnet's final state over its node API (java-tron's `walletsolidity`, addresses in base58). */
-const tronSolid = (dataDir: string, method: string, body: Record<string, unknown>) =>
-  Effect.flatMap(readDevnetFile(dataDir), (file) =>
-    Effect.promise(() =>
-      fetch(`${file.tron.url}/walletsolidity/${method}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ...body, visible: true })
-      }).then((r) => r.json())
-    )
-  ).pipe(Effect.map(asRecord))
-
 /**
- * Sun of stake `owner` lends on the TRON devnet, final: to `receiver` (its Stake 2.0 delegation records),
- * and to anyone (its account's `delegated_frozenV2_balance_for_energy`).
+ * Sun of stake `owner` lends on the TRON devnet, read through our own TRON client: to `receiver` (its
+ * delegation records, final state), and to anyone (its account's figure).
  */
 export const energyLent = (dataDir: string, owner: string, receiver: string) =>
   Effect.gen(function* () {
-    const records = (yield* tronSolid(dataDir, "getdelegatedresourcev2", { fromAddress: owner, toAddress: receiver }))
-      .delegatedResource
-    const toReceiver = (Array.isArray(records) ? records.map(asRecord) : []).reduce(
-      (sum, r) => sum + BigInt(Number(r.frozen_balance_for_energy ?? 0)),
-      0n
-    )
-    const account = yield* tronSolid(dataDir, "getaccount", { address: owner })
-    const resource = account.account_resource === undefined ? {} : asRecord(account.account_resource)
+    const energy = (yield* tronClientOf(dataDir)).energy
+    if (energy === undefined) return yield* Effect.dieMessage("the TRON client has no Stake 2.0 reads")
     return {
-      toReceiver,
-      toAnyone: BigInt(Number(resource.delegated_frozenV2_balance_for_energy ?? 0))
+      toReceiver: yield* energy.lentTo(owner, receiver),
+      toAnyone: (yield* energy.stake(owner)).lent
     }
-  })
+  }).pipe(Effect.provide(ReadOnlySigner), Effect.orDie)
