@@ -276,6 +276,15 @@ export class PaymentLinks extends Effect.Service<PaymentLinks>()("facet/PaymentL
         Date.parse(request.expires_at) <= DateTime.toEpochMillis(yield* DateTime.now)
       )
         return yield* invalid("expires_at must be in the future")
+      const currencies = new Set(
+        [request.currency, ...(request.accepted_assets ?? []).map((a) => a.currency)].flatMap((c) =>
+          c === undefined ? [] : [c.trim().toUpperCase()]
+        )
+      )
+      if (currencies.size > 1)
+        return yield* invalid(
+          `a payment link is priced in one currency, and its currency and accepted_assets name ${[...currencies].join(", ")}`
+        )
       const terms: LinkTerms = {
         currency: request.currency,
         chain: request.chain,
@@ -329,9 +338,9 @@ export class PaymentLinks extends Effect.Service<PaymentLinks>()("facet/PaymentL
               merchant_id: merchantId,
               product_name: request.product_name.trim(),
               product_desc: request.product_desc ?? null,
-              amount: request.amount ?? null,
-              min_amount: request.min_amount ?? null,
-              max_amount: request.max_amount ?? null,
+              amount: request.amount === undefined ? null : normalizeDecimal(request.amount),
+              min_amount: request.min_amount === undefined ? null : normalizeDecimal(request.min_amount),
+              max_amount: request.max_amount === undefined ? null : normalizeDecimal(request.max_amount),
               currency,
               chain: request.chain ?? null,
               checkout_mode: request.checkout_mode ?? null,
