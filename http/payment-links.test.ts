@@ -1,10 +1,12 @@
 import "../test/fast-devnets.js"
 
 import { SqlClient } from "@effect/sql"
-import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Option, Redacted } from "effect"
 import * as path from "node:path"
 import type { Page } from "playwright-core"
+import type { ConsoleSession } from "../src/console/console-accounts.js"
+import type { PaymentLink } from "../src/domain/payment-link.js"
 import { ApiKeys } from "../src/merchants/api-keys.js"
 import { launchBrowser } from "../test/browser.js"
 import { pay } from "../test/custody-flows.js"
@@ -12,6 +14,8 @@ import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { paymentLinkPage, paymentLinksPage } from "./console/payment-link-pages.js"
+import { renderPayPage } from "./pay-page.js"
 
 const PASSWORD = "Correct-Horse-Battery-9"
 /** Orders one link's page may create per minute in this file (the last scenario runs into it). */
@@ -289,6 +293,14 @@ describe("payment links", () => {
           expect((yield* client.request("GET", "/v1/payment-links?active=maybe", { apiKey: a.apiKey })).status).toBe(
             400
           )
+          // the endpoints are in the contract document; the public page is not
+          const paths = Object.keys(asRecord(asRecord((yield* client.request("GET", "/v1/openapi.json")).body).paths))
+          expect(paths.filter((p) => p.includes("pay"))).toEqual([
+            "/v1/payment-links",
+            "/v1/payment-links/{payment_link_id}",
+            "/v1/payment-links/{payment_link_id}/deactivate",
+            "/v1/payment-links/{payment_link_id}/orders"
+          ])
         })
     )
 
@@ -472,6 +484,70 @@ describe("payment links", () => {
           const foreign = yield* run(() => desk.goto(`${client.url}/console/payment-links/plink_of_someone_else`))
           expect(foreign?.status()).toBe(404)
         })
+    )
+  })
+})
+
+describe("payment link pages", () => {
+  // a value that would open a script or break out of a quoted attribute into an element
+  const HOSTILE = `<script>alert(1)</script>"'><img src=x onerror=alert(2)>`
+  const ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(2)&gt;"
+  const expectEscaped = (text: string) => {
+    expect(text).toContain(ESCAPED)
+    expect(text).not.toContain("<script")
+    expect(text).not.toContain("<img")
+  }
+
+  it("escape every value the merchant or the customer wrote", () => {
+    const link: PaymentLink = {
+      payment_link_id: HOSTILE,
+      url: HOSTILE,
+      status: "active",
+      active: true,
+      product_name: HOSTILE,
+      product_desc: HOSTILE,
+      min_amount: HOSTILE,
+      max_amount: HOSTILE,
+      currency: HOSTILE,
+      uses: 0,
+      order_expire_minutes: 15,
+      totals: {
+        orders: { PENDING: 0, CONFIRMING: 0, PAID: 0, PARTIALLY_PAID: 0, EXPIRED: 0 },
+        paid: [{ asset_key: HOSTILE, chain: "TRC20", currency: HOSTILE, amount: "1" }]
+      },
+      created_at: HOSTILE,
+      updated_at: HOSTILE
+    }
+    const session: ConsoleSession = {
+      userId: HOSTILE,
+      merchantId: HOSTILE,
+      loginName: HOSTILE,
+      role: "owner",
+      csrfToken: HOSTILE,
+      totp: false
+    }
+    expectEscaped(paymentLinksPage(session, [link], 1, { assets: [HOSTILE] }, HOSTILE).text)
+    expectEscaped(paymentLinkPage(session, link, [], 0, HOSTILE).text)
+    expectEscaped(
+      renderPayPage(
+        {
+          paymentLinkId: HOSTILE,
+          merchantName: HOSTILE,
+          productName: HOSTILE,
+          productDesc: HOSTILE,
+          amount: undefined,
+          minAmount: HOSTILE,
+          maxAmount: HOSTILE,
+          currency: HOSTILE,
+          assets: [
+            { key: HOSTILE, chain: "TRC20", currency: HOSTILE, network: HOSTILE },
+            { key: "BEP20-USDT", chain: "BEP20", currency: "USDT", network: "BNB Smart Chain (BEP20)" }
+          ],
+          closed: Option.none()
+        },
+        HOSTILE,
+        HOSTILE
+      )
     )
   })
 })
