@@ -289,6 +289,26 @@ describe("payment links", () => {
           const unknown = yield* client.request("GET", "/pay/plink_nothing_here")
           expect([unknown.status, unknown.text.includes("not found")]).toEqual([404, true])
           expect((yield* visit("plink_nothing_here", { amount: "1" })).status).toBe(404)
+          // odd bodies on the public form: refused, never a 5xx, no order
+          const target = yield* createLink(a.apiKey, { product_name: "Gift card", min_amount: "1", currency: "USDT" })
+          for (const [rawBody, type] of [
+            ["", "application/x-www-form-urlencoded"],
+            ["", "application/json"],
+            ['{"amount":5}', "application/json"],
+            ["amount=1&amount=2", "application/x-www-form-urlencoded"],
+            ["amount=%00", "application/x-www-form-urlencoded"],
+            ["amount=1e3", "text/plain"]
+          ] as const) {
+            const odd = yield* client.request("POST", `/pay/${String(target.payment_link_id)}`, {
+              rawBody,
+              headers: { "content-type": type }
+            })
+            expect([odd.status >= 400 && odd.status < 500, odd.status], `${type} ${rawBody}`).toEqual([
+              true,
+              odd.status
+            ])
+          }
+          expect(yield* ordersOfLink(String(target.payment_link_id))).toBe(0)
           expect((yield* client.request("GET", `/v1/payment-links/${id}`, { apiKey: a.apiKey })).status).toBe(200)
           expect((yield* client.request("GET", "/v1/payment-links?active=maybe", { apiKey: a.apiKey })).status).toBe(
             400

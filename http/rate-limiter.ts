@@ -60,7 +60,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("facet/RateLimite
     yield* prune.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(Duration.minutes(1))), Effect.forkScoped)
     return {
       take: limiter.take,
-      /** One visit of a payment link's page (the order it creates); when none is left, the seconds to wait. */
+      /** One submission of a payment link's form; when none is left, the seconds to wait. */
       takeLinkVisit: (linkId: string) => links.take(`link:${linkId}`)
     } as const
   })

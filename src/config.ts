@@ -11,7 +11,7 @@ export interface AppConfigShape {
   readonly baseUrl: string
   readonly network: Network
   readonly rateLimit: { readonly perSecond: number; readonly burst: number }
-  /** Orders a payment link's public page may create per minute, all visitors together (a burst of as many). */
+  /** Submissions of a payment link's public form per minute, all visitors together (a burst of as many). */
   readonly paymentLinkVisitsPerMinute: number
   readonly maxBodyBytes: number
   readonly consoleTokenTtl: Duration.Duration

@@ -18,10 +18,10 @@ const NOT_FOUND = renderPayMessage(
 )
 
 /**
- * The public page of a payment link. A visit (the form's POST) takes a token of the link's own rate limit,
- * then creates the order and answers 303 to its checkout page; refused, it shows the page again with why:
- * 400 (the amount or asset), 404 (no such link), 409 (deactivated, completed, expired, or no asset live),
- * 429 with Retry-After (too many visits of this link).
+ * The public page of a payment link. A visit (the form's POST) of a known link takes a token of the link's
+ * own rate limit, then creates the order and answers 303 to its checkout page; refused, it shows the page
+ * again with why: 400 (the amount or asset), 404 (no such link), 409 (deactivated, completed, expired, or
+ * no asset live), 429 with Retry-After (too many submissions on this link this minute).
  */
 export const PayHandlers = HttpApiBuilder.group(FacetApi, "pay", (handlers) =>
   Effect.gen(function* () {
@@ -39,7 +39,8 @@ export const PayHandlers = HttpApiBuilder.group(FacetApi, "pay", (handlers) =>
       )
       .handle("visit", ({ path, payload }) =>
         Effect.gen(function* () {
-          const { view } = yield* links.page(path.payment_link_id)
+          const loaded = yield* links.page(path.payment_link_id)
+          const { view } = loaded
           const wait = yield* limiter.takeLinkVisit(path.payment_link_id)
           if (Option.isSome(wait)) {
             return page(
@@ -48,7 +49,7 @@ export const PayHandlers = HttpApiBuilder.group(FacetApi, "pay", (handlers) =>
               { "retry-after": String(wait.value) }
             )
           }
-          return yield* links.visit(path.payment_link_id, payload).pipe(
+          return yield* links.visit(loaded, payload).pipe(
             Effect.map((order) =>
               HttpServerResponse.empty({
                 status: 303,

@@ -207,6 +207,12 @@ export interface PaymentLinkPage {
   readonly closed: Option.Option<PaymentLinkClosed>
 }
 
+/** A link as its public page read it: what the page shows, and the row a visit goes on from. */
+export interface LoadedLink {
+  readonly view: PaymentLinkPage
+  readonly row: PaymentLinkRow
+}
+
 const decodeAmount = Schema.decodeUnknownEither(RequestAmount)
 
 export interface PaymentLinkListFilter {
@@ -447,7 +453,8 @@ export class PaymentLinks extends Effect.Service<PaymentLinks>()("facet/PaymentL
         assets: Either.getOrElse(assets, () => []),
         closed
       }
-      return { view, row }
+      const loaded: LoadedLink = { view, row }
+      return loaded
     })
 
     /** The customer's amount: the fixed price, or what they chose within the bounds. */
@@ -466,11 +473,12 @@ export class PaymentLinks extends Effect.Service<PaymentLinks>()("facet/PaymentL
     }
 
     /**
-     * A visit of the public page: checks the customer's amount and asset, then, with the link locked, that it
-     * still takes visits, and creates the order through `Orders.create`. Refused: nothing is created.
+     * A visit of the public page (the link as `page` read it): checks the customer's amount and asset, then,
+     * with the link locked, that it still takes visits, and creates the order through `Orders.create`.
+     * Refused: nothing is created.
      */
-    const visit = Effect.fn("PaymentLinks.visit")(function* (linkId: string, form: PayForm) {
-      const { view, row } = yield* page(linkId)
+    const visit = Effect.fn("PaymentLinks.visit")(function* ({ view, row }: LoadedLink, form: PayForm) {
+      const linkId = row.id
       if (Option.isSome(view.closed)) return yield* view.closed.value
       const amount = chosenAmount(row, form)
       if (Either.isLeft(amount)) return yield* new InvalidPaymentLinkVisit({ reason: amount.left })
