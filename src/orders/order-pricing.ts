@@ -28,7 +28,7 @@ const rank = (p: AssetPolicy) => {
 const PRICING_PRECISION = 18
 
 /** Why an asset cannot take a checkout payment for this merchant, or undefined when it can. */
-export const checkoutRefusal = (key: string, policy: AssetPolicy | undefined): string | undefined => {
+const refusal = (key: string, policy: AssetPolicy | undefined): string | undefined => {
   if (key.startsWith("POLYGON-")) return `${key}: POLYGON is sunset and unavailable for new checkout orders`
   if (policy === undefined) return `${key} is not a supported asset (GET /v1/wallet-asset-policies lists them)`
   if (policy.status !== "live") return `${key} is ${policy.status}: checkout orders accept only live assets`
@@ -58,7 +58,7 @@ export const priceOrder = (
   if (amount.lte(0)) return Either.left("amount must be greater than 0")
   if (request.chain === "POLYGON") return Either.left("chain POLYGON is sunset and unavailable for new checkout orders")
   const byKey = new Map(policies.map((p) => [p.asset_key, p]))
-  const usable = policies.filter((p) => checkoutRefusal(p.asset_key, p) === undefined).sort((a, b) => rank(a) - rank(b))
+  const usable = policies.filter((p) => refusal(p.asset_key, p) === undefined).sort((a, b) => rank(a) - rank(b))
   const currency = request.currency?.trim().toUpperCase()
 
   let chosen: Array<AssetPolicy>
@@ -69,7 +69,7 @@ export const priceOrder = (
     for (const accepted of request.accepted_assets) {
       const key = `${accepted.chain}-${accepted.currency.trim().toUpperCase()}`
       const policy = byKey.get(key)
-      const reason = checkoutRefusal(key, policy)
+      const reason = refusal(key, policy)
       if (reason !== undefined || policy === undefined) return Either.left(`accepted_assets: ${reason ?? key}`)
       if (chosen.some((p) => p.asset_key === key)) return Either.left(`accepted_assets lists ${key} twice`)
       chosen.push(policy)
@@ -90,8 +90,7 @@ export const priceOrder = (
         : candidates[0]
     if (preferred === undefined) {
       const key = `${request.chain ?? "?"}-${currency ?? "?"}`
-      const exact =
-        request.chain !== undefined && currency !== undefined ? checkoutRefusal(key, byKey.get(key)) : undefined
+      const exact = request.chain !== undefined && currency !== undefined ? refusal(key, byKey.get(key)) : undefined
       return Either.left(
         exact ??
           `no live asset enabled for this merchant matches chain ${request.chain ?? "(any)"} and currency ${currency ?? "(any)"}`
@@ -137,3 +136,6 @@ export const priceOrder = (
   const checkoutMode = request.checkout_mode ?? (assets.length > 1 ? "multi_asset" : "single_asset")
   return Either.right({ chain: orderChain, currency: orderCurrency, checkoutMode, assets })
 }
+
+/** Why an asset cannot take a checkout payment for this merchant (undefined: it can), for payment links' visits. */
+export const checkoutRefusal = refusal
