@@ -55,6 +55,13 @@ import {
   WithdrawalListQuery
 } from "../src/domain/withdrawal.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
+import {
+  CreatePaymentLinkRequest,
+  PayForm,
+  PaymentLink,
+  PaymentLinkList,
+  PaymentLinkListQuery
+} from "../src/domain/payment-link.js"
 
 /**
  * The `/v1` API, declared once: the server, the OpenAPI document and the tests' client all come from
@@ -389,6 +396,86 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
   )
   .middleware(Authentication) {}
 
+export class PaymentLinksGroup extends HttpApiGroup.make("paymentLinks")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/payment-links")
+      .setHeaders(IdempotencyKeyHeader)
+      .setPayload(CreatePaymentLinkRequest)
+      .addSuccess(PaymentLink, { status: 201 })
+      .addError(Forbidden)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "Create a reusable payment link (a key with the orders scope): a public page (`url`) where each visit creates a checkout order of its own, at a fixed `amount` or one the customer chooses within `min_amount`/`max_amount`; optional `max_uses` and `expires_at`. Idempotent with X-Service-Idempotency-Key"
+      )
+      .annotate(
+        OpenApi.Description,
+        "Assets are checked like an order's (live and enabled for the merchant, amounts at the asset's precision: 400), and again at each visit (an asset no longer live is left out). A use is an order of the link that did not end EXPIRED; a link whose uses reached max_uses is `completed`. The orders carry `payment_link_id`, the link's metadata, product, URLs and `order_expire_minutes`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/payment-links")
+      .setUrlParams(PaymentLinkListQuery)
+      .addSuccess(PaymentLinkList)
+      .annotate(
+        OpenApi.Summary,
+        "This merchant's payment links, newest first (limit/offset; active=true for those taking visits now, false for the others)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/payment-links/:payment_link_id")
+      .setPath(Schema.Struct({ payment_link_id: Schema.String }))
+      .addSuccess(PaymentLink)
+      .annotate(
+        OpenApi.Summary,
+        "One payment link: its status (active, inactive, completed, expired), uses, and totals (orders per status, final payments per asset)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("deactivate", "/v1/payment-links/:payment_link_id/deactivate")
+      .setPath(Schema.Struct({ payment_link_id: Schema.String }))
+      .addSuccess(PaymentLink)
+      .addError(Forbidden)
+      .annotate(
+        OpenApi.Summary,
+        "Turn a payment link off for good (a key with the orders scope; idempotent): its page takes no more visits, its orders go on"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("orders", "/v1/payment-links/:payment_link_id/orders")
+      .setPath(Schema.Struct({ payment_link_id: Schema.String }))
+      .setUrlParams(OrderListQuery)
+      .addSuccess(OrderList)
+      .annotate(
+        OpenApi.Summary,
+        "The orders a payment link created, newest first (page/size, status and chain filters)"
+      )
+  )
+  .middleware(Authentication) {}
+
+/**
+ * The public page of a payment link for paying customers: public HTML, not part of the `/v1` contract. Its
+ * form posts the customer's amount and asset; the answer is a 303 to the new order's checkout page.
+ */
+export class PayGroup extends HttpApiGroup.make("pay")
+  .add(
+    HttpApiEndpoint.get("page", "/pay/:payment_link_id")
+      .setPath(Schema.Struct({ payment_link_id: Schema.String }))
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" }))
+  )
+  .add(
+    HttpApiEndpoint.post("visit", "/pay/:payment_link_id")
+      .setPath(Schema.Struct({ payment_link_id: Schema.String }))
+      .setPayload(HttpApiSchema.withEncoding(PayForm, { kind: "UrlParams" }))
+      .addSuccess(HttpApiSchema.Empty(303))
+  )
+  .add(
+    HttpApiEndpoint.get("stylesheet", "/pay-assets/pay.css").addSuccess(
+      HttpApiSchema.Text({ contentType: "text/css; charset=utf-8" })
+    )
+  )
+  .annotate(OpenApi.Exclude, true) {}
+
 /** The hosted checkout page for paying customers: public HTML, not part of the `/v1` contract. */
 export class CheckoutGroup extends HttpApiGroup.make("checkout")
   .add(
@@ -423,6 +510,8 @@ export class FacetApi extends HttpApi.make("facet")
   .add(TransactionsGroup)
   .add(WithdrawalsGroup)
   .add(CheckoutGroup)
+  .add(PaymentLinksGroup)
+  .add(PayGroup)
   .addError(BadRequest)
   .addError(NotFound)
   .addError(MethodNotAllowed)

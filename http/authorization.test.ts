@@ -11,7 +11,7 @@ import { FacetApi } from "./api.js"
 const TEST_ACTOR = { kind: "operator", name: "test" } as const
 
 /** Every authenticated endpoint, with a request that would succeed for its owner's full key. */
-const matrix = (ids: { readonly order: string; readonly depositAddress: string }) =>
+const matrix = (ids: { readonly order: string; readonly depositAddress: string; readonly paymentLink: string }) =>
   [
     { method: "GET", path: "/v1/wallet-asset-policies" },
     { method: "POST", path: "/v1/wallet-asset-enrollments", json: { chain: "TRC20", currency: "USDT" } },
@@ -58,7 +58,17 @@ const matrix = (ids: { readonly order: string; readonly depositAddress: string }
     },
     { method: "GET", path: "/v1/withdrawals/wdr_none" },
     { method: "GET", path: "/v1/withdrawal-addresses" },
-    { method: "GET", path: "/v1/ai/onboarding-status/MERCHANT" }
+    { method: "GET", path: "/v1/ai/onboarding-status/MERCHANT" },
+    { method: "GET", path: "/v1/payment-links" },
+    {
+      method: "POST",
+      path: "/v1/payment-links",
+      json: { product_name: "Mug", amount: "5", currency: "USDT" },
+      scope: "orders"
+    },
+    { method: "GET", path: `/v1/payment-links/${ids.paymentLink}`, owned: true },
+    { method: "POST", path: `/v1/payment-links/${ids.paymentLink}/deactivate`, owned: true, scope: "orders" },
+    { method: "GET", path: `/v1/payment-links/${ids.paymentLink}/orders`, owned: true }
   ] as const
 
 describe("authorization matrix", () => {
@@ -83,6 +93,12 @@ describe("authorization matrix", () => {
               json: { external_user_id: "a-user", chain: "TRC20", currency: "USDT" }
             })).body
           )
+          const link = asRecord(
+            (yield* client.request("POST", "/v1/payment-links", {
+              apiKey: a.apiKey,
+              json: { product_name: "a-secret-product", amount: "9", currency: "USDT" }
+            })).body
+          )
           const revoked = yield* keys.issue(
             a.merchantId,
             ["read", "orders", "deposits", "wallet", "withdrawals"],
@@ -92,7 +108,11 @@ describe("authorization matrix", () => {
           yield* keys.revoke(a.merchantId, revoked.id, TEST_ACTOR)
           const narrow = Redacted.value((yield* keys.issue(a.merchantId, ["read"], "read only", TEST_ACTOR)).key)
           const none = Redacted.value((yield* keys.issue(a.merchantId, ["deposits"], "deposits only", TEST_ACTOR)).key)
-          const rows = matrix({ order: String(order.order_id), depositAddress: String(deposit.id) })
+          const rows = matrix({
+            order: String(order.order_id),
+            depositAddress: String(deposit.id),
+            paymentLink: String(link.payment_link_id)
+          })
 
           // the table covers every authenticated endpoint the API declares
           const declared: Array<string> = []
@@ -107,6 +127,7 @@ describe("authorization matrix", () => {
               `${r.method} ${r.path
                 .replace(String(order.order_id), "{order_id}")
                 .replace(String(deposit.id), "{deposit_address_id}")
+                .replace(String(link.payment_link_id), "{payment_link_id}")
                 .replace("/TRC20-USDT/sweeps/op_none", "/{asset_key}/sweeps/{operation_id}")
                 .replace("/TRC20-USDT/sweep", "/{asset_key}/sweep")
                 .replace("/wallet-assets/TRC20-USDT", "/wallet-assets/{asset_key}")
@@ -152,7 +173,9 @@ describe("authorization matrix", () => {
               String(deposit.id),
               String(deposit.address),
               "a-secret-ref",
-              "a-user"
+              "a-user",
+              String(link.payment_link_id),
+              "a-secret-product"
             ]) {
               if (other.text.includes(secret) && !row.path.includes(secret))
                 wrong.push(`another merchant saw ${secret} in ${row.method} ${row.path}`)

@@ -39,6 +39,12 @@ import {
 import type { IdempotencyKeyReused } from "../src/idempotency-errors.js"
 import type { MerchantNotFound, NotOwnMerchant, ProjectNameTaken } from "../src/merchants/merchant-errors.js"
 import type { InvalidOrderRequest, OrderNotFound } from "../src/orders/order-errors.js"
+import type {
+  InvalidPaymentLinkRequest,
+  InvalidPaymentLinkVisit,
+  PaymentLinkClosed,
+  PaymentLinkNotFound
+} from "../src/payment-links/payment-link-errors.js"
 
 /**
  * The one place where a failure named by a service becomes a contract category, and so a status
@@ -86,6 +92,11 @@ export type NamedError =
   | SweepInFlight
   | SweepNotFound
   | WalletAssetNotFound
+  // payment links
+  | InvalidPaymentLinkRequest
+  | InvalidPaymentLinkVisit
+  | PaymentLinkClosed
+  | PaymentLinkNotFound
 
 /** The categories a named failure can fall into (the others are the edge's own: auth, limits, defects). */
 interface Categories {
@@ -143,7 +154,12 @@ export const categoryOf = {
   ReceiveWalletNotFound: "NotFound",
   SweepInFlight: "Conflict",
   SweepNotFound: "NotFound",
-  WalletAssetNotFound: "NotFound"
+  WalletAssetNotFound: "NotFound",
+  // payment links
+  InvalidPaymentLinkRequest: "BadRequest",
+  InvalidPaymentLinkVisit: "BadRequest",
+  PaymentLinkClosed: "Conflict",
+  PaymentLinkNotFound: "NotFound"
 } as const satisfies { readonly [Tag in NamedError["_tag"]]: keyof Categories }
 
 /** The category error a named failure becomes. */

@@ -70,6 +70,16 @@ const VALID: Record<string, Record<string, unknown>> = {
     continue_on_error: true
   },
   "/v1/withdrawal-fee-quote": { chain: "TRC20", currency: "USDT", amount: "10" },
+  "/v1/payment-links": {
+    product_name: "Mug",
+    min_amount: "1",
+    max_amount: "50",
+    currency: "USDT",
+    max_uses: 3,
+    expires_at: "2099-01-01T00:00:00Z",
+    return_url: "https://merchant.example/r",
+    metadata: { a: 1 }
+  },
   "/v1/withdrawals": {
     chain: "TRC20",
     currency: "USDT",
@@ -121,7 +131,8 @@ describe("fuzzing every JSON endpoint from the API declaration", () => {
           const fingerprint = sql<{ state: string }>`
           SELECT concat_ws(',', (SELECT count(*) FROM orders), (SELECT count(*) FROM deposit_addresses), (SELECT count(*) FROM wallets WHERE kind <> 'main'),
             (SELECT count(*) FROM withdrawals), (SELECT count(*) FROM merchant_assets), (SELECT count(*) FROM custody_operations),
-            (SELECT count(*) FROM ledger_transfers), (SELECT count(*) FROM webhook_events), (SELECT count(*) FROM idempotency_keys)) AS state`.pipe(
+            (SELECT count(*) FROM ledger_transfers), (SELECT count(*) FROM webhook_events), (SELECT count(*) FROM idempotency_keys),
+            (SELECT count(*) FROM payment_links), (SELECT count(*) FROM audit_log)) AS state`.pipe(
             Effect.map((rows) => rows[0]?.state ?? ""),
             Effect.orDie
           )

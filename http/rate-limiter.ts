@@ -36,17 +36,32 @@ export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSet
       )
     )
 
-  /** Buckets idle long enough to be full again are dropped (they would be recreated full). */
-  const prune = sql`DELETE FROM rate_limit_buckets WHERE updated_at < clock_timestamp() - ${`${Math.ceil(settings.burst / settings.perSecond) + 1} seconds`}::interval`
+  /** How long an idle bucket takes to be full again. */
+  const refillSeconds = Math.ceil(settings.burst / settings.perSecond) + 1
 
-  return { take, prune } as const
+  /** Buckets idle long enough to be full again are dropped (they would be recreated full). */
+  const prune = sql`DELETE FROM rate_limit_buckets WHERE updated_at < clock_timestamp() - ${`${refillSeconds} seconds`}::interval`
+
+  return { take, prune, refillSeconds } as const
 }
 
 export class RateLimiter extends Effect.Service<RateLimiter>()("facet/RateLimiter", {
   scoped: Effect.gen(function* () {
-    const { rateLimit } = yield* AppConfig
-    const limiter = makeRateLimiter(yield* SqlClient.SqlClient, rateLimit)
-    yield* limiter.prune.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(Duration.minutes(1))), Effect.forkScoped)
-    return { take: limiter.take } as const
+    const { rateLimit, paymentLinkVisitsPerMinute } = yield* AppConfig
+    const sql = yield* SqlClient.SqlClient
+    const limiter = makeRateLimiter(sql, rateLimit)
+    // a payment link's page: its own bucket, `link:{id}`, shared by all its visitors
+    const links = makeRateLimiter(sql, {
+      perSecond: paymentLinkVisitsPerMinute / 60,
+      burst: paymentLinkVisitsPerMinute
+    })
+    // one prune for both: the one that waits longest keeps every bucket until it would be full again
+    const prune = links.refillSeconds > limiter.refillSeconds ? links.prune : limiter.prune
+    yield* prune.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(Duration.minutes(1))), Effect.forkScoped)
+    return {
+      take: limiter.take,
+      /** One submission of a payment link's form; when none is left, the seconds to wait. */
+      takeLinkVisit: (linkId: string) => links.take(`link:${linkId}`)
+    } as const
   })
 }) {}

@@ -15,6 +15,8 @@ import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { WithdrawalsHandlers } from "./handlers/withdrawals.js"
 import { CheckoutHandlers } from "./handlers/checkout.js"
+import { PayHandlers } from "./handlers/pay.js"
+import { PaymentLinksHandlers } from "./handlers/payment-links.js"
 import { ConsoleRoutesLive } from "./console/console-routes.js"
 import { RateLimiter } from "./rate-limiter.js"
 
@@ -28,7 +30,9 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     DepositAddressesHandlers,
     TransactionsHandlers,
     WithdrawalsHandlers,
-    CheckoutHandlers
+    CheckoutHandlers,
+    PaymentLinksHandlers,
+    PayHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )

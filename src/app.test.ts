@@ -39,6 +39,7 @@ import { ApiKeys } from "./merchants/api-keys.js"
 import { Onboarding } from "./merchants/onboarding.js"
 import { Checkout } from "./orders/checkout.js"
 import { Orders } from "./orders/orders.js"
+import { PaymentLinks } from "./payment-links/payment-links.js"
 import type { PolicyClock } from "./policy-clock.js"
 import { Readiness } from "./readiness.js"
 import { AssetStore } from "./stores/asset-store.js"
@@ -51,6 +52,7 @@ import { IndexerStore } from "./stores/indexer-store.js"
 import { LedgerStore } from "./stores/ledger-store.js"
 import { MerchantStore } from "./stores/merchant-store.js"
 import { OrderStore } from "./stores/order-store.js"
+import { PaymentLinkStore } from "./stores/payment-link-store.js"
 import { ReconciliationStore } from "./stores/reconciliation-store.js"
 import { TransactionStore } from "./stores/transaction-store.js"
 import { UntracedBlockStore } from "./stores/untraced-block-store.js"
@@ -117,6 +119,8 @@ const SERVICES = {
   Onboarding: selfContained(Onboarding.Default),
   OrderStore: selfContained(OrderStore.Default),
   Orders: selfContained(Orders.Default),
+  PaymentLinks: selfContained(PaymentLinks.Default),
+  PaymentLinkStore: selfContained(PaymentLinkStore.Default),
   RateLimiter: selfContained(RateLimiter.Default),
   Readiness: selfContained(Readiness.Default),
   Reconciliation: selfContained(Reconciliation.Default),

@@ -36,6 +36,7 @@ import { SecretBoxLive } from "./keys/secret-box.js"
 import { SealSecretsLive } from "./keys/sealed-secrets.js"
 import { OrderExpiryLive } from "./orders/order-expiry.js"
 import { Orders } from "./orders/orders.js"
+import { PaymentLinks } from "./payment-links/payment-links.js"
 import { WebhookDispatcherLive, WebhookHttpClientLive } from "./webhooks/dispatcher.js"
 import { WebhookAdmin } from "./webhooks/webhook-admin.js"
 import { DatabaseLive } from "./database/database.js"
@@ -97,6 +98,7 @@ export const makeCoreLive = <E, R>(
     AssetCatalog.Default,
     Orders.Default,
     Checkout.Default,
+    PaymentLinks.Default,
     DepositAddresses.Default,
     Transactions.Default,
     WalletPortfolioViews.Default,

@@ -11,6 +11,8 @@ export interface AppConfigShape {
   readonly baseUrl: string
   readonly network: Network
   readonly rateLimit: { readonly perSecond: number; readonly burst: number }
+  /** Submissions of a payment link's public form per minute, all visitors together (a burst of as many). */
+  readonly paymentLinkVisitsPerMinute: number
   readonly maxBodyBytes: number
   readonly consoleTokenTtl: Duration.Duration
   readonly consoleBaseUrl: string
@@ -95,6 +97,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   network: Config.literal("devnet", "mainnet")("FACET_NETWORK").pipe(Config.withDefault("devnet" as const)),
   rateLimitPerSecond: positiveNumber("FACET_RATE_LIMIT_PER_SECOND", 20),
   rateLimitBurst: positiveNumber("FACET_RATE_LIMIT_BURST", 60),
+  paymentLinkVisitsPerMinute: positiveNumber("FACET_PAYMENT_LINK_VISITS_PER_MINUTE", 60),
   maxBodyBytes: positiveNumber("FACET_MAX_BODY_BYTES", 1_048_576),
   consoleTokenTtlHours: positiveNumber("FACET_CONSOLE_TOKEN_TTL_HOURS", 24),
   consoleBaseUrl: Config.option(httpUrl("FACET_CONSOLE_BASE_URL")),
@@ -150,6 +153,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       baseUrl,
       network: raw.network,
       rateLimit: { perSecond: raw.rateLimitPerSecond, burst: raw.rateLimitBurst },
+      paymentLinkVisitsPerMinute: raw.paymentLinkVisitsPerMinute,
       maxBodyBytes: Math.floor(raw.maxBodyBytes),
       consoleTokenTtl: Duration.hours(raw.consoleTokenTtlHours),
       consoleBaseUrl: Option.getOrElse(raw.consoleBaseUrl, () => `${baseUrl}/console`),

@@ -24,6 +24,7 @@ const NAV_LINKS: ReadonlyArray<{ readonly href: string; readonly label: string; 
   { href: "/console/address-book", label: "Address book" },
   { href: "/console/policy", label: "Policy" },
   { href: "/console/orders", label: "Orders" },
+  { href: "/console/payment-links", label: "Payment links" },
   { href: "/console/transactions", label: "Transactions" },
   { href: "/console/deposit-addresses", label: "Deposit addresses" },
   { href: "/console/collect", label: "Collect", needs: "manage" },

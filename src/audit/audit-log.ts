@@ -34,7 +34,9 @@ export const AuditAction = Schema.Literal(
   "withdrawal.created",
   "withdrawal.approved",
   "withdrawal.rejected",
-  "withdrawal.cancelled"
+  "withdrawal.cancelled",
+  "payment_link.created",
+  "payment_link.deactivated"
 )
 export type AuditAction = typeof AuditAction.Type
 

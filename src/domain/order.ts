@@ -75,6 +75,8 @@ export const Order = Schema.Struct({
   product_desc: Schema.optional(BoundedString(2000)),
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   available_assets: Schema.Array(AvailableAsset),
+  /** The payment link whose page created the order (absent: created through the API). */
+  payment_link_id: Schema.optional(Schema.String),
   expire_at: Schema.String,
   created_at: Schema.String,
   updated_at: Schema.String

@@ -136,3 +136,6 @@ export const priceOrder = (
   const checkoutMode = request.checkout_mode ?? (assets.length > 1 ? "multi_asset" : "single_asset")
   return Either.right({ chain: orderChain, currency: orderCurrency, checkoutMode, assets })
 }
+
+/** Why an asset cannot take a checkout payment for this merchant (undefined: it can), for payment links' visits. */
+export const checkoutRefusal = refusal

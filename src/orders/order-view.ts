@@ -38,6 +38,7 @@ export const renderOrder = (row: OrderRow, assets: ReadonlyArray<OrderAssetRow>,
       ...(a.pay_qrcode === null ? {} : { pay_qrcode: a.pay_qrcode }),
       wallet_id: a.wallet_id
     })),
+    ...(row.payment_link_id === null ? {} : { payment_link_id: row.payment_link_id }),
     expire_at: iso(row.expire_at),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at)

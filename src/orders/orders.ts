@@ -34,6 +34,8 @@ export interface OrderListFilter {
   readonly size: number
   readonly status?: OrderStatus | undefined
   readonly chain?: Chain | undefined
+  /** Only the orders created by this payment link. */
+  readonly paymentLinkId?: string | undefined
 }
 
 /** Checkout orders: creation (idempotent), reads, and expiry with its webhook events. */
@@ -66,7 +68,9 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     const create = Effect.fn("Orders.create")(function* (
       merchantId: string,
       request: CreateOrderRequest,
-      idempotencyKey: Option.Option<string>
+      idempotencyKey: Option.Option<string>,
+      /** The payment link whose visit creates the order (its caller holds the link's lock). */
+      origin?: { readonly paymentLinkId: string }
     ) {
       const pricing = priceOrder(request, yield* catalog.policies(merchantId))
       if (Either.isLeft(pricing)) return yield* new InvalidOrderRequest({ reason: pricing.left })
@@ -140,7 +144,8 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
                 product_name: request.product_name ?? null,
                 product_desc: request.product_desc ?? null,
                 metadata: request.metadata === undefined ? null : JSON.stringify(request.metadata),
-                expire_at: DateTime.toDate(expireAt)
+                expire_at: DateTime.toDate(expireAt),
+                ...(origin === undefined ? {} : { payment_link_id: origin.paymentLinkId })
               },
               assetRowsToInsert
             )
@@ -159,7 +164,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
       const { total, rows } = yield* Effect.orDie(
         store.list(
           merchantId,
-          { status: filter.status, chain: filter.chain },
+          { status: filter.status, chain: filter.chain, paymentLinkId: filter.paymentLinkId },
           { limit: filter.size, offset: (filter.page - 1) * filter.size }
         )
       )

@@ -30,7 +30,9 @@ export const OrderRow = Schema.Struct({
   late_payment: Schema.Boolean,
   expire_at: Schema.DateFromSelf,
   created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
+  updated_at: Schema.DateFromSelf,
+  /** The payment link that created the order (null: created by the API). */
+  payment_link_id: Schema.NullOr(Schema.String)
 })
 export type OrderRow = typeof OrderRow.Type
 
@@ -68,6 +70,8 @@ export interface NewOrderRow {
   /** JSON text. */
   readonly metadata: string | null
   readonly expire_at: Date
+  /** The payment link that creates it (left out: an order of the API). */
+  readonly payment_link_id?: string
 }
 
 /** What the hosted checkout shows of an order, with the merchant's name. */
@@ -158,13 +162,18 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
     /** A page of a merchant's orders, newest first, and how many match in all. */
     const list = Effect.fn("OrderStore.list")(function* (
       merchantId: string,
-      filter: { readonly status?: OrderStatus | undefined; readonly chain?: Chain | undefined },
+      filter: {
+        readonly status?: OrderStatus | undefined
+        readonly chain?: Chain | undefined
+        readonly paymentLinkId?: string | undefined
+      },
       page: { readonly limit: number; readonly offset: number }
     ) {
       const where = sql.and([
         sql`merchant_id = ${merchantId}`,
         ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
-        ...(filter.chain === undefined ? [] : [sql`chain = ${filter.chain}`])
+        ...(filter.chain === undefined ? [] : [sql`chain = ${filter.chain}`]),
+        ...(filter.paymentLinkId === undefined ? [] : [sql`payment_link_id = ${filter.paymentLinkId}`])
       ])
       const total = yield* sql`SELECT count(*) AS total FROM orders WHERE ${where}`.pipe(
         Effect.flatMap(decodeScalar(TotalRow, "total", () => 0))

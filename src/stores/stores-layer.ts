@@ -9,6 +9,7 @@ import { IndexerStore } from "./indexer-store.js"
 import { LedgerStore } from "./ledger-store.js"
 import { MerchantStore } from "./merchant-store.js"
 import { OrderStore } from "./order-store.js"
+import { PaymentLinkStore } from "./payment-link-store.js"
 import { ReconciliationStore } from "./reconciliation-store.js"
 import { TransactionStore } from "./transaction-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
@@ -31,6 +32,7 @@ export const StoresLive = Layer.mergeAll(
   LedgerStore.Default,
   MerchantStore.Default,
   OrderStore.Default,
+  PaymentLinkStore.Default,
   ReconciliationStore.Default,
   TransactionStore.Default,
   UntracedBlockStore.Default,

@@ -12,6 +12,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "src/stores/merchant-store.ts": ["merchants", "api_keys"],
   "src/stores/asset-store.ts": ["wallet_asset_policies", "merchant_assets"],
   "src/stores/order-store.ts": ["orders", "order_assets"],
+  "src/stores/payment-link-store.ts": ["payment_links"],
   "src/stores/transaction-store.ts": ["transactions"],
   "src/stores/ledger-store.ts": [
     "ledger_transfers",
@@ -56,6 +57,8 @@ const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "src/stores/wallet-store.ts": ["transactions", "ledger_balances", "custody_operations"],
   // the checkout's merchant name; the settlement's amount precision (the asset policy of the order's currency)
   "src/stores/order-store.ts": ["merchants", "wallet_asset_policies"],
+  // a link's uses and totals (its orders, their confirmed deposits); the public page's merchant name
+  "src/stores/payment-link-store.ts": ["orders", "transactions", "merchants"],
   // a claimed event's signing secret, a replay's current webhook_url, a deposit event's destination
   "src/stores/webhook-store.ts": ["merchants"],
   "src/stores/withdrawal-store.ts": ["console_users"],
