@@ -34,7 +34,11 @@ export const AuditAction = Schema.Literal(
   "withdrawal.created",
   "withdrawal.approved",
   "withdrawal.rejected",
-  "withdrawal.cancelled"
+  "withdrawal.cancelled",
+  "withdrawal_batch.created",
+  "withdrawal_batch.approved",
+  "withdrawal_batch.rejected",
+  "withdrawal_batch.cancelled"
 )
 export type AuditAction = typeof AuditAction.Type
 
