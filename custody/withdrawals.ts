@@ -374,7 +374,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     /** GET /v1/withdrawals: a page of the merchant's withdrawals, newest first. */
     const list = Effect.fn("Withdrawals.list")(function* (
       merchantId: string,
-      query: { readonly status?: WithdrawalStatus | undefined; readonly limit: number; readonly offset: number }
+      query: {
+        readonly status?: WithdrawalStatus | undefined
+        readonly limit: number
+        readonly offset: number
+        readonly inBatch?: boolean | undefined
+      }
     ) {
       const { total, rows } = yield* withdrawalStore.page(merchantId, query)
       return { total, limit: query.limit, offset: query.offset, items: rows.map(render) }

@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { ActivityRoutes } from "./activity-routes.js"
 import { AuditRoutes } from "./audit-routes.js"
+import { BatchRoutes } from "./batch-routes.js"
 import { IntegrationRoutes } from "./integration-routes.js"
 import { PeopleRoutes } from "./people-routes.js"
 import { SignInRoutes } from "./sign-in-routes.js"
@@ -17,6 +18,7 @@ import { WithdrawalRoutes } from "./withdrawal-routes.js"
 export const ConsoleRoutesLive = Layer.mergeAll(
   SignInRoutes,
   WithdrawalRoutes,
+  BatchRoutes,
   WithdrawalPolicyRoutes,
   WalletRoutes,
   ActivityRoutes,
