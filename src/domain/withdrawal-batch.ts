@@ -12,10 +12,15 @@ const strict = { onExcessProperty: "error", errors: "all" } as const
 
 /** POST /v1/withdrawal-batches: 1 to 500 withdrawal requests, each exactly as POST /v1/withdrawals takes one. */
 export const CreateWithdrawalBatchRequest = Schema.Struct({
-  items: Schema.Array(CreateWithdrawalRequest).pipe(Schema.minItems(1), Schema.maxItems(MAX_BATCH_ITEMS)).annotations({
-    description:
-      "1 to 500 withdrawal requests, each exactly a CreateWithdrawalRequest; every item needs its own out_withdrawal_no, unique in the batch and among the merchant's withdrawals"
-  }),
+  items: Schema.Array(CreateWithdrawalRequest)
+    .pipe(
+      Schema.minItems(1, { message: () => "a batch holds at least one item" }),
+      Schema.maxItems(MAX_BATCH_ITEMS, { message: () => `a batch holds at most ${MAX_BATCH_ITEMS} items` })
+    )
+    .annotations({
+      description:
+        "1 to 500 withdrawal requests, each exactly a CreateWithdrawalRequest; every item needs its own out_withdrawal_no, unique in the batch and among the merchant's withdrawals"
+    }),
   description: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)))
 }).annotations({ identifier: "CreateWithdrawalBatchRequest", parseOptions: strict })
 export type CreateWithdrawalBatchRequest = typeof CreateWithdrawalBatchRequest.Type
