@@ -293,6 +293,22 @@ describe("withdrawal batches on the TRON devnet", () => {
           expect(yield* balances).toEqual({ uncollected: "0", available: "940", locked: "0" })
           yield* run(() => page.close())
 
+          // ---- undecided for too long: the batch expires whole (its items are left to it by the withdrawals' expiry)
+          const stale = String(
+            asRecord((yield* post(apiKey, { items: [item("3", "old-1"), item("4", "old-2")] })).body).batch_id
+          )
+          yield* sql`UPDATE withdrawal_batches SET created_at = created_at - interval '73 hours' WHERE id = ${stale}`
+          yield* sql`UPDATE withdrawals SET created_at = created_at - interval '73 hours' WHERE batch_id = ${stale}`
+          expect(yield* decisions.expire()).toBe(0)
+          // (the service's own expiry pass, every minute, may have been first)
+          yield* batches.expire()
+          expect(yield* batches.get(merchantId, stale)).toMatchObject({
+            status: "CANCELLED",
+            decided_by: "expiry",
+            item_counts: { CANCELLED: 2, PENDING: 0 }
+          })
+          expect(yield* balances).toEqual({ uncollected: "0", available: "940", locked: "0" })
+
           // ---- the policy: each item within its limits, the batch's total over the rolling 24 h limit (60 used)
           yield* policy.change(
             merchantId,
