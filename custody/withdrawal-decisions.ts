@@ -9,8 +9,8 @@ import { can } from "../src/console/console-roles.js"
 import { PolicyClock } from "../src/policy-clock.js"
 import { AssetStore } from "../src/stores/asset-store.js"
 import { ConsoleStore, type DeciderRow } from "../src/stores/console-store.js"
-import { CustodyStore } from "../src/stores/custody-store.js"
-import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
+import { CustodyStore, type NewOperation } from "../src/stores/custody-store.js"
+import { WithdrawalStore, type WithdrawalRow } from "../src/stores/withdrawal-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, render, unlock } from "./withdrawal-view.js"
@@ -22,6 +22,7 @@ import {
   WithdrawalNotPending
 } from "./withdrawal-errors.js"
 import { PolicyRefused } from "./withdrawal-policy-errors.js"
+import { BatchItemNotDecidable } from "./withdrawal-batch-errors.js"
 
 /**
  * Who decides, for the record. A console user is known by id, from their own authenticated console
@@ -39,6 +40,32 @@ export interface Decider {
   readonly userAgent?: string | undefined
   readonly reason?: string | undefined
 }
+
+/**
+ * The custody operation that sends an approved withdrawal from its chain's main wallet: a token's starts
+ * with the gas its transfer needs (GAS_FUNDING), a native's and a Solana transfer's (the gas wallet pays) at
+ * once. Its amount is the net amount, in base units.
+ */
+export const withdrawalOperation = (
+  operationId: string,
+  withdrawal: WithdrawalRow,
+  main: { readonly id: string; readonly address: string },
+  decimals: number
+): NewOperation => ({
+  id: operationId,
+  type: "withdrawal",
+  status: withdrawal.network_fee_included || withdrawal.chain === "SOLANA" ? "SWEEPING" : "GAS_FUNDING",
+  merchant_id: withdrawal.merchant_id,
+  chain: withdrawal.chain,
+  currency: withdrawal.currency,
+  wallet_id: main.id,
+  from_address: main.address,
+  to_wallet_id: main.id,
+  to_address: withdrawal.to_address,
+  amount: toBaseUnits(withdrawal.net_amount, decimals).toString(),
+  withdrawal_id: withdrawal.id,
+  waiting_for: "the main wallet's actor"
+})
 
 /**
  * The human decision on a PENDING withdrawal (the console, or the operator CLI; never the API), and the
@@ -86,6 +113,69 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
           : { ...SERVICE_ACTOR, name: decider.by }
 
     /**
+     * Whether `decider` may take `decision` on `subject` (a withdrawal, or a withdrawal batch: the same
+     * rules): 403 for a console user who is not the merchant's, removed, a viewer, not yet an approver
+     * (cooling-off), or who requested it; an operator posing as a console user; 409 for the same person
+     * twice or a second operator/policy approval. The console user and the audit actor it is, for the record.
+     */
+    const vet = Effect.fn("WithdrawalDecisions.vet")(function* (
+      subject: {
+        /** "withdrawal wdr_…", "withdrawal batch wbt_…": how messages name it. */
+        readonly label: string
+        readonly id: string
+        readonly merchantId: string
+        readonly createdByUserId: string | null
+        readonly approvals: ReadonlyArray<{ readonly approver_kind: string; readonly approved_by: string }>
+      },
+      decision: "APPROVED" | "REJECTED" | "CANCELLED",
+      decider: Decider,
+      now: Date
+    ) {
+      const user = yield* consoleUser(decider, subject.merchantId)
+      if (yield* operatorPosingAsUser(decider, subject.merchantId)) {
+        return yield* new ApproverNotAllowed({
+          reason: `${decider.by} is a console user of this merchant: the operator CLI decides as the operator, under the operator's own name; ${decider.by} decides in the console`
+        })
+      }
+      if (decider.kind === "console_user" && Option.isNone(user))
+        return yield* new ApproverNotAllowed({ reason: "this console user is not one of the merchant's" })
+      if (Option.isSome(user)) {
+        const who = user.value
+        if (who.removed_at !== null)
+          return yield* new ApproverNotAllowed({ reason: `${who.login_name} was removed from the console` })
+        if (!can(who.role, "decide"))
+          return yield* new ApproverNotAllowed({
+            reason: `${who.login_name} is a ${who.role}: only an owner, admin or approver decides on withdrawals`
+          })
+      }
+      if (decision === "APPROVED") {
+        if (Option.isSome(user)) {
+          const who = user.value
+          if (who.approver_from !== null && who.approver_from > now) {
+            return yield* new ApproverNotAllowed({
+              reason: `${who.login_name}'s approvals count from ${who.approver_from.toISOString()} (a new user waits for the cooling-off)`
+            })
+          }
+          if (subject.createdByUserId === who.id) {
+            return yield* new ApproverNotAllowed({
+              reason: `${who.login_name} requested ${subject.label} (in the console, or with an API key they minted): someone else must approve it`
+            })
+          }
+          if (subject.approvals.some((a) => a.approver_kind === "console_user" && a.approved_by === who.login_name)) {
+            return yield* new DuplicateApproval({
+              withdrawalId: subject.id,
+              approvedBy: who.login_name,
+              subject: subject.label
+            })
+          }
+        } else if (subject.approvals.some((a) => a.approver_kind !== "console_user")) {
+          return yield* new DuplicateApproval({ withdrawalId: subject.id, subject: subject.label })
+        }
+      }
+      return { user, actor: auditActor(decider, user) }
+    })
+
+    /**
      * Approve, reject or cancel a PENDING withdrawal. Approving records one approval (403: a viewer, a user
      * whose approval right has not started, the user who created it in the console; 409: the same person
      * twice, a second operator approval) and approves it once the approvals reach the quorum.
@@ -103,50 +193,25 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
             const row = yield* find({ id, merchantId, lock: true })
             if (Option.isNone(row)) return yield* new WithdrawalNotFound({ withdrawalId: id })
             const withdrawal = row.value
+            // an item of a batch is decided with its batch (WithdrawalBatches.decide), whatever its status
+            if (withdrawal.batch_id !== null)
+              return yield* new BatchItemNotDecidable({ withdrawalId: id, batchId: withdrawal.batch_id })
             if (withdrawal.status !== "PENDING")
               return yield* new WithdrawalNotPending({ withdrawalId: id, status: withdrawal.status, decision })
-            const user = yield* consoleUser(decider, withdrawal.merchant_id)
-            if (yield* operatorPosingAsUser(decider, withdrawal.merchant_id)) {
-              return yield* new ApproverNotAllowed({
-                reason: `${decider.by} is a console user of this merchant: the operator CLI decides as the operator, under the operator's own name; ${decider.by} decides in the console`
-              })
-            }
-            if (decider.kind === "console_user" && Option.isNone(user))
-              return yield* new ApproverNotAllowed({ reason: "this console user is not one of the merchant's" })
-            if (Option.isSome(user)) {
-              const who = user.value
-              if (who.removed_at !== null)
-                return yield* new ApproverNotAllowed({ reason: `${who.login_name} was removed from the console` })
-              if (!can(who.role, "decide"))
-                return yield* new ApproverNotAllowed({
-                  reason: `${who.login_name} is a ${who.role}: only an owner, admin or approver decides on withdrawals`
-                })
-            }
-            const actor = auditActor(decider, user)
+            const { user, actor } = yield* vet(
+              {
+                label: `withdrawal ${id}`,
+                id,
+                merchantId: withdrawal.merchant_id,
+                createdByUserId: withdrawal.created_by_user_id,
+                approvals: withdrawal.approvals
+              },
+              decision,
+              decider,
+              now
+            )
             const reason = decider.reason === undefined ? "" : `: ${decider.reason}`
             if (decision === "APPROVED") {
-              if (Option.isSome(user)) {
-                const who = user.value
-                if (who.approver_from !== null && who.approver_from > now) {
-                  return yield* new ApproverNotAllowed({
-                    reason: `${who.login_name}'s approvals count from ${who.approver_from.toISOString()} (a new user waits for the cooling-off)`
-                  })
-                }
-                if (withdrawal.created_by_user_id === who.id) {
-                  return yield* new ApproverNotAllowed({
-                    reason: `${who.login_name} requested withdrawal ${id} (in the console, or with an API key they minted): someone else must approve it`
-                  })
-                }
-                if (
-                  withdrawal.approvals.some(
-                    (a) => a.approver_kind === "console_user" && a.approved_by === who.login_name
-                  )
-                ) {
-                  return yield* new DuplicateApproval({ withdrawalId: id, approvedBy: who.login_name })
-                }
-              } else if (withdrawal.approvals.some((a) => a.approver_kind !== "console_user")) {
-                return yield* new DuplicateApproval({ withdrawalId: id })
-              }
               // the policy in force now, not the one of its creation: an address removed or a limit tightened since refuses
               yield* policy
                 .admit(withdrawal.merchant_id, {
@@ -207,21 +272,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
             }
             const main = yield* wallets.mainWallet(withdrawal.merchant_id, withdrawal.chain)
             const operationId = newId("op")
-            yield* custody.insertOperation({
-              id: operationId,
-              type: "withdrawal",
-              status: withdrawal.network_fee_included || withdrawal.chain === "SOLANA" ? "SWEEPING" : "GAS_FUNDING",
-              merchant_id: withdrawal.merchant_id,
-              chain: withdrawal.chain,
-              currency: withdrawal.currency,
-              wallet_id: main.id,
-              from_address: main.address,
-              to_wallet_id: main.id,
-              to_address: withdrawal.to_address,
-              amount: toBaseUnits(withdrawal.net_amount, decimals).toString(),
-              withdrawal_id: id,
-              waiting_for: "the main wallet's actor"
-            })
+            yield* custody.insertOperation(withdrawalOperation(operationId, withdrawal, main, decimals))
             yield* withdrawals.attachOperation(id, operationId)
             return Option.some({ operationId, walletId: main.id })
           })
@@ -251,7 +302,8 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
           Effect.catchTags({
             WithdrawalNotFound: () => Effect.void,
             WithdrawalNotPending: () => Effect.void,
-            ApproverNotAllowed: () => Effect.void
+            ApproverNotAllowed: () => Effect.void,
+            BatchItemNotDecidable: () => Effect.void
           })
         )
       }
@@ -280,7 +332,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
       )
     })
 
-    return { decide, expire, setAutoApproval } as const
+    return { decide, vet, expire, setAutoApproval } as const
   }),
   dependencies: [
     AssetStore.Default,

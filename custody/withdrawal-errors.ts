@@ -83,12 +83,15 @@ export class ApproverNotAllowed extends Schema.TaggedError<ApproverNotAllowed>()
 export class DuplicateApproval extends Schema.TaggedError<DuplicateApproval>()("DuplicateApproval", {
   withdrawalId: Schema.String,
   /** The console user who approved already; absent: an operator or policy approval is already there. */
-  approvedBy: Schema.optional(Schema.String)
+  approvedBy: Schema.optional(Schema.String),
+  /** How the message names what was approved, when it is not a withdrawal ("withdrawal batch wbt_…"). */
+  subject: Schema.optional(Schema.String)
 }) {
   override get message() {
+    const what = this.subject ?? `withdrawal ${this.withdrawalId}`
     return this.approvedBy === undefined
-      ? `withdrawal ${this.withdrawalId} already has an operator or policy approval; at most one counts: the rest of the quorum must come from console users`
-      : `${this.approvedBy} has already approved withdrawal ${this.withdrawalId}: the same person counts once`
+      ? `${what} already has an operator or policy approval; at most one counts: the rest of the quorum must come from console users`
+      : `${this.approvedBy} has already approved ${what}: the same person counts once`
   }
 }
 

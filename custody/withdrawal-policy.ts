@@ -406,6 +406,27 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       return yield* withdrawals.changes(merchantId, limit)
     })
 
+    /** Why the policy refuses one withdrawal on its own (the address book, the per-withdrawal limit), if it does. */
+    const itemRefusal = (
+      merchantId: string,
+      policy: EffectivePolicy,
+      now: Date,
+      w: { readonly chain: Chain; readonly currency: string; readonly toAddress: string; readonly amount: string }
+    ) =>
+      Effect.gen(function* () {
+        if (policy.addressBook) {
+          const usableFrom = yield* withdrawals.addressUsableFrom(merchantId, w.chain, addressKey(w.chain, w.toAddress))
+          if (Option.isNone(usableFrom))
+            return `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off`
+          if (usableFrom.value > now)
+            return `${w.toAddress} is in the address book but still cooling off: usable from ${usableFrom.value.toISOString()}`
+        }
+        const perTx = policy.perTx(`${w.chain}-${w.currency}`)
+        if (perTx !== undefined && new MoneyDecimal(w.amount).greaterThan(perTx))
+          return `${w.amount} ${w.currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${w.currency} on ${w.chain}: at most ${perTx.toFixed()} per withdrawal`
+        return undefined
+      })
+
     /**
      * A new withdrawal against the policy, inside the transaction that locks its funds (after the merchant's
      * balance row is locked, so concurrent creations count each other): the address book, the limit per
@@ -427,26 +448,9 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       const now = yield* clock.now
       const policy = yield* load(merchantId, now)
       const asset = `${w.chain}-${w.currency}`
-      if (policy.addressBook) {
-        const usableFrom = yield* withdrawals.addressUsableFrom(merchantId, w.chain, addressKey(w.chain, w.toAddress))
-        if (Option.isNone(usableFrom)) {
-          return yield* new PolicyRefused({
-            reason: `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off`
-          })
-        }
-        if (usableFrom.value > now) {
-          return yield* new PolicyRefused({
-            reason: `${w.toAddress} is in the address book but still cooling off: usable from ${usableFrom.value.toISOString()}`
-          })
-        }
-      }
+      const refused = yield* itemRefusal(merchantId, policy, now, w)
+      if (refused !== undefined) return yield* new PolicyRefused({ reason: refused })
       const amount = new MoneyDecimal(w.amount)
-      const perTx = policy.perTx(asset)
-      if (perTx !== undefined && amount.greaterThan(perTx)) {
-        return yield* new PolicyRefused({
-          reason: `${w.amount} ${w.currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${w.currency} on ${w.chain}: at most ${perTx.toFixed()} per withdrawal`
-        })
-      }
       const perDay = policy.perDay(asset)
       if (perDay !== undefined) {
         const used = yield* withdrawals.admittedTotal(merchantId, w, new Date(now.getTime() - 86_400_000), w.id ?? "")
@@ -461,7 +465,61 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       return { requiredApprovals: requiredApprovals(policy, asset, w.amount), admittedAt: now }
     })
 
-    return { effective, settle, change, cancelChange, changes, admit } as const
+    /**
+     * A batch of withdrawals against the policy, as `admit` checks one, inside the transaction that locks
+     * its funds: each item on its own (the address book, the per-withdrawal limit) and, per asset, the
+     * batch's total against the rolling 24 h limit. Every refusal is returned, not only the first, for the
+     * caller to refuse the batch whole (403); the approvals it needs are those of its largest item. Run again
+     * at each approval of the pending batch `batchId`, whose own items are then left out of the window's
+     * total they are added to.
+     */
+    const admitBatch = Effect.fn("WithdrawalPolicy.admitBatch")(function* (
+      merchantId: string,
+      items: ReadonlyArray<{
+        readonly chain: Chain
+        readonly currency: string
+        readonly toAddress: string
+        readonly amount: string
+      }>,
+      batchId?: string
+    ) {
+      const now = yield* clock.now
+      const policy = yield* load(merchantId, now)
+      const refusedItems: Array<{ readonly index: number; readonly reason: string }> = []
+      const totals = new Map<
+        string,
+        { readonly chain: Chain; readonly currency: string; readonly amount: MoneyDecimal }
+      >()
+      let required = policy.quorum
+      for (const [index, w] of items.entries()) {
+        const refused = yield* itemRefusal(merchantId, policy, now, w)
+        if (refused !== undefined) refusedItems.push({ index, reason: refused })
+        const asset = `${w.chain}-${w.currency}`
+        const sum = totals.get(asset)?.amount ?? new MoneyDecimal(0)
+        totals.set(asset, { chain: w.chain, currency: w.currency, amount: sum.plus(w.amount) })
+        required = Math.max(required, requiredApprovals(policy, asset, w.amount))
+      }
+      const refusedTotals: Array<string> = []
+      const since = new Date(now.getTime() - 86_400_000)
+      for (const [asset, total] of [...totals].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        const perDay = policy.perDay(asset)
+        if (perDay === undefined) continue
+        const used = new MoneyDecimal(
+          batchId === undefined
+            ? yield* withdrawals.admittedTotal(merchantId, total, since, "")
+            : yield* withdrawals.admittedTotalOutsideBatch(merchantId, total, since, batchId)
+        )
+        if (used.plus(total.amount).greaterThan(perDay)) {
+          const left = MoneyDecimal.max(perDay.minus(used), 0)
+          refusedTotals.push(
+            `the batch's total of ${total.amount.toFixed()} ${total.currency} passes the rolling 24 h limit of ${perDay.toFixed()} ${total.currency} on ${total.chain}: ${used.toFixed()} used, ${left.toFixed()} left in the window`
+          )
+        }
+      }
+      return { refusedItems, refusedTotals, requiredApprovals: required, admittedAt: now }
+    })
+
+    return { effective, settle, change, cancelChange, changes, admit, admitBatch } as const
   }),
   dependencies: [MerchantStore.Default, WithdrawalStore.Default, AssetCatalog.Default, AuditLog.Default]
 }) {}

@@ -28,6 +28,7 @@ export const render = (row: WithdrawalRow): Withdrawal => ({
   failure_reason: row.failure_reason,
   required_approvals: row.required_approvals,
   approvals: row.approvals,
+  ...(row.batch_id === null ? {} : { batch_id: row.batch_id }),
   created_at: DateTime.formatIso(DateTime.unsafeFromDate(row.created_at)),
   updated_at: DateTime.formatIso(DateTime.unsafeFromDate(row.updated_at))
 })

@@ -14,6 +14,7 @@ import {
   WithdrawalNotPending
 } from "./withdrawal-errors.js"
 import { PolicyRefused } from "./withdrawal-policy-errors.js"
+import { BatchItemNotDecidable } from "./withdrawal-batch-errors.js"
 
 /**
  * `npm run withdrawals`: the operator's view of withdrawals and the human decision on them. Every decision
@@ -86,7 +87,8 @@ export const withdrawalsCommand = <E>(services: Layer.Layer<WithdrawalServices, 
             WithdrawalNotPending,
             DuplicateApproval,
             ApproverNotAllowed,
-            PolicyRefused
+            PolicyRefused,
+            BatchItemNotDecidable
           ])
         )
         if (withdrawal.status === "PENDING")

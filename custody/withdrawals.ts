@@ -112,31 +112,22 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       return policy
     })
 
-    /** The quote: platform fee rounded up at the asset's precision; the network fee estimated from the chain now. */
-    const computeQuote = Effect.fn("Withdrawals.computeQuote")(function* (
+    /**
+     * The network fee, in native base units before the margin, of sending `units` of the asset from the
+     * merchant's main wallet to `toAddress` (none: a quote's recipient, the worst case on Solana), estimated
+     * from the chain now.
+     */
+    const estimateNetworkFee = Effect.fn("Withdrawals.estimateNetworkFee")(function* (
       merchantId: string,
       policy: AssetPolicy,
-      amountText: string,
+      units: bigint,
       toAddress?: string
     ) {
-      if (!fitsPrecision(amountText, policy.amount_precision)) {
-        return yield* new InvalidWithdrawalRequest({
-          reason: `amount ${amountText} has more than ${policy.amount_precision} fractional digits, the precision of ${policy.asset_key}`
-        })
-      }
-      const amount = new MoneyDecimal(amountText)
-      if (amount.isZero()) return yield* new InvalidWithdrawalRequest({ reason: "amount must be greater than zero" })
-      const native = NATIVE_ASSETS[policy.chain]
-      const nativePolicy = (yield* catalog.policies(merchantId)).find(
-        (p) => p.chain === policy.chain && p.currency === native.currency
-      )
-      const nativeDigits = nativePolicy?.amount_precision ?? native.decimals
       const main = yield* Effect.orDie(wallets.mainWallet(merchantId, policy.chain))
       const client = yield* Option.match(clients.get(policy.chain), {
         onNone: () => Effect.dieMessage(`no ${policy.chain} client`),
         onSome: Effect.succeed
       })
-      const units = toBaseUnits(amountText, policy.decimals)
       const unavailable = (e: { readonly message: string }) =>
         new NetworkFeeUnavailable({ chain: policy.chain, reason: e.message })
       // TRON: energy lent from the stake when it can be had; the fee is then what the lent energy leaves
@@ -166,6 +157,35 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
                 sponsored: policy.chain === "SOLANA"
               })
               .pipe(Effect.catchTag("ChainRpcError", unavailable))
+      return feeUnits
+    })
+
+    /**
+     * The quote: platform fee rounded up at the asset's precision; the network fee estimated from the chain
+     * now, unless the caller estimated it already (`feeUnits`, as `estimateNetworkFee` gives it).
+     */
+    const computeQuote = Effect.fn("Withdrawals.computeQuote")(function* (
+      merchantId: string,
+      policy: AssetPolicy,
+      amountText: string,
+      toAddress?: string,
+      estimated?: bigint
+    ) {
+      if (!fitsPrecision(amountText, policy.amount_precision)) {
+        return yield* new InvalidWithdrawalRequest({
+          reason: `amount ${amountText} has more than ${policy.amount_precision} fractional digits, the precision of ${policy.asset_key}`
+        })
+      }
+      const amount = new MoneyDecimal(amountText)
+      if (amount.isZero()) return yield* new InvalidWithdrawalRequest({ reason: "amount must be greater than zero" })
+      const native = NATIVE_ASSETS[policy.chain]
+      const nativePolicy = (yield* catalog.policies(merchantId)).find(
+        (p) => p.chain === policy.chain && p.currency === native.currency
+      )
+      const nativeDigits = nativePolicy?.amount_precision ?? native.decimals
+      const feeUnits =
+        estimated ??
+        (yield* estimateNetworkFee(merchantId, policy, toBaseUnits(amountText, policy.decimals), toAddress))
       const networkFee = ceilAt(
         new MoneyDecimal(fromBaseUnits(collections.withMargin(feeUnits), native.decimals)),
         nativeDigits
@@ -222,7 +242,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               WithdrawalNotPending: () => Effect.void,
               DuplicateApproval: () => Effect.void,
               ApproverNotAllowed: () => Effect.void,
-              PolicyRefused: () => Effect.void
+              PolicyRefused: () => Effect.void,
+              BatchItemNotDecidable: () => Effect.void
             })
           )
       })
@@ -353,7 +374,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     /** GET /v1/withdrawals: a page of the merchant's withdrawals, newest first. */
     const list = Effect.fn("Withdrawals.list")(function* (
       merchantId: string,
-      query: { readonly status?: WithdrawalStatus | undefined; readonly limit: number; readonly offset: number }
+      query: {
+        readonly status?: WithdrawalStatus | undefined
+        readonly limit: number
+        readonly offset: number
+        readonly inBatch?: boolean | undefined
+      }
     ) {
       const { total, rows } = yield* withdrawalStore.page(merchantId, query)
       return { total, limit: query.limit, offset: query.offset, items: rows.map(render) }
@@ -502,7 +528,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         )
     )
 
-    return { quote, create, get, list, drive } as const
+    return { quote, create, get, list, drive, withdrawable, estimateNetworkFee, computeQuote } as const
   }),
   dependencies: [
     AssetStore.Default,

@@ -54,6 +54,16 @@ import {
   WithdrawalList,
   WithdrawalListQuery
 } from "../src/domain/withdrawal.js"
+import {
+  BatchConflict,
+  BatchForbidden,
+  BatchInvalid,
+  CreateWithdrawalBatchRequest,
+  WithdrawalBatch,
+  WithdrawalBatchItemsQuery,
+  WithdrawalBatchList,
+  WithdrawalBatchListQuery
+} from "../src/domain/withdrawal-batch.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
 import {
   CreatePaymentLinkRequest,
@@ -453,6 +463,53 @@ export class PaymentLinksGroup extends HttpApiGroup.make("paymentLinks")
   )
   .middleware(Authentication) {}
 
+export class WithdrawalBatchesGroup extends HttpApiGroup.make("withdrawalBatches")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/withdrawal-batches")
+      .setHeaders(IdempotencyKeyHeader)
+      .setPayload(CreateWithdrawalBatchRequest)
+      .addSuccess(WithdrawalBatch, { status: 201 })
+      .addError(BatchInvalid)
+      .addError(BatchForbidden)
+      .addError(BatchConflict)
+      .addError(Forbidden)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "Request up to 500 withdrawals at once (a key with the withdrawals scope): admitted whole or refused whole, the sum locked, PENDING until the batch is approved once in the merchant console; then each item is sent as a withdrawal with its own terminal status and webhook. Idempotent with X-Service-Idempotency-Key"
+      )
+      .annotate(
+        OpenApi.Description,
+        "Each item is a CreateWithdrawalRequest with its own out_withdrawal_no. Every item is validated and quoted before anything is locked; a refusal names every refused item in `items` ({index, out_withdrawal_no, error}): 400 for items that cannot be withdrawn as asked (asset, precision, address, zero net, a reference repeated in the batch), 409 for references already used by the merchant's withdrawals, 403 when the withdrawal policy refuses items (address book, per-withdrawal limit) or an asset's total (the rolling 24 h limit counts the batch's total). 400 {error} when the available balance of an asset is less than the batch's total of it; 400 for more than 500 items. The batch needs the approvals its largest item would need alone (required_approvals); the auto-approval policy does not apply to batches."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/withdrawal-batches")
+      .setUrlParams(WithdrawalBatchListQuery)
+      .addSuccess(WithdrawalBatchList)
+      .annotate(OpenApi.Summary, "This merchant's withdrawal batches, newest first (status filter, limit/offset)")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/withdrawal-batches/:batch_id")
+      .setPath(Schema.Struct({ batch_id: Schema.String }))
+      .addSuccess(WithdrawalBatch)
+      .annotate(
+        OpenApi.Summary,
+        "One batch: its status, totals per asset, item counts per withdrawal status, required_approvals and approvals so far"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("items", "/v1/withdrawal-batches/:batch_id/items")
+      .setPath(Schema.Struct({ batch_id: Schema.String }))
+      .setUrlParams(WithdrawalBatchItemsQuery)
+      .addSuccess(WithdrawalList)
+      .annotate(
+        OpenApi.Summary,
+        "A batch's items as withdrawals (each with batch_id), in the order they were asked for (status filter, limit/offset)"
+      )
+  )
+  .middleware(Authentication) {}
+
 /**
  * The public page of a payment link for paying customers: public HTML, not part of the `/v1` contract. Its
  * form posts the customer's amount and asset; the answer is a 303 to the new order's checkout page.
@@ -509,6 +566,7 @@ export class FacetApi extends HttpApi.make("facet")
   .add(DepositAddressesGroup)
   .add(TransactionsGroup)
   .add(WithdrawalsGroup)
+  .add(WithdrawalBatchesGroup)
   .add(CheckoutGroup)
   .add(PaymentLinksGroup)
   .add(PayGroup)

@@ -58,7 +58,6 @@ const matrix = (ids: { readonly order: string; readonly depositAddress: string; 
     },
     { method: "GET", path: "/v1/withdrawals/wdr_none" },
     { method: "GET", path: "/v1/withdrawal-addresses" },
-    { method: "GET", path: "/v1/ai/onboarding-status/MERCHANT" },
     { method: "GET", path: "/v1/payment-links" },
     {
       method: "POST",
@@ -68,7 +67,27 @@ const matrix = (ids: { readonly order: string; readonly depositAddress: string; 
     },
     { method: "GET", path: `/v1/payment-links/${ids.paymentLink}`, owned: true },
     { method: "POST", path: `/v1/payment-links/${ids.paymentLink}/deactivate`, owned: true, scope: "orders" },
-    { method: "GET", path: `/v1/payment-links/${ids.paymentLink}/orders`, owned: true }
+    { method: "GET", path: `/v1/payment-links/${ids.paymentLink}/orders`, owned: true },
+    {
+      method: "POST",
+      path: "/v1/withdrawal-batches",
+      json: {
+        items: [
+          {
+            chain: "TRC20",
+            currency: "USDT",
+            amount: "1",
+            to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy",
+            out_withdrawal_no: "batch-item-1"
+          }
+        ]
+      },
+      scope: "withdrawals"
+    },
+    { method: "GET", path: "/v1/withdrawal-batches" },
+    { method: "GET", path: "/v1/withdrawal-batches/wbt_none" },
+    { method: "GET", path: "/v1/withdrawal-batches/wbt_none/items" },
+    { method: "GET", path: "/v1/ai/onboarding-status/MERCHANT" }
   ] as const
 
 describe("authorization matrix", () => {
@@ -132,6 +151,7 @@ describe("authorization matrix", () => {
                 .replace("/TRC20-USDT/sweep", "/{asset_key}/sweep")
                 .replace("/wallet-assets/TRC20-USDT", "/wallet-assets/{asset_key}")
                 .replace("wdr_none", "{withdrawal_id}")
+                .replace("wbt_none", "{batch_id}")
                 .replace("MERCHANT", "{merchant_id}")}`
           )
           expect(declared.filter((d) => !covered.includes(d))).toEqual([])

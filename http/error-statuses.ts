@@ -27,6 +27,14 @@ import type {
   WithdrawalNotPending
 } from "../custody/withdrawal-errors.js"
 import type { InvalidPolicySetting, PolicyChangeNotFound, PolicyRefused } from "../custody/withdrawal-policy-errors.js"
+import type {
+  BatchItemNotDecidable,
+  InvalidWithdrawalBatch,
+  WithdrawalBatchConflict,
+  WithdrawalBatchNotFound,
+  WithdrawalBatchNotPending,
+  WithdrawalBatchPolicyRefused
+} from "../custody/withdrawal-batch-errors.js"
 import type { AssetNotEnrollable, UnknownAsset } from "../src/assets/asset-errors.js"
 import type { DepositAddressNotFound, InvalidDepositAddressRequest } from "../src/deposits/deposit-address-errors.js"
 import {
@@ -82,6 +90,13 @@ export type NamedError =
   | PolicyRefused
   | WithdrawalNotFound
   | WithdrawalNotPending
+  // custody: withdrawal batches
+  | BatchItemNotDecidable
+  | InvalidWithdrawalBatch
+  | WithdrawalBatchConflict
+  | WithdrawalBatchNotFound
+  | WithdrawalBatchNotPending
+  | WithdrawalBatchPolicyRefused
   // custody: collections, portfolio, chains
   | GasWalletEmpty
   | InsufficientUncollected
@@ -145,6 +160,13 @@ export const categoryOf = {
   PolicyRefused: "Forbidden",
   WithdrawalNotFound: "NotFound",
   WithdrawalNotPending: "Conflict",
+  // custody: withdrawal batches (the API answers the three refusals of a new batch with their items too)
+  BatchItemNotDecidable: "Conflict",
+  InvalidWithdrawalBatch: "BadRequest",
+  WithdrawalBatchConflict: "Conflict",
+  WithdrawalBatchNotFound: "NotFound",
+  WithdrawalBatchNotPending: "Conflict",
+  WithdrawalBatchPolicyRefused: "Forbidden",
   // custody: collections, portfolio, chains
   GasWalletEmpty: "ServiceUnavailable",
   InsufficientUncollected: "BadRequest",

@@ -14,6 +14,7 @@ import { SystemHandlers } from "./handlers/system.js"
 import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { WithdrawalsHandlers } from "./handlers/withdrawals.js"
+import { WithdrawalBatchesHandlers } from "./handlers/withdrawal-batches.js"
 import { CheckoutHandlers } from "./handlers/checkout.js"
 import { PayHandlers } from "./handlers/pay.js"
 import { PaymentLinksHandlers } from "./handlers/payment-links.js"
@@ -30,6 +31,7 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     DepositAddressesHandlers,
     TransactionsHandlers,
     WithdrawalsHandlers,
+    WithdrawalBatchesHandlers,
     CheckoutHandlers,
     PaymentLinksHandlers,
     PayHandlers

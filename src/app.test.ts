@@ -16,6 +16,7 @@ import { TransferSender } from "../custody/transfer-sender.js"
 import { WalletActors } from "../custody/wallet-actor.js"
 import { WalletPortfolioViews } from "../custody/wallet-portfolio.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
+import { WithdrawalBatches } from "../custody/withdrawal-batches.js"
 import { WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 import { Withdrawals } from "../custody/withdrawals.js"
 import { RateLimiter } from "../http/rate-limiter.js"
@@ -59,6 +60,7 @@ import { UntracedBlockStore } from "./stores/untraced-block-store.js"
 import { WalletStore } from "./stores/wallet-store.js"
 import { WebhookStore } from "./stores/webhook-store.js"
 import { WithdrawalStore } from "./stores/withdrawal-store.js"
+import { WithdrawalBatchStore } from "./stores/withdrawal-batch-store.js"
 import { Transactions } from "./transactions/transactions.js"
 import { Wallets } from "./wallets/wallets.js"
 import { WebhookOutbox } from "./webhooks/outbox.js"
@@ -138,6 +140,8 @@ const SERVICES = {
   WebhookOutbox: selfContained(WebhookOutbox.Default),
   WebhookStore: selfContained(WebhookStore.Default),
   WithdrawalDecisions: selfContained(WithdrawalDecisions.Default),
+  WithdrawalBatches: selfContained(WithdrawalBatches.Default),
+  WithdrawalBatchStore: selfContained(WithdrawalBatchStore.Default),
   WithdrawalPolicy: selfContained(WithdrawalPolicy.Default),
   WithdrawalStore: selfContained(WithdrawalStore.Default),
   Withdrawals: selfContained(Withdrawals.Default)

@@ -5,6 +5,7 @@ import { AutoSweepLive, CustodyResumeLive, CustodyWalletLive, WithdrawalExpiryLi
 import { NativeConsolidationLive } from "../custody/native-consolidation.js"
 import { Withdrawals } from "../custody/withdrawals.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
+import { WithdrawalBatches, WithdrawalBatchExpiryLive } from "../custody/withdrawal-batches.js"
 import { AddressBook } from "../custody/address-book.js"
 import { PolicySettleLive, WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 import { AuditLog } from "./audit/audit-log.js"
@@ -90,6 +91,7 @@ export const makeCoreLive = <E, R>(
     EnergyReadingsRefreshLive,
     AutoSweepLive,
     WithdrawalExpiryLive,
+    WithdrawalBatchExpiryLive,
     PolicySettleLive,
     NativeConsolidationLive,
     // what the API and the console call (each brings its own dependencies)
@@ -105,6 +107,7 @@ export const makeCoreLive = <E, R>(
     Collections.Default,
     Withdrawals.Default,
     WithdrawalDecisions.Default,
+    WithdrawalBatches.Default,
     WithdrawalPolicy.Default,
     AddressBook.Default,
     WebhookAdmin.Default,

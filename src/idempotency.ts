@@ -49,6 +49,26 @@ export class Idempotency extends Effect.Service<Idempotency>()("facet/Idempotenc
       }
       return Option.some<IdempotentReplay>({ resourceId: row.resource_id, statusCode: row.status_code })
     })
-    return { claim } as const
+    /**
+     * What an earlier request with this key answered, read before any work (a batch's replay needs no
+     * quoting); the same key with another request is 409. `claim` in the creating transaction still decides
+     * between concurrent first requests.
+     */
+    const lookup = Effect.fn("Idempotency.lookup")(function* (args: {
+      readonly merchantId: string
+      readonly endpoint: string
+      readonly key: string
+      readonly requestHash: string
+    }) {
+      const existing = yield* Effect.orDie(store.find(args.merchantId, args.endpoint, args.key))
+      if (Option.isNone(existing)) return Option.none<IdempotentReplay>()
+      if (existing.value.request_hash !== args.requestHash)
+        return yield* new IdempotencyKeyReused({ endpoint: args.endpoint })
+      return Option.some<IdempotentReplay>({
+        resourceId: existing.value.resource_id,
+        statusCode: existing.value.status_code
+      })
+    })
+    return { claim, lookup } as const
   })
 }) {}

@@ -21,6 +21,7 @@ export const CONSOLE_CSP =
 const NAV_LINKS: ReadonlyArray<{ readonly href: string; readonly label: string; readonly needs?: Capability }> = [
   { href: "/console/balances", label: "Balances" },
   { href: "/console/withdrawals", label: "Withdrawals" },
+  { href: "/console/batches", label: "Batches" },
   { href: "/console/address-book", label: "Address book" },
   { href: "/console/policy", label: "Policy" },
   { href: "/console/orders", label: "Orders" },
@@ -163,10 +164,10 @@ const withdrawalSection = (session: ConsoleSession, w: Withdrawal) =>
   html`<section class="withdrawal" id="${w.withdrawal_id}" data-status="${w.status}">
 <p><strong class="status">${w.status}</strong> ${w.amount} ${w.currency} on ${w.chain} to <code>${w.to_address}</code></p>
 <p class="hint">net ${w.net_amount}, fees ${w.total_fee} ${w.currency}${!w.network_fee_included && ` + network ${w.network_fee} ${w.network_fee_asset} paid by the platform`}; created ${w.created_at}${w.out_withdrawal_no !== null && `; your reference ${w.out_withdrawal_no}`}</p>
-${approvalLine(w)}
+${w.batch_id === undefined ? approvalLine(w) : html`<p class="hint">An item of <a href="/console/batches/${w.batch_id}">batch ${w.batch_id}</a>: decided with its batch.</p>`}
 ${w.tx_hash !== null && html`<p class="hint">transaction <code>${w.tx_hash}</code></p>`}
 ${w.failure_reason !== null && html`<p class="notice">${w.failure_reason}</p>`}
-${w.status === "PENDING" && can(session.role, "decide") && decisionForms(w, session.csrfToken, session.totp)}
+${w.status === "PENDING" && w.batch_id === undefined && can(session.role, "decide") && decisionForms(w, session.csrfToken, session.totp)}
 </section>
 `
 
@@ -179,7 +180,7 @@ export const withdrawalsPage = (
   page(
     "Withdrawals",
     html`${notice(message)}
-<p class="hint">A withdrawal your backend requests waits here for the approvals your policy requires. Approving asks for your password; once enough people approved, it is signed and sent automatically.</p>
+<p class="hint">A withdrawal your backend requests waits here for the approvals your policy requires. Approving asks for your password; once enough people approved, it is signed and sent automatically. Withdrawals asked for in a batch are on the <a href="/console/batches">Batches</a> page.</p>
 ${offer !== undefined && can(session.role, "manage") && newWithdrawalForm(session, offer)}
 ${items.length === 0 ? html`<p>No withdrawals yet.</p>` : items.map((w) => withdrawalSection(session, w))}`,
     session

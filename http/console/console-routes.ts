@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { ActivityRoutes } from "./activity-routes.js"
 import { AuditRoutes } from "./audit-routes.js"
+import { BatchRoutes } from "./batch-routes.js"
 import { IntegrationRoutes } from "./integration-routes.js"
 import { PaymentLinkRoutes } from "./payment-link-routes.js"
 import { PeopleRoutes } from "./people-routes.js"
@@ -18,6 +19,7 @@ import { WithdrawalRoutes } from "./withdrawal-routes.js"
 export const ConsoleRoutesLive = Layer.mergeAll(
   SignInRoutes,
   WithdrawalRoutes,
+  BatchRoutes,
   WithdrawalPolicyRoutes,
   WalletRoutes,
   ActivityRoutes,

@@ -26,7 +26,8 @@ export const WithdrawalRoutes = HttpApiBuilder.Router.use((router) =>
 
     const withdrawalsView = (session: ConsoleSession, message?: string, status = 200) =>
       Effect.gen(function* () {
-        const list = yield* withdrawalService.list(session.merchantId, { limit: 100, offset: 0 })
+        // a batch's items are on its own page: 500 of them would push every other withdrawal off this one
+        const list = yield* withdrawalService.list(session.merchantId, { limit: 100, offset: 0, inBatch: false })
         const assets = (yield* catalog.policies(session.merchantId))
           .filter((p) => p.merchant_enabled && p.status === "live" && p.actions.withdraw)
           .map((p) => p.asset_key)

@@ -36,7 +36,11 @@ export const AuditAction = Schema.Literal(
   "withdrawal.rejected",
   "withdrawal.cancelled",
   "payment_link.created",
-  "payment_link.deactivated"
+  "payment_link.deactivated",
+  "withdrawal_batch.created",
+  "withdrawal_batch.approved",
+  "withdrawal_batch.rejected",
+  "withdrawal_batch.cancelled"
 )
 export type AuditAction = typeof AuditAction.Type
 

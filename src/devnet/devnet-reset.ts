@@ -6,6 +6,7 @@ import { CustodyStore } from "../stores/custody-store.js"
 import { OrderStore } from "../stores/order-store.js"
 import { WebhookStore } from "../stores/webhook-store.js"
 import { WithdrawalStore } from "../stores/withdrawal-store.js"
+import { WithdrawalBatchStore } from "../stores/withdrawal-batch-store.js"
 import { IdempotencyStore } from "../stores/idempotency-store.js"
 import { IndexerStore } from "../stores/indexer-store.js"
 import { LedgerStore } from "../stores/ledger-store.js"
@@ -42,6 +43,7 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
   const webhooks = yield* WebhookStore
   const custody = yield* CustodyStore
   const withdrawals = yield* WithdrawalStore
+  const batches = yield* WithdrawalBatchStore
   const orders = yield* OrderStore
   const counts = yield* sql.withTransaction(
     Effect.gen(function* () {
@@ -57,7 +59,12 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
       // custody's operations, their signed transactions and nonces belong to the chains that go
       // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys)
       yield* custody.forgetAll(
-        Effect.zipRight(withdrawals.forgetAll, idempotency.forgetEndpoint("POST /v1/withdrawals"))
+        Effect.all([
+          withdrawals.forgetAll,
+          batches.forgetAll,
+          idempotency.forgetEndpoint("POST /v1/withdrawals"),
+          idempotency.forgetEndpoint("POST /v1/withdrawal-batches")
+        ])
       )
       // and so do the wallet actors' messages (the cluster's own tables, made at its first start)
       for (const table of ["cluster_replies", "cluster_messages"]) {

@@ -84,6 +84,10 @@ export const Withdrawal = Schema.Struct({
       "Distinct approvals this withdrawal needs (the merchant's quorum policy, more above an amount); PENDING until reached"
   }),
   approvals: Schema.Array(WithdrawalApproval).annotations({ description: "Approvals recorded so far, oldest first" }),
+  batch_id: Schema.optional(Schema.String).annotations({
+    description:
+      "The withdrawal batch this withdrawal is an item of (absent for a withdrawal asked for alone): it is decided with its batch, never alone"
+  }),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Withdrawal" })

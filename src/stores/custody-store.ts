@@ -248,6 +248,10 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     const insertOperation = (row: NewOperation) =>
       sql`INSERT INTO custody_operations ${sql.insert(row)}`.pipe(Effect.asVoid)
 
+    /** New operations in one statement (a withdrawal batch's items, in the transaction that approves it); each row with the same fields. */
+    const insertOperations = (rows: ReadonlyArray<NewOperation>) =>
+      rows.length === 0 ? Effect.void : sql`INSERT INTO custody_operations ${sql.insert(rows)}`.pipe(Effect.asVoid)
+
     /** Each hand-over to an actor is counted: the count after this one. */
     const kick = Effect.fn("CustodyStore.kick")(function* (id: string) {
       const row = yield* Effect.orDie(sql`
@@ -729,6 +733,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       startGasFunding,
       insertAccountClose,
       insertOperation,
+      insertOperations,
       kick,
       setStatus,
       waitingFor,

@@ -16,6 +16,7 @@ import { UntracedBlockStore } from "./untraced-block-store.js"
 import { WalletStore } from "./wallet-store.js"
 import { WebhookStore } from "./webhook-store.js"
 import { WithdrawalStore } from "./withdrawal-store.js"
+import { WithdrawalBatchStore } from "./withdrawal-batch-store.js"
 
 /**
  * Every table family's store over the database (each needs only `SqlClient`): provided once beneath every
@@ -38,5 +39,6 @@ export const StoresLive = Layer.mergeAll(
   UntracedBlockStore.Default,
   WalletStore.Default,
   WebhookStore.Default,
-  WithdrawalStore.Default
+  WithdrawalStore.Default,
+  WithdrawalBatchStore.Default
 )

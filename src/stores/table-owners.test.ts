@@ -30,6 +30,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
     "withdrawal_policy_changes",
     "withdrawal_addresses"
   ],
+  "src/stores/withdrawal-batch-store.ts": ["withdrawal_batches", "withdrawal_batch_approvals"],
   "src/stores/indexer-store.ts": ["indexer_cursors", "indexed_blocks", "indexer_leases"],
   "src/stores/untraced-block-store.ts": ["untraced_blocks"],
   "src/stores/reconciliation-store.ts": ["reconciliation_runs"],
@@ -62,6 +63,8 @@ const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
   // a claimed event's signing secret, a replay's current webhook_url, a deposit event's destination
   "src/stores/webhook-store.ts": ["merchants"],
   "src/stores/withdrawal-store.ts": ["console_users"],
+  // a batch's status and sums come from its items; its approvals count only users still present
+  "src/stores/withdrawal-batch-store.ts": ["withdrawals", "console_users"],
   // what explains a balance: the deposits recorded to it and, on the native asset, the fees it paid
   "src/stores/reconciliation-store.ts": ["transactions", "wallet_asset_policies"]
 }

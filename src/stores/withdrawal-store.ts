@@ -25,6 +25,7 @@ const WithdrawalRow = Schema.Struct({
   operation_id: Schema.NullOr(Schema.String),
   required_approvals: Schema.Number,
   created_by_user_id: Schema.NullOr(Schema.String),
+  batch_id: Schema.NullOr(Schema.String),
   approvals: Schema.Array(WithdrawalApproval),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
@@ -32,7 +33,7 @@ const WithdrawalRow = Schema.Struct({
 export type WithdrawalRow = typeof WithdrawalRow.Type
 const COLUMNS = `id, merchant_id, out_withdrawal_no, status, chain, currency, amount::text AS amount, platform_fee::text AS platform_fee,
   network_fee::text AS network_fee, network_fee_asset, network_fee_included, total_fee::text AS total_fee, net_amount::text AS net_amount,
-  to_address, tx_hash, fee_policy_version, failure_reason, operation_id, required_approvals, created_by_user_id,
+  to_address, tx_hash, fee_policy_version, failure_reason, operation_id, required_approvals, created_by_user_id, batch_id,
   (SELECT coalesce(json_agg(json_build_object('approved_by', a.approved_by, 'approver_kind', a.approver_kind,
             'approved_at', to_char(a.approved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY a.approved_at), '[]'::json)
    FROM withdrawal_approvals a WHERE a.withdrawal_id = withdrawals.id) AS approvals,
@@ -80,6 +81,9 @@ export type NewWithdrawal = {
   readonly created_by: string
   readonly created_by_user_id: string | null
 }
+
+/** An item of a withdrawal batch: a new withdrawal with its batch and its place in the request. */
+export type NewBatchItem = NewWithdrawal & { readonly batch_id: string; readonly batch_index: number }
 
 /** An approval of a withdrawal, as recorded (one per person; at most one that is not a console user's). */
 export type NewApproval = {
@@ -173,6 +177,7 @@ const UsableRow = Schema.Struct({ usable_from: Schema.DateFromSelf })
 const IdRow = Schema.Struct({ id: Schema.String })
 const CountRow = Schema.Struct({ n: Schema.Number })
 const TotalRow = Schema.Struct({ total: Schema.String })
+const TakenRow = Schema.Struct({ id: Schema.String, out_withdrawal_no: Schema.String })
 
 /**
  * Every statement on the withdrawals' tables: `withdrawals` (with their fee snapshot and decision),
@@ -196,11 +201,18 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
     /** A page of a merchant's withdrawals, newest first, with how many there are in all. */
     const page = Effect.fn("WithdrawalStore.page")(function* (
       merchantId: string,
-      query: { readonly status?: WithdrawalStatus | undefined; readonly limit: number; readonly offset: number }
+      query: {
+        readonly status?: WithdrawalStatus | undefined
+        readonly limit: number
+        readonly offset: number
+        /** false: only withdrawals that are no batch's item (the console's list); absent: all. */
+        readonly inBatch?: boolean | undefined
+      }
     ) {
       const where = sql.and([
         sql`merchant_id = ${merchantId}`,
-        ...(query.status === undefined ? [] : [sql`status = ${query.status}`])
+        ...(query.status === undefined ? [] : [sql`status = ${query.status}`]),
+        ...(query.inBatch === false ? [sql`batch_id IS NULL`] : [])
       ])
       const total = yield* Effect.orDie(sql`SELECT count(*)::int AS n FROM withdrawals WHERE ${where}`).pipe(
         Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
@@ -268,10 +280,11 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
             AND id <> ${except}`).pipe(Effect.flatMap(decodeScalar(TotalRow, "total", () => "0")))
     })
 
-    /** PENDING withdrawals created more than `hours` ago (the first 100): nobody decided them in time. */
+    /** PENDING withdrawals created more than `hours` ago (the first 100): nobody decided them in time (a batch's items expire with their batch). */
     const undecidedFor = Effect.fn("WithdrawalStore.undecidedFor")(function* (hours: number) {
       const due = yield* Effect.orDie(sql`
-        SELECT id FROM withdrawals WHERE status = 'PENDING' AND created_at < clock_timestamp() - ${hours} * interval '1 hour' LIMIT 100`).pipe(
+        SELECT id FROM withdrawals WHERE status = 'PENDING' AND batch_id IS NULL
+          AND created_at < clock_timestamp() - ${hours} * interval '1 hour' LIMIT 100`).pipe(
         Effect.flatMap(decodeAll(IdRow))
       )
       return due.map((row) => row.id)
@@ -321,6 +334,114 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       sql`UPDATE withdrawals SET status = 'COMPLETED', tx_hash = ${txHash}, updated_at = clock_timestamp(), finished_at = clock_timestamp() WHERE id = ${id}`.pipe(
         Effect.asVoid
       )
+
+    // ---- the items of withdrawal batches (WithdrawalBatches; the batches are WithdrawalBatchStore's)
+
+    /**
+     * A batch's items, in one statement, unless an `out_withdrawal_no` is the merchant's already (a
+     * withdrawal stored since the batch was checked): the ids of the items this call stored.
+     */
+    const insertBatchItems = Effect.fn("WithdrawalStore.insertBatchItems")(function* (
+      rows: ReadonlyArray<NewBatchItem>
+    ) {
+      const inserted = yield* sql`
+          INSERT INTO withdrawals ${sql.insert(rows)}
+          ON CONFLICT (merchant_id, out_withdrawal_no) WHERE out_withdrawal_no IS NOT NULL DO NOTHING RETURNING id`.pipe(
+        Effect.flatMap(decodeAll(IdRow))
+      )
+      return new Set(inserted.map((row) => row.id))
+    })
+
+    /** Which of these references the merchant's withdrawals already use, with the withdrawal using each. */
+    const takenOutWithdrawalNos = Effect.fn("WithdrawalStore.takenOutWithdrawalNos")(function* (
+      merchantId: string,
+      outWithdrawalNos: ReadonlyArray<string>
+    ) {
+      if (outWithdrawalNos.length === 0) return new Map<string, string>()
+      const rows = yield* Effect.orDie(sql`
+          SELECT id, out_withdrawal_no FROM withdrawals
+          WHERE merchant_id = ${merchantId} AND out_withdrawal_no = ANY(${outWithdrawalNos}::text[])`).pipe(
+        Effect.flatMap(decodeAll(TakenRow))
+      )
+      return new Map(rows.map((row) => [row.out_withdrawal_no, row.id]))
+    })
+
+    /** A batch's items in request order, locked for the caller's transaction when asked. */
+    const batchItems = (batchId: string, lock = false) =>
+      sql`SELECT ${sql.literal(COLUMNS)} FROM withdrawals WHERE batch_id = ${batchId} ORDER BY batch_index
+          ${lock ? sql`FOR UPDATE` : sql``}`.pipe(Effect.flatMap(decodeAll(WithdrawalRow)))
+
+    /** A page of a batch's items in request order (of one status when given), with how many there are. */
+    const batchItemPage = Effect.fn("WithdrawalStore.batchItemPage")(function* (
+      merchantId: string,
+      batchId: string,
+      query: { readonly status?: WithdrawalStatus | undefined; readonly limit: number; readonly offset: number }
+    ) {
+      const where = sql.and([
+        sql`merchant_id = ${merchantId}`,
+        sql`batch_id = ${batchId}`,
+        ...(query.status === undefined ? [] : [sql`status = ${query.status}`])
+      ])
+      const total = yield* Effect.orDie(sql`SELECT count(*)::int AS n FROM withdrawals WHERE ${where}`).pipe(
+        Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
+      )
+      const rows =
+        yield* Effect.orDie(sql`SELECT ${sql.literal(COLUMNS)} FROM withdrawals WHERE ${where} ORDER BY batch_index
+                              LIMIT ${query.limit} OFFSET ${query.offset}`).pipe(
+          Effect.flatMap(decodeAll(WithdrawalRow))
+        )
+      return { total, rows }
+    })
+
+    /** The batch's decision on its PENDING items, in one statement: how many it decided. */
+    const decideBatchItems = (
+      batchId: string,
+      decision: "APPROVED" | "REJECTED" | "CANCELLED",
+      by: string,
+      from: string,
+      reason: string | null
+    ) =>
+      sql`UPDATE withdrawals SET status = ${decision}, decided_by = ${by}, decided_at = clock_timestamp(), decided_from = ${from},
+                     decision_reason = ${reason}, updated_at = clock_timestamp(),
+                     finished_at = ${decision === "APPROVED" ? null : sql`clock_timestamp()`}
+                   WHERE batch_id = ${batchId} AND status = 'PENDING' RETURNING id`.pipe(
+        Effect.flatMap(decodeAll(IdRow)),
+        Effect.map((rows) => rows.length)
+      )
+
+    /** An approval of a batch, recorded on each of its items too (so each shows who approved it). */
+    const insertBatchItemApprovals = (batchId: string, approval: Omit<NewApproval, "withdrawal_id">) =>
+      sql`INSERT INTO withdrawal_approvals (withdrawal_id, approver_kind, user_id, approved_by, from_address, user_agent)
+          SELECT id, ${approval.approver_kind}, ${approval.user_id}, ${approval.approved_by}, ${approval.from_address}, ${approval.user_agent}
+          FROM withdrawals WHERE batch_id = ${batchId}`.pipe(Effect.asVoid)
+
+    /** A batch's items need at least what the batch needs. */
+    const raiseBatchRequiredApprovals = (batchId: string, required: number) =>
+      sql`UPDATE withdrawals SET required_approvals = ${required}, updated_at = clock_timestamp()
+          WHERE batch_id = ${batchId} AND required_approvals < ${required}`.pipe(Effect.asVoid)
+
+    /** The custody operations that send approved items, in one statement. */
+    const attachOperations = (pairs: ReadonlyArray<{ readonly id: string; readonly operationId: string }>) =>
+      sql`UPDATE withdrawals w SET operation_id = v.operation_id
+          FROM unnest(${pairs.map((p) => p.id)}::text[], ${pairs.map((p) => p.operationId)}::text[]) AS v (id, operation_id)
+          WHERE w.id = v.id`.pipe(Effect.asVoid)
+
+    /**
+     * As `admittedTotal`, leaving out every item of one batch (a pending batch checked again at an
+     * approval: its items are added to the total as the batch's).
+     */
+    const admittedTotalOutsideBatch = Effect.fn("WithdrawalStore.admittedTotalOutsideBatch")(function* (
+      merchantId: string,
+      asset: { readonly chain: Chain; readonly currency: string },
+      since: Date,
+      batchId: string
+    ) {
+      return yield* Effect.orDie(sql`
+          SELECT coalesce(sum(amount), 0)::text AS total FROM withdrawals
+          WHERE merchant_id = ${merchantId} AND chain = ${asset.chain} AND currency = ${asset.currency}
+            AND status NOT IN ('REJECTED', 'CANCELLED', 'FAILED') AND admitted_at > ${since}
+            AND batch_id IS DISTINCT FROM ${batchId}`).pipe(Effect.flatMap(decodeScalar(TotalRow, "total", () => "0")))
+    })
 
     /** A devnet reset: every withdrawal goes (they were paid from the chains' balances that go). */
     const forgetAll = Effect.zipRight(
@@ -489,6 +610,15 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       markBroadcast,
       markFailed,
       markCompleted,
+      insertBatchItems,
+      takenOutWithdrawalNos,
+      batchItems,
+      batchItemPage,
+      decideBatchItems,
+      insertBatchItemApprovals,
+      raiseBatchRequiredApprovals,
+      attachOperations,
+      admittedTotalOutsideBatch,
       forgetAll,
       insertApproval,
       countedApprovals,
