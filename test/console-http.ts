@@ -60,13 +60,19 @@ const csrfOf = (service: ServiceProcess, browser: ConsoleBrowser) =>
     : Effect.succeed(browser.csrf)
 
 /** Approves a withdrawal from this session, the password asked again as the form asks it: the HTTP status and the page's notice. */
-export const approveInConsole = (service: ServiceProcess, browser: ConsoleBrowser, withdrawalId: string) =>
+export const approveInConsole = (
+  service: ServiceProcess,
+  browser: ConsoleBrowser,
+  id: string,
+  /** a withdrawal, or a batch of them (decided as a whole) */
+  what: "withdrawals" | "batches" = "withdrawals"
+) =>
   Effect.gen(function* () {
     const csrf = yield* csrfOf(service, browser)
     browser.csrf = csrf
     const answer = yield* post(
       service,
-      `/console/withdrawals/${withdrawalId}/approve`,
+      `/console/${what}/${id}/approve`,
       { csrf, password: browser.password },
       browser.cookie
     )

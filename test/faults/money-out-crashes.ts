@@ -251,14 +251,18 @@ export const moneyOutCrashesScenario = (options: {
     const workload = (apiKey: string, owner: ConsoleBrowser, browsers: ReadonlyArray<ConsoleBrowser>) => {
       const firstApprovals: Array<Step> = []
       const racingApprovals: Array<Step> = []
-      const inConsole = (browser: ConsoleBrowser, w: Placed): Step => ({
-        label: `${browser.login} approves ${w.id}`,
+      const inConsole = (
+        browser: ConsoleBrowser,
+        id: string,
+        what: "withdrawals" | "batches" = "withdrawals"
+      ): Step => ({
+        label: `${browser.login} approves ${id}`,
         run: (service) =>
-          Effect.map(approveInConsole(service, browser, w.id), (answer) => {
+          Effect.map(approveInConsole(service, browser, id, what), (answer) => {
             if (answer.status >= 500)
               violations.push({
                 invariant: "no 5xx",
-                detail: `${browser.login} approving ${w.id}: ${answer.status} ${answer.notice}`
+                detail: `${browser.login} approving ${id}: ${answer.status} ${answer.notice}`
               })
             if (answer.status === 403 || answer.status === 409) counts.refusedApprovals += 1
           })
@@ -315,14 +319,76 @@ export const moneyOutCrashesScenario = (options: {
               const [first, ...others] = browsers
               if (operatorFirst || first === undefined) {
                 firstApprovals.push(byOperator(w))
-                racingApprovals.push(...browsers.map((b) => inConsole(b, w)))
+                racingApprovals.push(...browsers.map((b) => inConsole(b, w.id)))
               } else {
-                firstApprovals.push(inConsole(first, w))
-                racingApprovals.push(...others.map((b) => inConsole(b, w)))
+                firstApprovals.push(inConsole(first, w.id))
+                racingApprovals.push(...others.map((b) => inConsole(b, w.id)))
               }
             })
         }
       })
+      // one batch with an item of every asset, to fresh payees: admitted whole, approved once as a whole by
+      // the same quorum from the approvers' console sessions, each item then sent like any withdrawal
+      const batchItems = ASSETS.map((asset, i) => ({
+        asset,
+        to: recipient(asset.chain),
+        ref: `money-out-${options.seed}-batch-${i}`
+      }))
+      let batchAsked = false
+      const batchPlacement: Step = {
+        label: "a withdrawal batch",
+        run: (service) =>
+          Effect.gen(function* () {
+            if (batchAsked) counts.answersLost += 1
+            batchAsked = true
+            const created = yield* call(service, "POST", "/v1/withdrawal-batches", {
+              apiKey,
+              headers: { "x-service-idempotency-key": `money-out-${options.seed}-batch` },
+              json: {
+                items: batchItems.map(({ asset, to, ref }) => ({
+                  chain: asset.chain,
+                  currency: asset.currency,
+                  amount: asset.amount,
+                  to_address: to,
+                  out_withdrawal_no: ref
+                }))
+              }
+            })
+            if (created.status === 503) return yield* new Unanswered({ cause: "503" })
+            if (created.status >= 500) {
+              violations.push({
+                invariant: "no 5xx",
+                detail: `POST /v1/withdrawal-batches ${created.status} ${JSON.stringify(created.body)}`
+              })
+              return
+            }
+            if (created.status !== 201)
+              return yield* Effect.dieMessage(
+                `POST /v1/withdrawal-batches ${created.status} ${JSON.stringify(created.body)}`
+              )
+            const batchId = String(asRecord(created.body).batch_id)
+            const listed = yield* call(service, "GET", `/v1/withdrawal-batches/${batchId}/items`, { apiKey })
+            if (listed.status !== 200) return yield* new Unanswered({ cause: `items: ${listed.status}` })
+            const items = asRecord(listed.body).items
+            for (const raw of Array.isArray(items) ? items : []) {
+              const item = asRecord(raw)
+              const mine = batchItems.find((b) => b.ref === item.out_withdrawal_no)
+              if (mine === undefined || placed.some((p) => p.id === String(item.withdrawal_id))) continue
+              placed.push({
+                id: String(item.withdrawal_id),
+                chain: mine.asset.chain,
+                currency: mine.asset.currency,
+                to: mine.to,
+                forbidden: false
+              })
+            }
+            const [first, ...others] = browsers
+            if (first !== undefined && !firstApprovals.some((step) => step.label.endsWith(batchId))) {
+              firstApprovals.push(inConsole(first, batchId, "batches"))
+              racingApprovals.push(...others.map((b) => inConsole(b, batchId, "batches")))
+            }
+          })
+      }
       const between: ReadonlyArray<Step> = [
         {
           label: "BEP20's gas price triples",
@@ -352,7 +418,7 @@ export const moneyOutCrashesScenario = (options: {
             )
         }
       ]
-      return [placements, [...between], firstApprovals, racingApprovals]
+      return [[...placements, batchPlacement], [...between], firstApprovals, racingApprovals]
     }
 
     /** Runs the phases' steps in order (a phase's steps eight at once) until all are done or the service stops answering. */
