@@ -27,6 +27,14 @@ import type {
   WithdrawalNotPending
 } from "../custody/withdrawal-errors.js"
 import type { InvalidPolicySetting, PolicyChangeNotFound, PolicyRefused } from "../custody/withdrawal-policy-errors.js"
+import type {
+  InvalidRefundClaim,
+  InvalidRefundRequest,
+  RefundClaimNotFound,
+  RefundNeedsCollection,
+  RefundNotClaimable,
+  RefundNotFound
+} from "../custody/refund-errors.js"
 import type { AssetNotEnrollable, UnknownAsset } from "../src/assets/asset-errors.js"
 import type { DepositAddressNotFound, InvalidDepositAddressRequest } from "../src/deposits/deposit-address-errors.js"
 import {
@@ -76,6 +84,13 @@ export type NamedError =
   | PolicyRefused
   | WithdrawalNotFound
   | WithdrawalNotPending
+  // custody: refunds
+  | InvalidRefundClaim
+  | InvalidRefundRequest
+  | RefundClaimNotFound
+  | RefundNeedsCollection
+  | RefundNotClaimable
+  | RefundNotFound
   // custody: collections, portfolio, chains
   | GasWalletEmpty
   | InsufficientUncollected
@@ -134,6 +149,13 @@ export const categoryOf = {
   PolicyRefused: "Forbidden",
   WithdrawalNotFound: "NotFound",
   WithdrawalNotPending: "Conflict",
+  // custody: refunds
+  InvalidRefundClaim: "BadRequest",
+  InvalidRefundRequest: "BadRequest",
+  RefundClaimNotFound: "NotFound",
+  RefundNeedsCollection: "BadRequest",
+  RefundNotClaimable: "Conflict",
+  RefundNotFound: "NotFound",
   // custody: collections, portfolio, chains
   GasWalletEmpty: "ServiceUnavailable",
   InsufficientUncollected: "BadRequest",

@@ -4,6 +4,7 @@ import { CustodyConfigLive } from "../custody/custody-config.js"
 import { AutoSweepLive, CustodyResumeLive, CustodyWalletLive, WithdrawalExpiryLive } from "../custody/custody-engine.js"
 import { NativeConsolidationLive } from "../custody/native-consolidation.js"
 import { Withdrawals } from "../custody/withdrawals.js"
+import { RefundExpiryLive, Refunds } from "../custody/refunds.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { AddressBook } from "../custody/address-book.js"
 import { PolicySettleLive, WithdrawalPolicy } from "../custody/withdrawal-policy.js"
@@ -91,6 +92,7 @@ export const makeCoreLive = <E, R>(
     WithdrawalExpiryLive,
     PolicySettleLive,
     NativeConsolidationLive,
+    RefundExpiryLive,
     // what the API and the console call (each brings its own dependencies)
     Onboarding.Default,
     ApiKeys.Default,
@@ -104,6 +106,7 @@ export const makeCoreLive = <E, R>(
     Withdrawals.Default,
     WithdrawalDecisions.Default,
     WithdrawalPolicy.Default,
+    Refunds.Default,
     AddressBook.Default,
     WebhookAdmin.Default,
     ConsoleAccounts.Default,

@@ -66,6 +66,9 @@ const withdrawal: Withdrawal = {
   failure_reason: HOSTILE,
   required_approvals: 2,
   approvals: [{ approved_by: HOSTILE, approver_kind: "console_user", approved_at: HOSTILE }],
+  kind: "refund",
+  refund_id: HOSTILE,
+  order_id: HOSTILE,
   created_at: HOSTILE,
   updated_at: HOSTILE
 }
@@ -107,6 +110,7 @@ const order: Order = {
   status: "PAID",
   amount: HOSTILE,
   paid_amount: HOSTILE,
+  refunded_amount: HOSTILE,
   currency: HOSTILE,
   chain: "TRC20",
   checkout_mode: "single_asset",
@@ -151,6 +155,7 @@ const change: PolicyChange = {
 
 const policy: EffectivePolicy = {
   addressBook: true,
+  refundAddressBook: false,
   coolingOffSeconds: 86_400,
   quorum: 1,
   perTx: () => undefined,

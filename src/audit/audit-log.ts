@@ -34,7 +34,12 @@ export const AuditAction = Schema.Literal(
   "withdrawal.created",
   "withdrawal.approved",
   "withdrawal.rejected",
-  "withdrawal.cancelled"
+  "withdrawal.cancelled",
+  "refund.created",
+  "refund.claimed",
+  "refund.cancelled",
+  "refund.expired",
+  "refund.link_reissued"
 )
 export type AuditAction = typeof AuditAction.Type
 

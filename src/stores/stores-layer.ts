@@ -10,6 +10,7 @@ import { LedgerStore } from "./ledger-store.js"
 import { MerchantStore } from "./merchant-store.js"
 import { OrderStore } from "./order-store.js"
 import { ReconciliationStore } from "./reconciliation-store.js"
+import { RefundStore } from "./refund-store.js"
 import { TransactionStore } from "./transaction-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
 import { WalletStore } from "./wallet-store.js"
@@ -32,6 +33,7 @@ export const StoresLive = Layer.mergeAll(
   MerchantStore.Default,
   OrderStore.Default,
   ReconciliationStore.Default,
+  RefundStore.Default,
   TransactionStore.Default,
   UntracedBlockStore.Default,
   WalletStore.Default,
