@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Config, DateTime, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Config, DateTime, Duration, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { AuditLog, type AuditActor, SERVICE_ACTOR } from "../src/audit/audit-log.js"
 import { AppConfig } from "../src/config.js"
@@ -9,7 +9,7 @@ import { Idempotency, requestHash } from "../src/idempotency.js"
 import { newId } from "../src/ids.js"
 import { Accounts, Ledger } from "../src/ledger/ledger.js"
 import { hashSecret, newRefundClaimToken } from "../src/merchants/credentials.js"
-import { fitsPrecision, fromBaseUnits, MoneyDecimal, normalizeDecimal, toBaseUnits } from "../src/money.js"
+import { fromBaseUnits, MoneyDecimal, normalizeDecimal, toBaseUnits } from "../src/money.js"
 import { OrderNotFound } from "../src/orders/order-errors.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
 import { OrderStore } from "../src/stores/order-store.js"
@@ -25,6 +25,7 @@ import {
   RefundNotClaimable,
   RefundNotFound
 } from "./refund-errors.js"
+import { askedAmount, withinLimit } from "./refund-amount.js"
 import { RefundEvents } from "./refund-events.js"
 import { claimUrl, renderRefund } from "./refund-view.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
@@ -128,7 +129,7 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
         const paidRows = yield* transactions.confirmedPaidOfOrder(orderId)
         const paid = new MoneyDecimal(paidRows.find((p) => p.chain === chain && p.currency === currency)?.total ?? "0")
         const held = new MoneyDecimal(yield* store.heldTotal(orderId, chain, currency))
-        return { paid, held, left: paid.minus(held) }
+        return { paid, held }
       })
 
     /**
@@ -179,36 +180,17 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
       const digits = policy.amount_precision
 
       // the amount in the asset: as given, or amount × rate (rounded down at the asset's precision), or all that is left
-      let asked: MoneyDecimal | undefined
-      if (request.rate !== undefined) {
-        if (request.amount === undefined)
-          return yield* new InvalidRefundRequest({
-            reason: "rate converts amount from the order's currency: give amount (in the order's currency) with it"
-          })
-        if (new MoneyDecimal(request.rate).isZero())
-          return yield* new InvalidRefundRequest({ reason: "rate must be greater than zero" })
-        asked = new MoneyDecimal(request.amount).times(request.rate).toDecimalPlaces(digits, MoneyDecimal.ROUND_DOWN)
-      } else if (request.amount !== undefined) {
-        if (!fitsPrecision(request.amount, digits))
-          return yield* new InvalidRefundRequest({
-            reason: `amount ${request.amount} has more than ${digits} fractional digits, the precision of ${policy.asset_key}`
-          })
-        asked = new MoneyDecimal(request.amount)
-      }
-      if (asked?.isZero() === true)
-        return yield* new InvalidRefundRequest({
-          reason:
-            request.rate === undefined
-              ? "amount must be greater than zero"
-              : `${request.amount} × ${request.rate} is 0 at the ${digits} fractional digits of ${policy.asset_key}`
-        })
+      const asking = askedAmount(request, digits, policy.asset_key)
+      if (Either.isLeft(asking)) return yield* new InvalidRefundRequest({ reason: asking.left })
+      const asked = asking.right
       // before the lock: what the quote and the per-withdrawal limit are checked on (all that is left, when not given)
-      const before = yield* Effect.orDie(refundable(orderId, chain, currency))
-      const estimate = asked ?? before.left
-      if (estimate.lessThanOrEqualTo(0))
-        return yield* new InvalidRefundRequest({
-          reason: `nothing is left to refund in ${policy.asset_key} for order ${orderId}: paid ${before.paid.toFixed()}, refunded or being refunded ${before.held.toFixed()}`
-        })
+      const before = withinLimit(asked, yield* Effect.orDie(refundable(orderId, chain, currency)), {
+        orderId,
+        chain,
+        currency
+      })
+      if (Either.isLeft(before)) return yield* new InvalidRefundRequest({ reason: before.left })
+      const estimate = before.right
       // the refund's withdrawal must be able to leave: the asset live for withdrawals, fees leaving something to send
       yield* withdrawals.refundQuote(merchantId, { chain, currency, amount: estimate.toFixed(digits) })
       const perTx = (yield* policyRules.effective(merchantId)).perTx(policy.asset_key)
@@ -245,13 +227,13 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
             }
             const locked = yield* orders.lockOwned(merchantId, orderId)
             if (Option.isNone(locked)) return yield* new OrderNotFound({ orderId })
-            const now = yield* refundable(orderId, chain, currency)
-            const amount = asked ?? now.left
-            if (now.left.lessThanOrEqualTo(0) || amount.greaterThan(now.left)) {
-              return yield* new InvalidRefundRequest({
-                reason: `a refund of ${amount.toFixed()} ${currency} is more than the ${MoneyDecimal.max(now.left, 0).toFixed()} ${currency} paid to order ${orderId} on ${chain} and not yet refunded (paid ${now.paid.toFixed()}, refunded or being refunded ${now.held.toFixed()})`
-              })
-            }
+            const limited = withinLimit(asked, yield* refundable(orderId, chain, currency), {
+              orderId,
+              chain,
+              currency
+            })
+            if (Either.isLeft(limited)) return yield* new InvalidRefundRequest({ reason: limited.left })
+            const amount = limited.right
             const units = toBaseUnits(amount, policy.decimals)
             const available = yield* ledgerStore.lockedBalance(Accounts.available(merchantId).name, chain, currency)
             if (available < units) {

@@ -5,6 +5,11 @@ import { AppConfig } from "../src/config.js"
 export interface RateLimitSettings {
   readonly perSecond: number
   readonly burst: number
+  /**
+   * A limiter of its own rate beside the per-key one (the refund claim form's): its buckets are named
+   * `ns:<namespace>:<key>` and pruned by it alone, the default limiter leaving every `ns:` bucket alone.
+   */
+  readonly namespace?: string
 }
 
 /**
@@ -14,11 +19,12 @@ export interface RateLimitSettings {
  * through (it will meet the same database and get its 503 there).
  */
 export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSettings) => {
+  const prefix = settings.namespace === undefined ? "" : `ns:${settings.namespace}:`
   /** Takes one token; when none is left, says how many whole seconds until one is. */
   const take = (key: string) =>
     sql<{ granted: boolean; tokens: number }>`
       INSERT INTO rate_limit_buckets AS b (bucket, tokens, granted, updated_at)
-      VALUES (${key}, ${settings.burst - 1}, true, clock_timestamp())
+      VALUES (${prefix + key}, ${settings.burst - 1}, true, clock_timestamp())
       ON CONFLICT (bucket) DO UPDATE SET
         granted = least(${settings.burst}, b.tokens + extract(epoch FROM clock_timestamp() - b.updated_at) * ${settings.perSecond}) >= 1,
         tokens = least(${settings.burst}, b.tokens + extract(epoch FROM clock_timestamp() - b.updated_at) * ${settings.perSecond})
@@ -36,8 +42,9 @@ export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSet
       )
     )
 
-  /** Buckets idle long enough to be full again are dropped (they would be recreated full). */
-  const prune = sql`DELETE FROM rate_limit_buckets WHERE updated_at < clock_timestamp() - ${`${Math.ceil(settings.burst / settings.perSecond) + 1} seconds`}::interval`
+  /** Buckets idle long enough to be full again are dropped (they would be recreated full): this limiter's own. */
+  const prune = sql`DELETE FROM rate_limit_buckets WHERE updated_at < clock_timestamp() - ${`${Math.ceil(settings.burst / settings.perSecond) + 1} seconds`}::interval
+    AND ${prefix === "" ? sql`bucket NOT LIKE 'ns:%'` : sql`bucket LIKE ${`${prefix}%`}`}`
 
   return { take, prune } as const
 }

@@ -14,9 +14,11 @@ import { SystemHandlers } from "./handlers/system.js"
 import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { WithdrawalsHandlers } from "./handlers/withdrawals.js"
+import { RefundsHandlers } from "./handlers/refunds.js"
 import { CheckoutHandlers } from "./handlers/checkout.js"
 import { ConsoleRoutesLive } from "./console/console-routes.js"
 import { RateLimiter } from "./rate-limiter.js"
+import { RefundClaimRoutes } from "./refund-claim-routes.js"
 
 const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
   Layer.provide([
@@ -28,6 +30,7 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     DepositAddressesHandlers,
     TransactionsHandlers,
     WithdrawalsHandlers,
+    RefundsHandlers,
     CheckoutHandlers
   ]),
   Layer.provide(AuthenticationLive)
@@ -42,6 +45,8 @@ export const HttpLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
   Layer.provide(ApiLive),
   // the merchant console's pages: outside the /v1 contract, on the same router and services
   Layer.provide(ConsoleRoutesLive),
+  // the refund claim page customers open from a claim link: outside the contract too
+  Layer.provide(RefundClaimRoutes),
   Layer.provide(ErrorBoundaryLive),
   Layer.provide(RateLimiter.Default),
   HttpServer.withLogAddress,

@@ -53,7 +53,7 @@ export interface CheckoutView extends CheckoutStatus {
   readonly assets: ReadonlyArray<CheckoutAsset>
 }
 
-const NETWORK_NAMES: Record<Chain, string> = {
+export const NETWORK_NAMES: Record<Chain, string> = {
   TRC20: "TRON (TRC20)",
   BEP20: "BNB Smart Chain (BEP20)",
   SOLANA: "Solana",
