@@ -3,6 +3,7 @@ import { ActivityRoutes } from "./activity-routes.js"
 import { AuditRoutes } from "./audit-routes.js"
 import { IntegrationRoutes } from "./integration-routes.js"
 import { PeopleRoutes } from "./people-routes.js"
+import { RefundRoutes } from "./refund-routes.js"
 import { SignInRoutes } from "./sign-in-routes.js"
 import { WalletRoutes } from "./wallet-routes.js"
 import { WithdrawalPolicyRoutes } from "./withdrawal-policy-routes.js"
@@ -22,5 +23,6 @@ export const ConsoleRoutesLive = Layer.mergeAll(
   ActivityRoutes,
   IntegrationRoutes,
   PeopleRoutes,
-  AuditRoutes
+  AuditRoutes,
+  RefundRoutes
 )
