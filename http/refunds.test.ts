@@ -18,6 +18,7 @@ import { onboardMerchant } from "../test/merchants.js"
 import { eventually, startReceiver } from "../test/webhook-receiver.js"
 import { ApiKeys } from "../src/merchants/api-keys.js"
 import { tronAddress } from "../src/keys/address-encoding.js"
+import { WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 
 const PASSWORD = "Correct-Horse-Battery-9"
 const TEST_ACTOR = { kind: "operator", name: "test" } as const
@@ -57,6 +58,7 @@ describe("refunds on the devnets", () => {
         Effect.gen(function* () {
           const client = yield* TestClient
           const sql = yield* SqlClient.SqlClient
+          const policy = yield* WithdrawalPolicy
           const local = (url: string) => `${client.url}${new URL(url).pathname}`
           const api = (method: string, route: string, apiKey: string, json?: unknown, headers = {}) =>
             client.request(method, route, { apiKey, ...(json === undefined ? {} : { json }), headers })
@@ -69,7 +71,7 @@ describe("refunds on the devnets", () => {
           const applied = asRecord(
             (yield* client.request("POST", "/v1/ai/merchant-apply", {
               json: {
-                project_name: `Refund Shop ${Date.now()}`,
+                project_name: "Atelier Nord",
                 business_type: "shop",
                 use_case: "refunds",
                 agree_terms: true,
@@ -217,7 +219,7 @@ describe("refunds on the devnets", () => {
           // service's own addresses: 400 with the form again, nothing changed
           const claimPage = yield* page(aLink)
           expect(claimPage.status).toBe(200)
-          expect(claimPage.text).toContain('<p class="merchant">Refund Shop')
+          expect(claimPage.text).toContain('<p class="merchant">Atelier Nord</p>')
           expect(claimPage.text).toContain('<span id="amount">30</span> USDT')
           expect(claimPage.text).toContain("TRON (TRC20)")
           expect(claimPage.text).toContain("memo, tag or payment ID")
@@ -246,6 +248,8 @@ describe("refunds on the devnets", () => {
           expect(noWithdrawal?.n).toBe(0)
           expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toMatchObject({ available: "40", locked: "60" })
 
+          // the address book binds the merchant's own withdrawals, not refunds (refund_address_book is off)
+          yield* policy.change(merchantId, [{ setting: "address_book", value: "on" }], TEST_ACTOR)
           // the customer claims A: a withdrawal of kind refund holds the refund's lock (none taken twice)
           const customerA = stranger()
           const claimed = yield* claimForm(aLink, { address: customerA, own_address: "yes" })
@@ -335,6 +339,18 @@ describe("refunds on the devnets", () => {
           expect(asRecord(rest.body).amount).toBe("70.000000")
           expectStatus(yield* api("POST", `/v1/refunds/${String(asRecord(rest.body).refund_id)}/cancel`, apiKey), 200)
 
+          // with refund_address_book on, a refund goes only to a usable address-book entry: 403, nothing changed
+          yield* policy.change(merchantId, [{ setting: "refund_address_book", value: "on" }], TEST_ACTOR)
+          const e = asRecord((yield* api("POST", `/v1/orders/${orderId}/refunds`, apiKey, { amount: "1" })).body)
+          const bookRefused = yield* claimForm(local(String(e.claim_url)), { address: stranger(), own_address: "yes" })
+          expect(bookRefused.status).toBe(403)
+          expect(noticeOf(bookRefused.text)).toMatch(/payout rules .*not in this merchant's withdrawal address book/)
+          expect(asRecord((yield* api("GET", `/v1/refunds/${String(e.refund_id)}`, apiKey)).body).status).toBe(
+            "PENDING_CLAIM"
+          )
+          expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toMatchObject({ available: "69", locked: "1" })
+          expectStatus(yield* api("POST", `/v1/refunds/${String(e.refund_id)}/cancel`, apiKey), 200)
+
           // refund.updated, one per status, keyed refund.updated:{refund_id}:{STATUS}, to the order's notify_url
           const expected = [
             ...["PENDING_CLAIM", "CANCELLED"].map((s) => `refund.updated:${String(raced.refund_id)}:${s}`),
@@ -367,9 +383,9 @@ describe("refunds on the devnets", () => {
           const acts = yield* sql<{ action: string; n: number }>`
             SELECT action, count(*)::int AS n FROM audit_log WHERE merchant_id = ${merchantId} AND action LIKE 'refund.%' GROUP BY action ORDER BY action`
           expect(acts).toEqual([
-            { action: "refund.cancelled", n: 3 },
+            { action: "refund.cancelled", n: 4 },
             { action: "refund.claimed", n: 2 },
-            { action: "refund.created", n: 6 },
+            { action: "refund.created", n: 7 },
             { action: "refund.expired", n: 1 },
             { action: "refund.link_reissued", n: 1 }
           ])

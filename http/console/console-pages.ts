@@ -415,6 +415,8 @@ button{padding:8px 14px;border:0;border-radius:6px;background:#1d4ed8;color:#fff
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px;border-bottom:1px solid #e3e6ea}
 .hint{color:#5b6472}.notice{color:#9a1c1c}
 .refund-of{background:#eef3ff;border-radius:6px;padding:4px 8px}
+.refunds{font-size:.88rem}.refunds td{vertical-align:top;overflow-wrap:anywhere}.refunds td:nth-child(5) code{word-break:break-all}
+.refunds form.inline{display:block;margin:0 0 4px}.refunds button{padding:4px 10px;font-size:.85rem;white-space:nowrap}
 .withdrawal{border:1px solid #e3e6ea;border-radius:8px;padding:8px 12px;margin:12px 0;overflow-wrap:anywhere}
 .gas-low,.gas-empty{color:#9a1c1c}
 select{padding:8px;font-size:1rem}summary{cursor:pointer;font-weight:600;margin:8px 0}

@@ -1,6 +1,7 @@
 import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { can } from "../../src/console/console-roles.js"
 import type { Refund } from "../../src/domain/refund.js"
+import { normalizeDecimal } from "../../src/money.js"
 import { html } from "../html.js"
 import { hidden, notice, page } from "./console-pages.js"
 
@@ -8,18 +9,18 @@ import { hidden, notice, page } from "./console-pages.js"
 
 const claimState = (r: Refund) =>
   r.status === "PENDING_CLAIM"
-    ? html`<span class="pending">link out until ${r.claim_expires_at}</span>`
+    ? html`<span class="pending">link out until ${r.claim_expires_at.slice(0, 16).replace("T", " ")}</span>`
     : r.to_address === null
       ? html`<span class="hint">${r.status === "EXPIRED" ? "never claimed" : "not claimed"}</span>`
-      : html`claimed to <code>${r.to_address}</code>${r.net_amount !== null && html`<br><span class="hint">net ${r.net_amount} ${r.currency}</span>`}`
+      : html`claimed to <code>${r.to_address}</code>${r.net_amount !== null && html`<br><span class="hint">net ${normalizeDecimal(r.net_amount)} ${r.currency}</span>`}`
 
 const refundRow = (session: ConsoleSession, r: Refund) =>
-  html`<tr id="${r.refund_id}" data-status="${r.status}"><td>${r.refund_id}<br><span class="hint">${r.created_at}</span></td>
+  html`<tr id="${r.refund_id}" data-status="${r.status}"><td><code>${r.refund_id}</code><br><span class="hint">${r.created_at.slice(0, 16).replace("T", " ")}</span></td>
 <td><a href="/console/refunds?order=${encodeURIComponent(r.order_id)}">${r.order_id}</a></td>
 <td class="status">${r.status}${r.failure_reason !== null && html`<br><span class="hint">${r.failure_reason}</span>`}</td>
-<td>${r.amount} ${r.currency}<br><span class="hint">${r.chain}${r.rate !== null && ` · ${r.order_amount ?? ""} × ${r.rate}`}</span>${r.reason !== null && html`<br><span class="hint">${r.reason}</span>`}</td>
+<td><strong>${normalizeDecimal(r.amount)} ${r.currency}</strong><br><span class="hint">${r.chain}${r.rate !== null && ` · ${r.order_amount ?? ""} × ${r.rate}`}</span>${r.reason !== null && html`<br><span class="hint">${r.reason}</span>`}</td>
 <td>${claimState(r)}</td>
-<td>${r.withdrawal_id !== null && html`<a href="/console/withdrawals#${r.withdrawal_id}">${r.withdrawal_id}</a>`}${r.tx_hash !== null && html`<br><code class="hint">${r.tx_hash}</code>`}</td>
+<td>${r.withdrawal_id !== null && html`<a href="/console/withdrawals#${r.withdrawal_id}">${r.withdrawal_id}</a>`}${r.tx_hash !== null && html`<br><span class="hint">tx <code title="${r.tx_hash}">${r.tx_hash.slice(0, 12)}…</code></span>`}</td>
 <td>${
     r.status === "PENDING_CLAIM" &&
     can(session.role, "manage") &&
