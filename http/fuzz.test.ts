@@ -76,7 +76,9 @@ const VALID: Record<string, Record<string, unknown>> = {
     amount: "10",
     to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy",
     out_withdrawal_no: "w-1"
-  }
+  },
+  // an order that is not there (404): the body is still decoded, and nothing may change
+  "/v1/orders/:order_id/refunds": { amount: "10", reason: "damaged", claim_expire_hours: 48 }
 }
 
 /** A body: the valid one, it with one field made hostile, dropped or added, or any JSON at all. */
@@ -121,7 +123,8 @@ describe("fuzzing every JSON endpoint from the API declaration", () => {
           const fingerprint = sql<{ state: string }>`
           SELECT concat_ws(',', (SELECT count(*) FROM orders), (SELECT count(*) FROM deposit_addresses), (SELECT count(*) FROM wallets WHERE kind <> 'main'),
             (SELECT count(*) FROM withdrawals), (SELECT count(*) FROM merchant_assets), (SELECT count(*) FROM custody_operations),
-            (SELECT count(*) FROM ledger_transfers), (SELECT count(*) FROM webhook_events), (SELECT count(*) FROM idempotency_keys)) AS state`.pipe(
+            (SELECT count(*) FROM ledger_transfers), (SELECT count(*) FROM webhook_events), (SELECT count(*) FROM idempotency_keys),
+            (SELECT count(*) FROM refunds)) AS state`.pipe(
             Effect.map((rows) => rows[0]?.state ?? ""),
             Effect.orDie
           )
