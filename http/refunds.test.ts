@@ -5,7 +5,7 @@ process.env.FACET_REFUND_EXPIRY_INTERVAL_MS = "300"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Effect, Either, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import { launchBrowser } from "../test/browser.js"
@@ -19,6 +19,7 @@ import { eventually, startReceiver } from "../test/webhook-receiver.js"
 import { ApiKeys } from "../src/merchants/api-keys.js"
 import { tronAddress } from "../src/keys/address-encoding.js"
 import { WithdrawalPolicy } from "../custody/withdrawal-policy.js"
+import { verifyWebhook } from "../src/webhooks/receiver.js"
 
 const PASSWORD = "Correct-Horse-Battery-9"
 const TEST_ACTOR = { kind: "operator", name: "test" } as const
@@ -377,6 +378,19 @@ describe("refunds on the devnets", () => {
             refund: { refund_id: a.refund_id, status: "COMPLETED", tx_hash: sent.tx_hash, to_address: customerA }
           })
           expect(JSON.stringify([...byKey.values()])).not.toContain("claim_url")
+          // signed with the merchant's secret, typed by the receiver helper
+          const completedEvent = refundEvents().find(
+            (e) => e.headers["x-facet-idempotency-key"] === `refund.updated:${String(a.refund_id)}:COMPLETED`
+          )
+          const verified = verifyWebhook({
+            rawBody: completedEvent?.rawBody ?? "",
+            headers: completedEvent?.headers ?? {},
+            secret: String(asRecord(applied.env).FACET_WEBHOOK_SECRET)
+          })
+          expect(Either.getOrThrow(verified)).toMatchObject({
+            type: "refund.updated",
+            body: { refund: { status: "COMPLETED" } }
+          })
           expect(merchantHook.received.some((r) => r.headers["x-facet-event"] === "refund.updated")).toBe(false)
 
           // the audit log: created, claimed, cancelled, expired
