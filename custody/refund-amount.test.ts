@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { MoneyDecimal } from "../src/money.js"
+import { refundedValue } from "../src/orders/order-view.js"
 import { askedAmount, withinLimit } from "./refund-amount.js"
 
 const ORDER = { orderId: "ord_1", chain: "TRC20", currency: "USDT" }
@@ -40,5 +41,34 @@ describe("a refund's amount", () => {
     expect(limit(undefined, "100", "30")).toBe("70")
     expect(limit(undefined, "100", "100")).toMatch(/^refused: nothing is left to refund in TRC20-USDT/)
     expect(limit("1", "0", "0")).toMatch(/^refused: a refund of 1 USDT is more than the 0 USDT/)
+  })
+
+  it("an order's refunded_amount: each accepted asset's refunds at the order's price of it, rounded down; others not counted", () => {
+    const asset = (chain: "TRC20" | "BEP20", currency: string, amount: string, position: number) => ({
+      order_id: "ord_1",
+      position,
+      chain,
+      currency,
+      wallet_id: "wal",
+      pay_address: "addr",
+      amount,
+      pay_qrcode: null
+    })
+    const total = (chain: "TRC20" | "BEP20", currency: string, amount: string) => ({
+      order_id: "ord_1",
+      chain,
+      currency,
+      total: amount
+    })
+    // an order of 10 USDT payable as 10 USDT or 0.02 BNB
+    const assets = [asset("TRC20", "USDT", "10", 0), asset("BEP20", "BNB", "0.02", 1)]
+    expect(refundedValue("10", assets, [total("TRC20", "USDT", "3")], 6)).toBe("3.000000")
+    expect(refundedValue("10", assets, [total("TRC20", "USDT", "2"), total("BEP20", "BNB", "0.01")], 6)).toBe(
+      "7.000000"
+    )
+    // thirds stay exact until the one rounding, down
+    expect(refundedValue("10", [asset("BEP20", "BNB", "0.03", 0)], [total("BEP20", "BNB", "0.01")], 6)).toBe("3.333333")
+    // a token the order did not ask for, sent to its address and refunded: not in paid_amount, not here either
+    expect(refundedValue("10", assets, [total("BEP20", "USDT", "4")], 6)).toBe("0")
   })
 })

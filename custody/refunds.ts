@@ -380,7 +380,7 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
                 currency: refund.currency,
                 amount: refund.amount
               })
-              .pipe(Effect.option)
+              .pipe(Effect.timeout("5 seconds"), Effect.option)
           : Option.none()
       return { refund, merchantName: refund.merchant_name, fees }
     })

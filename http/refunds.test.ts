@@ -351,6 +351,34 @@ describe("refunds on the devnets", () => {
           )
           expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toMatchObject({ available: "69", locked: "1" })
           expectStatus(yield* api("POST", `/v1/refunds/${String(e.refund_id)}/cancel`, apiKey), 200)
+          expectStatus(yield* api("GET", `/v1/refunds/${String(e.refund_id)}`, other.apiKey), 404)
+          expectStatus(yield* api("POST", `/v1/refunds/${String(e.refund_id)}/claim-link`, other.apiKey), 404)
+
+          // from the console: a refund made by the owner (its link shown once), then cancelled there
+          const made = yield* submitInConsole(service, owner, "/console/refunds", {
+            order_id: orderId,
+            asset: "TRC20-USDT",
+            amount: "2",
+            reason: "made in the console"
+          })
+          expect(made.status, made.notice).toBe(201)
+          expect(made.text).toMatch(/<code id="claim-link">http:\/\/facet\.test\/refund-claims\/frc_[\w-]{43}<\/code>/)
+          const madeId = /Refund (rfd_\w+) created/.exec(made.notice)?.[1] ?? ""
+          const byConsole = asRecord((yield* api("GET", `/v1/refunds/${madeId}`, apiKey)).body)
+          expect(byConsole).toMatchObject({
+            status: "PENDING_CLAIM",
+            amount: "2.000000",
+            reason: "made in the console"
+          })
+          const tooMuch = yield* submitInConsole(service, owner, "/console/refunds", {
+            order_id: orderId,
+            amount: "69"
+          })
+          expect(tooMuch.status).toBe(400)
+          expect(tooMuch.notice).toMatch(/more than the 68 USDT/)
+          const cancelledThere = yield* submitInConsole(service, owner, `/console/refunds/${madeId}/cancel`, {})
+          expect(cancelledThere.status, cancelledThere.notice).toBe(200)
+          expect(yield* ledgerBalances(merchantId, "TRC20", "USDT")).toMatchObject({ available: "70", locked: "0" })
 
           // refund.updated, one per status, keyed refund.updated:{refund_id}:{STATUS}, to the order's notify_url
           const expected = [
@@ -397,9 +425,9 @@ describe("refunds on the devnets", () => {
           const acts = yield* sql<{ action: string; n: number }>`
             SELECT action, count(*)::int AS n FROM audit_log WHERE merchant_id = ${merchantId} AND action LIKE 'refund.%' GROUP BY action ORDER BY action`
           expect(acts).toEqual([
-            { action: "refund.cancelled", n: 4 },
+            { action: "refund.cancelled", n: 5 },
             { action: "refund.claimed", n: 2 },
-            { action: "refund.created", n: 7 },
+            { action: "refund.created", n: 8 },
             { action: "refund.expired", n: 1 },
             { action: "refund.link_reissued", n: 1 }
           ])
