@@ -11,6 +11,7 @@ import { Accounts, Ledger } from "../src/ledger/ledger.js"
 import { hashSecret, newRefundClaimToken } from "../src/merchants/credentials.js"
 import { fromBaseUnits, MoneyDecimal, normalizeDecimal, toBaseUnits } from "../src/money.js"
 import { OrderNotFound } from "../src/orders/order-errors.js"
+import { IdempotencyStore } from "../src/stores/idempotency-store.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
 import { OrderStore } from "../src/stores/order-store.js"
 import { type RefundRow, RefundStore } from "../src/stores/refund-store.js"
@@ -69,6 +70,7 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
     const ledgerStore = yield* LedgerStore
     const ledger = yield* Ledger
     const idempotency = yield* Idempotency
+    const idempotencyStore = yield* IdempotencyStore
     const audit = yield* AuditLog
     const events = yield* RefundEvents
     const withdrawals = yield* Withdrawals
@@ -183,21 +185,27 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
       const asking = askedAmount(request, digits, policy.asset_key)
       if (Either.isLeft(asking)) return yield* new InvalidRefundRequest({ reason: asking.left })
       const asked = asking.right
-      // before the lock: what the quote and the per-withdrawal limit are checked on (all that is left, when not given)
-      const before = withinLimit(asked, yield* Effect.orDie(refundable(orderId, chain, currency)), {
-        orderId,
-        chain,
-        currency
-      })
-      if (Either.isLeft(before)) return yield* new InvalidRefundRequest({ reason: before.left })
-      const estimate = before.right
-      // the refund's withdrawal must be able to leave: the asset live for withdrawals, fees leaving something to send
-      yield* withdrawals.refundQuote(merchantId, { chain, currency, amount: estimate.toFixed(digits) })
-      const perTx = (yield* policyRules.effective(merchantId)).perTx(policy.asset_key)
-      if (perTx !== undefined && estimate.greaterThan(perTx))
-        return yield* new PolicyRefused({
-          reason: `a refund of ${estimate.toFixed()} ${currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${currency} on ${chain} that its withdrawal would meet`
+      // a retry of a creation already made goes straight to its replay (the limit it used is spent by it now)
+      const retried =
+        Option.isSome(idempotencyKey) &&
+        Option.isSome(yield* Effect.orDie(idempotencyStore.find(merchantId, CREATE_ENDPOINT, idempotencyKey.value)))
+      if (!retried) {
+        // before the lock: what the quote and the per-withdrawal limit are checked on (all that is left, when not given)
+        const before = withinLimit(asked, yield* Effect.orDie(refundable(orderId, chain, currency)), {
+          orderId,
+          chain,
+          currency
         })
+        if (Either.isLeft(before)) return yield* new InvalidRefundRequest({ reason: before.left })
+        const estimate = before.right
+        // the refund's withdrawal must be able to leave: the asset live for withdrawals, fees leaving something to send
+        yield* withdrawals.refundQuote(merchantId, { chain, currency, amount: estimate.toFixed(digits) })
+        const perTx = (yield* policyRules.effective(merchantId)).perTx(policy.asset_key)
+        if (perTx !== undefined && estimate.greaterThan(perTx))
+          return yield* new PolicyRefused({
+            reason: `a refund of ${estimate.toFixed()} ${currency} passes the per-withdrawal limit of ${perTx.toFixed()} ${currency} on ${chain} that its withdrawal would meet`
+          })
+      }
 
       const id = newId("rfd")
       const token = newRefundClaimToken()
@@ -489,6 +497,7 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
     OrderStore.Default,
     TransactionStore.Default,
     LedgerStore.Default,
+    IdempotencyStore.Default,
     WalletStore.Default,
     Ledger.Default,
     Idempotency.Default,

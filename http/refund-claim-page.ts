@@ -52,7 +52,7 @@ const feeLine = (refund: ClaimRow, fees: Option.Option<FeeQuote>) =>
     onNone: () =>
       html`<p class="fees">Fees are taken from this amount when it is sent, as for any withdrawal; the exact figure is set when you send the form.</p>`,
     onSome: (q) =>
-      html`<p class="fees">Fees are taken from this amount when it is sent: a platform fee of ${normalizeDecimal(q.platform_fee)} ${q.currency}${q.network_fee_included && html` and a network fee of about ${normalizeDecimal(q.network_fee)} ${q.network_fee_asset}`}. You receive about <strong id="net">${normalizeDecimal(q.net_amount)} ${refund.currency}</strong>.</p>`
+      html`<p class="fees">Fees are taken from this amount when it is sent: a platform fee of ${normalizeDecimal(q.platform_fee)} ${q.currency}${q.network_fee_included && html` and a network fee of about ${normalizeDecimal(q.network_fee)} ${q.network_fee_asset}`}. You receive ${q.network_fee_included && "about "}<strong id="net">${normalizeDecimal(q.net_amount)} ${refund.currency}</strong>.</p>`
   })
 
 const STATUS_WORDS: Record<string, string> = {

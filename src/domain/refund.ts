@@ -17,9 +17,6 @@ export const RefundStatus = Schema.Literal(
 })
 export type RefundStatus = typeof RefundStatus.Type
 
-/** The statuses whose amount no longer counts against what an order may still refund. */
-export const RELEASED_REFUND_STATUSES: ReadonlyArray<RefundStatus> = ["CANCELLED", "EXPIRED", "FAILED"]
-
 /** The claim link's default and longest lifetime. */
 export const DEFAULT_CLAIM_HOURS = 168
 export const MAX_CLAIM_HOURS = 720
