@@ -13,6 +13,7 @@ import { CustodyStore, type NewOperation } from "../src/stores/custody-store.js"
 import { WithdrawalStore, type WithdrawalRow } from "../src/stores/withdrawal-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
+import { RefundEvents } from "./refund-events.js"
 import { assetDecimals, render, unlock } from "./withdrawal-view.js"
 import {
   AssetNotEnrolled,
@@ -89,6 +90,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     const withdrawals = yield* WithdrawalStore
     const { find } = withdrawals
     const custody = yield* CustodyStore
+    const refundEvents = yield* RefundEvents
     const settings = yield* Config.all({
       pendingHours: Config.number("FACET_WITHDRAWAL_PENDING_HOURS").pipe(Config.withDefault(72))
     }).pipe(Effect.orDie)
@@ -219,7 +221,8 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
                   chain: withdrawal.chain,
                   currency: withdrawal.currency,
                   toAddress: withdrawal.to_address,
-                  amount: withdrawal.amount
+                  amount: withdrawal.amount,
+                  kind: withdrawal.kind
                 })
                 .pipe(Effect.mapError((refused) => new PolicyRefused({ reason: refused.reason, approving: id })))
               yield* withdrawals.insertApproval({
@@ -268,6 +271,13 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
                   decision === "REJECTED" ? "withdrawal_rejected" : "withdrawal_cancelled"
                 )
               ])
+              // a refund's withdrawal: the refund fails with it (the unlock above returned its money)
+              if (withdrawal.refund_id !== null)
+                yield* refundEvents.withdrawalEnded(
+                  id,
+                  "FAILED",
+                  `its withdrawal ${id} was ${decision.toLowerCase()} by ${by}${reason}`
+                )
               return Option.none<{ readonly operationId: string; readonly walletId: string }>()
             }
             const main = yield* wallets.mainWallet(withdrawal.merchant_id, withdrawal.chain)
@@ -343,6 +353,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     Ledger.Default,
     Wallets.Default,
     AuditLog.Default,
-    WithdrawalPolicy.Default
+    WithdrawalPolicy.Default,
+    RefundEvents.Default
   ]
 }) {}

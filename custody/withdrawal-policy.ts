@@ -20,7 +20,14 @@ const MAX_QUORUM = 10
  * The settings a policy is made of. Per asset (`TRC20-USDT`): a maximum per withdrawal, a maximum per
  * rolling 24 h, and more approvals above an amount. Values are canonical text; null = unset (the default).
  */
-export type SettingKind = "address_book" | "cooling_off" | "quorum" | "per_tx" | "per_day" | "quorum_above"
+export type SettingKind =
+  | "address_book"
+  | "refund_address_book"
+  | "cooling_off"
+  | "quorum"
+  | "per_tx"
+  | "per_day"
+  | "quorum_above"
 const PER_ASSET: ReadonlyArray<SettingKind> = ["per_tx", "per_day", "quorum_above"]
 
 export interface SettingName {
@@ -32,7 +39,7 @@ export interface SettingName {
 export const settingName = (setting: string): SettingName | undefined => {
   const [kind, asset, ...rest] = setting.split(":")
   if (rest.length > 0) return undefined
-  if (kind === "address_book" || kind === "cooling_off" || kind === "quorum")
+  if (kind === "address_book" || kind === "refund_address_book" || kind === "cooling_off" || kind === "quorum")
     return asset === undefined ? { kind } : undefined
   if (kind === "per_tx" || kind === "per_day" || kind === "quorum_above") {
     return asset !== undefined && /^[A-Z0-9]+-[A-Z0-9]+$/.test(asset) ? { kind, asset } : undefined
@@ -77,7 +84,8 @@ const canonical = (
   const text = raw?.trim() ?? null
   switch (name.kind) {
     case "address_book":
-      return text === "on" || text === "off" ? { value: text } : { problem: "address_book must be on or off" }
+    case "refund_address_book":
+      return text === "on" || text === "off" ? { value: text } : { problem: `${name.kind} must be on or off` }
     case "cooling_off": {
       const seconds = text === null ? undefined : parseDuration(text)
       return seconds === undefined || seconds > MAX_COOLING_OFF_SECONDS
@@ -111,6 +119,8 @@ const canonical = (
 /** The policy in force for one merchant at one moment. */
 export interface EffectivePolicy {
   readonly addressBook: boolean
+  /** Whether refunds' withdrawals go only to usable entries too (their destination is the customer's: off by default). */
+  readonly refundAddressBook: boolean
   readonly coolingOffSeconds: number
   readonly quorum: number
   readonly perTx: (assetKey: string) => MoneyDecimal | undefined
@@ -130,6 +140,7 @@ const effectiveFrom = (values: ReadonlyMap<string, string | null>): EffectivePol
   }
   return {
     addressBook: value("address_book") === "on",
+    refundAddressBook: value("refund_address_book") === "on",
     coolingOffSeconds: Number(value("cooling_off") ?? DEFAULT_COOLING_OFF_SECONDS),
     quorum: Number(value("quorum") ?? 1),
     perTx: (asset) => amount(`per_tx:${asset}`),
@@ -157,6 +168,7 @@ export const requiredApprovals = (policy: EffectivePolicy, assetKey: string, amo
 export const loosens = (name: SettingName, from: string | null, to: string | null): boolean => {
   switch (name.kind) {
     case "address_book":
+    case "refund_address_book":
       return (from ?? "off") === "on" && (to ?? "off") === "off"
     case "cooling_off":
       return Number(to ?? DEFAULT_COOLING_OFF_SECONDS) < Number(from ?? DEFAULT_COOLING_OFF_SECONDS)
@@ -181,7 +193,7 @@ export const describeValue = (name: SettingName, value: string | null) =>
       ? formatDuration(DEFAULT_COOLING_OFF_SECONDS)
       : name.kind === "quorum"
         ? "1"
-        : name.kind === "address_book"
+        : name.kind === "address_book" || name.kind === "refund_address_book"
           ? "off"
           : "no limit"
     : name.kind === "cooling_off"
@@ -411,10 +423,17 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
       merchantId: string,
       policy: EffectivePolicy,
       now: Date,
-      w: { readonly chain: Chain; readonly currency: string; readonly toAddress: string; readonly amount: string }
+      w: {
+        readonly chain: Chain
+        readonly currency: string
+        readonly toAddress: string
+        readonly amount: string
+        readonly kind?: "withdrawal" | "refund" | undefined
+      }
     ) =>
       Effect.gen(function* () {
-        if (policy.addressBook) {
+        // a refund's destination is the customer's: the address book applies only when the merchant says so
+        if (w.kind === "refund" ? policy.refundAddressBook : policy.addressBook) {
           const usableFrom = yield* withdrawals.addressUsableFrom(merchantId, w.chain, addressKey(w.chain, w.toAddress))
           if (Option.isNone(usableFrom))
             return `${w.toAddress} is not in this merchant's withdrawal address book (the address book is on): a console user must add it, and it is usable after the cooling-off`
@@ -443,6 +462,8 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
         readonly currency: string
         readonly toAddress: string
         readonly amount: string
+        /** A refund's withdrawal meets the address book only when `refund_address_book` is on (`address_book` is for the merchant's own). */
+        readonly kind?: "withdrawal" | "refund"
       }
     ) {
       const now = yield* clock.now

@@ -29,6 +29,9 @@ export const render = (row: WithdrawalRow): Withdrawal => ({
   required_approvals: row.required_approvals,
   approvals: row.approvals,
   ...(row.batch_id === null ? {} : { batch_id: row.batch_id }),
+  kind: row.kind,
+  ...(row.refund_id === null ? {} : { refund_id: row.refund_id }),
+  ...(row.refund_order_id === null ? {} : { order_id: row.refund_order_id }),
   created_at: DateTime.formatIso(DateTime.unsafeFromDate(row.created_at)),
   updated_at: DateTime.formatIso(DateTime.unsafeFromDate(row.updated_at))
 })

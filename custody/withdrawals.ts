@@ -25,6 +25,7 @@ import { destinationProblem } from "./destination-address.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
+import { RefundEvents } from "./refund-events.js"
 import { assetDecimals, render, unlock } from "./withdrawal-view.js"
 import { NetworkFeeUnavailable } from "./chain-errors.js"
 import { withdrawalEventKey } from "../src/stores/webhook-store.js"
@@ -80,6 +81,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const policyRules = yield* WithdrawalPolicy
     const audit = yield* AuditLog
     const merchants = yield* MerchantStore
+    const refundEvents = yield* RefundEvents
     const { find } = withdrawalStore
     const settings = yield* Config.all({
       bps: Config.integer("FACET_PLATFORM_FEE_BPS").pipe(Config.withDefault(10)),
@@ -433,6 +435,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               yield* ledger.post([unlock(withdrawal, gross - spent, "withdrawal_failed")])
               yield* withdrawalStore.markFailed(withdrawal.id, reason)
               yield* announce(withdrawal.id, "wallet.withdrawal.failed")
+              if (withdrawal.refund_id !== null) yield* refundEvents.withdrawalEnded(withdrawal.id, "FAILED", reason)
             })
           )
         const client = yield* Option.match(clients.get(operation.chain), {
@@ -514,6 +517,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           Effect.gen(function* () {
             yield* withdrawalStore.markCompleted(withdrawal.id, outcome.txHash)
             yield* announce(withdrawal.id, "wallet.withdrawal.completed")
+            if (withdrawal.refund_id !== null) yield* refundEvents.withdrawalEnded(withdrawal.id, "COMPLETED", null)
           })
         )
       },
@@ -528,7 +532,96 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         )
     )
 
-    return { quote, create, get, list, drive, withdrawable, estimateNetworkFee, computeQuote } as const
+    /**
+     * A refund's fees: its asset refused unless withdrawals of it are live, then the quote as for any
+     * withdrawal (to the customer's address when known). What the refund's creation and its claim page show.
+     */
+    const refundQuote = Effect.fn("Withdrawals.refundQuote")(function* (
+      merchantId: string,
+      request: { readonly chain: Chain; readonly currency: string; readonly amount: string },
+      toAddress?: string
+    ) {
+      const policy = yield* withdrawable(merchantId, request.chain, request.currency)
+      return yield* computeQuote(merchantId, policy, request.amount, toAddress)
+    })
+
+    /**
+     * A refund's withdrawal, inside the caller's transaction (the refund's claim, which has locked the refund
+     * and the merchant's available balance row): admitted by the same policy as any withdrawal (the address
+     * book only when `refund_address_book` is on; 403 rolls the claim back), stored PENDING with the fee
+     * snapshot quoted for the customer's address, in the audit log, and auto-approved when the policy would
+     * approve any withdrawal so. No funds move: the refund's lock (available → locked at its creation) is
+     * the one this withdrawal holds and later spends or returns.
+     */
+    const createForRefund = Effect.fn("Withdrawals.createForRefund")(function* (
+      merchantId: string,
+      refund: {
+        readonly id: string
+        readonly createdBy: string
+        readonly createdByUserId: string | null
+      },
+      fees: FeeQuote,
+      toAddress: string,
+      actor: AuditActor
+    ) {
+      const policy = yield* withdrawable(merchantId, fees.chain, fees.currency)
+      const id = newId("wdr")
+      const { requiredApprovals, admittedAt } = yield* policyRules.admit(merchantId, {
+        chain: policy.chain,
+        currency: policy.currency,
+        toAddress,
+        amount: fees.amount,
+        kind: "refund"
+      })
+      yield* withdrawalStore.insert({
+        id,
+        merchant_id: merchantId,
+        out_withdrawal_no: null,
+        status: "PENDING",
+        chain: policy.chain,
+        currency: policy.currency,
+        amount: fees.amount,
+        platform_fee: fees.platform_fee,
+        platform_fee_bps: fees.platform_fee_bps,
+        network_fee: fees.network_fee,
+        network_fee_asset: fees.network_fee_asset,
+        network_fee_included: fees.network_fee_included,
+        total_fee: fees.total_fee,
+        net_amount: fees.net_amount,
+        fee_model: fees.model,
+        fee_policy_version: fees.policy_version,
+        to_address: toAddress,
+        required_approvals: requiredApprovals,
+        admitted_at: admittedAt,
+        // the merchant asked for the refund: whoever did may not approve paying it out
+        created_by: refund.createdBy,
+        created_by_user_id: refund.createdByUserId,
+        kind: "refund",
+        refund_id: refund.id
+      })
+      yield* audit.record(
+        merchantId,
+        actor,
+        "withdrawal.created",
+        id,
+        `refund ${refund.id}: ${fees.amount} ${policy.currency} on ${policy.chain} to ${toAddress} (named by the customer); needs ${requiredApprovals} approval${requiredApprovals === 1 ? "" : "s"}`
+      )
+      if (requiredApprovals === 1) yield* autoApprove(merchantId, policy, id, fees.amount)
+      return id
+    })
+
+    return {
+      quote,
+      create,
+      get,
+      list,
+      drive,
+      withdrawable,
+      estimateNetworkFee,
+      computeQuote,
+      refundQuote,
+      createForRefund
+    } as const
   }),
   dependencies: [
     AssetStore.Default,
@@ -548,6 +641,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     TransferSender.Default,
     Collections.Default,
     WithdrawalPolicy.Default,
-    WithdrawalDecisions.Default
+    WithdrawalDecisions.Default,
+    RefundEvents.Default
   ]
 }) {}

@@ -54,6 +54,7 @@ import {
   WithdrawalList,
   WithdrawalListQuery
 } from "../src/domain/withdrawal.js"
+import { CreateRefundRequest, OrderRefundListQuery, Refund, RefundList, RefundListQuery } from "../src/domain/refund.js"
 import {
   BatchConflict,
   BatchForbidden,
@@ -406,6 +407,67 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
   )
   .middleware(Authentication) {}
 
+export class RefundsGroup extends HttpApiGroup.make("refunds")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/orders/:order_id/refunds")
+      .setPath(Schema.Struct({ order_id: Schema.String }))
+      .setHeaders(IdempotencyKeyHeader)
+      .setPayload(CreateRefundRequest)
+      .addSuccess(Refund, { status: 201 })
+      .addError(Forbidden)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "Refund what a customer paid to an order (a key with the withdrawals scope), in an asset it was paid in, all or part of it, or at a stated rate: the amount is locked and the answer carries the claim_url, shown once, to give the customer; idempotent with X-Service-Idempotency-Key"
+      )
+      .annotate(
+        OpenApi.Description,
+        "Never more than what was paid (confirmed) in the asset and not yet refunded: 400 otherwise, and 400 when the payment is not collected yet (refunds leave from the main wallet's available balance); nothing is locked when refused. The customer opens the claim_url, gives an address, and a withdrawal of kind refund is created for the merchant's approval in the console (the withdrawal policy applies; the address book only with refund_address_book on). A replay with the same key answers with a new claim_url (the earlier one stops working)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listForOrder", "/v1/orders/:order_id/refunds")
+      .setPath(Schema.Struct({ order_id: Schema.String }))
+      .setUrlParams(OrderRefundListQuery)
+      .addSuccess(RefundList)
+      .annotate(OpenApi.Summary, "One order's refunds, newest first (limit/offset)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/refunds")
+      .setUrlParams(RefundListQuery)
+      .addSuccess(RefundList)
+      .annotate(OpenApi.Summary, "This merchant's refunds, newest first (status filter, limit/offset)")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/refunds/:refund_id")
+      .setPath(Schema.Struct({ refund_id: Schema.String }))
+      .addSuccess(Refund)
+      .annotate(OpenApi.Summary, "One of this merchant's refunds, with its withdrawal once claimed")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/v1/refunds/:refund_id/cancel")
+      .setPath(Schema.Struct({ refund_id: Schema.String }))
+      .addSuccess(Refund)
+      .addError(Forbidden)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "Cancel an unclaimed refund (PENDING_CLAIM; 409 once claimed): its link stops working and the amount is unlocked (a key with the withdrawals scope)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("claimLink", "/v1/refunds/:refund_id/claim-link")
+      .setPath(Schema.Struct({ refund_id: Schema.String }))
+      .addSuccess(Refund)
+      .addError(Forbidden)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "A new claim_url for an unclaimed refund whose link was lost; the previous link stops working, the expiry stays (a key with the withdrawals scope)"
+      )
+  )
+  .middleware(Authentication) {}
+
 export class PaymentLinksGroup extends HttpApiGroup.make("paymentLinks")
   .add(
     HttpApiEndpoint.post("create", "/v1/payment-links")
@@ -567,6 +629,7 @@ export class FacetApi extends HttpApi.make("facet")
   .add(TransactionsGroup)
   .add(WithdrawalsGroup)
   .add(WithdrawalBatchesGroup)
+  .add(RefundsGroup)
   .add(CheckoutGroup)
   .add(PaymentLinksGroup)
   .add(PayGroup)

@@ -87,6 +87,18 @@ const matrix = (ids: { readonly order: string; readonly depositAddress: string; 
     { method: "GET", path: "/v1/withdrawal-batches" },
     { method: "GET", path: "/v1/withdrawal-batches/wbt_none" },
     { method: "GET", path: "/v1/withdrawal-batches/wbt_none/items" },
+    {
+      method: "POST",
+      path: `/v1/orders/${ids.order}/refunds`,
+      json: { amount: "1" },
+      scope: "withdrawals",
+      owned: true
+    },
+    { method: "GET", path: `/v1/orders/${ids.order}/refunds`, owned: true },
+    { method: "GET", path: "/v1/refunds" },
+    { method: "GET", path: "/v1/refunds/rfd_none" },
+    { method: "POST", path: "/v1/refunds/rfd_none/cancel", scope: "withdrawals" },
+    { method: "POST", path: "/v1/refunds/rfd_none/claim-link", scope: "withdrawals" },
     { method: "GET", path: "/v1/ai/onboarding-status/MERCHANT" }
   ] as const
 
@@ -152,6 +164,7 @@ describe("authorization matrix", () => {
                 .replace("/wallet-assets/TRC20-USDT", "/wallet-assets/{asset_key}")
                 .replace("wdr_none", "{withdrawal_id}")
                 .replace("wbt_none", "{batch_id}")
+                .replace("rfd_none", "{refund_id}")
                 .replace("MERCHANT", "{merchant_id}")}`
           )
           expect(declared.filter((d) => !covered.includes(d))).toEqual([])

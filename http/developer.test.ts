@@ -30,11 +30,20 @@ describe("developer endpoints", () => {
             "/v1/withdrawal-addresses",
             "/v1/withdrawal-fee-quote",
             "/v1/withdrawals",
-            "/v1/withdrawals/{withdrawal_id}"
+            "/v1/withdrawals/{withdrawal_id}",
+            "/v1/orders/{order_id}/refunds",
+            "/v1/refunds",
+            "/v1/refunds/{refund_id}",
+            "/v1/refunds/{refund_id}/cancel",
+            "/v1/refunds/{refund_id}/claim-link"
           ])
         )
         // the pages for people (checkout, console) are not part of the /v1 contract
-        expect(Object.keys(paths).filter((p) => p.startsWith("/checkout") || p.startsWith("/console"))).toEqual([])
+        expect(
+          Object.keys(paths).filter(
+            (p) => p.startsWith("/checkout") || p.startsWith("/console") || p.startsWith("/refund-claims")
+          )
+        ).toEqual([])
         expect(asRecord(asRecord(paths["/v1/wallet-assets"]).get).deprecated).toBe(true)
         const create = asRecord(asRecord(paths["/v1/withdrawals"]).post)
         expect(Object.keys(asRecord(create.responses))).toEqual(
@@ -60,6 +69,7 @@ describe("developer endpoints", () => {
         const hooks = asRecord(doc.webhooks)
         expect(Object.keys(hooks).sort()).toEqual([
           "order.updated",
+          "refund.updated",
           "wallet.deposit.confirmed",
           "wallet.withdrawal.completed",
           "wallet.withdrawal.failed"

@@ -35,6 +35,14 @@ import type {
   WithdrawalBatchNotPending,
   WithdrawalBatchPolicyRefused
 } from "../custody/withdrawal-batch-errors.js"
+import type {
+  InvalidRefundClaim,
+  InvalidRefundRequest,
+  RefundClaimNotFound,
+  RefundNeedsCollection,
+  RefundNotClaimable,
+  RefundNotFound
+} from "../custody/refund-errors.js"
 import type { AssetNotEnrollable, UnknownAsset } from "../src/assets/asset-errors.js"
 import type { DepositAddressNotFound, InvalidDepositAddressRequest } from "../src/deposits/deposit-address-errors.js"
 import {
@@ -97,6 +105,13 @@ export type NamedError =
   | WithdrawalBatchNotFound
   | WithdrawalBatchNotPending
   | WithdrawalBatchPolicyRefused
+  // custody: refunds
+  | InvalidRefundClaim
+  | InvalidRefundRequest
+  | RefundClaimNotFound
+  | RefundNeedsCollection
+  | RefundNotClaimable
+  | RefundNotFound
   // custody: collections, portfolio, chains
   | GasWalletEmpty
   | InsufficientUncollected
@@ -167,6 +182,13 @@ export const categoryOf = {
   WithdrawalBatchNotFound: "NotFound",
   WithdrawalBatchNotPending: "Conflict",
   WithdrawalBatchPolicyRefused: "Forbidden",
+  // custody: refunds
+  InvalidRefundClaim: "BadRequest",
+  InvalidRefundRequest: "BadRequest",
+  RefundClaimNotFound: "NotFound",
+  RefundNeedsCollection: "BadRequest",
+  RefundNotClaimable: "Conflict",
+  RefundNotFound: "NotFound",
   // custody: collections, portfolio, chains
   GasWalletEmpty: "ServiceUnavailable",
   InsufficientUncollected: "BadRequest",

@@ -98,7 +98,9 @@ const VALID: Record<string, Record<string, unknown>> = {
       }
     ],
     description: "payroll"
-  }
+  },
+  // an order that is not there (404): the body is still decoded, and nothing may change
+  "/v1/orders/:order_id/refunds": { amount: "10", reason: "damaged", claim_expire_hours: 48 }
 }
 
 /** A body: the valid one, it with one field made hostile, dropped or added, or any JSON at all. */
@@ -145,7 +147,7 @@ describe("fuzzing every JSON endpoint from the API declaration", () => {
             (SELECT count(*) FROM withdrawals), (SELECT count(*) FROM merchant_assets), (SELECT count(*) FROM custody_operations),
             (SELECT count(*) FROM ledger_transfers), (SELECT count(*) FROM webhook_events), (SELECT count(*) FROM idempotency_keys),
             (SELECT count(*) FROM payment_links), (SELECT count(*) FROM audit_log),
-            (SELECT count(*) FROM withdrawal_batches)) AS state`.pipe(
+            (SELECT count(*) FROM withdrawal_batches), (SELECT count(*) FROM refunds)) AS state`.pipe(
             Effect.map((rows) => rows[0]?.state ?? ""),
             Effect.orDie
           )

@@ -1,6 +1,7 @@
 import { OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import type { Schema } from "effect"
 import { OrderWebhook, WalletDepositWebhook, WithdrawalWebhook } from "../src/webhooks/receiver.js"
+import { RefundWebhook } from "../src/domain/refund.js"
 import { FacetApi } from "./api.js"
 
 const FRAMEWORK_SCHEMAS = ["HttpApiDecodeError", "Issue", "PropertyKey"]
@@ -101,6 +102,13 @@ export const openApiDocument = (serverUrl: string): Record<string, unknown> => {
     ...webhooks(schemas, [
       ["wallet.withdrawal.completed", "A withdrawal completed", WithdrawalWebhook],
       ["wallet.withdrawal.failed", "A withdrawal failed", WithdrawalWebhook]
+    ]),
+    ...webhooks(schemas, [
+      [
+        "refund.updated",
+        "A refund reached a status (key refund.updated:{refund_id}:{STATUS}); never carries the claim link",
+        RefundWebhook
+      ]
     ])
   }
   return { ...document, components: { ...components, schemas }, webhooks: hooks, servers: [{ url: serverUrl }] }

@@ -28,5 +28,25 @@ describe("rate limits shared by every process", () => {
           expect(burst.filter(Option.isNone)).toHaveLength(5)
         })
     )
+
+    it.effect(
+      "a namespaced limiter (the refund claim form's) keeps its own slow buckets: the default limiter's pruning leaves them alone",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const fast = makeRateLimiter(sql, { perSecond: 1000, burst: 1 })
+          const slow = makeRateLimiter(sql, { perSecond: 0.001, burst: 2, namespace: "claims" })
+          expect(Option.isNone(yield* slow.take("addr:1.2.3.4"))).toBe(true)
+          expect(Option.isNone(yield* slow.take("addr:1.2.3.4"))).toBe(true)
+          expect(Option.isSome(yield* slow.take("addr:1.2.3.4"))).toBe(true)
+          // the same key in the default limiter is another bucket
+          expect(Option.isNone(yield* fast.take("addr:1.2.3.4"))).toBe(true)
+          yield* sql`UPDATE rate_limit_buckets SET updated_at = updated_at - interval '1 minute'`
+          yield* fast.prune
+          const [left] = yield* sql<{ bucket: string }>`SELECT bucket FROM rate_limit_buckets WHERE bucket LIKE 'ns:%'`
+          expect(left?.bucket).toBe("ns:claims:addr:1.2.3.4")
+          expect(Option.isSome(yield* slow.take("addr:1.2.3.4"))).toBe(true)
+        })
+    )
   })
 })

@@ -5,6 +5,11 @@ import { AppConfig } from "../src/config.js"
 export interface RateLimitSettings {
   readonly perSecond: number
   readonly burst: number
+  /**
+   * A limiter of its own rate beside the per-key one (the refund claim form's): its buckets are named
+   * `ns:<namespace>:<key>` and pruned by it alone, the default limiter leaving every `ns:` bucket alone.
+   */
+  readonly namespace?: string
 }
 
 /**
@@ -14,11 +19,12 @@ export interface RateLimitSettings {
  * through (it will meet the same database and get its 503 there).
  */
 export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSettings) => {
+  const prefix = settings.namespace === undefined ? "" : `ns:${settings.namespace}:`
   /** Takes one token; when none is left, says how many whole seconds until one is. */
   const take = (key: string) =>
     sql<{ granted: boolean; tokens: number }>`
       INSERT INTO rate_limit_buckets AS b (bucket, tokens, granted, updated_at)
-      VALUES (${key}, ${settings.burst - 1}, true, clock_timestamp())
+      VALUES (${prefix + key}, ${settings.burst - 1}, true, clock_timestamp())
       ON CONFLICT (bucket) DO UPDATE SET
         granted = least(${settings.burst}, b.tokens + extract(epoch FROM clock_timestamp() - b.updated_at) * ${settings.perSecond}) >= 1,
         tokens = least(${settings.burst}, b.tokens + extract(epoch FROM clock_timestamp() - b.updated_at) * ${settings.perSecond})
@@ -36,13 +42,11 @@ export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSet
       )
     )
 
-  /** How long an idle bucket takes to be full again. */
-  const refillSeconds = Math.ceil(settings.burst / settings.perSecond) + 1
+  /** Buckets idle long enough to be full again are dropped (they would be recreated full): this limiter's own. */
+  const prune = sql`DELETE FROM rate_limit_buckets WHERE updated_at < clock_timestamp() - ${`${Math.ceil(settings.burst / settings.perSecond) + 1} seconds`}::interval
+    AND ${prefix === "" ? sql`bucket NOT LIKE 'ns:%'` : sql`bucket LIKE ${`${prefix}%`}`}`
 
-  /** Buckets idle long enough to be full again are dropped (they would be recreated full). */
-  const prune = sql`DELETE FROM rate_limit_buckets WHERE updated_at < clock_timestamp() - ${`${refillSeconds} seconds`}::interval`
-
-  return { take, prune, refillSeconds } as const
+  return { take, prune } as const
 }
 
 export class RateLimiter extends Effect.Service<RateLimiter>()("facet/RateLimiter", {
@@ -50,18 +54,22 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("facet/RateLimite
     const { rateLimit, paymentLinkVisitsPerMinute } = yield* AppConfig
     const sql = yield* SqlClient.SqlClient
     const limiter = makeRateLimiter(sql, rateLimit)
-    // a payment link's page: its own bucket, `link:{id}`, shared by all its visitors
+    // a payment link's page: its own bucket per link, `ns:link:{id}`, shared by all its visitors
     const links = makeRateLimiter(sql, {
       perSecond: paymentLinkVisitsPerMinute / 60,
-      burst: paymentLinkVisitsPerMinute
+      burst: paymentLinkVisitsPerMinute,
+      namespace: "link"
     })
-    // one prune for both: the one that waits longest keeps every bucket until it would be full again
-    const prune = links.refillSeconds > limiter.refillSeconds ? links.prune : limiter.prune
-    yield* prune.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(Duration.minutes(1))), Effect.forkScoped)
+    // each limiter drops only its own idle buckets, once they would be full again
+    yield* Effect.all([limiter.prune, links.prune], { discard: true }).pipe(
+      Effect.ignore,
+      Effect.repeat(Schedule.spaced(Duration.minutes(1))),
+      Effect.forkScoped
+    )
     return {
       take: limiter.take,
       /** One submission of a payment link's form; when none is left, the seconds to wait. */
-      takeLinkVisit: (linkId: string) => links.take(`link:${linkId}`)
+      takeLinkVisit: (linkId: string) => links.take(linkId)
     } as const
   })
 }) {}

@@ -15,11 +15,13 @@ import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { WithdrawalsHandlers } from "./handlers/withdrawals.js"
 import { WithdrawalBatchesHandlers } from "./handlers/withdrawal-batches.js"
+import { RefundsHandlers } from "./handlers/refunds.js"
 import { CheckoutHandlers } from "./handlers/checkout.js"
 import { PayHandlers } from "./handlers/pay.js"
 import { PaymentLinksHandlers } from "./handlers/payment-links.js"
 import { ConsoleRoutesLive } from "./console/console-routes.js"
 import { RateLimiter } from "./rate-limiter.js"
+import { RefundClaimRoutes } from "./refund-claim-routes.js"
 
 const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
   Layer.provide([
@@ -32,6 +34,7 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     TransactionsHandlers,
     WithdrawalsHandlers,
     WithdrawalBatchesHandlers,
+    RefundsHandlers,
     CheckoutHandlers,
     PaymentLinksHandlers,
     PayHandlers
@@ -48,6 +51,8 @@ export const HttpLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
   Layer.provide(ApiLive),
   // the merchant console's pages: outside the /v1 contract, on the same router and services
   Layer.provide(ConsoleRoutesLive),
+  // the refund claim page customers open from a claim link: outside the contract too
+  Layer.provide(RefundClaimRoutes),
   Layer.provide(ErrorBoundaryLive),
   Layer.provide(RateLimiter.Default),
   HttpServer.withLogAddress,

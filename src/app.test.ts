@@ -19,6 +19,8 @@ import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalBatches } from "../custody/withdrawal-batches.js"
 import { WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 import { Withdrawals } from "../custody/withdrawals.js"
+import { RefundEvents } from "../custody/refund-events.js"
+import { Refunds } from "../custody/refunds.js"
 import { RateLimiter } from "../http/rate-limiter.js"
 import { AttributionStore } from "../indexer/attribution-store.js"
 import { Reconciliation } from "../indexer/reconciliation.js"
@@ -55,6 +57,7 @@ import { MerchantStore } from "./stores/merchant-store.js"
 import { OrderStore } from "./stores/order-store.js"
 import { PaymentLinkStore } from "./stores/payment-link-store.js"
 import { ReconciliationStore } from "./stores/reconciliation-store.js"
+import { RefundStore } from "./stores/refund-store.js"
 import { TransactionStore } from "./stores/transaction-store.js"
 import { UntracedBlockStore } from "./stores/untraced-block-store.js"
 import { WalletStore } from "./stores/wallet-store.js"
@@ -127,6 +130,9 @@ const SERVICES = {
   Readiness: selfContained(Readiness.Default),
   Reconciliation: selfContained(Reconciliation.Default),
   ReconciliationStore: selfContained(ReconciliationStore.Default),
+  RefundEvents: selfContained(RefundEvents.Default),
+  RefundStore: selfContained(RefundStore.Default),
+  Refunds: selfContained(Refunds.Default),
   SignInThrottle: selfContained(SignInThrottle.Default),
   TransactionStore: selfContained(TransactionStore.Default),
   Transactions: selfContained(Transactions.Default),

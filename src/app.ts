@@ -4,6 +4,7 @@ import { CustodyConfigLive } from "../custody/custody-config.js"
 import { AutoSweepLive, CustodyResumeLive, CustodyWalletLive, WithdrawalExpiryLive } from "../custody/custody-engine.js"
 import { NativeConsolidationLive } from "../custody/native-consolidation.js"
 import { Withdrawals } from "../custody/withdrawals.js"
+import { RefundExpiryLive, Refunds } from "../custody/refunds.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalBatches, WithdrawalBatchExpiryLive } from "../custody/withdrawal-batches.js"
 import { AddressBook } from "../custody/address-book.js"
@@ -94,6 +95,7 @@ export const makeCoreLive = <E, R>(
     WithdrawalBatchExpiryLive,
     PolicySettleLive,
     NativeConsolidationLive,
+    RefundExpiryLive,
     // what the API and the console call (each brings its own dependencies)
     Onboarding.Default,
     ApiKeys.Default,
@@ -109,6 +111,7 @@ export const makeCoreLive = <E, R>(
     WithdrawalDecisions.Default,
     WithdrawalBatches.Default,
     WithdrawalPolicy.Default,
+    Refunds.Default,
     AddressBook.Default,
     WebhookAdmin.Default,
     ConsoleAccounts.Default,

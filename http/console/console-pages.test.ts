@@ -23,6 +23,11 @@ import {
   withdrawalsPage
 } from "./console-pages.js"
 import { addressBookPage, auditPage, invitePage, policyPage, usersPage } from "./policy-pages.js"
+import { refundsPage } from "./refund-pages.js"
+import type { Refund } from "../../src/domain/refund.js"
+import type { ClaimRow } from "../../src/stores/refund-store.js"
+import { Option } from "effect"
+import { renderClaimPage, renderClaimRetryPage, renderClaimStatusPage } from "../refund-claim-page.js"
 
 // a value that would open a script, break out of a quoted attribute into an element, and an entity already escaped
 const HOSTILE = `<script>alert(1)</script>"'><img src=x onerror=alert(2)>&amp;`
@@ -66,6 +71,9 @@ const withdrawal: Withdrawal = {
   failure_reason: HOSTILE,
   required_approvals: 2,
   approvals: [{ approved_by: HOSTILE, approver_kind: "console_user", approved_at: HOSTILE }],
+  kind: "refund",
+  refund_id: HOSTILE,
+  order_id: HOSTILE,
   created_at: HOSTILE,
   updated_at: HOSTILE
 }
@@ -107,6 +115,7 @@ const order: Order = {
   status: "PAID",
   amount: HOSTILE,
   paid_amount: HOSTILE,
+  refunded_amount: HOSTILE,
   currency: HOSTILE,
   chain: "TRC20",
   checkout_mode: "single_asset",
@@ -151,6 +160,7 @@ const change: PolicyChange = {
 
 const policy: EffectivePolicy = {
   addressBook: true,
+  refundAddressBook: false,
   coolingOffSeconds: 86_400,
   quorum: 1,
   perTx: () => undefined,
@@ -160,9 +170,60 @@ const policy: EffectivePolicy = {
   settings: [{ setting: `per_tx:${HOSTILE}`, value: HOSTILE }]
 }
 
+// amounts come from numeric columns: decimals, never text of a client's
+const refund: Refund = {
+  refund_id: HOSTILE,
+  order_id: HOSTILE,
+  status: "CLAIMED",
+  chain: "TRC20",
+  currency: HOSTILE,
+  amount: "12.5",
+  order_amount: "25",
+  rate: "0.5",
+  reason: HOSTILE,
+  claim_url: HOSTILE,
+  claim_expires_at: HOSTILE,
+  to_address: HOSTILE,
+  withdrawal_id: HOSTILE,
+  net_amount: "12.4875",
+  tx_hash: HOSTILE,
+  failure_reason: HOSTILE,
+  claimed_at: HOSTILE,
+  created_at: HOSTILE,
+  updated_at: HOSTILE
+}
+
+const claimRow: ClaimRow = {
+  id: HOSTILE,
+  merchant_id: HOSTILE,
+  order_id: HOSTILE,
+  status: "PENDING_CLAIM",
+  chain: "TRC20",
+  currency: HOSTILE,
+  amount: "12.5",
+  order_amount: null,
+  rate: null,
+  reason: HOSTILE,
+  claim_expires_at: at,
+  to_address: HOSTILE,
+  withdrawal_id: HOSTILE,
+  failure_reason: HOSTILE,
+  created_by: HOSTILE,
+  created_by_user_id: null,
+  created_at: at,
+  updated_at: at,
+  claimed_at: null,
+  finished_at: null,
+  link_expired: false,
+  net_amount: "12.4875",
+  tx_hash: HOSTILE,
+  withdrawal_status: null,
+  merchant_name: HOSTILE
+}
+
 describe("console pages", () => {
   it("escape every value placed in them: a hostile value comes out as text on every page", () => {
-    const pages: ReadonlyArray<readonly [string, Html]> = [
+    const pages: Array<readonly [string, Html]> = [
       ["message", messagePage(HOSTILE, HOSTILE, session)],
       ["login", loginPage(HOSTILE)],
       ["setup", setupPage({ merchantName: HOSTILE, suggestedLoginName: HOSTILE }, HOSTILE, HOSTILE)],
@@ -327,6 +388,26 @@ describe("console pages", () => {
         ])
       ]
     ]
+    pages.push(
+      [
+        "refunds",
+        refundsPage(
+          session,
+          [refund, { ...refund, status: "PENDING_CLAIM" }],
+          2,
+          { orderId: HOSTILE },
+          { refundId: HOSTILE, claimUrl: HOSTILE },
+          HOSTILE
+        )
+      ],
+      // the public refund claim pages (not the console's, the same escaping)
+      [
+        "refund claim",
+        raw(renderClaimPage({ refund: claimRow, fees: Option.none(), notice: HOSTILE, address: HOSTILE }))
+      ],
+      ["refund claim status", raw(renderClaimStatusPage({ ...claimRow, status: "COMPLETED" }, HOSTILE))],
+      ["refund claim retry", raw(renderClaimRetryPage(HOSTILE))]
+    )
     for (const [name, page] of pages) expectEscaped(name, page)
   })
 

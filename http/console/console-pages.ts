@@ -22,6 +22,7 @@ const NAV_LINKS: ReadonlyArray<{ readonly href: string; readonly label: string; 
   { href: "/console/balances", label: "Balances" },
   { href: "/console/withdrawals", label: "Withdrawals" },
   { href: "/console/batches", label: "Batches" },
+  { href: "/console/refunds", label: "Refunds" },
   { href: "/console/address-book", label: "Address book" },
   { href: "/console/policy", label: "Policy" },
   { href: "/console/orders", label: "Orders" },
@@ -164,6 +165,7 @@ const withdrawalSection = (session: ConsoleSession, w: Withdrawal) =>
   html`<section class="withdrawal" id="${w.withdrawal_id}" data-status="${w.status}">
 <p><strong class="status">${w.status}</strong> ${w.amount} ${w.currency} on ${w.chain} to <code>${w.to_address}</code></p>
 <p class="hint">net ${w.net_amount}, fees ${w.total_fee} ${w.currency}${!w.network_fee_included && ` + network ${w.network_fee} ${w.network_fee_asset} paid by the platform`}; created ${w.created_at}${w.out_withdrawal_no !== null && `; your reference ${w.out_withdrawal_no}`}</p>
+${w.kind === "refund" && html`<p class="refund-of">Refund <a href="/console/refunds?order=${encodeURIComponent(w.order_id ?? "")}">${w.refund_id ?? ""}</a> of order <strong>${w.order_id ?? ""}</strong>: the customer chose this address on the refund's claim page</p>`}
 ${w.batch_id === undefined ? approvalLine(w) : html`<p class="hint">An item of <a href="/console/batches/${w.batch_id}">batch ${w.batch_id}</a>: decided with its batch.</p>`}
 ${w.tx_hash !== null && html`<p class="hint">transaction <code>${w.tx_hash}</code></p>`}
 ${w.failure_reason !== null && html`<p class="notice">${w.failure_reason}</p>`}
@@ -190,12 +192,13 @@ export const ordersPage = (session: ConsoleSession, orders: ReadonlyArray<Order>
   page(
     "Orders",
     html`<p class="hint">${total} order(s); the newest 100.</p>
-<table><thead><tr><th>Order</th><th>Status</th><th>Amount</th><th>Paid</th><th>Network</th><th>Latest payment</th><th>Created</th></tr></thead><tbody>
+<table><thead><tr><th>Order</th><th>Status</th><th>Amount</th><th>Paid</th><th>Refunded</th><th>Network</th><th>Latest payment</th><th>Created</th></tr></thead><tbody>
 ${orders.map(
   (
     o
   ) => html`<tr><td><a href="/checkout/${o.order_id}">${o.order_id}</a>${o.out_trade_no !== "" && html`<br><span class="hint">${o.out_trade_no}</span>`}</td>
-<td>${o.status}</td><td>${o.amount} ${o.currency}</td><td>${o.paid_amount ?? "0"}</td><td>${o.chain}</td>
+<td>${o.status}</td><td>${o.amount} ${o.currency}</td><td>${o.paid_amount ?? "0"}</td>
+<td>${o.paid_amount === "0" ? "" : html`<a href="/console/refunds?order=${encodeURIComponent(o.order_id)}">${o.refunded_amount}</a>`}</td><td>${o.chain}</td>
 <td><code>${o.tx_hash ?? ""}</code></td><td>${o.created_at}</td></tr>
 `
 )}
@@ -413,6 +416,9 @@ button{padding:8px 14px;border:0;border-radius:6px;background:#1d4ed8;color:#fff
 .reject button,.cancel button{background:#6b7280}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px;border-bottom:1px solid #e3e6ea}
 .hint{color:#5b6472}.notice{color:#9a1c1c}
+.refund-of{background:#eef3ff;border-radius:6px;padding:4px 8px}
+.refunds{font-size:.88rem}.refunds td{vertical-align:top;overflow-wrap:anywhere}.refunds td:nth-child(5) code{word-break:break-all}
+.refunds form.inline{display:block;margin:0 0 4px}.refunds button{padding:4px 10px;font-size:.85rem;white-space:nowrap}
 .withdrawal{border:1px solid #e3e6ea;border-radius:8px;padding:8px 12px;margin:12px 0;overflow-wrap:anywhere}
 .gas-low,.gas-empty{color:#9a1c1c}
 select{padding:8px;font-size:1rem}summary{cursor:pointer;font-weight:600;margin:8px 0}

@@ -5,6 +5,7 @@ import { BatchRoutes } from "./batch-routes.js"
 import { IntegrationRoutes } from "./integration-routes.js"
 import { PaymentLinkRoutes } from "./payment-link-routes.js"
 import { PeopleRoutes } from "./people-routes.js"
+import { RefundRoutes } from "./refund-routes.js"
 import { SignInRoutes } from "./sign-in-routes.js"
 import { WalletRoutes } from "./wallet-routes.js"
 import { WithdrawalPolicyRoutes } from "./withdrawal-policy-routes.js"
@@ -26,5 +27,6 @@ export const ConsoleRoutesLive = Layer.mergeAll(
   IntegrationRoutes,
   PeopleRoutes,
   AuditRoutes,
-  PaymentLinkRoutes
+  PaymentLinkRoutes,
+  RefundRoutes
 )

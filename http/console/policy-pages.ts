@@ -56,6 +56,8 @@ ${confirmFields(session)}
 
 const SETTING_HELP: Record<string, string> = {
   address_book: "on: withdrawals only to usable address-book entries",
+  refund_address_book:
+    "on: refunds too go only to usable entries (off: a refund goes to the address its customer gives on the claim page)",
   cooling_off: "how long a new address, a new approver or a loosening waits",
   quorum: "distinct approvals every withdrawal needs"
 }
@@ -77,7 +79,7 @@ export const policyPage = (
 <p class="hint">Tightening takes effect at once. Loosening (turning the address book off, raising a limit, lowering the quorum, shortening the cooling-off)
 takes effect only after the cooling-off in force, and can be cancelled until then.</p>
 <table class="policy"><thead><tr><th>Setting</th><th>In force</th><th></th></tr></thead><tbody>
-${["address_book", "cooling_off", "quorum"].map((s) => html`<tr id="setting-${s}"><td>${s}</td><td class="value">${describeSetting(s, policy.value(s))}</td><td class="hint">${SETTING_HELP[s] ?? ""}</td></tr>\n`)}
+${["address_book", "refund_address_book", "cooling_off", "quorum"].map((s) => html`<tr id="setting-${s}"><td>${s}</td><td class="value">${describeSetting(s, policy.value(s))}</td><td class="hint">${SETTING_HELP[s] ?? ""}</td></tr>\n`)}
 ${perAsset.map((s) => html`<tr id="setting-${s.setting.replace(":", "-")}"><td>${s.setting}</td><td class="value">${describeSetting(s.setting, s.value)}</td><td></td></tr>\n`)}
 </tbody></table>
 <h2>Pending changes</h2>
@@ -100,6 +102,7 @@ ${
 <form method="post" action="/console/policy" class="change-policy">${hidden(session.csrfToken)}
 <p class="hint">Leave a field empty to keep it. Per asset: an amount, or "off" for no limit; more approvals above an amount as AMOUNT:N (e.g. 1000:2).</p>
 <label>Address book <select name="address_book"><option value="">(keep)</option><option value="on">on</option><option value="off">off</option></select></label>
+<label>Address book for refunds <select name="refund_address_book"><option value="">(keep)</option><option value="on">on</option><option value="off">off</option></select></label>
 <label>Cooling-off (e.g. 24h, 2d) <input name="cooling_off"></label>
 <label>Quorum <input name="quorum" inputmode="numeric"></label>
 <label>Asset <select name="asset">${assets.map((a) => html`<option value="${a}">${a}</option>`)}</select></label>

@@ -113,7 +113,7 @@ export const WithdrawalPolicyRoutes = HttpApiBuilder.Router.use((router) =>
             yield* reconfirm(session, field, "changed")
             const asset = field("asset")
             const requests = [
-              ...["address_book", "cooling_off", "quorum"].map((setting) => ({
+              ...["address_book", "refund_address_book", "cooling_off", "quorum"].map((setting) => ({
                 setting,
                 value: field(setting).trim()
               })),

@@ -40,7 +40,12 @@ export const AuditAction = Schema.Literal(
   "withdrawal_batch.created",
   "withdrawal_batch.approved",
   "withdrawal_batch.rejected",
-  "withdrawal_batch.cancelled"
+  "withdrawal_batch.cancelled",
+  "refund.created",
+  "refund.claimed",
+  "refund.cancelled",
+  "refund.expired",
+  "refund.link_reissued"
 )
 export type AuditAction = typeof AuditAction.Type
 

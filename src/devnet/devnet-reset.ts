@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import { ChainIdentityStore } from "../stores/chain-identity-store.js"
 import { CustodyStore } from "../stores/custody-store.js"
 import { OrderStore } from "../stores/order-store.js"
+import { RefundStore } from "../stores/refund-store.js"
 import { WebhookStore } from "../stores/webhook-store.js"
 import { WithdrawalStore } from "../stores/withdrawal-store.js"
 import { WithdrawalBatchStore } from "../stores/withdrawal-batch-store.js"
@@ -45,6 +46,7 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
   const withdrawals = yield* WithdrawalStore
   const batches = yield* WithdrawalBatchStore
   const orders = yield* OrderStore
+  const refunds = yield* RefundStore
   const counts = yield* sql.withTransaction(
     Effect.gen(function* () {
       const real = (yield* identities.all).filter((identity) => identity.network !== "devnet")
@@ -57,13 +59,16 @@ export const resetDevnets = Effect.fn("resetDevnets")(function* (dataDir: string
       const webhookEvents = yield* webhooks.forgetChainEvents
       const transactions = yield* transactionStore.forgetAll
       // custody's operations, their signed transactions and nonces belong to the chains that go
-      // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys)
+      // withdrawals were paid from those chains' balances: they go with the ledger (and their idempotency keys),
+      // and so do the refunds of the payments that go (a withdrawal's removal unlinks its refund first)
       yield* custody.forgetAll(
         Effect.all([
           withdrawals.forgetAll,
           batches.forgetAll,
+          refunds.forgetAll,
           idempotency.forgetEndpoint("POST /v1/withdrawals"),
-          idempotency.forgetEndpoint("POST /v1/withdrawal-batches")
+          idempotency.forgetEndpoint("POST /v1/withdrawal-batches"),
+          idempotency.forgetEndpoint("POST /v1/orders/{order_id}/refunds")
         ])
       )
       // and so do the wallet actors' messages (the cluster's own tables, made at its first start)

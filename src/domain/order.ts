@@ -59,6 +59,10 @@ export const Order = Schema.Struct({
   status: OrderStatus,
   amount: DecimalString,
   paid_amount: DecimalString,
+  refunded_amount: DecimalString.annotations({
+    description:
+      "What refunds of this order have given back or are giving back (not CANCELLED, EXPIRED or FAILED), in the order's currency as paid_amount counts it: each asset's refunds at the order's own price of that asset"
+  }),
   currency: Schema.String,
   chain: Chain,
   checkout_mode: CheckoutMode,

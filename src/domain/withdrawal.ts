@@ -84,6 +84,12 @@ export const Withdrawal = Schema.Struct({
       "Distinct approvals this withdrawal needs (the merchant's quorum policy, more above an amount); PENDING until reached"
   }),
   approvals: Schema.Array(WithdrawalApproval).annotations({ description: "Approvals recorded so far, oldest first" }),
+  kind: Schema.Literal("withdrawal", "refund").annotations({
+    description:
+      "withdrawal: the merchant's own payout; refund: a refund's, its destination named by the customer on the refund's claim page"
+  }),
+  refund_id: Schema.optional(Schema.String).annotations({ description: "A refund's withdrawal: its refund" }),
+  order_id: Schema.optional(Schema.String).annotations({ description: "A refund's withdrawal: the order refunded" }),
   batch_id: Schema.optional(Schema.String).annotations({
     description:
       "The withdrawal batch this withdrawal is an item of (absent for a withdrawal asked for alone): it is decided with its batch, never alone"

@@ -8,12 +8,15 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 export const API_KEY_PREFIX = "fk_live_"
 export const CONSOLE_TOKEN_PREFIX = "fct_"
 export const WEBHOOK_SECRET_PREFIX = "whsec_"
+export const REFUND_CLAIM_PREFIX = "frc_"
 
 const random = (prefix: string) => Redacted.make(`${prefix}${randomBytes(32).toString("base64url")}`)
 
 export const newApiKey = () => random(API_KEY_PREFIX)
 export const newConsoleToken = () => random(CONSOLE_TOKEN_PREFIX)
 export const newWebhookSecret = () => random(WEBHOOK_SECRET_PREFIX)
+/** A refund's claim link token (256-bit random, shown once in the claim URL; stored as its hash). */
+export const newRefundClaimToken = () => random(REFUND_CLAIM_PREFIX)
 
 export const hashSecret = (secret: Redacted.Redacted<string> | string): string =>
   createHash("sha256")

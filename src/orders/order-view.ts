@@ -1,11 +1,18 @@
 import { DateTime } from "effect"
 import type { Order } from "../domain/order.js"
 import type { OrderAssetRow, OrderRow } from "../stores/order-store.js"
+import type { RefundTotalRow } from "../stores/refund-store.js"
+import { paidValue } from "./order-settlement.js"
 
 const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeFromDate(date))
 
 /** The Order resource as the API and the webhooks show it. */
-export const renderOrder = (row: OrderRow, assets: ReadonlyArray<OrderAssetRow>, baseUrl: string): Order => {
+export const renderOrder = (
+  row: OrderRow,
+  assets: ReadonlyArray<OrderAssetRow>,
+  baseUrl: string,
+  refundedAmount = "0"
+): Order => {
   const sorted = [...assets].sort((a, b) => a.position - b.position)
   const first = sorted[0]
   return {
@@ -14,6 +21,7 @@ export const renderOrder = (row: OrderRow, assets: ReadonlyArray<OrderAssetRow>,
     status: row.status,
     amount: row.amount,
     paid_amount: row.paid_amount,
+    refunded_amount: refundedAmount,
     currency: row.currency,
     chain: row.chain,
     checkout_mode: row.checkout_mode,
@@ -44,3 +52,28 @@ export const renderOrder = (row: OrderRow, assets: ReadonlyArray<OrderAssetRow>,
     updated_at: iso(row.updated_at)
   }
 }
+
+/**
+ * What an order's refunds give back, in its currency, counted as `paid_amount` counts payments: each accepted
+ * asset's refunds at the order's own price of that asset (amount / asked), summed exactly and rounded down at
+ * the order currency's precision. Refunds of an asset the order did not ask for (sent to its address all the
+ * same) are not in `paid_amount` and so not here either.
+ */
+export const refundedValue = (
+  orderAmount: string,
+  assets: ReadonlyArray<OrderAssetRow>,
+  refunds: ReadonlyArray<RefundTotalRow>,
+  digits: number
+): string =>
+  paidValue(
+    orderAmount,
+    assets.map((a) => ({ chain: a.chain, currency: a.currency, asked: a.amount })),
+    refunds.map((r) => ({
+      chain: r.chain,
+      currency: r.currency,
+      amount: r.total,
+      status: "confirmed",
+      blockTime: null
+    })),
+    digits
+  )

@@ -15,7 +15,8 @@ import { OrderStore, type OrderRow } from "../stores/order-store.js"
 import { orderEventKey } from "../stores/webhook-store.js"
 import { WebhookOutbox } from "../webhooks/outbox.js"
 import { priceOrder } from "./order-pricing.js"
-import { renderOrder } from "./order-view.js"
+import { refundedValue, renderOrder } from "./order-view.js"
+import { RefundStore } from "../stores/refund-store.js"
 import { paymentUri } from "./payment-uri.js"
 
 const CREATE_ENDPOINT = "POST /v1/orders"
@@ -50,12 +51,23 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     const outbox = yield* WebhookOutbox
     const merchants = yield* MerchantStore
     const store = yield* OrderStore
+    const refundStore = yield* RefundStore
 
     const render = (rows: ReadonlyArray<OrderRow>) =>
       Effect.gen(function* () {
         if (rows.length === 0) return []
         const assets = Arr.groupBy(yield* store.assetsOf(rows.map((r) => r.id)), (a) => a.order_id)
-        return rows.map((row) => renderOrder(row, assets[row.id] ?? [], config.baseUrl))
+        const refunds = Arr.groupBy(yield* refundStore.heldTotals(rows.map((r) => r.id)), (t) => t.order_id)
+        const refunded = new Map<string, string>()
+        for (const row of rows) {
+          const held = refunds[row.id]
+          if (held === undefined) continue
+          // at the order currency's precision, as paid_amount is
+          const policy = yield* catalog.policy(row.merchant_id, row.chain, row.currency)
+          const digits = Option.match(policy, { onNone: () => 18, onSome: (p) => p.amount_precision })
+          refunded.set(row.id, refundedValue(row.amount, assets[row.id] ?? [], held, digits))
+        }
+        return rows.map((row) => renderOrder(row, assets[row.id] ?? [], config.baseUrl, refunded.get(row.id)))
       })
 
     const get = Effect.fn("Orders.get")(function* (merchantId: string, orderId: string) {
@@ -208,6 +220,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
     AssetCatalog.Default,
     MerchantStore.Default,
     OrderStore.Default,
+    RefundStore.Default,
     Wallets.Default,
     Idempotency.Default,
     WebhookOutbox.Default

@@ -146,6 +146,12 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
         Effect.flatMap(decodeFirst(OrderRow))
       )
 
+    /** A merchant's order, locked FOR UPDATE until the caller's transaction ends (refunds of it queue on it). */
+    const lockOwned = (merchantId: string, orderId: string) =>
+      sql`SELECT * FROM orders WHERE id = ${orderId} AND merchant_id = ${merchantId} FOR UPDATE`.pipe(
+        Effect.flatMap(decodeFirst(OrderRow))
+      )
+
     /** The assets of these orders, by order and position. */
     const assetsOf = (orderIds: ReadonlyArray<string>) =>
       sql`SELECT * FROM order_assets WHERE ${sql.in("order_id", orderIds)} ORDER BY order_id, position`.pipe(
@@ -289,6 +295,7 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
     return {
       settledAt,
       find,
+      lockOwned,
       assetsOf,
       insert,
       list,

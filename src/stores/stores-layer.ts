@@ -11,6 +11,7 @@ import { MerchantStore } from "./merchant-store.js"
 import { OrderStore } from "./order-store.js"
 import { PaymentLinkStore } from "./payment-link-store.js"
 import { ReconciliationStore } from "./reconciliation-store.js"
+import { RefundStore } from "./refund-store.js"
 import { TransactionStore } from "./transaction-store.js"
 import { UntracedBlockStore } from "./untraced-block-store.js"
 import { WalletStore } from "./wallet-store.js"
@@ -35,6 +36,7 @@ export const StoresLive = Layer.mergeAll(
   OrderStore.Default,
   PaymentLinkStore.Default,
   ReconciliationStore.Default,
+  RefundStore.Default,
   TransactionStore.Default,
   UntracedBlockStore.Default,
   WalletStore.Default,

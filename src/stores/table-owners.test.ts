@@ -44,7 +44,8 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   ],
   "src/stores/audit-store.ts": ["audit_log"],
   "src/stores/idempotency-store.ts": ["idempotency_keys"],
-  "src/stores/chain-identity-store.ts": ["chain_identities"]
+  "src/stores/chain-identity-store.ts": ["chain_identities"],
+  "src/stores/refund-store.ts": ["refunds"]
 }
 
 /**
@@ -62,9 +63,12 @@ const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "src/stores/payment-link-store.ts": ["orders", "transactions", "merchants"],
   // a claimed event's signing secret, a replay's current webhook_url, a deposit event's destination
   "src/stores/webhook-store.ts": ["merchants"],
-  "src/stores/withdrawal-store.ts": ["console_users"],
+  // approvals by users still present; a refund's withdrawal shows the order it refunds
+  "src/stores/withdrawal-store.ts": ["console_users", "refunds"],
   // a batch's status and sums come from its items; its approvals count only users still present
   "src/stores/withdrawal-batch-store.ts": ["withdrawals", "console_users"],
+  // a refund shows its withdrawal's hash, net amount and status; its claim page the merchant's name
+  "src/stores/refund-store.ts": ["withdrawals", "merchants"],
   // what explains a balance: the deposits recorded to it and, on the native asset, the fees it paid
   "src/stores/reconciliation-store.ts": ["transactions", "wallet_asset_policies"]
 }

@@ -65,6 +65,8 @@ const SettlementPayment = Schema.Struct({
   block_time: Schema.NullOr(Schema.DateFromSelf)
 })
 const Hash = Schema.Struct({ tx_hash: Schema.String })
+/** What an order was paid in one asset, confirmed. */
+const PaidOfAsset = Schema.Struct({ chain: Chain, currency: Schema.String, total: Schema.String })
 
 export interface TransactionFilter {
   readonly q?: string | undefined
@@ -149,6 +151,17 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
         WHERE order_id = ${orderId} AND type = 'deposit' AND status IN ('pending', 'confirmed') ORDER BY detected_at DESC LIMIT 1`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeFirst(LatestPayment))
+      )
+
+    /**
+     * What an order was paid, per asset: its confirmed (final) deposits, counted towards it or not (a token it
+     * did not ask for, sent to its address, was paid to it too). What a refund may give back.
+     */
+    const confirmedPaidOfOrder = (orderId: string) =>
+      sql`
+        SELECT chain, currency, sum(amount)::text AS total FROM transactions
+        WHERE order_id = ${orderId} AND type = 'deposit' AND status = 'confirmed' GROUP BY chain, currency ORDER BY chain, currency`.pipe(
+        Effect.flatMap(decodeAll(PaidOfAsset))
       )
 
     /** The lowest block above `block` holding a deposit already final on a chain (none: no final credit there). */
@@ -279,6 +292,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       search,
       forDepositAddress,
       latestOrderPayment,
+      confirmedPaidOfOrder,
       firstFinalDepositAbove,
       recordCustodyRow,
       setCustodyStatus,

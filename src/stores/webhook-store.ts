@@ -34,6 +34,9 @@ export const orderEventKey = (orderId: string, bodyEvent: string, status: string
 export const withdrawalEventKey = (event: string, withdrawalId: string, txHash: string | null) =>
   `${event}:${withdrawalId}:${txHash ?? ""}`
 
+/** `refund.updated:<refund_id>:<STATUS>`: one per status a refund reaches. */
+export const refundEventKey = (refundId: string, status: string) => `refund.updated:${refundId}:${status}`
+
 // ---- rows
 
 /** An event claimed for an attempt, with the merchant's (sealed) secret to sign it. */

@@ -25,6 +25,11 @@ const WithdrawalRow = Schema.Struct({
   operation_id: Schema.NullOr(Schema.String),
   required_approvals: Schema.Number,
   created_by_user_id: Schema.NullOr(Schema.String),
+  /** A merchant's own payout, or a refund's (its destination named by the customer on the claim page). */
+  kind: Schema.Literal("withdrawal", "refund"),
+  refund_id: Schema.NullOr(Schema.String),
+  /** The order a refund's withdrawal gives money back for. */
+  refund_order_id: Schema.NullOr(Schema.String),
   batch_id: Schema.NullOr(Schema.String),
   approvals: Schema.Array(WithdrawalApproval),
   created_at: Schema.DateFromSelf,
@@ -34,6 +39,7 @@ export type WithdrawalRow = typeof WithdrawalRow.Type
 const COLUMNS = `id, merchant_id, out_withdrawal_no, status, chain, currency, amount::text AS amount, platform_fee::text AS platform_fee,
   network_fee::text AS network_fee, network_fee_asset, network_fee_included, total_fee::text AS total_fee, net_amount::text AS net_amount,
   to_address, tx_hash, fee_policy_version, failure_reason, operation_id, required_approvals, created_by_user_id, batch_id,
+  kind, refund_id, (SELECT r.order_id FROM refunds r WHERE r.id = withdrawals.refund_id) AS refund_order_id,
   (SELECT coalesce(json_agg(json_build_object('approved_by', a.approved_by, 'approver_kind', a.approver_kind,
             'approved_at', to_char(a.approved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY a.approved_at), '[]'::json)
    FROM withdrawal_approvals a WHERE a.withdrawal_id = withdrawals.id) AS approvals,
@@ -80,6 +86,9 @@ export type NewWithdrawal = {
   readonly admitted_at: Date
   readonly created_by: string
   readonly created_by_user_id: string | null
+  /** A refund's withdrawal (default: a merchant's own). */
+  readonly kind?: "withdrawal" | "refund"
+  readonly refund_id?: string
 }
 
 /** An item of a withdrawal batch: a new withdrawal with its batch and its place in the request. */

@@ -1,6 +1,7 @@
 import { Either, Schema } from "effect"
 import { Order } from "../domain/order.js"
 import { isValidSignature } from "./signature.js"
+import { RefundWebhook } from "../domain/refund.js"
 
 /**
  * For merchants' receivers (and our tests): verify X-FACET-SIGNATURE over the raw body in constant time,
@@ -68,6 +69,7 @@ export type FacetWebhook =
       readonly idempotencyKey: string
       readonly body: typeof WithdrawalWebhook.Type
     }
+  | { readonly type: "refund.updated"; readonly idempotencyKey: string; readonly body: typeof RefundWebhook.Type }
 
 export interface ReceivedWebhook {
   readonly rawBody: Uint8Array | string
@@ -110,6 +112,12 @@ export const verifyWebhook = (received: ReceivedWebhook): Either.Either<FacetWeb
     case "wallet.withdrawal.completed":
     case "wallet.withdrawal.failed":
       return Either.map(Either.mapLeft(decodeJson(WithdrawalWebhook)(text), invalid), (body) => ({
+        type,
+        idempotencyKey,
+        body
+      }))
+    case "refund.updated":
+      return Either.map(Either.mapLeft(decodeJson(RefundWebhook)(text), invalid), (body) => ({
         type,
         idempotencyKey,
         body
