@@ -26,6 +26,10 @@ const post = (service: ServiceProcess, path: string, fields: Record<string, stri
     catch: (cause) => new Unanswered({ cause })
   })
 
+/** A public page's form (no session), as a customer's browser submits it: the status (a 303 is not followed) and the page. */
+export const submitPublicForm = (service: ServiceProcess, path: string, fields: Record<string, string>) =>
+  Effect.map(post(service, path, fields), ({ status, text }) => ({ status, text }))
+
 /** Accepts an invite link's token with a password, as the invite page's form does: the session it opens. */
 export const acceptInvite = (service: ServiceProcess, login: string, token: string, password: string) =>
   Effect.gen(function* () {

@@ -140,7 +140,8 @@ export const checkInvariants = (input: InvariantInput) =>
       }
     }
 
-    // 5c. every approved withdrawal settles, and what is locked is exactly what open withdrawals hold
+    // 5c. every approved withdrawal settles, and what is locked is exactly what open withdrawals (and
+    // unclaimed refunds) hold
     const unsettled = yield* sql<{
       id: string
       status: string
@@ -155,14 +156,17 @@ export const checkInvariants = (input: InvariantInput) =>
     }>`
       SELECT b.merchant_id, b.chain, b.currency, trim_scale(b.locked)::text AS locked, trim_scale(coalesce(w.open, 0))::text AS open
       FROM merchant_balances b
-      LEFT JOIN (SELECT merchant_id, chain, currency, sum(amount) AS open FROM withdrawals
-                 WHERE status IN ('PENDING', 'APPROVED', 'BROADCAST') GROUP BY merchant_id, chain, currency) w
+      LEFT JOIN (SELECT merchant_id, chain, currency, sum(amount) AS open FROM (
+                   SELECT merchant_id, chain, currency, amount FROM withdrawals WHERE status IN ('PENDING', 'APPROVED', 'BROADCAST')
+                   -- an unclaimed refund holds its amount locked until it is claimed (then its withdrawal does)
+                   UNION ALL SELECT merchant_id, chain, currency, amount FROM refunds WHERE status = 'PENDING_CLAIM') o
+                 GROUP BY merchant_id, chain, currency) w
         USING (merchant_id, chain, currency)
       WHERE b.locked <> coalesce(w.open, 0)`
     for (const row of lockedOff)
       add(
-        "locked equals open withdrawals",
-        `${row.merchant_id} ${row.chain}-${row.currency}: locked ${row.locked}, open withdrawals ${row.open}`
+        "locked equals open withdrawals and unclaimed refunds",
+        `${row.merchant_id} ${row.chain}-${row.currency}: locked ${row.locked}, open withdrawals and unclaimed refunds ${row.open}`
       )
 
     // 6. every event for the live receiver arrived at least once, byte for byte, correctly signed

@@ -17,6 +17,7 @@ import {
   inviteInConsole,
   setUpOwner,
   submitInConsole,
+  submitPublicForm,
   Unanswered
 } from "../console-http.js"
 import { asRecord } from "../json.js"
@@ -242,13 +243,39 @@ export const moneyOutCrashesScenario = (options: {
             return yield* Effect.dieMessage(`the quorum was not set (${quorum.status}): ${quorum.notice}`)
           return { owner, browsers }
         })
-        const [, { owner, browsers }] = yield* Effect.all([funded, approvers], { concurrency: 2 })
-        return { apiKey, merchantId, owner, browsers }
+        // an order paid in TRC20 USDT, for the workload's refund (refunds leave from `available`, funded above)
+        const paidOrder = Effect.gen(function* () {
+          const created = yield* api(service, "POST", "/v1/orders", {
+            apiKey,
+            json: { amount: "8", chain: "TRC20", currency: "USDT", expire_minutes: 60 }
+          })
+          if (created.status !== 201)
+            return yield* Effect.dieMessage(
+              `the order was refused (${created.status}): ${JSON.stringify(created.body)}`
+            )
+          const order = asRecord(created.body)
+          yield* Effect.orDie(payFromCustomer(file, "TRC20-USDT", String(order.pay_address), "8"))
+          yield* until(
+            "the order to be PAID",
+            api(service, "GET", `/v1/orders/${String(order.order_id)}`, { apiKey }),
+            (r) => asRecord(r.body).status === "PAID"
+          )
+          return String(order.order_id)
+        })
+        const [, { owner, browsers }, orderId] = yield* Effect.all([funded, approvers, paidOrder], {
+          concurrency: 3
+        })
+        return { apiKey, merchantId, owner, browsers, orderId }
       })
 
     // the workload, in phases: place every withdrawal; then the gas jump and the tightened limit; then a
     // first approval of each (the operator's now and then), then the other approvers' at once
-    const workload = (apiKey: string, owner: ConsoleBrowser, browsers: ReadonlyArray<ConsoleBrowser>) => {
+    const workload = (
+      apiKey: string,
+      owner: ConsoleBrowser,
+      browsers: ReadonlyArray<ConsoleBrowser>,
+      orderId: string
+    ) => {
       const firstApprovals: Array<Step> = []
       const racingApprovals: Array<Step> = []
       const inConsole = (
@@ -389,6 +416,59 @@ export const moneyOutCrashesScenario = (options: {
             }
           })
       }
+      // a refund of part of the paid order: its amount locked, claimed by the customer on the claim page to a
+      // fresh address, its withdrawal approved like any other (quorum of two) and sent
+      const refundTo = recipient("TRC20")
+      let refundAsked = false
+      const refund: Step = {
+        label: "a refund",
+        run: (service) =>
+          Effect.gen(function* () {
+            if (refundAsked) counts.answersLost += 1
+            refundAsked = true
+            // a replay answers the same refund with a new claim link (the earlier one stops working)
+            const created = yield* call(service, "POST", `/v1/orders/${orderId}/refunds`, {
+              apiKey,
+              headers: { "x-service-idempotency-key": `money-out-${options.seed}-refund` },
+              json: { amount: "3", reason: "returned goods" }
+            })
+            if (created.status === 503) return yield* new Unanswered({ cause: "503" })
+            if (created.status >= 500) {
+              violations.push({
+                invariant: "no 5xx",
+                detail: `POST /v1/orders/{id}/refunds ${created.status} ${JSON.stringify(created.body)}`
+              })
+              return
+            }
+            if (created.status !== 201)
+              return yield* Effect.dieMessage(
+                `the refund was refused (${created.status}): ${JSON.stringify(created.body)}`
+              )
+            const refundId = String(asRecord(created.body).refund_id)
+            const claimUrl = asRecord(created.body).claim_url
+            if (asRecord(created.body).status === "PENDING_CLAIM" && typeof claimUrl === "string") {
+              const claimed = yield* submitPublicForm(service, new URL(claimUrl).pathname, {
+                address: refundTo,
+                own_address: "yes"
+              })
+              if (claimed.status >= 500 && claimed.status !== 503)
+                violations.push({ invariant: "no 5xx", detail: `the refund claim: ${claimed.status}` })
+              if (claimed.status !== 303 && claimed.status !== 409)
+                return yield* new Unanswered({ cause: `the claim answered ${claimed.status}` })
+            }
+            const read = yield* call(service, "GET", `/v1/refunds/${refundId}`, { apiKey })
+            const withdrawalId = asRecord(read.body).withdrawal_id
+            if (read.status !== 200 || typeof withdrawalId !== "string")
+              return yield* new Unanswered({ cause: `the refund is not claimed yet: ${JSON.stringify(read.body)}` })
+            if (placed.some((p) => p.id === withdrawalId)) return
+            placed.push({ id: withdrawalId, chain: "TRC20", currency: "USDT", to: refundTo, forbidden: false })
+            const [first, ...others] = browsers
+            if (first !== undefined) {
+              firstApprovals.push(inConsole(first, withdrawalId))
+              racingApprovals.push(...others.map((b) => inConsole(b, withdrawalId)))
+            }
+          })
+      }
       const between: ReadonlyArray<Step> = [
         {
           label: "BEP20's gas price triples",
@@ -418,7 +498,7 @@ export const moneyOutCrashesScenario = (options: {
             )
         }
       ]
-      return [[...placements, batchPlacement], [...between], firstApprovals, racingApprovals]
+      return [[...placements, batchPlacement, refund], [...between], firstApprovals, racingApprovals]
     }
 
     /** Runs the phases' steps in order (a phase's steps eight at once) until all are done or the service stops answering. */
@@ -458,7 +538,7 @@ export const moneyOutCrashesScenario = (options: {
       if (merchant === undefined) {
         const set = yield* setUp(service)
         merchant = { apiKey: set.apiKey, merchantId: set.merchantId }
-        phases = workload(set.apiKey, set.owner, set.browsers)
+        phases = workload(set.apiKey, set.owner, set.browsers, set.orderId)
       }
       if (round < options.crashes) {
         hostile(true)

@@ -99,15 +99,41 @@ export const moneyOutViolations = <E, R>(evidence: MoneyOutEvidence<E, R>) =>
     const locks = yield* sql<{ chain: string; currency: string; locked: string; open: string }>`
       SELECT b.chain, b.currency, trim_scale(b.locked)::text AS locked,
              trim_scale(coalesce((SELECT sum(amount) FROM withdrawals w WHERE w.merchant_id = b.merchant_id AND w.chain = b.chain AND w.currency = b.currency
-                                  AND w.status IN ('PENDING', 'APPROVED', 'BROADCAST')), 0))::text AS open
+                                  AND w.status IN ('PENDING', 'APPROVED', 'BROADCAST')), 0)
+                        + coalesce((SELECT sum(amount) FROM refunds r WHERE r.merchant_id = b.merchant_id AND r.chain = b.chain AND r.currency = b.currency
+                                  AND r.status = 'PENDING_CLAIM'), 0))::text AS open
       FROM merchant_balances b WHERE b.merchant_id = ${merchantId}`
     for (const l of locks) {
       if (!new MoneyDecimal(l.locked).eq(l.open) || new MoneyDecimal(l.locked).isNegative()) {
         violations.push({
-          invariant: "locked equals the open withdrawals and is never negative",
+          invariant: "locked equals the open withdrawals and unclaimed refunds, and is never negative",
           detail: `${l.chain}-${l.currency}: locked ${l.locked}, open ${l.open}`
         })
       }
+    }
+    // a refund ends with its withdrawal, and no order is refunded beyond what it was paid in the asset
+    const refunds = yield* sql<{ id: string; status: string; withdrawal_status: string | null; over: boolean }>`
+      SELECT r.id, r.status, w.status AS withdrawal_status,
+             (SELECT sum(x.amount) FROM refunds x WHERE x.order_id = r.order_id AND x.chain = r.chain AND x.currency = r.currency
+                AND x.status NOT IN ('CANCELLED', 'EXPIRED', 'FAILED'))
+               > (SELECT coalesce(sum(t.amount), 0) FROM transactions t WHERE t.order_id = r.order_id AND t.chain = r.chain
+                    AND t.currency = r.currency AND t.type = 'deposit' AND t.status = 'confirmed') AS over
+      FROM refunds r LEFT JOIN withdrawals w ON w.id = r.withdrawal_id WHERE r.merchant_id = ${merchantId}`
+    for (const r of refunds) {
+      const expected =
+        r.withdrawal_status === null
+          ? ["PENDING_CLAIM", "CANCELLED", "EXPIRED"]
+          : r.withdrawal_status === "COMPLETED"
+            ? ["COMPLETED"]
+            : ["REJECTED", "CANCELLED", "FAILED"].includes(r.withdrawal_status)
+              ? ["FAILED"]
+              : ["CLAIMED"]
+      if (!expected.includes(r.status))
+        violations.push({
+          invariant: "a refund ends with its withdrawal",
+          detail: `${r.id} is ${r.status}, its withdrawal ${r.withdrawal_status ?? "none"}`
+        })
+      if (r.over) violations.push({ invariant: "no order refunded beyond what was paid in the asset", detail: r.id })
     }
     for (const d of yield* evidence.differences) {
       violations.push({

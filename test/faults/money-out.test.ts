@@ -43,7 +43,7 @@ describe.skipIf(settings.mode === "quick")(
 
 describe(`money-out campaign (${settings.mode}, seed ${settings.seed}): the whole service as a process`, () => {
   it.live(
-    "the same, the whole service SIGKILLed at random moments amid placements, approvals from console sessions and broadcasts, started again each time: the same invariants, nothing left running",
+    "the same, with a withdrawal batch and a customer-claimed refund among the placements, the whole service SIGKILLed at random moments amid placements, approvals from console sessions and broadcasts, started again each time: the same invariants (locked = open withdrawals + unclaimed refunds, a refund ends with its withdrawal), nothing left running",
     () =>
       Effect.gen(function* () {
         const result = yield* moneyOutCrashesScenario(
