@@ -12,7 +12,7 @@ describe("developer endpoints", () => {
         expect(res.status).toBe(200)
         const doc = asRecord(res.body)
         expect(doc.openapi).toBe("3.1.0")
-        expect(asRecord(doc.info).version).toBe("2026-08-02")
+        expect(asRecord(doc.info).version).toBe("2026-11-26")
         const schemes = asRecord(asRecord(doc.components).securitySchemes)
         expect(asRecord(schemes.apiKey)).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" })
         const paths = asRecord(doc.paths)
@@ -113,9 +113,10 @@ describe("developer endpoints", () => {
         const res = yield* client.request("GET", "/v1/api-changelog")
         expect(res.status).toBe(200)
         const body = asRecord(res.body)
-        expect(body.current_version).toBe("2026-08-02")
+        expect(body.current_version).toBe("2026-11-26")
         const entries = Array.isArray(body.entries) ? body.entries.map(asRecord) : []
         expect(entries.map((e) => e.version)).toEqual([
+          "2026-11-26",
           "2026-08-02",
           "2026-07-22",
           "2026-07-21",
@@ -124,7 +125,8 @@ describe("developer endpoints", () => {
           "2026-07-18"
         ])
         expect(entries.every((e) => e.breaking === false)).toBe(true)
-        expect(entries[0]).toMatchObject({ date: "2026-08-02", type: "feature" })
+        expect(entries[0]).toMatchObject({ date: "2026-11-26", type: "feature" })
+        expect(entries[1]).toMatchObject({ date: "2026-08-02", type: "feature" })
       })
     )
 

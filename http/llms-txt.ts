@@ -51,6 +51,23 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
   GET /v1/withdrawals/{id} shows approvals and required_approvals. A refusal is 403 {error} saying why
   (unknown address, cooling off until a time, which limit and what is left); nothing is locked. Do not retry
   a 403: tell the human what the error says. Splitting an amount to pass a limit still counts in the window.
+- Refunds: never send money back to a payment's from address (often an exchange's hot wallet). Call
+  POST ${baseUrl}/v1/orders/{order_id}/refunds {amount?, chain?, currency?, rate?, reason?} (key with the
+  withdrawals scope; the payment must be collected first) and give the returned claim_url to the customer
+  only: it is a credential, shown once (POST /v1/refunds/{id}/claim-link replaces a lost one). The customer
+  names the address; a person still approves the payout in the console. Follow refund.updated webhooks
+  (key refund.updated:{refund_id}:{STATUS}); the order shows refunded_amount.
+- Payment links: to sell without writing checkout code, POST ${baseUrl}/v1/payment-links {product_name, amount
+  or min_amount/max_amount, currency or accepted_assets, max_uses?, expires_at?} (orders scope) and share its
+  url; each visit is an order of its own with payment_link_id; reconcile with order.updated as for any order.
+- Underpayment tolerance (set by people in the console, per asset): an order short by no more than it is PAID
+  with underpaid_amount; read underpaid_amount before shipping, as you read late_payment.
+- Batch payouts: POST ${baseUrl}/v1/withdrawal-batches {items: [withdrawal requests, each with its own
+  out_withdrawal_no], at most 500} with an idempotency key. A refusal lists every bad item in items: fix them
+  and resend the whole batch. People approve the batch once in the console; track each item by its webhook or
+  GET /v1/withdrawal-batches/{id}/items.
+- Accounting: GET ${baseUrl}/v1/ledger-export?from=&to=&format=csv|json streams every movement of the
+  merchant's money with running balances per account (reproducible from the ledger alone).
 - After a timeout, retry a creation with the same X-Service-Idempotency-Key and the exact same body.
 - Errors are {"error": "..."}; branch on the HTTP status. 429: back off (Retry-After). 503: retry reads.
 `

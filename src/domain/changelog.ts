@@ -1,7 +1,10 @@
 import { Schema } from "effect"
 
-/** The contract version this service implements (contract section 9). */
-export const CONTRACT_VERSION = "2026-08-02"
+/**
+ * The contract version this service implements (contract section 9): the published contract's 2026-08-02
+ * and the additive, non-breaking features since, each an entry below.
+ */
+export const CONTRACT_VERSION = "2026-11-26"
 
 export const ChangelogEntry = Schema.Struct({
   version: Schema.String,
@@ -32,6 +35,14 @@ export const changelog: ApiChangelog = {
   api: "facet-merchant-api",
   current_version: CONTRACT_VERSION,
   entries: [
+    entry("2026-11-26", "feature", [
+      "refunds: POST /v1/orders/{order_id}/refunds (all, part, or at a stated rate; never more than was paid and not yet refunded) locks the amount and returns a one-time claim_url; the customer names the destination on the hosted claim page, which creates a withdrawal of kind refund under the merchant's approval policy; GET /v1/refunds, /v1/refunds/{refund_id}, POST /v1/refunds/{refund_id}/cancel and /claim-link, GET /v1/orders/{order_id}/refunds; refunded_amount on orders; kind, refund_id and order_id on withdrawals; webhook refund.updated keyed refund.updated:{refund_id}:{STATUS}; policy setting refund_address_book",
+      "payment links: POST /v1/payment-links (fixed amount or customer-chosen within min_amount/max_amount, accepted_assets, max_uses, expires_at), GET /v1/payment-links, /v1/payment-links/{payment_link_id} with uses and totals, POST /v1/payment-links/{payment_link_id}/deactivate, GET /v1/payment-links/{payment_link_id}/orders; each visit of the public page /pay/{payment_link_id} creates an order carrying payment_link_id",
+      "underpayment tolerance: a per-asset merchant setting (percent and/or amount, off by default) lets an order whose confirmed total is short by no more than it become PAID with underpaid_amount, shown on orders and in order.updated",
+      "withdrawal batches: POST /v1/withdrawal-batches (up to 500 items, one idempotency key) admitted whole or refused whole with every refused item in items, the sum locked at once, approved once in the console by the quorum of its largest item, each item then sent as a withdrawal with batch_id and its own webhook; GET /v1/withdrawal-batches, /{batch_id}, /{batch_id}/items",
+      "accounting export: GET /v1/ledger-export?from=&to=&format=csv|json streams every movement of the merchant's money with the running balance per account, formula-injection safe",
+      "read-only withdrawal address book (GET /v1/withdrawal-addresses) and required_approvals with approvals on withdrawals"
+    ]),
     entry("2026-08-02", "feature", [
       "optional integration_mode on onboarding (default checkout)",
       "mode-specific prompts",
