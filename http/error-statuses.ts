@@ -38,7 +38,7 @@ import {
 } from "../src/domain/errors.js"
 import type { IdempotencyKeyReused } from "../src/idempotency-errors.js"
 import type { MerchantNotFound, NotOwnMerchant, ProjectNameTaken } from "../src/merchants/merchant-errors.js"
-import type { InvalidOrderRequest, OrderNotFound } from "../src/orders/order-errors.js"
+import type { InvalidOrderRequest, InvalidUnderpaymentTolerance, OrderNotFound } from "../src/orders/order-errors.js"
 
 /**
  * The one place where a failure named by a service becomes a contract category, and so a status
@@ -54,6 +54,7 @@ export type NamedError =
   | IdempotencyKeyReused
   | InvalidDepositAddressRequest
   | InvalidOrderRequest
+  | InvalidUnderpaymentTolerance
   | MerchantNotFound
   | NotOwnMerchant
   | OrderNotFound
@@ -112,6 +113,7 @@ export const categoryOf = {
   IdempotencyKeyReused: "Conflict",
   InvalidDepositAddressRequest: "BadRequest",
   InvalidOrderRequest: "BadRequest",
+  InvalidUnderpaymentTolerance: "BadRequest",
   MerchantNotFound: "NotFound",
   NotOwnMerchant: "Forbidden",
   OrderNotFound: "NotFound",

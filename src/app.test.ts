@@ -39,6 +39,7 @@ import { ApiKeys } from "./merchants/api-keys.js"
 import { Onboarding } from "./merchants/onboarding.js"
 import { Checkout } from "./orders/checkout.js"
 import { Orders } from "./orders/orders.js"
+import { UnderpaymentTolerances } from "./orders/underpayment-tolerance.js"
 import type { PolicyClock } from "./policy-clock.js"
 import { Readiness } from "./readiness.js"
 import { AssetStore } from "./stores/asset-store.js"
@@ -125,6 +126,7 @@ const SERVICES = {
   TransactionStore: selfContained(TransactionStore.Default),
   Transactions: selfContained(Transactions.Default),
   TransferSender: selfContained(TransferSender.Default),
+  UnderpaymentTolerances: selfContained(UnderpaymentTolerances.Default),
   UntracedBlockStore: selfContained(UntracedBlockStore.Default),
   WalletActors: selfContained(WalletActors.Default),
   WalletPortfolioViews: selfContained(WalletPortfolioViews.Default),

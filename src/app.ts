@@ -35,6 +35,7 @@ import { LocalSignerLive } from "./keys/signer.js"
 import { SecretBoxLive } from "./keys/secret-box.js"
 import { SealSecretsLive } from "./keys/sealed-secrets.js"
 import { OrderExpiryLive } from "./orders/order-expiry.js"
+import { UnderpaymentTolerances } from "./orders/underpayment-tolerance.js"
 import { Orders } from "./orders/orders.js"
 import { WebhookDispatcherLive, WebhookHttpClientLive } from "./webhooks/dispatcher.js"
 import { WebhookAdmin } from "./webhooks/webhook-admin.js"
@@ -97,6 +98,7 @@ export const makeCoreLive = <E, R>(
     AssetCatalog.Default,
     Orders.Default,
     Checkout.Default,
+    UnderpaymentTolerances.Default,
     DepositAddresses.Default,
     Transactions.Default,
     WalletPortfolioViews.Default,
