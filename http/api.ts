@@ -44,6 +44,7 @@ import {
 } from "../src/domain/wallet-portfolio.js"
 import { CheckoutStatus } from "../src/orders/checkout.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
+import { LedgerExportQuery } from "../src/domain/ledger-export.js"
 import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
 import { WithdrawalAddressList, WithdrawalAddressListQuery } from "../src/domain/withdrawal-address.js"
 import {
@@ -389,6 +390,23 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
   )
   .middleware(Authentication) {}
 
+export class LedgerExportGroup extends HttpApiGroup.make("ledgerExport")
+  .add(
+    HttpApiEndpoint.get("export", "/v1/ledger-export")
+      .setUrlParams(LedgerExportQuery)
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/csv" }))
+      .addError(Forbidden)
+      .annotate(
+        OpenApi.Summary,
+        "Accounting export (a key with the read scope): every movement of this merchant's money in [from, to) — deposits, reversals, collections, withdrawals and their fees — one row per (transfer, account side) with the account's running balance, after each account's opening balance at from; streamed as CSV (default) or NDJSON (format=json)"
+      )
+      .annotate(
+        OpenApi.Description,
+        "from and to are RFC 3339 date-times with their offset (or dates: 00:00 UTC); to is exclusive; at most 366 days. Optional chain and currency keep one asset's accounts. CSV (text/csv, a header row): time, transfer_id, kind, reference, order_id, tx_hash, chain, currency, account, direction (credit/debit), amount (never negative, the asset's units), balance_after, counterparty; a cell that starts with = + - @, a tab or a carriage return is prefixed with an apostrophe. NDJSON (application/x-ndjson): one JSON object a line with the same keys, values as they are. Ordered by time, then transfer id, opening balances first (kind opening_balance). The body is streamed: a failure midway cuts the connection before the end of the chunked body."
+      )
+  )
+  .middleware(Authentication) {}
+
 /** The hosted checkout page for paying customers: public HTML, not part of the `/v1` contract. */
 export class CheckoutGroup extends HttpApiGroup.make("checkout")
   .add(
@@ -422,6 +440,7 @@ export class FacetApi extends HttpApi.make("facet")
   .add(DepositAddressesGroup)
   .add(TransactionsGroup)
   .add(WithdrawalsGroup)
+  .add(LedgerExportGroup)
   .add(CheckoutGroup)
   .addError(BadRequest)
   .addError(NotFound)

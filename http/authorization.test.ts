@@ -58,6 +58,7 @@ const matrix = (ids: { readonly order: string; readonly depositAddress: string }
     },
     { method: "GET", path: "/v1/withdrawals/wdr_none" },
     { method: "GET", path: "/v1/withdrawal-addresses" },
+    { method: "GET", path: "/v1/ledger-export?from=2026-01-01&to=2026-02-01", scope: "read" },
     { method: "GET", path: "/v1/ai/onboarding-status/MERCHANT" }
   ] as const
 
@@ -111,7 +112,8 @@ describe("authorization matrix", () => {
                 .replace("/TRC20-USDT/sweep", "/{asset_key}/sweep")
                 .replace("/wallet-assets/TRC20-USDT", "/wallet-assets/{asset_key}")
                 .replace("wdr_none", "{withdrawal_id}")
-                .replace("MERCHANT", "{merchant_id}")}`
+                .replace("MERCHANT", "{merchant_id}")
+                .replace(/\?.*$/, "")}`
           )
           expect(declared.filter((d) => !covered.includes(d))).toEqual([])
 

@@ -39,6 +39,7 @@ import {
 import type { IdempotencyKeyReused } from "../src/idempotency-errors.js"
 import type { MerchantNotFound, NotOwnMerchant, ProjectNameTaken } from "../src/merchants/merchant-errors.js"
 import type { InvalidOrderRequest, InvalidUnderpaymentTolerance, OrderNotFound } from "../src/orders/order-errors.js"
+import type { InvalidLedgerExport } from "../src/ledger/ledger-export.js"
 
 /**
  * The one place where a failure named by a service becomes a contract category, and so a status
@@ -53,6 +54,7 @@ export type NamedError =
   | DepositAddressNotFound
   | IdempotencyKeyReused
   | InvalidDepositAddressRequest
+  | InvalidLedgerExport
   | InvalidOrderRequest
   | InvalidUnderpaymentTolerance
   | MerchantNotFound
@@ -112,6 +114,7 @@ export const categoryOf = {
   DepositAddressNotFound: "NotFound",
   IdempotencyKeyReused: "Conflict",
   InvalidDepositAddressRequest: "BadRequest",
+  InvalidLedgerExport: "BadRequest",
   InvalidOrderRequest: "BadRequest",
   InvalidUnderpaymentTolerance: "BadRequest",
   MerchantNotFound: "NotFound",

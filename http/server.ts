@@ -15,6 +15,7 @@ import { TransactionsHandlers } from "./handlers/transactions.js"
 import { WalletAssetsHandlers } from "./handlers/wallet-assets.js"
 import { WithdrawalsHandlers } from "./handlers/withdrawals.js"
 import { CheckoutHandlers } from "./handlers/checkout.js"
+import { LedgerExportHandlers } from "./handlers/ledger-export.js"
 import { ConsoleRoutesLive } from "./console/console-routes.js"
 import { RateLimiter } from "./rate-limiter.js"
 
@@ -28,6 +29,7 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     DepositAddressesHandlers,
     TransactionsHandlers,
     WithdrawalsHandlers,
+    LedgerExportHandlers,
     CheckoutHandlers
   ]),
   Layer.provide(AuthenticationLive)

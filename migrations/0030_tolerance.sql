@@ -13,3 +13,8 @@ ALTER TABLE order_assets ADD COLUMN underpayment_tolerance numeric NOT NULL DEFA
 -- what a PAID order accepted within its tolerance still lacks (amount − paid_amount), in the order's
 -- currency; NULL when nothing is lacking
 ALTER TABLE orders ADD COLUMN underpaid_amount numeric CHECK (underpaid_amount > 0);
+
+-- The ledger export (issue #35 part 5) reads the transfers of a time window. The table is append-only and its
+-- rows are written in time order, so a BRIN index on the time is a few pages and nearly free to keep up on the
+-- indexer's insert path (a B-tree would add a page write per transfer).
+CREATE INDEX ledger_transfers_created_brin ON ledger_transfers USING brin (created_at);

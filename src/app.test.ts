@@ -1,5 +1,6 @@
 import type { Sharding } from "@effect/cluster"
 import type { SqlClient } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { AddressBook } from "../custody/address-book.js"
@@ -40,6 +41,7 @@ import { Onboarding } from "./merchants/onboarding.js"
 import { Checkout } from "./orders/checkout.js"
 import { Orders } from "./orders/orders.js"
 import { UnderpaymentTolerances } from "./orders/underpayment-tolerance.js"
+import { LedgerExports } from "./ledger/ledger-export.js"
 import type { PolicyClock } from "./policy-clock.js"
 import { Readiness } from "./readiness.js"
 import { AssetStore } from "./stores/asset-store.js"
@@ -72,6 +74,8 @@ import { PRODUCTION_FOLDERS, productionFiles, sourceOf } from "../test/source-fi
  */
 type Ports =
   | SqlClient.SqlClient
+  // the same database as a PostgreSQL client (what COPY streams need)
+  | PgClient.PgClient
   | AppConfig
   | ChainEndpoints
   | ChainClients
@@ -112,6 +116,7 @@ const SERVICES = {
   IdempotencyStore: selfContained(IdempotencyStore.Default),
   IndexerStore: selfContained(IndexerStore.Default),
   Ledger: selfContained(Ledger.Default),
+  LedgerExports: selfContained(LedgerExports.Default),
   LedgerStore: selfContained(LedgerStore.Default),
   MainDeposits: selfContained(MainDeposits.Default),
   MerchantStore: selfContained(MerchantStore.Default),

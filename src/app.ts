@@ -36,6 +36,7 @@ import { SecretBoxLive } from "./keys/secret-box.js"
 import { SealSecretsLive } from "./keys/sealed-secrets.js"
 import { OrderExpiryLive } from "./orders/order-expiry.js"
 import { UnderpaymentTolerances } from "./orders/underpayment-tolerance.js"
+import { LedgerExports } from "./ledger/ledger-export.js"
 import { Orders } from "./orders/orders.js"
 import { WebhookDispatcherLive, WebhookHttpClientLive } from "./webhooks/dispatcher.js"
 import { WebhookAdmin } from "./webhooks/webhook-admin.js"
@@ -99,6 +100,7 @@ export const makeCoreLive = <E, R>(
     Orders.Default,
     Checkout.Default,
     UnderpaymentTolerances.Default,
+    LedgerExports.Default,
     DepositAddresses.Default,
     Transactions.Default,
     WalletPortfolioViews.Default,

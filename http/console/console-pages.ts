@@ -25,6 +25,7 @@ const NAV_LINKS: ReadonlyArray<{ readonly href: string; readonly label: string; 
   { href: "/console/policy", label: "Policy" },
   { href: "/console/orders", label: "Orders" },
   { href: "/console/transactions", label: "Transactions" },
+  { href: "/console/ledger-export", label: "Ledger export" },
   { href: "/console/deposit-addresses", label: "Deposit addresses" },
   { href: "/console/collect", label: "Collect", needs: "manage" },
   { href: "/console/assets", label: "Assets" },

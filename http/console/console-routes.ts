@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { ActivityRoutes } from "./activity-routes.js"
 import { AuditRoutes } from "./audit-routes.js"
 import { IntegrationRoutes } from "./integration-routes.js"
+import { LedgerExportRoutes } from "./ledger-export-routes.js"
 import { PeopleRoutes } from "./people-routes.js"
 import { SignInRoutes } from "./sign-in-routes.js"
 import { WalletRoutes } from "./wallet-routes.js"
@@ -22,5 +23,6 @@ export const ConsoleRoutesLive = Layer.mergeAll(
   ActivityRoutes,
   IntegrationRoutes,
   PeopleRoutes,
-  AuditRoutes
+  AuditRoutes,
+  LedgerExportRoutes
 )
