@@ -222,6 +222,50 @@ const program = Effect.gen(function* () {
     `check: the file's last available balance ${lastAvailable} = the ledger's ${ledger}: ${lastAvailable === ledger}`
   )
   if (lastAvailable !== ledger) return yield* Effect.dieMessage("the export's running balance is not the ledger's")
+
+  // a client that goes away midway: its COPY connection ends and its turn is given back
+  const exportConnections = withServiceDatabase(
+    dataDir,
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'facet-export'`,
+        (r) => r[0]?.n ?? 0
+      )
+    )
+  )
+  const abortedAt = yield* Effect.promise(async () => {
+    const controller = new AbortController()
+    const response = await fetch(
+      `${service.url}/v1/ledger-export?from=2025-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&format=${FORMAT}`,
+      { headers: { "x-api-key": apiKey }, signal: controller.signal }
+    )
+    let bytes = 0
+    try {
+      for await (const chunk of response.body ?? []) {
+        bytes += chunk.byteLength
+        if (bytes > 1_000_000) controller.abort()
+      }
+    } catch {
+      // aborted
+    }
+    return Date.now()
+  })
+  let open = yield* exportConnections
+  while (open > 0 && Date.now() - abortedAt < 30_000) {
+    yield* Effect.sleep("100 millis")
+    open = yield* exportConnections
+  }
+  const day = yield* Effect.promise(async () => {
+    const started = Date.now()
+    const response = await fetch(`${service.url}/v1/ledger-export?from=2025-06-01&to=2025-06-02&format=${FORMAT}`, {
+      headers: { "x-api-key": apiKey }
+    })
+    const lines = (await response.text()).split("\n").length - 1
+    return { status: response.status, lines, ms: Date.now() - started }
+  })
+  yield* log(
+    `abandoned midway (after 1 MB): its database connection gone after ${seconds(Date.now() - abortedAt)} s (${open} left); then one day's export: ${day.status}, ${day.lines} lines in ${seconds(day.ms)} s`
+  )
 }).pipe(Effect.scoped)
 
 NodeRuntime.runMain(program)

@@ -73,6 +73,8 @@ export const copyOutStream = (
               connectionString: Redacted.value(url),
               application_name: "facet-export"
             })
+            // a connection lost under a stream is that stream's error (below), never an unhandled one
+            connection.on("error", () => undefined)
             await connection.connect()
             for (const setting of settings) await connection.query(setting)
             return connection
@@ -82,8 +84,12 @@ export const copyOutStream = (
         // ending the connection mid-COPY (a client gone) makes the server stop sending
         (connection) => Effect.promise(() => connection.end().catch(() => undefined))
       )
+      const copy = connection.query(copyTo(`COPY (${query}) TO STDOUT WITH (${options})`))
+      // the stream's own listener hears an error while it reads; one that comes after it stopped listening (an
+      // abandoned export's connection ended under its COPY: "Connection terminated") would crash the process
+      copy.on("error", () => undefined)
       return NodeStream.fromReadable<SqlError, Uint8Array>(
-        () => connection.query(copyTo(`COPY (${query}) TO STDOUT WITH (${options})`)),
+        () => copy,
         (cause) =>
           new SqlError({ cause, message: `COPY failed: ${cause instanceof Error ? cause.message : String(cause)}` })
       )

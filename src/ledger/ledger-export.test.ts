@@ -10,6 +10,7 @@ import { merchantWithConsoleOwner } from "../../test/console-session.js"
 import { TestAppLive, TestClient } from "../../test/http-harness.js"
 import { asRecord } from "../../test/json.js"
 import { onboardMerchant } from "../../test/merchants.js"
+import { eventually } from "../../test/webhook-receiver.js"
 
 /**
  * The accounting export (issue #35 part 5) against the database: transfers posted through the ledger
@@ -149,6 +150,19 @@ describe("ledger export", () => {
           // in it: two rounds on two chains, and references a spreadsheet would run as formulas
           yield* post(movements(merchantId, tron, "TRC20", "txn_inside"))
           yield* post(movements(merchantId, bsc, "BEP20", "txn_bsc"))
+          // every one of 18 decimals, at a size no float holds
+          const large = "98765432.123456789012345678"
+          yield* post([
+            {
+              chain: "BEP20",
+              currency: "USDT",
+              debit: Accounts.chain,
+              credit: Accounts.uncollected(merchantId, bsc),
+              amount: toUnits(large, "BEP20"),
+              kind: "deposit",
+              reference: "txn_large"
+            }
+          ])
           const hostile = [
             '=HYPERLINK("http://evil.example","click")',
             "+1+1",
@@ -218,7 +232,8 @@ describe("ledger export", () => {
 
           // one row per (transfer, side on this merchant's accounts), in time then transfer id; amounts never negative
           const moves = rows.filter((r) => r.kind !== "opening_balance")
-          expect(moves.length).toBe(2 * (1 + 2 + 2 + 1 + 1) + hostile.length)
+          expect(moves.length).toBe(2 * (1 + 2 + 2 + 1 + 1) + 1 + hostile.length)
+          expect(moves.find((r) => r.reference === "txn_large")?.amount).toBe(large)
           const ids = moves.map((r) => Number(r.transfer_id))
           expect(ids).toEqual([...ids].sort((a, b) => a - b))
           expect(moves.every((r) => /^\d+(\.\d+)?$/.test(r.amount))).toBe(true)
@@ -286,7 +301,7 @@ describe("ledger export", () => {
             (yield* client.request("GET", `/v1/ledger-export?${query}&chain=BEP20&currency=usdt`, { apiKey })).text
           )
           expect(new Set(bscOnly.map((r) => r.chain))).toEqual(new Set(["BEP20"]))
-          expect(bscOnly.filter((r) => r.kind !== "opening_balance").length).toBe(7)
+          expect(bscOnly.filter((r) => r.kind !== "opening_balance").length).toBe(8)
 
           // refusals: 400 {error} for a window backwards, empty, longer than 366 days, a date that is none, a format;
           // 401 without a key; 403 for a key without the read scope
@@ -355,6 +370,51 @@ describe("ledger export", () => {
             )
           }
         }).pipe(Effect.scoped)
+    )
+
+    it.effect("a client that goes away midway ends its COPY and frees its turn; the service lives on", () =>
+      Effect.gen(function* () {
+        const client = yield* TestClient
+        const sql = yield* SqlClient.SqlClient
+        const { apiKey, merchantId } = yield* onboardMerchant()
+        // 40,000 transfers into the merchant's available account: megabytes, more than the sockets buffer
+        yield* sql`
+          INSERT INTO ledger_transfers (debit_account, credit_account, chain, currency, amount, kind, reference)
+          SELECT 'chain', ${`available:${merchantId}`}, 'TRC20', 'USDT', 1000000, 'deposit', 'txn_bulk_' || i
+          FROM generate_series(1, 40000) i`
+        yield* sql`
+          INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, debits_posted, credits_posted)
+          VALUES (${`available:${merchantId}`}, 'TRC20', 'USDT', 'available', ${merchantId}, 0, 40000000000)`
+        const exporting = sql<{
+          n: number
+        }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'facet-export'`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0)
+        )
+        const thisYear = `${client.url}/v1/ledger-export?from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 86_400_000).toISOString()}&format=json`
+        // three abandoned after their first bytes (the service lets two run at once: a turn not given back would
+        // leave the next one waiting for ever)
+        for (let i = 0; i < 3; i++) {
+          const read = yield* Effect.promise(async () => {
+            const controller = new AbortController()
+            const response = await fetch(thisYear, { headers: { "x-api-key": apiKey }, signal: controller.signal })
+            let bytes = 0
+            try {
+              for await (const chunk of response.body ?? []) {
+                bytes += chunk.byteLength
+                controller.abort()
+              }
+            } catch {
+              // aborted
+            }
+            return bytes
+          })
+          expect(read).toBeGreaterThan(0)
+        }
+        const gone = yield* eventually(exporting, (n) => n === 0, 10_000)
+        expect(gone).toBe(0)
+        const whole = yield* client.request("GET", thisYear.replace(client.url, ""), { apiKey })
+        expect([whole.status, whole.text.trimEnd().split("\n").length]).toEqual([200, 40_001])
+      })
     )
   })
 })
