@@ -204,8 +204,10 @@ const program = Effect.gen(function* () {
           ?.split(",")[11]
       : counted.tail
           .split("\n")
-          .filter((l) => l.includes(`"available:${merchantId}"`))
-          .map((l) => String(asRecord(JSON.parse(l)).balance_after))
+          .slice(1, -1) // the first may be cut; the last is empty
+          .map((l) => asRecord(JSON.parse(l)))
+          .filter((row) => row.account === `available:${merchantId}`)
+          .map((row) => String(row.balance_after))
           .at(-1)
   const ledger = yield* withServiceDatabase(
     dataDir,
