@@ -110,9 +110,12 @@ export class UnderpaymentTolerances extends Effect.Service<UnderpaymentTolerance
       actor: AuditActor
     ) {
       const rows = yield* Effect.orDie(store.listForMerchant(merchantId))
-      const row = rows.find((r) => `${r.chain}-${r.currency}` === assetKey && r.merchant_enabled)
+      // an asset checkout orders can be paid in: live, and enabled by the merchant
+      const row = rows.find((r) => `${r.chain}-${r.currency}` === assetKey && r.merchant_enabled && r.status === "live")
       if (row === undefined) {
-        return yield* new InvalidUnderpaymentTolerance({ reason: `${assetKey} is not an asset enabled for you` })
+        return yield* new InvalidUnderpaymentTolerance({
+          reason: `${assetKey} is not an asset enabled for you that checkout orders accept`
+        })
       }
       const setting = parseSetting(typed.percent, typed.amount, row.amount_precision)
       if (Either.isLeft(setting)) return yield* new InvalidUnderpaymentTolerance({ reason: setting.left })
