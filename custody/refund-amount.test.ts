@@ -52,7 +52,8 @@ describe("a refund's amount", () => {
       wallet_id: "wal",
       pay_address: "addr",
       amount,
-      pay_qrcode: null
+      pay_qrcode: null,
+      underpayment_tolerance: "0"
     })
     const total = (chain: "TRC20" | "BEP20", currency: string, amount: string) => ({
       order_id: "ord_1",

@@ -54,6 +54,7 @@ import {
   WithdrawalList,
   WithdrawalListQuery
 } from "../src/domain/withdrawal.js"
+import { LedgerExportQuery } from "../src/domain/ledger-export.js"
 import { CreateRefundRequest, OrderRefundListQuery, Refund, RefundList, RefundListQuery } from "../src/domain/refund.js"
 import {
   BatchConflict,
@@ -468,6 +469,23 @@ export class RefundsGroup extends HttpApiGroup.make("refunds")
   )
   .middleware(Authentication) {}
 
+export class LedgerExportGroup extends HttpApiGroup.make("ledgerExport")
+  .add(
+    HttpApiEndpoint.get("export", "/v1/ledger-export")
+      .setUrlParams(LedgerExportQuery)
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/csv" }))
+      .addError(Forbidden)
+      .annotate(
+        OpenApi.Summary,
+        "Accounting export (a key with the read scope): every movement of this merchant's money in [from, to) — deposits, reversals, collections, withdrawals and their fees — one row per (transfer, account side) with the account's running balance, after each account's opening balance at from; streamed as CSV (default) or NDJSON (format=json)"
+      )
+      .annotate(
+        OpenApi.Description,
+        "from and to are RFC 3339 date-times with their offset (or dates: 00:00 UTC); to is exclusive; at most 366 days. Optional chain and currency keep one asset's accounts. CSV (text/csv, a header row): time, transfer_id, kind, reference, order_id, tx_hash, chain, currency, account, direction (credit/debit), amount (never negative, the asset's units), balance_after, counterparty; a cell that starts with = + - @, a tab or a carriage return is prefixed with an apostrophe. NDJSON (application/x-ndjson): one JSON object a line with the same keys, values as they are. Ordered by time, then transfer id, opening balances first (kind opening_balance). The body is streamed: a failure midway cuts the connection before the end of the chunked body."
+      )
+  )
+  .middleware(Authentication) {}
+
 export class PaymentLinksGroup extends HttpApiGroup.make("paymentLinks")
   .add(
     HttpApiEndpoint.post("create", "/v1/payment-links")
@@ -630,6 +648,7 @@ export class FacetApi extends HttpApi.make("facet")
   .add(WithdrawalsGroup)
   .add(WithdrawalBatchesGroup)
   .add(RefundsGroup)
+  .add(LedgerExportGroup)
   .add(CheckoutGroup)
   .add(PaymentLinksGroup)
   .add(PayGroup)

@@ -99,6 +99,7 @@ const matrix = (ids: { readonly order: string; readonly depositAddress: string; 
     { method: "GET", path: "/v1/refunds/rfd_none" },
     { method: "POST", path: "/v1/refunds/rfd_none/cancel", scope: "withdrawals" },
     { method: "POST", path: "/v1/refunds/rfd_none/claim-link", scope: "withdrawals" },
+    { method: "GET", path: "/v1/ledger-export?from=2026-01-01&to=2026-02-01", scope: "read" },
     { method: "GET", path: "/v1/ai/onboarding-status/MERCHANT" }
   ] as const
 
@@ -165,7 +166,8 @@ describe("authorization matrix", () => {
                 .replace("wdr_none", "{withdrawal_id}")
                 .replace("wbt_none", "{batch_id}")
                 .replace("rfd_none", "{refund_id}")
-                .replace("MERCHANT", "{merchant_id}")}`
+                .replace("MERCHANT", "{merchant_id}")
+                .replace(/\?.*$/, "")}`
           )
           expect(declared.filter((d) => !covered.includes(d))).toEqual([])
 

@@ -118,6 +118,7 @@ export const CHECKOUT_JS = `"use strict";
     if (s.status === "CONFIRMING" && s.payment) text = s.payment.amount + " " + s.payment.currency + " seen, " + s.payment.confirmations + " of " + s.payment.required + " confirmations";
     if (s.status === "PARTIALLY_PAID" || (s.status === "PENDING" && s.paid_amount !== "0")) text = s.paid_amount + " " + s.currency + " received, " + s.due + " " + s.currency + " still due";
     if (s.status === "PAID") text = s.paid_amount + " " + s.currency + " received";
+    if (s.status === "PAID" && s.underpaid_amount) text = s.paid_amount + " " + s.currency + " received: paid (within the merchant's tolerance)";
     detail.textContent = text;
     document.getElementById("late").hidden = !s.late_payment;
     var back = document.getElementById("return");

@@ -12,7 +12,8 @@ import { pay } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
-import { eventually } from "../test/webhook-receiver.js"
+import { UnderpaymentTolerances } from "../src/orders/underpayment-tolerance.js"
+import { eventually, startReceiver } from "../test/webhook-receiver.js"
 
 // CommonJS: typed as the module object whose `default` is the decoder (also there at run time)
 const jsQR = jsQRModule.default
@@ -167,6 +168,75 @@ describe("hosted checkout page in a real browser", () => {
         yield* Effect.promise(() => page.waitForSelector("#status[data-status=PARTIALLY_PAID]", { timeout: 30_000 }))
         expect(yield* Effect.promise(() => page.textContent("#detail"))).toContain("15 USDT still due")
       })
+    )
+
+    it.scoped(
+      "underpayment tolerance: short by less is PAID at once with underpaid_amount, in the webhook and on the page; short by more is not",
+      () =>
+        Effect.gen(function* () {
+          const client = yield* TestClient
+          const browser = yield* launchBrowser
+          const receiver = yield* startReceiver()
+          const { apiKey, merchantId } = yield* onboardMerchant()
+          // 0.3 USDT on TRON, as the owner sets it in the console (indexer/underpayment-tolerance.test.ts)
+          yield* (yield* UnderpaymentTolerances).set(
+            merchantId,
+            "TRC20-USDT",
+            { percent: "", amount: "0.3" },
+            { kind: "operator", name: "test" }
+          )
+          const create = () =>
+            Effect.map(
+              client.request("POST", "/v1/orders", {
+                apiKey,
+                json: { amount: "10", currency: "USDT", chain: "TRC20", notify_url: receiver.url }
+              }),
+              (r) => asRecord(r.body)
+            )
+          const within = yield* create()
+          const beyond = yield* create()
+          const page = yield* Effect.promise(() => browser.newPage({ viewport: { width: 390, height: 844 } }))
+          yield* Effect.promise(() => page.goto(`${client.url}/checkout/${String(within.order_id)}`))
+
+          // an exchange kept 0.25 of the customer's 10: within 0.3, PAID on confirmation
+          yield* pay("TRC20-USDT", String(within.pay_address), "9.75")
+          yield* pay("TRC20-USDT", String(beyond.pay_address), "9.6")
+          yield* Effect.promise(() => page.waitForSelector("#status[data-status=PAID]", { timeout: 30_000 }))
+          expect(yield* Effect.promise(() => page.textContent("#detail"))).toContain(
+            "paid (within the merchant's tolerance)"
+          )
+          expect(yield* Effect.promise(() => page.isVisible(".qr"))).toBe(false)
+          yield* screenshot(page, "checkout-paid-within-tolerance.png")
+          expect(
+            asRecord((yield* client.request("GET", `/v1/orders/${String(within.order_id)}`, { apiKey })).body)
+          ).toMatchObject({ status: "PAID", underpaid_amount: "0.25" })
+          // the webhook says so: payment.confirmed with the order PAID and its underpaid_amount
+          const confirmed = yield* eventually(
+            Effect.sync(() =>
+              receiver.received
+                .map((r) => asRecord(JSON.parse(r.rawBody.toString("utf8"))))
+                .filter((b) => b.event === "payment.confirmed" && asRecord(b.order).order_id === within.order_id)
+            ),
+            (bodies) => bodies.length > 0,
+            30_000
+          )
+          expect(asRecord(confirmed[0]?.order)).toMatchObject({ status: "PAID", underpaid_amount: "0.25" })
+
+          // short by 0.4: confirmed, not paid, the rest still asked for
+          const short = yield* eventually(
+            Effect.map(client.request("GET", `/v1/orders/${String(beyond.order_id)}`, { apiKey }), (r) =>
+              asRecord(r.body)
+            ),
+            (o) => o.paid_amount === "9.600000",
+            30_000
+          )
+          expect(short.status).toBe("PENDING")
+          expect(short).not.toHaveProperty("underpaid_amount")
+          yield* Effect.promise(() => page.goto(`${client.url}/checkout/${String(beyond.order_id)}`))
+          yield* Effect.promise(() =>
+            page.locator("#detail", { hasText: "0.4 USDT still due" }).waitFor({ timeout: 30_000 })
+          )
+        })
     )
   })
 })

@@ -54,7 +54,8 @@ import {
 } from "../src/domain/errors.js"
 import type { IdempotencyKeyReused } from "../src/idempotency-errors.js"
 import type { MerchantNotFound, NotOwnMerchant, ProjectNameTaken } from "../src/merchants/merchant-errors.js"
-import type { InvalidOrderRequest, OrderNotFound } from "../src/orders/order-errors.js"
+import type { InvalidOrderRequest, InvalidUnderpaymentTolerance, OrderNotFound } from "../src/orders/order-errors.js"
+import type { InvalidLedgerExport } from "../src/ledger/ledger-export.js"
 import type {
   InvalidPaymentLinkRequest,
   InvalidPaymentLinkVisit,
@@ -75,7 +76,9 @@ export type NamedError =
   | DepositAddressNotFound
   | IdempotencyKeyReused
   | InvalidDepositAddressRequest
+  | InvalidLedgerExport
   | InvalidOrderRequest
+  | InvalidUnderpaymentTolerance
   | MerchantNotFound
   | NotOwnMerchant
   | OrderNotFound
@@ -152,7 +155,9 @@ export const categoryOf = {
   DepositAddressNotFound: "NotFound",
   IdempotencyKeyReused: "Conflict",
   InvalidDepositAddressRequest: "BadRequest",
+  InvalidLedgerExport: "BadRequest",
   InvalidOrderRequest: "BadRequest",
+  InvalidUnderpaymentTolerance: "BadRequest",
   MerchantNotFound: "NotFound",
   NotOwnMerchant: "Forbidden",
   OrderNotFound: "NotFound",

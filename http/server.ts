@@ -19,6 +19,7 @@ import { RefundsHandlers } from "./handlers/refunds.js"
 import { CheckoutHandlers } from "./handlers/checkout.js"
 import { PayHandlers } from "./handlers/pay.js"
 import { PaymentLinksHandlers } from "./handlers/payment-links.js"
+import { LedgerExportHandlers } from "./handlers/ledger-export.js"
 import { ConsoleRoutesLive } from "./console/console-routes.js"
 import { RateLimiter } from "./rate-limiter.js"
 import { RefundClaimRoutes } from "./refund-claim-routes.js"
@@ -35,6 +36,7 @@ const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
     WithdrawalsHandlers,
     WithdrawalBatchesHandlers,
     RefundsHandlers,
+    LedgerExportHandlers,
     CheckoutHandlers,
     PaymentLinksHandlers,
     PayHandlers

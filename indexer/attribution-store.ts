@@ -5,7 +5,7 @@ import type { Chain } from "../src/domain/chain.js"
 import { type DelimitedType, delimitedColumn } from "../src/database/delimited-column.js"
 import { newIds } from "../src/ids.js"
 import { MoneyDecimal, normalizeDecimal } from "../src/money.js"
-import { paidValue, settle } from "../src/orders/order-settlement.js"
+import { paidValue, settle, underpaidAmount } from "../src/orders/order-settlement.js"
 import { Orders } from "../src/orders/orders.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
 import { IndexerStore } from "../src/stores/indexer-store.js"
@@ -185,7 +185,8 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           status: next.status,
           txHash: Option.getOrNull(last),
           latePayment: next.latePayment,
-          paidAmount: paid
+          paidAmount: paid,
+          underpaidAmount: underpaidAmount(next.status, order.amount, paid)
         })
         return { changed: next.status !== order.status, status: next.status }
       })

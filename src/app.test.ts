@@ -1,5 +1,6 @@
 import type { Sharding } from "@effect/cluster"
 import type { SqlClient } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { AddressBook } from "../custody/address-book.js"
@@ -43,6 +44,8 @@ import { Onboarding } from "./merchants/onboarding.js"
 import { Checkout } from "./orders/checkout.js"
 import { Orders } from "./orders/orders.js"
 import { PaymentLinks } from "./payment-links/payment-links.js"
+import { UnderpaymentTolerances } from "./orders/underpayment-tolerance.js"
+import { LedgerExports } from "./ledger/ledger-export.js"
 import type { PolicyClock } from "./policy-clock.js"
 import { Readiness } from "./readiness.js"
 import { AssetStore } from "./stores/asset-store.js"
@@ -78,6 +81,8 @@ import { PRODUCTION_FOLDERS, productionFiles, sourceOf } from "../test/source-fi
  */
 type Ports =
   | SqlClient.SqlClient
+  // the same database as a PostgreSQL client (what COPY streams need)
+  | PgClient.PgClient
   | AppConfig
   | ChainEndpoints
   | ChainClients
@@ -118,6 +123,7 @@ const SERVICES = {
   IdempotencyStore: selfContained(IdempotencyStore.Default),
   IndexerStore: selfContained(IndexerStore.Default),
   Ledger: selfContained(Ledger.Default),
+  LedgerExports: selfContained(LedgerExports.Default),
   LedgerStore: selfContained(LedgerStore.Default),
   MainDeposits: selfContained(MainDeposits.Default),
   MerchantStore: selfContained(MerchantStore.Default),
@@ -137,6 +143,7 @@ const SERVICES = {
   TransactionStore: selfContained(TransactionStore.Default),
   Transactions: selfContained(Transactions.Default),
   TransferSender: selfContained(TransferSender.Default),
+  UnderpaymentTolerances: selfContained(UnderpaymentTolerances.Default),
   UntracedBlockStore: selfContained(UntracedBlockStore.Default),
   WalletActors: selfContained(WalletActors.Default),
   WalletPortfolioViews: selfContained(WalletPortfolioViews.Default),

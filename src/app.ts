@@ -37,6 +37,8 @@ import { LocalSignerLive } from "./keys/signer.js"
 import { SecretBoxLive } from "./keys/secret-box.js"
 import { SealSecretsLive } from "./keys/sealed-secrets.js"
 import { OrderExpiryLive } from "./orders/order-expiry.js"
+import { UnderpaymentTolerances } from "./orders/underpayment-tolerance.js"
+import { LedgerExports } from "./ledger/ledger-export.js"
 import { Orders } from "./orders/orders.js"
 import { PaymentLinks } from "./payment-links/payment-links.js"
 import { WebhookDispatcherLive, WebhookHttpClientLive } from "./webhooks/dispatcher.js"
@@ -103,6 +105,8 @@ export const makeCoreLive = <E, R>(
     Orders.Default,
     Checkout.Default,
     PaymentLinks.Default,
+    UnderpaymentTolerances.Default,
+    LedgerExports.Default,
     DepositAddresses.Default,
     Transactions.Default,
     WalletPortfolioViews.Default,

@@ -28,6 +28,7 @@ const NAV_LINKS: ReadonlyArray<{ readonly href: string; readonly label: string; 
   { href: "/console/orders", label: "Orders" },
   { href: "/console/payment-links", label: "Payment links" },
   { href: "/console/transactions", label: "Transactions" },
+  { href: "/console/ledger-export", label: "Ledger export" },
   { href: "/console/deposit-addresses", label: "Deposit addresses" },
   { href: "/console/collect", label: "Collect", needs: "manage" },
   { href: "/console/assets", label: "Assets" },
@@ -230,22 +231,47 @@ ${items.map(
 
 const yesNo = (on: boolean) => (on ? "yes" : "no")
 
-export const assetsPage = (session: ConsoleSession, policies: ReadonlyArray<AssetPolicy>, message?: string) =>
-  page(
+/** An asset's underpayment tolerance in words: "off", "0.5 %", "1 USDT", "0.5 % and at most 1 USDT". */
+const toleranceWords = (p: AssetPolicy) => {
+  const t = p.underpayment_tolerance
+  if (t === undefined) return "off"
+  return [
+    ...(t.percent === undefined ? [] : [`${t.percent} %`]),
+    ...(t.amount === undefined ? [] : [`${t.amount} ${p.currency}`])
+  ].join(" and at most ")
+}
+
+export const assetsPage = (session: ConsoleSession, policies: ReadonlyArray<AssetPolicy>, message?: string) => {
+  const checkout = policies.filter((p) => p.actions.checkout)
+  return page(
     "Assets",
     html`${notice(message)}
-<table><thead><tr><th>Asset</th><th>Status</th><th>Enabled</th><th>Deposit</th><th>Checkout</th><th>Collect</th><th>Withdraw</th><th></th></tr></thead><tbody>
+<table><thead><tr><th>Asset</th><th>Status</th><th>Enabled</th><th>Deposit</th><th>Checkout</th><th>Collect</th><th>Withdraw</th><th>Underpayment tolerance</th><th></th></tr></thead><tbody>
 ${policies.map(
   (
     p
   ) => html`<tr id="asset-${p.asset_key}"><td>${p.display_name}<br><span class="hint">${p.asset_key}</span></td><td>${p.status}</td>
 <td>${yesNo(p.merchant_enabled)}</td><td>${yesNo(p.actions.deposit)}</td><td>${yesNo(p.actions.checkout)}</td><td>${yesNo(p.actions.collect)}</td><td>${yesNo(p.actions.withdraw)}</td>
+<td class="tolerance">${p.actions.checkout ? toleranceWords(p) : ""}</td>
 <td>${!p.merchant_enabled && (p.status === "live" || p.status === "deposit_live") && html`<form method="post" action="/console/assets/enable" class="inline">${hidden(session.csrfToken)}<input type="hidden" name="asset_key" value="${p.asset_key}"><button type="submit">Enable</button></form>`}</td></tr>
 `
 )}
-</tbody></table>`,
+</tbody></table>
+<h2>Underpayment tolerance</h2>
+<p class="hint">Customers paying from an exchange often arrive a little short: the exchange keeps its withdrawal fee. With a tolerance, a checkout order paid short by no more than it becomes PAID at once, with <code>underpaid_amount</code> on the order and its webhook. Off by default. A percent of the order's amount (at most 10) and/or an amount of the asset; with both, both limits hold (the smaller shortfall). A shortfall never passes a tenth of the amount. It applies to orders created after you save it; open orders keep theirs.</p>
+${
+  can(session.role, "manage") && checkout.length > 0
+    ? html`<form method="post" action="/console/assets/tolerance" class="tolerance-form">${hidden(session.csrfToken)}
+<label>Asset <select name="asset_key">${checkout.map((p) => html`<option value="${p.asset_key}">${p.asset_key}</option>`)}</select></label>
+<label>Percent of the amount (empty: no percent limit) <input name="percent" inputmode="decimal" placeholder="0.5"></label>
+<label>Amount in the asset's units (empty: no amount limit) <input name="amount" inputmode="decimal" placeholder="1"></label>
+<p class="hint">Both empty: off.</p>
+<button type="submit">Save tolerance</button></form>`
+    : html`<p class="hint">An owner or admin sets it.</p>`
+}`,
     session
   )
+}
 
 const SCOPES = ["read", "orders", "deposits", "wallet", "withdrawals"] as const
 

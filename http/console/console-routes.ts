@@ -4,6 +4,7 @@ import { AuditRoutes } from "./audit-routes.js"
 import { BatchRoutes } from "./batch-routes.js"
 import { IntegrationRoutes } from "./integration-routes.js"
 import { PaymentLinkRoutes } from "./payment-link-routes.js"
+import { LedgerExportRoutes } from "./ledger-export-routes.js"
 import { PeopleRoutes } from "./people-routes.js"
 import { RefundRoutes } from "./refund-routes.js"
 import { SignInRoutes } from "./sign-in-routes.js"
@@ -28,5 +29,6 @@ export const ConsoleRoutesLive = Layer.mergeAll(
   PeopleRoutes,
   AuditRoutes,
   PaymentLinkRoutes,
-  RefundRoutes
+  RefundRoutes,
+  LedgerExportRoutes
 )

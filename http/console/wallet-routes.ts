@@ -6,7 +6,8 @@ import { AssetCatalog } from "../../src/assets/asset-catalog.js"
 import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { Chain } from "../../src/domain/chain.js"
 import { assetsPage, balancesPage, collectPage } from "./console-pages.js"
-import { allowed, ConsoleGuards, htmlResponse, queryParam } from "./route-kit.js"
+import { UnderpaymentTolerances } from "../../src/orders/underpayment-tolerance.js"
+import { actorOf, allowed, ConsoleGuards, htmlResponse, queryParam } from "./route-kit.js"
 import { categorized } from "../error-statuses.js"
 
 /**
@@ -19,6 +20,7 @@ export const WalletRoutes = HttpApiBuilder.Router.use((router) =>
     const portfolio = yield* WalletPortfolioViews
     const catalog = yield* AssetCatalog
     const collections = yield* Collections
+    const tolerances = yield* UnderpaymentTolerances
 
     yield* router.get(
       "/console/balances",
@@ -51,6 +53,33 @@ export const WalletRoutes = HttpApiBuilder.Router.use((router) =>
           )
         )
       })
+    )
+
+    // the underpayment tolerance of new checkout orders in one asset (an owner or admin; audit-logged)
+    yield* router.post(
+      "/console/assets/tolerance",
+      signedForm((session, field) =>
+        allowed(
+          session,
+          "manage",
+          Effect.gen(function* () {
+            const assetKey = field("asset_key")
+            const setting = yield* tolerances.set(
+              session.merchantId,
+              assetKey,
+              { percent: field("percent"), amount: field("amount") },
+              yield* actorOf(session)
+            )
+            const off = setting.percent === null && setting.amount === null
+            return yield* assetsView(
+              session,
+              off
+                ? `${assetKey}: no underpayment tolerance for new orders.`
+                : `${assetKey}: the underpayment tolerance of new orders is saved.`
+            )
+          }).pipe(categorized, Effect.catchTags({ BadRequest: (e) => assetsView(session, e.error, 400) }))
+        )
+      )
     )
 
     const collectView = (session: ConsoleSession, assetKey: string, message?: string, status = 200) =>

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { type AssetPolicy, assetActions } from "../domain/asset-policy.js"
 import { assetKey, type Chain } from "../domain/chain.js"
+import { normalizeDecimal } from "../money.js"
 import { AssetNotEnrollable, UnknownAsset } from "./asset-errors.js"
 import { AssetStore, type MerchantAssetRow } from "../stores/asset-store.js"
 
@@ -22,7 +23,19 @@ const toPolicy = (row: MerchantAssetRow): AssetPolicy => ({
   amount_precision: row.amount_precision,
   gas_asset: row.gas_asset,
   actions: assetActions(row, row.merchant_enabled),
-  metadata: row.metadata
+  metadata: row.metadata,
+  ...(row.underpayment_tolerance_percent === null && row.underpayment_tolerance_amount === null
+    ? {}
+    : {
+        underpayment_tolerance: {
+          ...(row.underpayment_tolerance_percent === null
+            ? {}
+            : { percent: normalizeDecimal(row.underpayment_tolerance_percent) }),
+          ...(row.underpayment_tolerance_amount === null
+            ? {}
+            : { amount: normalizeDecimal(row.underpayment_tolerance_amount) })
+        }
+      })
 })
 
 /**

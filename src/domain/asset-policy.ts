@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { DecimalString } from "../money.js"
 import { Chain } from "./chain.js"
 
 export const AssetStatus = Schema.Literal("live", "deposit_live", "planned", "disabled")
@@ -51,7 +52,16 @@ export const AssetPolicy = Schema.Struct({
     collect: Schema.Boolean,
     withdraw: Schema.Boolean
   }),
-  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /**
+   * The merchant's underpayment tolerance for new checkout orders in this asset (set in the console; absent:
+   * off): a percent of the order's amount in the asset and/or an amount in its units, both limits holding.
+   */
+  underpayment_tolerance: Schema.optional(
+    Schema.Struct({ percent: Schema.optional(DecimalString), amount: Schema.optional(DecimalString) }).annotations({
+      identifier: "UnderpaymentTolerance"
+    })
+  )
 }).annotations({ identifier: "AssetPolicy" })
 export type AssetPolicy = typeof AssetPolicy.Type
 

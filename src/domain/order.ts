@@ -49,7 +49,9 @@ export const AvailableAsset = Schema.Struct({
   amount: DecimalString,
   pay_address: Schema.String,
   pay_qrcode: Schema.optional(Schema.String),
-  wallet_id: Schema.String
+  wallet_id: Schema.String,
+  /** The shortfall this asset allows (the merchant's underpayment tolerance when the order was made); absent: none. */
+  underpayment_tolerance: Schema.optional(DecimalString)
 }).annotations({ identifier: "AvailableAsset" })
 export type AvailableAsset = typeof AvailableAsset.Type
 
@@ -73,6 +75,11 @@ export const Order = Schema.Struct({
   notify_url: Schema.optional(Schema.String),
   tx_hash: Schema.optional(Schema.String),
   late_payment: Schema.Boolean,
+  /**
+   * A PAID order accepted within the merchant's underpayment tolerance: what it still lacks (amount −
+   * paid_amount). Absent when nothing is lacking.
+   */
+  underpaid_amount: Schema.optional(DecimalString),
   exchange_rate: Schema.optional(DecimalString),
   merchant_user_id: Schema.optional(BoundedString(128)),
   product_name: Schema.optional(BoundedString(256)),

@@ -18,6 +18,8 @@ export const CheckoutStatus = Schema.Struct({
   /** What is still due (0 once paid). */
   due: DecimalString,
   late_payment: Schema.Boolean,
+  /** Paid short, within the merchant's underpayment tolerance: what was not asked of the customer after all. */
+  underpaid_amount: Schema.optional(DecimalString),
   expire_at: Schema.String,
   /** The latest payment seen: confirmations counted against what the network needs. */
   payment: Schema.NullOr(
@@ -90,7 +92,9 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
           ? required(p.chain)
           : Math.max(0, Math.min(required(p.chain), Number(head - block + 1n)))
       }
-      const due = MoneyDecimal.max(0, new MoneyDecimal(order.amount).minus(order.paid_amount))
+      // a PAID order asks nothing more, even one accepted within the merchant's tolerance
+      const due =
+        order.status === "PAID" ? 0 : MoneyDecimal.max(0, new MoneyDecimal(order.amount).minus(order.paid_amount))
       const result: CheckoutView = {
         orderId: order.id,
         merchantName: order.merchant_name,
@@ -102,6 +106,7 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
         currency: order.currency,
         due: normalizeDecimal(due),
         late_payment: order.late_payment,
+        ...(order.underpaid_amount === null ? {} : { underpaid_amount: normalizeDecimal(order.underpaid_amount) }),
         expire_at: order.expire_at.toISOString(),
         payment:
           payment === undefined
@@ -139,6 +144,7 @@ export class Checkout extends Effect.Service<Checkout>()("facet/Checkout", {
         currency: v.currency,
         due: v.due,
         late_payment: v.late_payment,
+        ...(v.underpaid_amount === undefined ? {} : { underpaid_amount: v.underpaid_amount }),
         expire_at: v.expire_at,
         payment: v.payment,
         return_url: v.return_url

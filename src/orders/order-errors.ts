@@ -16,3 +16,13 @@ export class InvalidOrderRequest extends Schema.TaggedError<InvalidOrderRequest>
     return this.reason
   }
 }
+
+/** An underpayment tolerance the console cannot set (out of bounds, not a number, an asset not enabled). */
+export class InvalidUnderpaymentTolerance extends Schema.TaggedError<InvalidUnderpaymentTolerance>()(
+  "InvalidUnderpaymentTolerance",
+  { reason: Schema.String }
+) {
+  override get message() {
+    return this.reason
+  }
+}

@@ -5,6 +5,12 @@ import { Decimal } from "decimal.js"
  * order is paid when the confirmed amounts cover it, Σ paid / asked ≥ 1 over its accepted assets,
  * compared exactly (never through values rounded into the order's currency: three payments of a third
  * make a whole).
+ *
+ * Underpayment tolerance (src/orders/underpayment-tolerance.ts): each accepted asset may allow a shortfall
+ * t_i, fixed when the order was made. The order is then paid when Σ paid_i / (asked_i − t_i) ≥ 1 — the
+ * same rule over what each asset asks less its tolerance. Paid in one asset that is paid_i ≥ asked_i − t_i;
+ * paid in several, each unit paid in an asset counts by that asset's own tolerance, so a crumb paid in a
+ * lenient asset never lends its tolerance to the rest paid in a strict one.
  */
 
 export type OrderStatus = "PENDING" | "CONFIRMING" | "PAID" | "EXPIRED" | "PARTIALLY_PAID"
@@ -14,6 +20,8 @@ export interface AcceptedAsset {
   readonly currency: string
   /** What the order asks in this asset, in its units. */
   readonly asked: string
+  /** The shortfall it allows (the underpayment tolerance fixed at creation), in its units; absent or "0": none. */
+  readonly tolerance?: string | undefined
 }
 
 export interface OrderPayment {
@@ -53,16 +61,22 @@ export const covers = (
 
 const key = (chain: string, currency: string) => `${chain}|${currency}`
 
+/** What each asset asks less the shortfall it allows: what pays the order. */
+const withinTolerance = (assets: ReadonlyArray<AcceptedAsset>): ReadonlyArray<AcceptedAsset> =>
+  assets.map((a) => ({ ...a, asked: new Exact(a.asked).minus(a.tolerance ?? 0).toFixed() }))
+
 /**
- * The order's status and `late_payment` after its payments (in block order). `late_payment` is decided
- * once, when the order becomes PAID, by the block time of the payment that completed it; later payments
- * (dust after expiry) do not change it.
+ * The order's status and `late_payment` after its payments (in block order). The order is PAID from the
+ * payment that brought the confirmed total within its tolerance (the whole amount when it has none);
+ * `late_payment` is decided once, then, by that payment's block time; later payments (dust after expiry,
+ * the rest of an underpaid amount) do not change it, nor undo PAID.
  */
 export const settle = (
   before: OrderBefore,
   assets: ReadonlyArray<AcceptedAsset>,
   payments: ReadonlyArray<OrderPayment>
 ) => {
+  const payable = withinTolerance(assets)
   const accepted = new Set(assets.map((a) => key(a.chain, a.currency)))
   const counted = payments.filter((p) => accepted.has(key(p.chain, p.currency)))
   const paid = new Map<string, Decimal>()
@@ -70,7 +84,8 @@ export const settle = (
   for (const payment of counted.filter((p) => p.status === "confirmed")) {
     const k = key(payment.chain, payment.currency)
     paid.set(k, (paid.get(k) ?? new Exact(0)).plus(payment.amount))
-    if (completing === undefined && covers(assets, (a) => paid.get(key(a.chain, a.currency)) ?? 0)) completing = payment
+    if (completing === undefined && covers(payable, (a) => paid.get(key(a.chain, a.currency)) ?? 0))
+      completing = payment
   }
   const status: OrderStatus =
     completing !== undefined
@@ -119,3 +134,11 @@ export const paidValue = (
   if (numerator.isZero()) return "0"
   return numerator.times(orderAmount).div(all).toFixed(digits, Decimal.ROUND_DOWN)
 }
+
+/**
+ * What a PAID order accepted within its tolerance still lacks, in the order's currency: amount − paid
+ * (paid as `paidValue` shows it), or null when nothing is lacking or the order is not PAID. It follows the
+ * money: a later payment lowers it, and one that completes the amount leaves nothing (the order stays PAID).
+ */
+export const underpaidAmount = (status: OrderStatus, amount: string, paid: string): string | null =>
+  status === "PAID" && new Exact(paid).lt(amount) ? new Exact(amount).minus(paid).toFixed() : null

@@ -1,5 +1,6 @@
 import { DateTime } from "effect"
 import type { Order } from "../domain/order.js"
+import { MoneyDecimal, normalizeDecimal } from "../money.js"
 import type { OrderAssetRow, OrderRow } from "../stores/order-store.js"
 import type { RefundTotalRow } from "../stores/refund-store.js"
 import { paidValue } from "./order-settlement.js"
@@ -32,6 +33,7 @@ export const renderOrder = (
     ...(row.notify_url === null ? {} : { notify_url: row.notify_url }),
     ...(row.tx_hash === null ? {} : { tx_hash: row.tx_hash }),
     late_payment: row.late_payment,
+    ...(row.underpaid_amount === null ? {} : { underpaid_amount: normalizeDecimal(row.underpaid_amount) }),
     ...(row.exchange_rate === null ? {} : { exchange_rate: row.exchange_rate }),
     ...(row.merchant_user_id === null ? {} : { merchant_user_id: row.merchant_user_id }),
     ...(row.product_name === null ? {} : { product_name: row.product_name }),
@@ -44,7 +46,10 @@ export const renderOrder = (
       amount: a.amount,
       pay_address: a.pay_address,
       ...(a.pay_qrcode === null ? {} : { pay_qrcode: a.pay_qrcode }),
-      wallet_id: a.wallet_id
+      wallet_id: a.wallet_id,
+      ...(new MoneyDecimal(a.underpayment_tolerance).isZero()
+        ? {}
+        : { underpayment_tolerance: normalizeDecimal(a.underpayment_tolerance) })
     })),
     ...(row.payment_link_id === null ? {} : { payment_link_id: row.payment_link_id }),
     expire_at: iso(row.expire_at),

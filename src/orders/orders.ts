@@ -15,6 +15,7 @@ import { OrderStore, type OrderRow } from "../stores/order-store.js"
 import { orderEventKey } from "../stores/webhook-store.js"
 import { WebhookOutbox } from "../webhooks/outbox.js"
 import { priceOrder } from "./order-pricing.js"
+import { settingOf, toleranceFor } from "./underpayment-tolerance.js"
 import { refundedValue, renderOrder } from "./order-view.js"
 import { RefundStore } from "../stores/refund-store.js"
 import { paymentUri } from "./payment-uri.js"
@@ -132,7 +133,13 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
                 wallet_id: wallet.id,
                 pay_address: wallet.address,
                 amount: asset.amount,
-                pay_qrcode: Option.getOrNull(uri)
+                pay_qrcode: Option.getOrNull(uri),
+                // the merchant's tolerance as it stands now: a later change leaves this order as it is
+                underpayment_tolerance: toleranceFor(
+                  asset.amount,
+                  settingOf(asset.policy),
+                  asset.policy.amount_precision
+                )
               }
             })
             const primary = assetRowsToInsert[0]

@@ -7,7 +7,10 @@ import { decodeAll, decodeFirst } from "./rows.js"
 const MerchantAssetRow = Schema.Struct({
   ...AssetPolicyRow.fields,
   merchant_enabled: Schema.Boolean,
-  merchant_source: Schema.NullOr(Schema.String)
+  merchant_source: Schema.NullOr(Schema.String),
+  /** The merchant's underpayment tolerance for the asset (migration 0030): each limit, or null when not set. */
+  underpayment_tolerance_percent: Schema.NullOr(Schema.String),
+  underpayment_tolerance_amount: Schema.NullOr(Schema.String)
 })
 export type MerchantAssetRow = typeof MerchantAssetRow.Type
 
@@ -29,7 +32,9 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
 
     /** The whole catalogue with the merchant's enrollment in each asset. */
     const listForMerchant = Effect.fn("AssetStore.listForMerchant")(function* (merchantId: string) {
-      return yield* sql`SELECT p.*, coalesce(m.enabled, false) AS merchant_enabled, m.source AS merchant_source
+      return yield* sql`SELECT p.*, coalesce(m.enabled, false) AS merchant_enabled, m.source AS merchant_source,
+                   m.underpayment_tolerance_percent::text AS underpayment_tolerance_percent,
+                   m.underpayment_tolerance_amount::text AS underpayment_tolerance_amount
             FROM wallet_asset_policies p
             LEFT JOIN merchant_assets m
               ON m.chain = p.chain AND m.currency = p.currency AND m.merchant_id = ${merchantId}
@@ -106,8 +111,24 @@ export class AssetStore extends Effect.Service<AssetStore>()("facet/AssetStore",
         (updated) => updated.length > 0
       )
 
+    /** Sets a merchant's underpayment tolerance for an asset it enrolled (each limit null: not set); false when none. */
+    const setUnderpaymentTolerance = (
+      merchantId: string,
+      chain: string,
+      currency: string,
+      setting: { readonly percent: string | null; readonly amount: string | null }
+    ) =>
+      Effect.map(
+        sql`
+        UPDATE merchant_assets SET underpayment_tolerance_percent = ${setting.percent},
+                                   underpayment_tolerance_amount = ${setting.amount}
+        WHERE merchant_id = ${merchantId} AND chain = ${chain} AND currency = ${currency} RETURNING merchant_id`,
+        (updated) => updated.length > 0
+      )
+
     return {
       listForMerchant,
+      setUnderpaymentTolerance,
       findPolicy,
       decimalsOf,
       decimals,

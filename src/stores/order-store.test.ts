@@ -43,7 +43,8 @@ const seed = Effect.gen(function* () {
         wallet_id: "wal_t",
         pay_address: "TAddr",
         amount: "20",
-        pay_qrcode: null
+        pay_qrcode: null,
+        underpayment_tolerance: "0.2"
       },
       {
         order_id: "ord_1",
@@ -53,7 +54,8 @@ const seed = Effect.gen(function* () {
         wallet_id: "wal_b",
         pay_address: "0xaddr",
         amount: "20.5",
-        pay_qrcode: "ethereum:0xaddr"
+        pay_qrcode: "ethereum:0xaddr",
+        underpayment_tolerance: "0"
       }
     ]
   )
@@ -89,17 +91,24 @@ describe("order store", () => {
               Option.some(["PENDING", false, "20", 6])
             )
             expect(yield* store.askedAssets("ord_1")).toEqual([
-              { chain: "TRC20", currency: "USDT", asked: "20" },
-              { chain: "BEP20", currency: "USDC", asked: "20.5" }
+              { chain: "TRC20", currency: "USDT", asked: "20", tolerance: "0.2" },
+              { chain: "BEP20", currency: "USDC", asked: "20.5", tolerance: "0" }
             ])
+            // paid within the TRC20 asset's tolerance
             yield* store.writeSettlement("ord_1", {
               status: "PAID",
               txHash: "tx-1",
               latePayment: false,
-              paidAmount: "20"
+              paidAmount: "19.9",
+              underpaidAmount: "0.1"
             })
           })
         )
+        const underpaid = yield* store.find("mch_o", "ord_1")
+        expect(Option.map(underpaid, (o) => [o.status, o.paid_amount, o.underpaid_amount])).toEqual(
+          Option.some(["PAID", "19.9", "0.1"])
+        )
+        expect(Option.map(yield* store.checkoutOrder("ord_1"), (o) => o.underpaid_amount)).toEqual(Option.some("0.1"))
         expect(yield* store.lockForSettlement("ord_missing")).toEqual(Option.none())
         expect(yield* store.assetsOfWallets("TRC20", ["wal_t", "wal_b"])).toEqual([
           { order_id: "ord_1", wallet_id: "wal_t", currency: "USDT", asset_amount: "20", order_amount: "20" }
@@ -110,8 +119,8 @@ describe("order store", () => {
         expect(yield* store.resetToUnpaid).toBe(1)
         expect(yield* store.resetToUnpaid).toBe(0)
         const reset = yield* store.find("mch_o", "ord_1")
-        expect(Option.map(reset, (o) => [o.status, o.paid_amount, o.tx_hash])).toEqual(
-          Option.some(["PENDING", "0", null])
+        expect(Option.map(reset, (o) => [o.status, o.paid_amount, o.tx_hash, o.underpaid_amount])).toEqual(
+          Option.some(["PENDING", "0", null, null])
         )
       })
     )

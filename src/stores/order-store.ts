@@ -28,6 +28,8 @@ export const OrderRow = Schema.Struct({
   metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   tx_hash: Schema.NullOr(Schema.String),
   late_payment: Schema.Boolean,
+  /** What a PAID order accepted within its underpayment tolerance still lacks (migration 0030); null: nothing. */
+  underpaid_amount: Schema.NullOr(Schema.String),
   expire_at: Schema.DateFromSelf,
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf,
@@ -45,7 +47,9 @@ export const OrderAssetRow = Schema.Struct({
   wallet_id: Schema.String,
   pay_address: Schema.String,
   amount: Schema.String,
-  pay_qrcode: Schema.NullOr(Schema.String)
+  pay_qrcode: Schema.NullOr(Schema.String),
+  /** The shortfall this asset allows, in its units, fixed at creation (migration 0030); "0": none. */
+  underpayment_tolerance: Schema.String
 })
 export type OrderAssetRow = typeof OrderAssetRow.Type
 
@@ -83,6 +87,7 @@ const CheckoutOrderRow = Schema.Struct({
   currency: Schema.String,
   checkout_mode: CheckoutMode,
   late_payment: Schema.Boolean,
+  underpaid_amount: Schema.NullOr(Schema.String),
   return_url: Schema.NullOr(Schema.String),
   product_name: Schema.NullOr(Schema.String),
   expire_at: Schema.DateFromSelf,
@@ -112,8 +117,13 @@ const SettlementRow = Schema.Struct({
 })
 export type SettlementRow = typeof SettlementRow.Type
 
-/** An asset of the order and what it asks. */
-const AskedRow = Schema.Struct({ chain: Schema.String, currency: Schema.String, asked: Schema.String })
+/** An asset of the order, what it asks and the shortfall it allows. */
+const AskedRow = Schema.Struct({
+  chain: Schema.String,
+  currency: Schema.String,
+  asked: Schema.String,
+  tolerance: Schema.String
+})
 export type AskedRow = typeof AskedRow.Type
 
 /** An order's asset by its receive wallet, with the order's amount (what a payment to it is worth). */
@@ -211,7 +221,7 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
     const checkoutOrder = (orderId: string) =>
       sql`
         SELECT o.id, o.status, o.amount::text AS amount, o.paid_amount::text AS paid_amount, o.currency, o.checkout_mode,
-               o.late_payment, o.return_url, o.product_name, o.expire_at, m.project_name AS merchant_name
+               o.late_payment, o.underpaid_amount::text AS underpaid_amount, o.return_url, o.product_name, o.expire_at, m.project_name AS merchant_name
         FROM orders o JOIN merchants m ON m.id = o.merchant_id WHERE o.id = ${orderId}`.pipe(
         Effect.flatMap(decodeFirst(CheckoutOrderRow))
       )
@@ -234,14 +244,16 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
                  (SELECT p.amount_precision FROM wallet_asset_policies p WHERE p.chain = o.chain AND p.currency = o.currency) AS digits
           FROM orders o WHERE o.id = ${orderId} FOR UPDATE OF o`.pipe(Effect.flatMap(decodeFirst(SettlementRow)))
 
-    /** What each of the order's assets asks. */
+    /** What each of the order's assets asks, and the shortfall it allows. */
     const askedAssets = (orderId: string) =>
       sql`
-          SELECT chain, currency, amount::text AS asked FROM order_assets WHERE order_id = ${orderId}`.pipe(
-        Effect.flatMap(decodeAll(AskedRow))
-      )
+          SELECT chain, currency, amount::text AS asked, underpayment_tolerance::text AS tolerance
+          FROM order_assets WHERE order_id = ${orderId} ORDER BY position`.pipe(Effect.flatMap(decodeAll(AskedRow)))
 
-    /** The order's status and paid total as its payments make them (`paidAmount` a decimal string). */
+    /**
+     * The order's status and paid total as its payments make them (`paidAmount` a decimal string), and what a
+     * PAID order accepted within its tolerance still lacks (null: nothing).
+     */
     const writeSettlement = (
       orderId: string,
       settled: {
@@ -249,10 +261,12 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
         readonly txHash: string | null
         readonly latePayment: boolean
         readonly paidAmount: string
+        readonly underpaidAmount: string | null
       }
     ) =>
       sql`UPDATE orders SET status = ${settled.status}, tx_hash = ${settled.txHash}, late_payment = ${settled.latePayment},
-                     paid_amount = ${settled.paidAmount}::numeric, updated_at = clock_timestamp()
+                     paid_amount = ${settled.paidAmount}::numeric, underpaid_amount = ${settled.underpaidAmount}::numeric,
+                     updated_at = clock_timestamp()
                    WHERE id = ${orderId}`.pipe(Effect.asVoid)
 
     /** The order assets paid into these receive wallets on a chain, with their order's amount (none asked: none). */
@@ -270,7 +284,8 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
     /** Every order back to unpaid (EXPIRED when its time is up, else PENDING): how many changed. */
     const resetToUnpaid = sql`
       WITH u AS (
-        UPDATE orders SET paid_amount = 0, tx_hash = NULL, late_payment = false, updated_at = clock_timestamp(),
+        UPDATE orders SET paid_amount = 0, tx_hash = NULL, late_payment = false, underpaid_amount = NULL,
+          updated_at = clock_timestamp(),
           status = CASE WHEN expire_at <= now() THEN 'EXPIRED' ELSE 'PENDING' END
         WHERE paid_amount <> 0 OR tx_hash IS NOT NULL OR status NOT IN ('PENDING', 'EXPIRED')
         RETURNING 1)

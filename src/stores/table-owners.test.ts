@@ -55,7 +55,8 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
  */
 const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "src/stores/console-store.ts": ["merchants"],
-  "src/stores/ledger-store.ts": ["wallets", "wallet_asset_policies", "custody_operations"],
+  // the ledger export's order id and hash of a deposit's transfer (its reference is the transactions row)
+  "src/stores/ledger-store.ts": ["wallets", "wallet_asset_policies", "custody_operations", "transactions"],
   "src/stores/wallet-store.ts": ["transactions", "ledger_balances", "custody_operations"],
   // the checkout's merchant name; the settlement's amount precision (the asset policy of the order's currency)
   "src/stores/order-store.ts": ["merchants", "wallet_asset_policies"],
