@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Exit, Scope } from "effect"
 import * as path from "node:path"
+import { campaignSettings } from "../test/faults/campaign-settings.js"
 import { asRecord } from "../test/json.js"
 import { startReceiver } from "../test/webhook-receiver.js"
 import { verifyWebhook } from "../src/webhooks/receiver.js"
@@ -10,10 +11,17 @@ import { applyAsExchange, killedItself, paidDepositAddress, tokenBalance } from 
 const workDir = processWorkDir("facet-custody-crash-")
 
 const CUSTODY_ENV = { FACET_CUSTODY_POLL_MS: "200" }
+/**
+ * CI runs one point of each (a signed sweep and a signed BEP20 withdrawal never sent: the nonce case); the
+ * after-broadcast points run with FACET_FAULTS_MODE=long (kills after broadcast are also in the energy crash
+ * test and, at random moments, the money-out campaign's quick run): four lives of the service fewer in CI.
+ */
+const everyPoint = campaignSettings().mode === "long"
+
 describe("custody survives a SIGKILL at any step of a sweep", () => {
   for (const [chain, point] of [
     ["TRC20", "after-sign"],
-    ["BEP20", "after-broadcast"]
+    ...(everyPoint ? [["BEP20", "after-broadcast"] as const] : [])
   ] as const) {
     it.scopedLive(
       `${chain}: killed ${point} of the sweep, restarted → exactly one transfer lands and the ledger moves once`,
@@ -83,7 +91,7 @@ describe("custody survives a SIGKILL at any step of a sweep", () => {
 describe("withdrawals survive a SIGKILL at any step", () => {
   for (const [chain, point, recipient] of [
     ["BEP20", "after-sign", "0x8ba1f109551bD432803012645Ac136ddd64DBA72"],
-    ["TRC20", "after-broadcast", "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy"]
+    ...(everyPoint ? [["TRC20", "after-broadcast", "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy"] as const] : [])
   ] as const) {
     it.scopedLive(
       `${chain}: killed ${point} of an approved withdrawal, restarted → one transfer, one COMPLETED, one signed webhook`,

@@ -27,7 +27,7 @@ describe("a refund's amount", () => {
   it("never more than confirmed paid less what refunds not CANCELLED, EXPIRED or FAILED hold", () => {
     const limit = (asked: string | undefined, paid: string, refunded: string) =>
       Either.match(
-        withinLimit(asked === undefined ? undefined : new MoneyDecimal(asked), held(paid, refunded), ORDER),
+        withinLimit(asked === undefined ? undefined : new MoneyDecimal(asked), held(paid, refunded), ORDER, 6),
         {
           onLeft: (reason) => `refused: ${reason}`,
           onRight: (a) => a.toFixed()
@@ -41,6 +41,9 @@ describe("a refund's amount", () => {
     expect(limit(undefined, "100", "30")).toBe("70")
     expect(limit(undefined, "100", "100")).toMatch(/^refused: nothing is left to refund in TRC20-USDT/)
     expect(limit("1", "0", "0")).toMatch(/^refused: a refund of 1 USDT is more than the 0 USDT/)
+    // all that is left, at the asset's precision: digits a deposit carries beyond it stay paid, never locked
+    expect(limit(undefined, "10.123456789", "0")).toBe("10.123456")
+    expect(limit(undefined, "10.0000005", "10")).toMatch(/^refused: nothing is left to refund in TRC20-USDT/)
   })
 
   it("an order's refunded_amount: each accepted asset's refunds at the order's price of it, rounded down; others not counted", () => {

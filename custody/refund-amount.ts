@@ -52,11 +52,14 @@ export interface Refundable {
 export const withinLimit = (
   asked: MoneyDecimal | undefined,
   refundable: Refundable,
-  what: { readonly orderId: string; readonly chain: string; readonly currency: string }
+  what: { readonly orderId: string; readonly chain: string; readonly currency: string },
+  /** The asset's amount precision: "all that is left" is cut down to it (what is locked is what is stored). */
+  digits: number
 ): Either.Either<MoneyDecimal, string> => {
   const left = refundable.paid.minus(refundable.held)
-  const amount = asked ?? left
-  if (left.lessThanOrEqualTo(0) && asked === undefined)
+  // a deposit may carry more digits than the asset's precision (18-decimal BEP20 tokens): the rest stays paid
+  const amount = asked ?? MoneyDecimal.max(left, 0).toDecimalPlaces(digits, MoneyDecimal.ROUND_DOWN)
+  if (amount.lessThanOrEqualTo(0) && asked === undefined)
     return Either.left(
       `nothing is left to refund in ${what.chain}-${what.currency} for order ${what.orderId}: paid ${refundable.paid.toFixed()}, refunded or being refunded ${refundable.held.toFixed()}`
     )

@@ -191,11 +191,12 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
         Option.isSome(yield* Effect.orDie(idempotencyStore.find(merchantId, CREATE_ENDPOINT, idempotencyKey.value)))
       if (!retried) {
         // before the lock: what the quote and the per-withdrawal limit are checked on (all that is left, when not given)
-        const before = withinLimit(asked, yield* Effect.orDie(refundable(orderId, chain, currency)), {
-          orderId,
-          chain,
-          currency
-        })
+        const before = withinLimit(
+          asked,
+          yield* Effect.orDie(refundable(orderId, chain, currency)),
+          { orderId, chain, currency },
+          digits
+        )
         if (Either.isLeft(before)) return yield* new InvalidRefundRequest({ reason: before.left })
         const estimate = before.right
         // the refund's withdrawal must be able to leave: the asset live for withdrawals, fees leaving something to send
@@ -235,11 +236,12 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
             }
             const locked = yield* orders.lockOwned(merchantId, orderId)
             if (Option.isNone(locked)) return yield* new OrderNotFound({ orderId })
-            const limited = withinLimit(asked, yield* refundable(orderId, chain, currency), {
-              orderId,
-              chain,
-              currency
-            })
+            const limited = withinLimit(
+              asked,
+              yield* refundable(orderId, chain, currency),
+              { orderId, chain, currency },
+              digits
+            )
             if (Either.isLeft(limited)) return yield* new InvalidRefundRequest({ reason: limited.left })
             const amount = limited.right
             const units = toBaseUnits(amount, policy.decimals)
@@ -388,7 +390,14 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
                 currency: refund.currency,
                 amount: refund.amount
               })
-              .pipe(Effect.timeout("5 seconds"), Effect.option)
+              .pipe(
+                Effect.timeout("5 seconds"),
+                Effect.asSome,
+                // the page shows without a fee when none can be had now, whatever the reason (a node, a defect)
+                Effect.catchAllCause((cause) =>
+                  Effect.as(Effect.logWarning("refund claim page: no fee quote", cause), Option.none())
+                )
+              )
           : Option.none()
       return { refund, merchantName: refund.merchant_name, fees }
     })
@@ -469,7 +478,11 @@ export class Refunds extends Effect.Service<Refunds>()("facet/Refunds", {
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const due = yield* store.dueForExpiry(EXPIRY_BATCH)
+            // balance rows locked in one order by every process (merchant, then asset), so two expiring at once
+            // never deadlock on each other's merchants
+            const due = [...(yield* store.dueForExpiry(EXPIRY_BATCH))].sort((a, b) =>
+              `${a.merchant_id}|${a.chain}|${a.currency}`.localeCompare(`${b.merchant_id}|${b.chain}|${b.currency}`)
+            )
             for (const row of due) {
               const policy = yield* assetOf(row.merchant_id, row.chain, row.currency).pipe(Effect.orDie)
               if (!(yield* store.release(row.id, "EXPIRED", "the claim link expired unused"))) continue

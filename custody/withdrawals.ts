@@ -549,9 +549,9 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
      * A refund's withdrawal, inside the caller's transaction (the refund's claim, which has locked the refund
      * and the merchant's available balance row): admitted by the same policy as any withdrawal (the address
      * book only when `refund_address_book` is on; 403 rolls the claim back), stored PENDING with the fee
-     * snapshot quoted for the customer's address, in the audit log, and auto-approved when the policy would
-     * approve any withdrawal so. No funds move: the refund's lock (available → locked at its creation) is
-     * the one this withdrawal holds and later spends or returns.
+     * snapshot quoted for the customer's address, in the audit log; never auto-approved (a person decides).
+     * No funds move: the refund's lock (available → locked at its creation) is the one this withdrawal holds
+     * and later spends or returns.
      */
     const createForRefund = Effect.fn("Withdrawals.createForRefund")(function* (
       merchantId: string,
@@ -606,7 +606,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         id,
         `refund ${refund.id}: ${fees.amount} ${policy.currency} on ${policy.chain} to ${toAddress} (named by the customer); needs ${requiredApprovals} approval${requiredApprovals === 1 ? "" : "s"}`
       )
-      if (requiredApprovals === 1) yield* autoApprove(merchantId, policy, id, fees.amount)
+      // never auto-approved: the destination is whatever the customer typed on a page reached by a link,
+      // so a person of the merchant looks at it before anything leaves
       return id
     })
 

@@ -5,6 +5,7 @@ import { Refunds } from "../custody/refunds.js"
 import { formFields, remoteAddress } from "./console/route-kit.js"
 import { categorized } from "./error-statuses.js"
 import { pageHeaders } from "./html.js"
+import { withRedactedAccessLog } from "./redacted-access-log.js"
 import { makeRateLimiter } from "./rate-limiter.js"
 import type { ClaimRow } from "../src/stores/refund-store.js"
 import {
@@ -67,58 +68,64 @@ export const RefundClaimRoutes = HttpApiBuilder.Router.use((router) =>
         Effect.catchTag("RefundClaimNotFound", () => Effect.succeed(page(renderClaimNotFoundPage(), 404)))
       )
 
-    yield* router.get(
-      "/refund-claims/:token",
-      Effect.flatMap(token, (t) => show(t))
-    )
+    // the token is the claim link's credential: never in the access log
+    const logged = withRedactedAccessLog("/refund-claims/{token}")
+    yield* router.get("/refund-claims/:token", logged(Effect.flatMap(token, (t) => show(t))))
     yield* router.post(
       "/refund-claims/:token",
-      Effect.gen(function* () {
-        const claimToken = yield* token
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const from = remoteAddress(request)
-        const wait = yield* limiter.take(`addr:${from}`)
-        if (Option.isSome(wait))
-          return page(renderClaimRetryPage(`Too many tries from your address: try again in ${wait.value} s.`), 429, {
-            "retry-after": String(wait.value)
-          })
-        const field = yield* formFields
-        const address = field("address").trim()
-        if (field("own_address") !== "yes")
-          return yield* show(
-            claimToken,
-            400,
-            "Confirm that the address is your own and needs no memo or tag: nothing was sent.",
-            address
-          )
-        return yield* refunds
-          .claim(claimToken, address, { address: from, userAgent: request.headers["user-agent"] ?? "" })
-          .pipe(
-            Effect.as(
-              HttpServerResponse.empty({ status: 303, headers: { location: request.url, "cache-control": "no-store" } })
-            ),
-            categorized,
-            Effect.catchTags({
-              BadRequest: (e) => show(claimToken, 400, `${e.error}. Nothing was sent: correct the address.`, address),
-              Forbidden: (e) =>
-                show(
-                  claimToken,
-                  403,
-                  `The merchant's payout rules do not allow this refund to be sent to this address now (${e.error}). Nothing was sent: ask the merchant.`,
-                  address
-                ),
-              NotFound: () => Effect.succeed(page(renderClaimNotFoundPage(), 404)),
-              Conflict: () =>
-                show(claimToken, 409, (refund) =>
-                  refund.status === "CLAIMED" || refund.status === "COMPLETED" || refund.status === "FAILED"
-                    ? "This refund was already claimed with this link: nothing more was sent."
-                    : "This refund link can no longer be used: nothing was sent."
-                ),
-              ServiceUnavailable: (e) =>
-                Effect.succeed(page(renderClaimRetryPage(`${e.error}. Nothing was sent: try again in a minute.`), 503))
+      logged(
+        Effect.gen(function* () {
+          const claimToken = yield* token
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const from = remoteAddress(request)
+          const wait = yield* limiter.take(`addr:${from}`)
+          if (Option.isSome(wait))
+            return page(renderClaimRetryPage(`Too many tries from your address: try again in ${wait.value} s.`), 429, {
+              "retry-after": String(wait.value)
             })
-          )
-      })
+          const field = yield* formFields
+          const address = field("address").trim()
+          if (field("own_address") !== "yes")
+            return yield* show(
+              claimToken,
+              400,
+              "Confirm that the address is your own and needs no memo or tag: nothing was sent.",
+              address
+            )
+          return yield* refunds
+            .claim(claimToken, address, { address: from, userAgent: request.headers["user-agent"] ?? "" })
+            .pipe(
+              Effect.as(
+                HttpServerResponse.empty({
+                  status: 303,
+                  headers: { location: request.url, "cache-control": "no-store" }
+                })
+              ),
+              categorized,
+              Effect.catchTags({
+                BadRequest: (e) => show(claimToken, 400, `${e.error}. Nothing was sent: correct the address.`, address),
+                Forbidden: (e) =>
+                  show(
+                    claimToken,
+                    403,
+                    `The merchant's payout rules do not allow this refund to be sent to this address now (${e.error}). Nothing was sent: ask the merchant.`,
+                    address
+                  ),
+                NotFound: () => Effect.succeed(page(renderClaimNotFoundPage(), 404)),
+                Conflict: () =>
+                  show(claimToken, 409, (refund) =>
+                    refund.status === "CLAIMED" || refund.status === "COMPLETED" || refund.status === "FAILED"
+                      ? "This refund was already claimed with this link: nothing more was sent."
+                      : "This refund link can no longer be used: nothing was sent."
+                  ),
+                ServiceUnavailable: (e) =>
+                  Effect.succeed(
+                    page(renderClaimRetryPage(`${e.error}. Nothing was sent: try again in a minute.`), 503)
+                  )
+              })
+            )
+        })
+      )
     )
     yield* router.get(
       "/refund-claim-assets/claim.css",

@@ -5,7 +5,7 @@ process.env.FACET_REFUND_EXPIRY_INTERVAL_MS = "300"
 
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Redacted } from "effect"
+import { Effect, Either, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import { launchBrowser } from "../test/browser.js"
@@ -18,6 +18,7 @@ import { onboardMerchant } from "../test/merchants.js"
 import { eventually, startReceiver } from "../test/webhook-receiver.js"
 import { ApiKeys } from "../src/merchants/api-keys.js"
 import { tronAddress } from "../src/keys/address-encoding.js"
+import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 import { verifyWebhook } from "../src/webhooks/receiver.js"
 
@@ -251,6 +252,12 @@ describe("refunds on the devnets", () => {
 
           // the address book binds the merchant's own withdrawals, not refunds (refund_address_book is off)
           yield* policy.change(merchantId, [{ setting: "address_book", value: "on" }], TEST_ACTOR)
+          // an operator's auto-approval limit that would let any 30 USDT withdrawal through: never a refund's
+          yield* (yield* WithdrawalDecisions).setAutoApproval(merchantId, "TRC20", "USDT", Option.some("1000"), {
+            kind: "operator",
+            by: "ops@test",
+            from: "test"
+          })
           // the customer claims A: a withdrawal of kind refund holds the refund's lock (none taken twice)
           const customerA = stranger()
           const claimed = yield* claimForm(aLink, { address: customerA, own_address: "yes" })

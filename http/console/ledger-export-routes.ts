@@ -76,7 +76,11 @@ export const LedgerExportRoutes = HttpApiBuilder.Router.use((router) =>
           if (!DAY.test(since) || !DAY.test(until)) return yield* form(session, values, "Choose both days.", 400)
           const [chain, currency] = asset === "" ? [undefined, undefined] : asset.split("-")
           const decodedChain = chain === undefined ? undefined : Schema.decodeUnknownOption(Chain)(chain)
-          if (decodedChain !== undefined && decodedChain._tag === "None") {
+          // the same rule as the API's query: a currency is letters and digits, nothing else reaches the statement
+          if (
+            (decodedChain !== undefined && decodedChain._tag === "None") ||
+            (currency !== undefined && !/^[A-Za-z0-9]{1,16}$/.test(currency))
+          ) {
             return yield* form(session, values, `${asset} is not an asset.`, 400)
           }
           const to = new Date(`${until}T00:00:00Z`)

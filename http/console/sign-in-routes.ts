@@ -1,4 +1,5 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { withRedactedAccessLog } from "../redacted-access-log.js"
 import { Effect, Option } from "effect"
 import QRCode from "qrcode"
 import type { ConsoleSession } from "../../src/console/console-accounts.js"
@@ -39,15 +40,18 @@ export const SignInRoutes = HttpApiBuilder.Router.use((router) =>
 
     yield* router.get(
       "/console/setup",
-      Effect.gen(function* () {
-        const consoleToken = yield* queryParam("token")
-        return yield* accounts.setupOffer(consoleToken).pipe(
-          Effect.map((offer) => htmlResponse(setupPage(offer, consoleToken))),
-          Effect.catchTag("ConsoleRefusal", (refusal) =>
-            Effect.succeed(htmlResponse(messagePage("Setup link not usable", refusal.message), refusal.status))
+      // the one-time setup token is in the query: never in the access log
+      withRedactedAccessLog("/console/setup?token={token}")(
+        Effect.gen(function* () {
+          const consoleToken = yield* queryParam("token")
+          return yield* accounts.setupOffer(consoleToken).pipe(
+            Effect.map((offer) => htmlResponse(setupPage(offer, consoleToken))),
+            Effect.catchTag("ConsoleRefusal", (refusal) =>
+              Effect.succeed(htmlResponse(messagePage("Setup link not usable", refusal.message), refusal.status))
+            )
           )
-        )
-      })
+        })
+      )
     )
     yield* router.post(
       "/console/setup",

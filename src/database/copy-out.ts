@@ -75,8 +75,14 @@ export const copyOutStream = (
             })
             // a connection lost under a stream is that stream's error (below), never an unhandled one
             connection.on("error", () => undefined)
-            await connection.connect()
-            for (const setting of settings) await connection.query(setting)
+            try {
+              await connection.connect()
+              for (const setting of settings) await connection.query(setting)
+            } catch (cause) {
+              // not acquired, so never released: closed here
+              await connection.end().catch(() => undefined)
+              throw cause
+            }
             return connection
           },
           catch: (cause) => new SqlError({ cause, message: "could not connect for COPY" })

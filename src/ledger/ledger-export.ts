@@ -47,6 +47,16 @@ export class LedgerExports extends Effect.Service<LedgerExports>()("facet/Ledger
     const store = yield* LedgerStore
     const pg = yield* PgClient.PgClient
     const running = yield* Effect.makeSemaphore(AT_ONCE)
+    /** One export at a time per merchant: a merchant's second waits for its first, never for another's turn. */
+    const perMerchant = new Map<string, Effect.Semaphore>()
+    const turnOf = (merchantId: string) =>
+      Effect.sync(() => {
+        const known = perMerchant.get(merchantId)
+        if (known !== undefined) return known
+        const made = Effect.unsafeMakeSemaphore(1)
+        perMerchant.set(merchantId, made)
+        return made
+      })
 
     /** The file: its content type, a name for it, and its bytes as a stream (nothing is read until it is pulled). */
     const open = Effect.fn("LedgerExports.open")(function* (merchantId: string, request: LedgerExportQuery) {
@@ -80,10 +90,12 @@ export class LedgerExports extends Effect.Service<LedgerExports>()("facet/Ledger
         filename: `ledger-${compact(from)}-${compact(to)}.${format === "csv" ? "csv" : "ndjson"}`,
         // a turn among the exports running now, held while the stream is read
         stream: Stream.unwrapScoped(
-          Effect.as(
-            Effect.acquireRelease(running.take(1), () => running.release(1)),
-            rows.pipe(Stream.provideService(PgClient.PgClient, pg))
-          )
+          Effect.gen(function* () {
+            const mine = yield* turnOf(merchantId)
+            yield* Effect.acquireRelease(mine.take(1), () => mine.release(1))
+            yield* Effect.acquireRelease(running.take(1), () => running.release(1))
+            return rows.pipe(Stream.provideService(PgClient.PgClient, pg))
+          })
         )
       }
     })

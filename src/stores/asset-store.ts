@@ -8,7 +8,7 @@ const MerchantAssetRow = Schema.Struct({
   ...AssetPolicyRow.fields,
   merchant_enabled: Schema.Boolean,
   merchant_source: Schema.NullOr(Schema.String),
-  /** The merchant's underpayment tolerance for the asset (migration 0030): each limit, or null when not set. */
+  /** The merchant's underpayment tolerance for the asset (migration 0033): each limit, or null when not set. */
   underpayment_tolerance_percent: Schema.NullOr(Schema.String),
   underpayment_tolerance_amount: Schema.NullOr(Schema.String)
 })

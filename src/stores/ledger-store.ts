@@ -350,7 +350,12 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("facet/LedgerStor
      */
     const exportRows = (query: LedgerExportQuery, format: "csv" | "json") => {
       const statement = ledgerExportStatement(query, format)
-      const rows = copyOutStream(statement.query, statement.options, ["SET work_mem = '256MB'"])
+      const rows = copyOutStream(statement.query, statement.options, [
+        "SET work_mem = '256MB'",
+        // a reader that stops reading holds an export's turn and connection: 15 minutes at most (a year of an
+        // exchange's volume streams in well under one), then the server ends it and the connection is cut
+        "SET statement_timeout = '15min'"
+      ])
       return format === "csv" ? Stream.concat(Stream.succeed(CSV_HEADER_BYTES), rows) : rows
     }
 

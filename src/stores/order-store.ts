@@ -28,7 +28,7 @@ export const OrderRow = Schema.Struct({
   metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   tx_hash: Schema.NullOr(Schema.String),
   late_payment: Schema.Boolean,
-  /** What a PAID order accepted within its underpayment tolerance still lacks (migration 0030); null: nothing. */
+  /** What a PAID order accepted within its underpayment tolerance still lacks (migration 0033); null: nothing. */
   underpaid_amount: Schema.NullOr(Schema.String),
   expire_at: Schema.DateFromSelf,
   created_at: Schema.DateFromSelf,
@@ -48,7 +48,7 @@ export const OrderAssetRow = Schema.Struct({
   pay_address: Schema.String,
   amount: Schema.String,
   pay_qrcode: Schema.NullOr(Schema.String),
-  /** The shortfall this asset allows, in its units, fixed at creation (migration 0030); "0": none. */
+  /** The shortfall this asset allows, in its units, fixed at creation (migration 0033); "0": none. */
   underpayment_tolerance: Schema.String
 })
 export type OrderAssetRow = typeof OrderAssetRow.Type

@@ -13,6 +13,8 @@ const SUITES = [
   "test/faults/faults.test.ts",
   "test/faults/money-out.test.ts",
   "test/faults/real-providers.test.ts",
+  // every crash point of a sweep and a withdrawal (CI runs one of each)
+  "custody/custody-crash.test.ts",
   "http/fuzz.test.ts",
   "http/authorization.test.ts",
   "http/hostile-input.test.ts"
