@@ -48,7 +48,7 @@ describe(`money-out campaign (${settings.mode}, seed ${settings.seed}): the whol
       Effect.gen(function* () {
         const result = yield* moneyOutCrashesScenario(
           settings.mode === "quick"
-            ? { withdrawals: 5, crashes: 1, seed: settings.seed }
+            ? { withdrawals: 4, crashes: 1, seed: settings.seed }
             : { withdrawals: 30, crashes: 6, seed: settings.seed }
         )
         shareResult(result)
