@@ -60,7 +60,7 @@ describe("each chain's indexer is a cluster singleton", () => {
           pid: process.pid
         }
         // two socket runners indexing TRC20 as their "mainnet" (only TRC20 has a node; the others are never read)
-        const runner = (name: string) =>
+        const start = (name: string) =>
           Effect.flatMap(freePort, (port) =>
             startService(path.join(dir, name), name, {
               DATABASE_URL: Redacted.value(databaseUrl),
@@ -75,6 +75,14 @@ describe("each chain's indexer is a cluster singleton", () => {
               FACET_BEP20_RPC_URL: chain.bep20.rpcUrl,
               FACET_SOLANA_RPC_URL: chain.solana.rpcUrl
             })
+          )
+        // a port found free can be taken by another suite's process before the runner binds it (a CI run
+        // failed so, EADDRINUSE): that runner is started again on another
+        const runner = (name: string) =>
+          start(name).pipe(
+            Effect.catchAllDefect((defect) =>
+              String(defect).includes("EADDRINUSE") ? start(name) : Effect.die(defect)
+            )
           )
         // together, on a fresh database: @effect/cluster creates its own tables at start, and two processes
         // doing it at once collided in PostgreSQL's catalog (duplicate pg_type key) until src/cluster.ts
