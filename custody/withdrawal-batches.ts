@@ -41,7 +41,7 @@ import { InsufficientAvailable } from "./withdrawal-errors.js"
 import { PolicyRefused } from "./withdrawal-policy-errors.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
 import { assetDecimals, render as renderWithdrawal, unlock } from "./withdrawal-view.js"
-import { type Requester, Withdrawals } from "./withdrawals.js"
+import { feeSnapshot, type Requester, Withdrawals } from "./withdrawals.js"
 
 const CREATE_ENDPOINT = "POST /v1/withdrawal-batches"
 /** Native items asked of their chain at once for their network fee (each for its own recipient). */
@@ -451,16 +451,7 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
                 status: "PENDING",
                 chain: item.policy.chain,
                 currency: item.policy.currency,
-                amount: item.fees.amount,
-                platform_fee: item.fees.platform_fee,
-                platform_fee_bps: item.fees.platform_fee_bps,
-                network_fee: item.fees.network_fee,
-                network_fee_asset: item.fees.network_fee_asset,
-                network_fee_included: item.fees.network_fee_included,
-                total_fee: item.fees.total_fee,
-                net_amount: item.fees.net_amount,
-                fee_model: item.fees.model,
-                fee_policy_version: item.fees.policy_version,
+                ...feeSnapshot(item.fees),
                 to_address: item.request.to_address,
                 required_approvals: admitted.requiredApprovals,
                 admitted_at: admitted.admittedAt,

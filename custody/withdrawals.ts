@@ -54,6 +54,20 @@ export interface Requester {
 const fixed = (value: MoneyDecimal, digits: number) => value.toFixed(digits)
 const ceilAt = (value: MoneyDecimal, digits: number) => value.toDecimalPlaces(digits, MoneyDecimal.ROUND_UP)
 
+/** The fee figures a new withdrawal keeps from its quote: its snapshot, never recalculated. */
+export const feeSnapshot = (fees: FeeQuote) => ({
+  amount: fees.amount,
+  platform_fee: fees.platform_fee,
+  platform_fee_bps: fees.platform_fee_bps,
+  network_fee: fees.network_fee,
+  network_fee_asset: fees.network_fee_asset,
+  network_fee_included: fees.network_fee_included,
+  total_fee: fees.total_fee,
+  net_amount: fees.net_amount,
+  fee_model: fees.model,
+  fee_policy_version: fees.policy_version
+})
+
 /**
  * Withdrawals: the fee quote, creation with the funds locked in the same transaction, the human decision
  * (approve, reject, cancel; never through the API), expiry of undecided requests, and execution by the
@@ -321,16 +335,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               status: "PENDING",
               chain: policy.chain,
               currency: policy.currency,
-              amount: fees.amount,
-              platform_fee: fees.platform_fee,
-              platform_fee_bps: fees.platform_fee_bps,
-              network_fee: fees.network_fee,
-              network_fee_asset: fees.network_fee_asset,
-              network_fee_included: fees.network_fee_included,
-              total_fee: fees.total_fee,
-              net_amount: fees.net_amount,
-              fee_model: fees.model,
-              fee_policy_version: fees.policy_version,
+              ...feeSnapshot(fees),
               to_address: request.to_address,
               required_approvals: requiredApprovals,
               admitted_at: admittedAt,
@@ -580,16 +585,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         status: "PENDING",
         chain: policy.chain,
         currency: policy.currency,
-        amount: fees.amount,
-        platform_fee: fees.platform_fee,
-        platform_fee_bps: fees.platform_fee_bps,
-        network_fee: fees.network_fee,
-        network_fee_asset: fees.network_fee_asset,
-        network_fee_included: fees.network_fee_included,
-        total_fee: fees.total_fee,
-        net_amount: fees.net_amount,
-        fee_model: fees.model,
-        fee_policy_version: fees.policy_version,
+        ...feeSnapshot(fees),
         to_address: toAddress,
         required_approvals: requiredApprovals,
         admitted_at: admittedAt,

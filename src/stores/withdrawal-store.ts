@@ -312,18 +312,25 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
         Effect.asVoid
       )
 
-    /** The human (or policy, or expiry) decision; a rejection or cancellation finishes it. */
+    /** What a decision sets on a withdrawal (one, or a batch's items); a rejection or cancellation finishes it. */
+    const decisionColumns = (
+      decision: "APPROVED" | "REJECTED" | "CANCELLED",
+      by: string,
+      from: string,
+      reason: string | null
+    ) =>
+      sql`status = ${decision}, decided_by = ${by}, decided_at = clock_timestamp(), decided_from = ${from},
+          decision_reason = ${reason}, updated_at = clock_timestamp(),
+          finished_at = ${decision === "APPROVED" ? null : sql`clock_timestamp()`}`
+
+    /** The human (or policy, or expiry) decision. */
     const recordDecision = (
       id: string,
       decision: "APPROVED" | "REJECTED" | "CANCELLED",
       by: string,
       from: string,
       reason: string | null
-    ) =>
-      sql`UPDATE withdrawals SET status = ${decision}, decided_by = ${by}, decided_at = clock_timestamp(), decided_from = ${from},
-                     decision_reason = ${reason}, updated_at = clock_timestamp(),
-                     finished_at = ${decision === "APPROVED" ? null : sql`clock_timestamp()`}
-                   WHERE id = ${id}`.pipe(Effect.asVoid)
+    ) => sql`UPDATE withdrawals SET ${decisionColumns(decision, by, from, reason)} WHERE id = ${id}`.pipe(Effect.asVoid)
 
     /** The custody operation that sends an approved withdrawal. */
     const attachOperation = (id: string, operationId: string) =>
@@ -410,10 +417,8 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
       from: string,
       reason: string | null
     ) =>
-      sql`UPDATE withdrawals SET status = ${decision}, decided_by = ${by}, decided_at = clock_timestamp(), decided_from = ${from},
-                     decision_reason = ${reason}, updated_at = clock_timestamp(),
-                     finished_at = ${decision === "APPROVED" ? null : sql`clock_timestamp()`}
-                   WHERE batch_id = ${batchId} AND status = 'PENDING' RETURNING id`.pipe(
+      sql`UPDATE withdrawals SET ${decisionColumns(decision, by, from, reason)}
+          WHERE batch_id = ${batchId} AND status = 'PENDING' RETURNING id`.pipe(
         Effect.flatMap(decodeAll(IdRow)),
         Effect.map((rows) => rows.length)
       )
