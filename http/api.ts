@@ -67,6 +67,7 @@ import {
   WithdrawalBatchListQuery
 } from "../src/domain/withdrawal-batch.js"
 import { CurrentMerchant } from "../src/merchants/principal.js"
+import { AGENT_NEVER_APPROVES, AgentHints, AgentNote } from "./mcp/agent-annotations.js"
 import {
   CreatePaymentLinkRequest,
   PayForm,
@@ -212,6 +213,7 @@ export class OnboardingGroup extends HttpApiGroup.make("onboarding")
         OpenApi.Summary,
         "Provision a live merchant (201), or return the existing one for a repeated application (200)"
       )
+      .annotate(AgentHints, { idempotent: true })
   )
   .add(
     HttpApiEndpoint.get("onboardingStatus", "/v1/ai/onboarding-status/:merchant_id")
@@ -233,6 +235,7 @@ export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
       .setPayload(EnrollmentRequest)
       .addSuccess(AssetPolicy)
       .annotate(OpenApi.Summary, "Enable a platform-supported asset for this merchant (idempotent)")
+      .annotate(AgentHints, { idempotent: true })
   )
   .add(
     HttpApiEndpoint.get("portfolio", "/v1/wallet-portfolio")
@@ -273,6 +276,11 @@ export class WalletAssetsGroup extends HttpApiGroup.make("walletAssets")
         OpenApi.Summary,
         "Collect a receive wallet's uncollected balance into the main wallet (key with `wallet` scope); the gas a token sweep needs is funded first (GAS_FUNDING). One sweep per wallet at a time (409)"
       )
+      .annotate(
+        AgentNote,
+        "It starts at once, with no approval: the funds stay the merchant's (receive wallet to main wallet) but network gas is spent, so sweep only when your user asked for it."
+      )
+      .annotate(AgentHints, { destructive: true })
   )
   .add(
     HttpApiEndpoint.get("sweepStatus", "/v1/wallet-assets/:asset_key/sweeps/:operation_id")
@@ -338,6 +346,7 @@ export class DepositAddressesGroup extends HttpApiGroup.make("depositAddresses")
         OpenApi.Summary,
         "Assign a long-term address to an external user for a chain and currency (idempotent; a key with the deposits scope)"
       )
+      .annotate(AgentHints, { idempotent: true })
   )
   .add(
     HttpApiEndpoint.post("batch", "/v1/deposit-addresses/batch")
@@ -368,6 +377,7 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
         OpenApi.Summary,
         "Fees of a withdrawal now (call it right before creating one; no quote id): platform fee in bps, network fee in the gas asset"
       )
+      .annotate(AgentHints, { readOnly: true })
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/withdrawals")
@@ -390,6 +400,11 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
         OpenApi.Description,
         "The merchant's withdrawal policy is enforced here, nothing locked when it refuses, 403 {error} saying why: with the address book on, an address that is not a usable entry of GET /v1/withdrawal-addresses (unknown, or still cooling off: the error gives the time it becomes usable); an amount above the asset's per-withdrawal limit; or one that would pass its rolling 24 h limit (the error gives what is used and what is left). 403 too for a key without the withdrawals scope."
       )
+      .annotate(
+        AgentNote,
+        `The withdrawal is only requested: it stays PENDING until a human approves it in the merchant console (unless an auto-approval limit an operator set for the asset covers it: see status and required_approvals in the answer), so tell your user it waits for their approval. ${AGENT_NEVER_APPROVES}`
+      )
+      .annotate(AgentHints, { destructive: true })
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/withdrawals/:withdrawal_id")
@@ -425,6 +440,11 @@ export class RefundsGroup extends HttpApiGroup.make("refunds")
         OpenApi.Description,
         "Never more than what was paid (confirmed) in the asset and not yet refunded: 400 otherwise, and 400 when the payment is not collected yet (refunds leave from the main wallet's available balance); nothing is locked when refused. The customer opens the claim_url, gives an address, and a withdrawal of kind refund is created for the merchant's approval in the console (the withdrawal policy applies; the address book only with refund_address_book on). A replay with the same key answers with a new claim_url (the earlier one stops working)."
       )
+      .annotate(
+        AgentNote,
+        `Nothing is sent yet: give the customer the claim_url; their claim makes a withdrawal of kind refund that a human approves in the merchant console (never auto-approved). ${AGENT_NEVER_APPROVES}`
+      )
+      .annotate(AgentHints, { destructive: true })
   )
   .add(
     HttpApiEndpoint.get("listForOrder", "/v1/orders/:order_id/refunds")
@@ -455,6 +475,7 @@ export class RefundsGroup extends HttpApiGroup.make("refunds")
         OpenApi.Summary,
         "Cancel an unclaimed refund (PENDING_CLAIM; 409 once claimed): its link stops working and the amount is unlocked (a key with the withdrawals scope)"
       )
+      .annotate(AgentHints, { destructive: true })
   )
   .add(
     HttpApiEndpoint.post("claimLink", "/v1/refunds/:refund_id/claim-link")
@@ -466,6 +487,7 @@ export class RefundsGroup extends HttpApiGroup.make("refunds")
         OpenApi.Summary,
         "A new claim_url for an unclaimed refund whose link was lost; the previous link stops working, the expiry stays (a key with the withdrawals scope)"
       )
+      .annotate(AgentHints, { destructive: true })
   )
   .middleware(Authentication) {}
 
@@ -530,6 +552,7 @@ export class PaymentLinksGroup extends HttpApiGroup.make("paymentLinks")
         OpenApi.Summary,
         "Turn a payment link off for good (a key with the orders scope; idempotent): its page takes no more visits, its orders go on"
       )
+      .annotate(AgentHints, { destructive: true, idempotent: true })
   )
   .add(
     HttpApiEndpoint.get("orders", "/v1/payment-links/:payment_link_id/orders")
@@ -562,6 +585,11 @@ export class WithdrawalBatchesGroup extends HttpApiGroup.make("withdrawalBatches
         OpenApi.Description,
         "Each item is a CreateWithdrawalRequest with its own out_withdrawal_no. Every item is validated and quoted before anything is locked; a refusal names every refused item in `items` ({index, out_withdrawal_no, error}): 400 for items that cannot be withdrawn as asked (asset, precision, address, zero net, a reference repeated in the batch), 409 for references already used by the merchant's withdrawals, 403 when the withdrawal policy refuses items (address book, per-withdrawal limit) or an asset's total (the rolling 24 h limit counts the batch's total). 400 {error} when the available balance of an asset is less than the batch's total of it; 400 for more than 500 items. The batch needs the approvals its largest item would need alone (required_approvals); the auto-approval policy does not apply to batches."
       )
+      .annotate(
+        AgentNote,
+        `The batch is only requested: it stays PENDING, its sum locked, until a human approves it in the merchant console (never auto-approved), so tell your user it waits for their approval. ${AGENT_NEVER_APPROVES}`
+      )
+      .annotate(AgentHints, { destructive: true })
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/withdrawal-batches")

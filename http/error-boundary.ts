@@ -25,6 +25,7 @@ import {
 import { hashSecret } from "../src/merchants/credentials.js"
 import { FacetApi } from "./api.js"
 import { RateLimiter } from "./rate-limiter.js"
+import { callerApiKey, McpLoopback, rateLimitAddress } from "./mcp/mcp-caller.js"
 
 /** What the boundary itself can answer with; every one is declared on the whole API. */
 type BoundaryError =
@@ -112,6 +113,7 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const limiter = yield* RateLimiter
+    const loopback = yield* McpLoopback
     const routes = declaredRoutes()
 
     const notFound = (method: string, path: string): BoundaryError => {
@@ -171,11 +173,14 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
         if (Number.isFinite(declaredLength) && declaredLength > config.maxBodyBytes) {
           return yield* new PayloadTooLargeError({ error: `request body exceeds ${config.maxBodyBytes} bytes` })
         }
-        const apiKey = request.headers["x-api-key"]
+        // /mcp takes its key as a bearer token too; the /v1 calls /mcp makes for a caller without a key count
+        // against the caller's address, not loopback's (http/mcp/mcp-caller.ts)
+        const apiKey =
+          path === "/mcp" ? Option.getOrUndefined(callerApiKey(request.headers)) : request.headers["x-api-key"]
         const bucket =
           apiKey !== undefined && apiKey !== ""
             ? `key:${hashSecret(apiKey)}`
-            : `addr:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+            : `addr:${rateLimitAddress(loopback, request.headers, request.remoteAddress)}`
         const wait = yield* limiter.take(bucket)
         if (Option.isSome(wait)) {
           const error = new RateLimitedError({ error: `rate limit exceeded; retry after ${wait.value} s` })

@@ -23,6 +23,8 @@ import { LedgerExportHandlers } from "./handlers/ledger-export.js"
 import { ConsoleRoutesLive } from "./console/console-routes.js"
 import { RateLimiter } from "./rate-limiter.js"
 import { RefundClaimRoutes } from "./refund-claim-routes.js"
+import { McpLoopbackLive } from "./mcp/mcp-caller.js"
+import { McpRoutesLive } from "./mcp/mcp-routes.js"
 
 const ApiLive = HttpApiBuilder.api(FacetApi).pipe(
   Layer.provide([
@@ -55,8 +57,12 @@ export const HttpLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
   Layer.provide(ConsoleRoutesLive),
   // the refund claim page customers open from a claim link: outside the contract too
   Layer.provide(RefundClaimRoutes),
+  // the MCP server over streamable HTTP, calling /v1 over loopback with the caller's key
+  Layer.provide(McpRoutesLive),
   Layer.provide(ErrorBoundaryLive),
   Layer.provide(RateLimiter.Default),
+  // proves /mcp's own calls to /v1 to the rate limiter (the caller's address, not loopback's)
+  Layer.provide(McpLoopbackLive),
   HttpServer.withLogAddress,
   Layer.provideMerge(NodeServerLive)
 )

@@ -1,0 +1,66 @@
+// the modules themselves, not the package's index: a client's start is shorter without the rest
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { Config, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { makeMcpServer } from "./mcp-server.js"
+
+/**
+ * `npm run mcp`: the MCP server over stdio, for an MCP client that starts it (Claude Desktop, Cursor, VS Code).
+ * A client of the API and nothing more: no database, no keys of the service; each tool call is one request
+ * to FACET_API_URL (default http://localhost:8080, `npm start`'s) with FACET_API_KEY (optional: without it
+ * only the public tools work, the others answer the API's 401). stdout carries the protocol alone: logs go to
+ * stderr.
+ */
+
+const settings = Config.all({
+  apiUrl: Config.string("FACET_API_URL").pipe(
+    Config.withDefault("http://localhost:8080"),
+    Config.validate({
+      message: "FACET_API_URL must be an http(s) URL, e.g. http://localhost:8080",
+      validation: (url) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol)
+    })
+  ),
+  apiKey: Config.option(Config.redacted("FACET_API_KEY"))
+})
+
+const main = Effect.gen(function* () {
+  const { apiUrl, apiKey } = yield* settings
+  const key = Option.filter(apiKey, (k) => Redacted.value(k).trim() !== "")
+  const server = yield* makeMcpServer({ baseUrl: apiUrl.replace(/\/+$/, ""), apiKey: key, headers: {} })
+  const transport = new StdioServerTransport()
+  yield* Effect.promise(() => server.connect(transport))
+  yield* Effect.logInfo(
+    `facet MCP server on stdio for ${apiUrl} (${Option.isSome(key) ? "with FACET_API_KEY" : "no FACET_API_KEY: public tools only"})`
+  )
+  // until the client closes our stdin (or a signal interrupts: runMain closes the server on the way out)
+  yield* Effect.async<void>((resume) => {
+    const done = () => resume(Effect.void)
+    process.stdin.once("end", done)
+    process.stdin.once("close", done)
+    return Effect.sync(() => {
+      process.stdin.off("end", done)
+      process.stdin.off("close", done)
+    })
+  })
+}).pipe(
+  Effect.scoped,
+  Effect.catchTag("ConfigError", (error) =>
+    Effect.zipRight(
+      Effect.logError(`invalid configuration: ${error}`),
+      Effect.sync(() => {
+        process.exitCode = 1
+      })
+    )
+  )
+)
+
+// stdout is the protocol's: every log line goes to stderr
+const StderrLogger = Layer.merge(
+  Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
+  Logger.minimumLogLevel(LogLevel.Info)
+)
+
+NodeRuntime.runMain(main.pipe(Effect.provide(Layer.merge(NodeHttpClient.layer, StderrLogger))), {
+  disablePrettyLogger: true
+})
