@@ -26,6 +26,15 @@ const CALL_TIMEOUT = Duration.seconds(60)
 
 export const USER_AGENT = "facet-mcp"
 
+/** What went wrong underneath (ECONNREFUSED, a reset), rather than the client's "Transport error". */
+const reasonOf = (error: { readonly message: string; readonly cause?: unknown }) => {
+  const cause = error.cause
+  if (typeof cause !== "object" || cause === null) return error.message
+  const code = "code" in cause && typeof cause.code === "string" ? cause.code : ""
+  const message = cause instanceof Error ? cause.message : ""
+  return [code, message].filter((part) => part !== "").join(": ") || error.message
+}
+
 export const callApi = (target: ApiTarget, request: ApiRequest) =>
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
@@ -55,8 +64,8 @@ export const callApi = (target: ApiTarget, request: ApiRequest) =>
         onTimeout: () => new ApiUnreachable({ url, reason: `no answer within ${Duration.format(CALL_TIMEOUT)}` })
       }),
       Effect.catchTags({
-        RequestError: (error) => new ApiUnreachable({ url, reason: error.message }),
-        ResponseError: (error) => new ApiUnreachable({ url, reason: error.message })
+        RequestError: (error) => new ApiUnreachable({ url, reason: reasonOf(error) }),
+        ResponseError: (error) => new ApiUnreachable({ url, reason: reasonOf(error) })
       })
     )
   })

@@ -51,15 +51,21 @@ export const callTool = (target: ApiTarget, name: string, args: unknown) =>
     const { generatedKey } = request.right
     return yield* callApi(target, request.right).pipe(
       Effect.map((answer) => toolResult(answer, generatedKey)),
-      Effect.catchTag("ApiUnreachable", (e) =>
-        Effect.succeed(
+      Effect.catchTag("ApiUnreachable", (e) => {
+        const advice =
+          tool.annotations.readOnlyHint === true
+            ? "retry"
+            : Option.isSome(generatedKey)
+              ? "it may or may not have been done: retry with this idempotency_key"
+              : "it may or may not have been done: check before you retry"
+        return Effect.succeed(
           toolError({
             status: 503,
-            error: `could not reach the Facet API at ${e.url} (${e.reason}); it may or may not have been done: retry${Option.isSome(generatedKey) ? " with this idempotency_key" : ""}`,
+            error: `could not reach the Facet API at ${e.url} (${e.reason}); ${advice}`,
             ...Option.match(generatedKey, { onNone: () => ({}), onSome: (key) => ({ idempotency_key: key }) })
           })
         )
-      )
+      })
     )
   }).pipe(Effect.withSpan("mcp.callTool", { attributes: { tool: name } }))
 
@@ -85,12 +91,16 @@ export const makeMcpServer = (target: ApiTarget) =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<HttpClient.HttpClient>()
     /** Runs a handler's effect for the SDK: a refusal becomes the SDK's McpError, a defect an internal error. */
-    const run = <A>(effect: Effect.Effect<A, McpRefusal, HttpClient.HttpClient>): Promise<A> =>
-      Runtime.runPromiseExit(runtime)(effect).then((exit) => {
+    const run = <A>(effect: Effect.Effect<A, McpRefusal, HttpClient.HttpClient>, signal: AbortSignal): Promise<A> =>
+      // a request the client cancels (or a connection that ends) interrupts its call
+      Runtime.runPromiseExit(runtime)(effect, { signal }).then((exit) => {
         if (Exit.isSuccess(exit)) return exit.value
         const failure = Cause.failureOption(exit.cause)
         if (Option.isSome(failure)) throw new McpError(failure.value.code, failure.value.message, failure.value.data)
-        throw new McpError(ErrorCode.InternalError, "internal error")
+        throw new McpError(
+          ErrorCode.InternalError,
+          Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "internal error"
+        )
       })
 
     const server = new Server(
@@ -100,13 +110,16 @@ export const makeMcpServer = (target: ApiTarget) =>
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(listedTool) }))
     server.setRequestHandler(
       CallToolRequestSchema,
-      (request): Promise<CallToolResult> => run(callTool(target, request.params.name, request.params.arguments))
+      (request, extra): Promise<CallToolResult> =>
+        run(callTool(target, request.params.name, request.params.arguments), extra.signal)
     )
     server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [...RESOURCES] }))
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
       resourceTemplates: [...RESOURCE_TEMPLATES]
     }))
-    server.setRequestHandler(ReadResourceRequestSchema, (request) => run(read(target, request.params.uri)))
+    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+      run(read(target, request.params.uri), extra.signal)
+    )
     yield* Effect.addFinalizer(() => Effect.promise(() => server.close()))
     return server
   })

@@ -3,6 +3,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Either, Option, Redacted } from "effect"
 import * as http from "node:http"
 import { ApiKeys } from "../../src/merchants/api-keys.js"
@@ -12,6 +13,7 @@ import { repositoryRoot } from "../../test/source-files.js"
 import { openApiDocument } from "../openapi-document.js"
 import { AGENT_NEVER_APPROVES } from "./agent-annotations.js"
 import { rateLimitAddress } from "./mcp-caller.js"
+import { callTool } from "./mcp-server.js"
 import { CATALOGUE_PROBLEMS, EXCLUDED, HTTP_META, TOOLS, listedTool, toolNamed, toolRequest } from "./mcp-tools.js"
 import {
   ASSET_POLICIES_URI,
@@ -51,118 +53,6 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const recordsOf = (value: unknown): ReadonlyArray<Record<string, unknown>> =>
   Array.isArray(value) ? value.filter(isRecord) : []
-
-describe("the MCP tool catalogue", () => {
-  const document = openApiDocument("http://facet.test")
-  const paths = isRecord(document.paths) ? document.paths : {}
-  const operations = Object.entries(paths).flatMap(([path, item]) =>
-    Object.entries(isRecord(item) ? item : {}).flatMap(([method, op]) =>
-      isRecord(op) ? [{ key: `${method.toUpperCase()} ${path}`, path, op }] : []
-    )
-  )
-  const listed = TOOLS.map(listedTool)
-  const httpOf = (tool: (typeof listed)[number]) => {
-    const meta = asRecord(asRecord(tool._meta)[HTTP_META])
-    return `${String(meta.method)} ${String(meta.path)}`
-  }
-  const excludedOperation = (operationId: unknown) => {
-    const [group, endpoint] = String(operationId).split(".")
-    return EXCLUDED.some((e) => e.group === group && (e.endpoint === undefined || e.endpoint === endpoint))
-  }
-
-  it("every OpenAPI operation has a tool or an exclusion with its reason", () => {
-    const tools = new Set(listed.map(httpOf))
-    const withoutTool = operations.filter((o) => !tools.has(o.key) && !excludedOperation(o.op.operationId))
-    expect(withoutTool.map((o) => `${o.key} (${String(o.op.operationId)})`)).toEqual([])
-    expect(CATALOGUE_PROBLEMS).toEqual([])
-    // no stale exclusion: each names something the API declares
-    const ids = new Set([...operations.map((o) => String(o.op.operationId)), "checkout.page", "pay.page"])
-    for (const e of EXCLUDED) {
-      expect(e.reason.length).toBeGreaterThan(20)
-      expect(
-        [...ids].some((id) => id.startsWith(`${e.group}.${e.endpoint ?? ""}`)),
-        `${e.group}.${e.endpoint ?? "*"}`
-      ).toBe(true)
-    }
-  })
-
-  it("every tool is an OpenAPI operation, with its parameters, body and idempotency header as its inputs", () => {
-    const byKey = new Map(operations.map((o) => [o.key, o.op]))
-    for (const tool of listed) {
-      const op = byKey.get(httpOf(tool))
-      expect(op, `${tool.name} is ${httpOf(tool)}, not an OpenAPI operation`).toBeDefined()
-      const parameters = recordsOf(op?.parameters)
-      const expected = [
-        ...parameters.filter((p) => p.in === "path" || p.in === "query").map((p) => String(p.name)),
-        ...(op?.requestBody === undefined ? [] : ["body"]),
-        ...(parameters.some((p) => p.in === "header" && p.name === "x-service-idempotency-key")
-          ? ["idempotency_key"]
-          : [])
-      ]
-      expect(Object.keys(tool.inputSchema.properties ?? {}).sort(), tool.name).toEqual(expected.sort())
-      const required = [
-        ...parameters.filter((p) => (p.in === "path" || p.in === "query") && p.required === true).map((p) => p.name),
-        ...(op?.requestBody === undefined ? [] : ["body"])
-      ]
-      expect([...(tool.inputSchema.required ?? [])].sort(), tool.name).toEqual(required.map(String).sort())
-      expect(tool.description ?? "", tool.name).toContain(String(op?.summary))
-    }
-  })
-
-  it("names as the docs give them; self-contained schemas; money out says an agent never approves", () => {
-    const names = listed.map((t) => t.name)
-    expect(new Set(names).size).toBe(names.length)
-    expect(PINNED_NAMES.filter((n) => !names.includes(n))).toEqual([])
-    for (const tool of listed) {
-      // every $ref resolves inside the tool's own schema
-      const defs = asRecord(tool.inputSchema.$defs ?? {})
-      const refs = [...JSON.stringify(tool.inputSchema).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1] ?? "")
-      for (const ref of refs) expect(defs[ref.replace("#/$defs/", "")], `${tool.name}: ${ref}`).toBeDefined()
-      expect(JSON.stringify(tool.inputSchema)).not.toContain('"$id"')
-      const get = httpOf(tool).startsWith("GET ")
-      if (get) expect(tool.annotations?.readOnlyHint, tool.name).toBe(true)
-    }
-    for (const name of ["withdrawals_create", "withdrawal_batches_create", "refunds_create"]) {
-      const tool = listed.find((t) => t.name === name)
-      expect(tool?.description).toContain(AGENT_NEVER_APPROVES)
-      expect(tool?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
-    }
-    expect(listed.find((t) => t.name === "withdrawals_quote")?.annotations?.readOnlyHint).toBe(true)
-    expect(listed.find((t) => t.name === "wallet_assets_sweep")?.description).toContain("network gas is spent")
-  })
-
-  it("arguments are checked for their shape before any request", () => {
-    const refund = Option.getOrThrow(toolNamed("refunds_create"))
-    expect(toolRequest(refund, { body: {} })).toEqual(
-      Either.left("missing required argument(s) order_id for refunds_create: it takes: order_id, body, idempotency_key")
-    )
-    expect(Either.isLeft(toolRequest(refund, { order_id: "o", body: {}, amount: "1" }))).toBe(true)
-    expect(Either.isLeft(toolRequest(refund, { order_id: "", body: {} }))).toBe(true)
-    const made = Either.getOrThrow(toolRequest(refund, { order_id: "ord 1/2", body: { amount: "1" } }))
-    expect(made.url).toBe("/v1/orders/ord%201%2F2/refunds")
-    expect(made.headers["x-service-idempotency-key"]).toMatch(/^mcp-[0-9a-f-]{36}$/)
-    const given = Either.getOrThrow(toolRequest(refund, { order_id: "o", body: {}, idempotency_key: "k-1" }))
-    expect(given.headers["x-service-idempotency-key"]).toBe("k-1")
-    expect(Option.isNone(given.generatedKey)).toBe(true)
-    const list = Option.getOrThrow(toolNamed("orders_list"))
-    expect(Either.getOrThrow(toolRequest(list, { page: 2, status: "PENDING" })).url).toBe(
-      "/v1/orders?page=2&status=PENDING"
-    )
-    expect(Either.getOrThrow(toolRequest(list, undefined)).url).toBe("/v1/orders")
-  })
-})
-
-describe("the rate limit of /mcp's own calls", () => {
-  it("counts them against the forwarded caller only from loopback with this process's secret", () => {
-    const loopback = { secret: Redacted.make("s3cret") }
-    const forwarded = { "x-facet-mcp-loopback": "s3cret", "x-facet-mcp-client": "203.0.113.9" }
-    expect(rateLimitAddress(loopback, forwarded, Option.some("127.0.0.1"))).toBe("203.0.113.9")
-    expect(rateLimitAddress(loopback, forwarded, Option.some("198.51.100.1"))).toBe("198.51.100.1")
-    expect(
-      rateLimitAddress(loopback, { ...forwarded, "x-facet-mcp-loopback": "guess!" }, Option.some("127.0.0.1"))
-    ).toBe("127.0.0.1")
-  })
-})
 
 /** A tool call's result, read. */
 interface Outcome {
@@ -269,6 +159,136 @@ const postFrom127002 = (url: string, message: unknown) =>
     request.on("error", (error) => resume(Effect.die(error)))
     request.end(JSON.stringify(message))
   })
+
+describe("the MCP tool catalogue", () => {
+  const document = openApiDocument("http://facet.test")
+  const paths = isRecord(document.paths) ? document.paths : {}
+  const operations = Object.entries(paths).flatMap(([path, item]) =>
+    Object.entries(isRecord(item) ? item : {}).flatMap(([method, op]) =>
+      isRecord(op) ? [{ key: `${method.toUpperCase()} ${path}`, path, op }] : []
+    )
+  )
+  const listed = TOOLS.map(listedTool)
+  const httpOf = (tool: (typeof listed)[number]) => {
+    const meta = asRecord(asRecord(tool._meta)[HTTP_META])
+    return `${String(meta.method)} ${String(meta.path)}`
+  }
+  const excludedOperation = (operationId: unknown) => {
+    const [group, endpoint] = String(operationId).split(".")
+    return EXCLUDED.some((e) => e.group === group && (e.endpoint === undefined || e.endpoint === endpoint))
+  }
+
+  it("every OpenAPI operation has a tool or an exclusion with its reason", () => {
+    const tools = new Set(listed.map(httpOf))
+    const withoutTool = operations.filter((o) => !tools.has(o.key) && !excludedOperation(o.op.operationId))
+    expect(withoutTool.map((o) => `${o.key} (${String(o.op.operationId)})`)).toEqual([])
+    expect(CATALOGUE_PROBLEMS).toEqual([])
+    // no stale exclusion: each names something the API declares
+    const ids = new Set([...operations.map((o) => String(o.op.operationId)), "checkout.page", "pay.page"])
+    for (const e of EXCLUDED) {
+      expect(e.reason.length).toBeGreaterThan(20)
+      expect(
+        [...ids].some((id) => id.startsWith(`${e.group}.${e.endpoint ?? ""}`)),
+        `${e.group}.${e.endpoint ?? "*"}`
+      ).toBe(true)
+    }
+  })
+
+  it("every tool is an OpenAPI operation, with its parameters, body and idempotency header as its inputs", () => {
+    const byKey = new Map(operations.map((o) => [o.key, o.op]))
+    for (const tool of listed) {
+      const op = byKey.get(httpOf(tool))
+      expect(op, `${tool.name} is ${httpOf(tool)}, not an OpenAPI operation`).toBeDefined()
+      const parameters = recordsOf(op?.parameters)
+      const expected = [
+        ...parameters.filter((p) => p.in === "path" || p.in === "query").map((p) => String(p.name)),
+        ...(op?.requestBody === undefined ? [] : ["body"]),
+        ...(parameters.some((p) => p.in === "header" && p.name === "x-service-idempotency-key")
+          ? ["idempotency_key"]
+          : [])
+      ]
+      expect(Object.keys(tool.inputSchema.properties ?? {}).sort(), tool.name).toEqual(expected.sort())
+      const required = [
+        ...parameters.filter((p) => (p.in === "path" || p.in === "query") && p.required === true).map((p) => p.name),
+        ...(op?.requestBody === undefined ? [] : ["body"])
+      ]
+      expect([...(tool.inputSchema.required ?? [])].sort(), tool.name).toEqual(required.map(String).sort())
+      expect(tool.description ?? "", tool.name).toContain(String(op?.summary))
+    }
+  })
+
+  it("names as the docs give them; self-contained schemas; money out says an agent never approves", () => {
+    const names = listed.map((t) => t.name)
+    expect(new Set(names).size).toBe(names.length)
+    expect(PINNED_NAMES.filter((n) => !names.includes(n))).toEqual([])
+    for (const tool of listed) {
+      // every $ref resolves inside the tool's own schema
+      const defs = asRecord(tool.inputSchema.$defs ?? {})
+      const refs = [...JSON.stringify(tool.inputSchema).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1] ?? "")
+      for (const ref of refs) expect(defs[ref.replace("#/$defs/", "")], `${tool.name}: ${ref}`).toBeDefined()
+      expect(JSON.stringify(tool.inputSchema)).not.toContain('"$id"')
+      const get = httpOf(tool).startsWith("GET ")
+      if (get) expect(tool.annotations?.readOnlyHint, tool.name).toBe(true)
+    }
+    for (const name of ["withdrawals_create", "withdrawal_batches_create", "refunds_create"]) {
+      const tool = listed.find((t) => t.name === name)
+      expect(tool?.description).toContain(AGENT_NEVER_APPROVES)
+      expect(tool?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
+    }
+    expect(listed.find((t) => t.name === "withdrawals_quote")?.annotations?.readOnlyHint).toBe(true)
+    expect(listed.find((t) => t.name === "wallet_assets_sweep")?.description).toContain("network gas is spent")
+  })
+
+  it("arguments are checked for their shape before any request", () => {
+    const refund = Option.getOrThrow(toolNamed("refunds_create"))
+    expect(toolRequest(refund, { body: {} })).toEqual(
+      Either.left("missing required argument(s) order_id for refunds_create: it takes: order_id, body, idempotency_key")
+    )
+    expect(Either.isLeft(toolRequest(refund, { order_id: "o", body: {}, amount: "1" }))).toBe(true)
+    expect(Either.isLeft(toolRequest(refund, { order_id: "", body: {} }))).toBe(true)
+    const made = Either.getOrThrow(toolRequest(refund, { order_id: "ord 1/2", body: { amount: "1" } }))
+    expect(made.url).toBe("/v1/orders/ord%201%2F2/refunds")
+    expect(made.headers["x-service-idempotency-key"]).toMatch(/^mcp-[0-9a-f-]{36}$/)
+    const given = Either.getOrThrow(toolRequest(refund, { order_id: "o", body: {}, idempotency_key: "k-1" }))
+    expect(given.headers["x-service-idempotency-key"]).toBe("k-1")
+    expect(Option.isNone(given.generatedKey)).toBe(true)
+    const list = Option.getOrThrow(toolNamed("orders_list"))
+    expect(Either.getOrThrow(toolRequest(list, { page: 2, status: "PENDING" })).url).toBe(
+      "/v1/orders?page=2&status=PENDING"
+    )
+    expect(Either.getOrThrow(toolRequest(list, undefined)).url).toBe("/v1/orders")
+  })
+})
+
+describe("a tool call the API does not answer", () => {
+  it.effect(
+    "is a 503 tool error that gives the idempotency key to retry with",
+    () =>
+      Effect.gen(function* () {
+        const target = { baseUrl: "http://127.0.0.1:1", apiKey: Option.none(), headers: {} }
+        const create = outcomeOf(yield* callTool(target, "orders_create", { body: { amount: "1" } }))
+        expect(create).toMatchObject({ isError: true, structured: { status: 503 } })
+        expect(create.structured.idempotency_key).toMatch(/^mcp-/)
+        expect(String(create.structured.error)).toContain("retry with this idempotency_key")
+        const list = outcomeOf(yield* callTool(target, "orders_list", {}))
+        expect(list.structured.idempotency_key).toBeUndefined()
+        expect(yield* Effect.flip(callTool(target, "orders_delete", {}))).toMatchObject({ code: -32602 })
+      }).pipe(Effect.provide(NodeHttpClient.layer)),
+    20_000
+  )
+})
+
+describe("the rate limit of /mcp's own calls", () => {
+  it("counts them against the forwarded caller only from loopback with this process's secret", () => {
+    const loopback = { secret: Redacted.make("s3cret") }
+    const forwarded = { "x-facet-mcp-loopback": "s3cret", "x-facet-mcp-client": "203.0.113.9" }
+    expect(rateLimitAddress(loopback, forwarded, Option.some("127.0.0.1"))).toBe("203.0.113.9")
+    expect(rateLimitAddress(loopback, forwarded, Option.some("198.51.100.1"))).toBe("198.51.100.1")
+    expect(
+      rateLimitAddress(loopback, { ...forwarded, "x-facet-mcp-loopback": "guess!" }, Option.some("127.0.0.1"))
+    ).toBe("127.0.0.1")
+  })
+})
 
 describe("the MCP server", () => {
   layer(TestAppLive(), { excludeTestServices: true })((it) => {
