@@ -176,12 +176,11 @@ const derive = (): Derived => {
       const properties: Record<string, Record<string, unknown>> = {}
       for (const [name, schema] of [...path.properties, ...query.flatMap((q) => q.properties)])
         properties[name] = schema
-      Option.map(body, (ast) => {
+      if (Option.isSome(body))
         properties.body = {
-          ...asSchemaObject(JSONSchema.fromAST(ast, { definitions, target: "jsonSchema2020-12" })),
+          ...asSchemaObject(JSONSchema.fromAST(body.value, { definitions, target: "jsonSchema2020-12" })),
           description: "The JSON request body"
         }
-      })
       for (const h of headers) properties[h.input] = h.schema
       const required = [
         ...path.required,

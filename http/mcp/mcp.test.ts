@@ -1,15 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Either, Option, Redacted } from "effect"
 import * as http from "node:http"
 import { ApiKeys } from "../../src/merchants/api-keys.js"
 import { TestAppLive, TestClient } from "../../test/http-harness.js"
 import { asRecord } from "../../test/json.js"
-import { repositoryRoot } from "../../test/source-files.js"
+import { type McpOutcome, mcpCall, mcpOutcomeOf, mcpOverHttp, mcpOverStdio, mcpRead } from "../../test/mcp-client.js"
 import { openApiDocument } from "../openapi-document.js"
 import { AGENT_NEVER_APPROVES } from "./agent-annotations.js"
 import { rateLimitAddress } from "./mcp-caller.js"
@@ -54,66 +51,6 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const recordsOf = (value: unknown): ReadonlyArray<Record<string, unknown>> =>
   Array.isArray(value) ? value.filter(isRecord) : []
 
-/** A tool call's result, read. */
-interface Outcome {
-  readonly isError: boolean
-  readonly structured: Record<string, unknown>
-  readonly text: string
-}
-
-const outcomeOf = (result: unknown): Outcome => {
-  const r = asRecord(result)
-  const text = recordsOf(r.content)
-    .map((c) => String(c.text ?? ""))
-    .join("")
-  return { isError: r.isError === true, structured: isRecord(r.structuredContent) ? r.structuredContent : {}, text }
-}
-
-const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
-  Effect.map(
-    Effect.promise(() => client.callTool({ name, arguments: args })),
-    outcomeOf
-  )
-
-/** A resource's text, or the JSON-RPC error the server answered with. */
-const read = (client: Client, uri: string) =>
-  Effect.tryPromise({
-    try: () => client.readResource({ uri }),
-    catch: (error) => asRecord({ ...asRecord(error), message: error instanceof Error ? error.message : "" })
-  }).pipe(
-    Effect.map((result) => {
-      const [first] = recordsOf(result.contents)
-      return { mimeType: String(first?.mimeType), text: String(first?.text) }
-    }),
-    Effect.either
-  )
-
-const connected = (transport: StreamableHTTPClientTransport | StdioClientTransport) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const client = new Client({ name: "facet-test", version: "1.0.0" })
-      await client.connect(transport)
-      return client
-    }),
-    (client) => Effect.promise(() => client.close())
-  )
-
-/** An MCP client of the service's /mcp, with these headers (the API key's). */
-const overHttp = (url: string, headers: Record<string, string> = {}) =>
-  connected(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }))
-
-/** An MCP client of `npm run mcp` started for the service at `url` with `apiKey`. */
-const overStdio = (url: string, apiKey: string) =>
-  connected(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: ["--import", "tsx", "http/mcp/mcp-cli.ts"],
-      cwd: repositoryRoot,
-      env: { ...getDefaultEnvironment(), FACET_API_URL: url, FACET_API_KEY: apiKey },
-      stderr: "ignore"
-    })
-  )
-
 const APPLICATION = {
   project_name: "Agent Shop",
   business_type: "shop",
@@ -126,7 +63,7 @@ const APPLICATION = {
 /** What a tool call must come to: a 2xx ("ok") or one of these error statuses. */
 type Expected = ReadonlyArray<"ok" | number>
 
-const expectOutcome = (name: string, outcome: Outcome, expected: Expected) => {
+const expectOutcome = (name: string, outcome: McpOutcome, expected: Expected) => {
   const status = outcome.isError ? outcome.structured.status : "ok"
   expect(expected, `${name}: ${outcome.text.slice(0, 300)}`).toContain(status)
   if (outcome.isError) {
@@ -266,11 +203,11 @@ describe("a tool call the API does not answer", () => {
     () =>
       Effect.gen(function* () {
         const target = { baseUrl: "http://127.0.0.1:1", apiKey: Option.none(), headers: {} }
-        const create = outcomeOf(yield* callTool(target, "orders_create", { body: { amount: "1" } }))
+        const create = mcpOutcomeOf(yield* callTool(target, "orders_create", { body: { amount: "1" } }))
         expect(create).toMatchObject({ isError: true, structured: { status: 503 } })
         expect(create.structured.idempotency_key).toMatch(/^mcp-/)
         expect(String(create.structured.error)).toContain("retry with this idempotency_key")
-        const list = outcomeOf(yield* callTool(target, "orders_list", {}))
+        const list = mcpOutcomeOf(yield* callTool(target, "orders_list", {}))
         expect(list.structured.idempotency_key).toBeUndefined()
         expect(yield* Effect.flip(callTool(target, "orders_delete", {}))).toMatchObject({ code: -32602 })
       }).pipe(Effect.provide(NodeHttpClient.layer)),
@@ -297,27 +234,27 @@ describe("the MCP server", () => {
       () =>
         Effect.gen(function* () {
           const api = yield* TestClient
-          const anonymous = yield* overHttp(api.url)
+          const anonymous = yield* mcpOverHttp(api.url)
           const { tools } = yield* Effect.promise(() => anonymous.listTools())
           expect(JSON.parse(JSON.stringify(tools))).toEqual(JSON.parse(JSON.stringify(TOOLS.map(listedTool))))
 
           // without a key: the public tool works, the others are the API's 401
-          const applied = yield* call(anonymous, "onboarding_merchant_apply", { body: APPLICATION })
+          const applied = yield* mcpCall(anonymous, "onboarding_merchant_apply", { body: APPLICATION })
           expectOutcome("onboarding_merchant_apply", applied, ["ok"])
           const env = asRecord(applied.structured.env)
           const apiKey = String(env.FACET_API_KEY)
           const merchantId = String(env.FACET_MERCHANT_ID)
-          const unauthenticated = yield* call(anonymous, "orders_list")
+          const unauthenticated = yield* mcpCall(anonymous, "orders_list")
           expect(unauthenticated.structured).toEqual({
             status: 401,
             error: "merchant authentication is required: send the X-API-Key header"
           })
 
-          const agent = yield* overHttp(api.url, { "x-api-key": apiKey })
+          const agent = yield* mcpOverHttp(api.url, { "x-api-key": apiKey })
           const called = new Set(["onboarding_merchant_apply"])
           const run = (name: string, args: Record<string, unknown>, expected: Expected) =>
             Effect.gen(function* () {
-              const outcome = yield* call(agent, name, args)
+              const outcome = yield* mcpCall(agent, name, args)
               expectOutcome(name, outcome, expected)
               called.add(name)
               return outcome.structured
@@ -329,7 +266,7 @@ describe("the MCP server", () => {
           )
           const orderId = String(order.order_id)
           // the same idempotency key: the same order; none given: a new one each call
-          const again = yield* call(agent, "orders_create", {
+          const again = yield* mcpCall(agent, "orders_create", {
             body: { amount: "5", currency: "USDT", chain: "TRC20" },
             idempotency_key: "order-1"
           })
@@ -394,16 +331,16 @@ describe("the MCP server", () => {
 
           // a bad input: the API's 400 and its very message
           const bad = { amount: "a lot", currency: "USDT", chain: "TRC20" }
-          const refused = yield* call(agent, "orders_create", { body: bad })
+          const refused = yield* mcpCall(agent, "orders_create", { body: bad })
           const direct = yield* api.request("POST", "/v1/orders", { apiKey, json: bad })
           expect(direct.status).toBe(400)
           expect(refused.isError).toBe(true)
           expect(refused.structured).toEqual({ status: 400, ...asRecord(direct.body) })
           // arguments of the wrong shape never reach the API
-          const unknown = yield* call(agent, "orders_get", { order_id: orderId, expand: "all" })
+          const unknown = yield* mcpCall(agent, "orders_get", { order_id: orderId, expand: "all" })
           expect(unknown).toMatchObject({ isError: true, structured: { error: expect.stringContaining("expand") } })
           expect(unknown.structured.status).toBeUndefined()
-          const missing = yield* call(agent, "orders_get", {})
+          const missing = yield* mcpCall(agent, "orders_get", {})
           expect(missing.structured.error).toContain("missing required argument(s) order_id")
 
           // a key without the wallet scope cannot sweep: the API's 403 and message
@@ -411,8 +348,8 @@ describe("the MCP server", () => {
           const narrow = Redacted.value(
             (yield* keys.issue(merchantId, ["read", "deposits"], "no wallet", TEST_ACTOR)).key
           )
-          const limited = yield* overHttp(api.url, { authorization: `Bearer ${narrow}` })
-          const sweep = yield* call(limited, "wallet_assets_sweep", {
+          const limited = yield* mcpOverHttp(api.url, { authorization: `Bearer ${narrow}` })
+          const sweep = yield* mcpCall(limited, "wallet_assets_sweep", {
             asset_key: "TRC20-USDT",
             body: { from_wallet_id: "wal_none" }
           })
@@ -424,40 +361,40 @@ describe("the MCP server", () => {
           expect(sweep).toMatchObject({ isError: true, structured: { status: 403, ...asRecord(sweepDirect.body) } })
           expect(String(sweep.structured.error)).toContain("wallet scope")
           // the same key (as a bearer token) reads what any key of the merchant reads
-          expectOutcome("orders_get (bearer)", yield* call(limited, "orders_get", { order_id: orderId }), ["ok"])
+          expectOutcome("orders_get (bearer)", yield* mcpCall(limited, "orders_get", { order_id: orderId }), ["ok"])
 
           // resources: each read, with the key where one is needed
           const { resources } = yield* Effect.promise(() => agent.listResources())
           expect(resources.map((r) => r.uri)).toEqual(RESOURCES.map((r) => r.uri))
           const { resourceTemplates } = yield* Effect.promise(() => agent.listResourceTemplates())
           expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(["facet://orders/{order_id}"])
-          const version = yield* Effect.flatten(read(anonymous, CONTRACT_VERSION_URI))
+          const version = yield* mcpRead(anonymous, CONTRACT_VERSION_URI)
           const changelog = asRecord((yield* api.request("GET", "/v1/api-changelog")).body)
           expect(JSON.parse(version.text)).toEqual({
             api: changelog.api,
             current_version: changelog.current_version,
             latest: recordsOf(changelog.entries)[0]
           })
-          const llms = yield* Effect.flatten(read(anonymous, LLMS_TXT_URI))
+          const llms = yield* mcpRead(anonymous, LLMS_TXT_URI)
           expect(llms).toEqual({ mimeType: "text/plain", text: (yield* api.request("GET", "/llms.txt")).text })
-          const openapi = yield* Effect.flatten(read(anonymous, OPENAPI_URI))
+          const openapi = yield* mcpRead(anonymous, OPENAPI_URI)
           expect(asRecord(JSON.parse(openapi.text)).openapi).toBe("3.1.0")
-          const policies = yield* Effect.flatten(read(agent, ASSET_POLICIES_URI))
+          const policies = yield* mcpRead(agent, ASSET_POLICIES_URI)
           expect(JSON.parse(policies.text)).toEqual(
             (yield* api.request("GET", "/v1/wallet-asset-policies", { apiKey })).body
           )
-          const open = asRecord(JSON.parse((yield* Effect.flatten(read(agent, OPEN_ORDERS_URI))).text))
+          const open = asRecord(JSON.parse((yield* mcpRead(agent, OPEN_ORDERS_URI)).text))
           expect(open).toMatchObject({ statuses: ["CONFIRMING", "PENDING"], truncated: false })
           expect(recordsOf(open.orders).map((o) => o.order_id)).toContain(orderId)
-          const one = yield* Effect.flatten(read(agent, `facet://orders/${orderId}`))
+          const one = yield* mcpRead(agent, `facet://orders/${orderId}`)
           expect(asRecord(JSON.parse(one.text)).order_id).toBe(orderId)
           // refusals are MCP errors with the API's status and message
-          const noKey = yield* Effect.flip(Effect.flatten(read(anonymous, ASSET_POLICIES_URI)))
+          const noKey = yield* Effect.flip(mcpRead(anonymous, ASSET_POLICIES_URI))
           expect(noKey.data).toMatchObject({
             status: 401,
             error: "merchant authentication is required: send the X-API-Key header"
           })
-          const none = yield* Effect.flip(Effect.flatten(read(agent, "facet://orders/ord_none")))
+          const none = yield* Effect.flip(mcpRead(agent, "facet://orders/ord_none"))
           expect(none).toMatchObject({ code: -32002, data: { status: 404 } })
         }),
       120_000
@@ -524,24 +461,26 @@ describe("the MCP server", () => {
           const apiKey = Redacted.value(
             (yield* keys.issue(String(env.FACET_MERCHANT_ID), ["read", "orders"], "orders, no wallet", TEST_ACTOR)).key
           )
-          const agent = yield* overStdio(api.url, apiKey)
+          const agent = yield* mcpOverStdio(api.url, apiKey)
           const { tools } = yield* Effect.promise(() => agent.listTools())
           expect(tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name))
 
-          const order = yield* call(agent, "orders_create", { body: { amount: "3", currency: "USDT", chain: "TRC20" } })
+          const order = yield* mcpCall(agent, "orders_create", {
+            body: { amount: "3", currency: "USDT", chain: "TRC20" }
+          })
           expectOutcome("orders_create", order, ["ok"])
           const orderId = String(order.structured.order_id)
-          const got = yield* call(agent, "orders_get", { order_id: orderId })
+          const got = yield* mcpCall(agent, "orders_get", { order_id: orderId })
           expect(got.structured).toMatchObject({ order_id: orderId, status: "PENDING" })
-          const open = asRecord(JSON.parse((yield* Effect.flatten(read(agent, OPEN_ORDERS_URI))).text))
+          const open = asRecord(JSON.parse((yield* mcpRead(agent, OPEN_ORDERS_URI)).text))
           expect(recordsOf(open.orders).map((o) => o.order_id)).toEqual([orderId])
-          const one = yield* Effect.flatten(read(agent, `facet://orders/${orderId}`))
+          const one = yield* mcpRead(agent, `facet://orders/${orderId}`)
           expect(JSON.parse(one.text)).toEqual(got.structured)
-          const version = asRecord(JSON.parse((yield* Effect.flatten(read(agent, CONTRACT_VERSION_URI))).text))
+          const version = asRecord(JSON.parse((yield* mcpRead(agent, CONTRACT_VERSION_URI)).text))
           expect(typeof version.current_version).toBe("string")
 
           // sweeps need the wallet scope: the API's 403 and its message
-          const refused = yield* call(agent, "wallet_assets_sweep", {
+          const refused = yield* mcpCall(agent, "wallet_assets_sweep", {
             asset_key: "TRC20-USDT",
             body: { from_wallet_id: "wal_none" }
           })
@@ -552,7 +491,7 @@ describe("the MCP server", () => {
           expect(refused).toMatchObject({ isError: true, structured: { status: 403, ...asRecord(sweepDirect.body) } })
           expect(String(refused.structured.error)).toContain("lacks the wallet scope")
           // a bad input: the API's 400 and its message
-          const bad = yield* call(agent, "orders_create", { body: { amount: "-1", currency: "USDT" } })
+          const bad = yield* mcpCall(agent, "orders_create", { body: { amount: "-1", currency: "USDT" } })
           const direct = yield* api.request("POST", "/v1/orders", { apiKey, json: { amount: "-1", currency: "USDT" } })
           expect(direct.status).toBe(400)
           expect(bad).toMatchObject({ isError: true, structured: { status: 400, ...asRecord(direct.body) } })
