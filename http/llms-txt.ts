@@ -21,6 +21,17 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
 3. GET ${baseUrl}/v1/wallet-asset-policies and use only assets with merchant_enabled true and the action
    you need (fail closed). Enable custom assets with POST ${baseUrl}/v1/wallet-asset-enrollments.
 
+## Connect as an agent (MCP) or from TypeScript
+- MCP server: ${baseUrl}/mcp (streamable HTTP), the merchant's key in the X-API-Key header. Every /v1 endpoint
+  is a tool named <group>_<endpoint> (orders_create, orders_get, deposit_addresses_create, withdrawals_quote,
+  withdrawals_create, refunds_create, payment_links_create, …): path and query parameters by name, the JSON
+  body under "body", idempotency_key where the endpoint takes one (reuse it on a retry). Refusals are tool
+  errors with the API's {status, error}. onboarding_merchant_apply works without a key. Resources:
+  facet://llms.txt, facet://contract/version, facet://asset-policies, facet://orders/open,
+  facet://orders/{order_id}. No tool approves money out: people do, in the console.
+- TypeScript: the npm package @facet-pay/client: a typed client (Effect, or Promises), retries only where
+  the contract makes them safe, and verifyFacetWebhook(rawBody, headers, secret) for the webhook receiver.
+
 ## Safety rules
 - The live API key (FACET_API_KEY) and FACET_WEBHOOK_SECRET belong in backend secrets only: never in a
   browser, mobile app, log, prompt transcript or source control. Clients call the merchant's server.

@@ -35,6 +35,14 @@ export const mcpCall = (client: Client, name: string, args: Record<string, unkno
     mcpOutcomeOf
   )
 
+/** Calls a tool that must succeed: its structured answer, or a failed test saying what the tool answered. */
+export const mcpOk = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  Effect.flatMap(mcpCall(client, name, args), (outcome) =>
+    outcome.isError
+      ? Effect.dieMessage(`${name} answered an error: ${outcome.text}`)
+      : Effect.succeed(outcome.structured)
+  )
+
 /** A resource's first contents; fails with the JSON-RPC error (`code`, `message`, `data`: the API's status and error). */
 export const mcpRead = (client: Client, uri: string) =>
   Effect.tryPromise({

@@ -7,6 +7,7 @@ import type { IntegrationMode } from "../domain/onboarding.js"
 export const integrationPrompt = (mode: IntegrationMode, baseUrl: string, projectName: string): string => {
   const common = [
     `You are integrating "${projectName}" with the Facet custodial payment API at ${baseUrl} (contract: ${baseUrl}/v1/openapi.json, guidance: ${baseUrl}/llms.txt).`,
+    `An agent can use this API as MCP tools at ${baseUrl}/mcp (header X-API-Key); a TypeScript backend can use the typed client and webhook verifier in the npm package @facet-pay/client.`,
     "",
     "Secrets and safety:",
     "- Put FACET_API_KEY and FACET_WEBHOOK_SECRET in backend secrets only. Never ship them to a browser, a mobile app, logs or source control. Browsers and apps call your server; only your server calls Facet with X-API-Key.",
