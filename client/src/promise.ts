@@ -54,9 +54,10 @@ type WithResponse = readonly [unknown, HttpClientResponse.HttpClientResponse]
 type PromiseRequest<R> = Omit<R, "withResponse" | "headers"> &
   (R extends { readonly headers: infer H } ? { readonly headers?: H } : unknown)
 
-type PromiseArgs<R> = undefined extends R
-  ? [request?: PromiseRequest<Exclude<R, undefined | void>>]
-  : [request: PromiseRequest<R>]
+/** Only the object members of a request type (an endpoint without parameters also takes no argument at all). */
+type Defined<R> = R extends object ? R : never
+
+type PromiseArgs<R> = undefined extends R ? [request?: PromiseRequest<Defined<R>>] : [request: PromiseRequest<R>]
 
 export type PromiseMethod<M> = M extends (request: infer R) => Effect.Effect<infer A, infer _E, infer _R>
   ? (...args: PromiseArgs<R>) => Promise<Exclude<A, WithResponse>>
