@@ -8,6 +8,7 @@ import { createTestDatabase } from "../test/database.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { until } from "../test/service-process.js"
+import { webhookProblem } from "../test/webhook-bodies.js"
 import { startExpressReceiver } from "./examples/express.js"
 import { startFastifyReceiver } from "./examples/fastify.js"
 import { startNodeHttpReceiver } from "./examples/node-http.js"
@@ -123,6 +124,9 @@ const conformance = (start: (options: ReceiverOptions) => Promise<RunningReceive
     expect((yield* attempts)[2]).toEqual({ attempt: 3, status_code: 200 })
     expect(calls).toHaveLength(2)
     expect(yield* rows("SELECT count(*)::int AS n FROM fulfilled")).toEqual([{ n: 1 }])
+
+    // the body as the service wrote it is exactly its declaration (no field more or less), and its key
+    expect(webhookProblem("order.updated", key, event?.body ?? "")).toBeUndefined()
 
     // forged (the right body for another order, signed with another secret) and altered (a signed body
     // changed): 401, nothing stored, no action

@@ -32,6 +32,15 @@ import {
 export { FacetApi } from "../../http/api.js"
 export * from "../../src/domain/errors.js"
 export { defaultRetryPolicy, type RetryPolicy, IDEMPOTENCY_KEY_HEADER } from "./retry-policy.js"
+// the resources' types, for your own signatures (each is the `Type` of the schema the API declares)
+export type { DepositAddress } from "../../src/domain/deposit-address.js"
+export type { CreateOrderRequest, Order, OrderStatus } from "../../src/domain/order.js"
+export type { PaymentLink } from "../../src/domain/payment-link.js"
+export type { Refund, RefundStatus } from "../../src/domain/refund.js"
+export type { Transaction } from "../../src/domain/transaction.js"
+export type { WalletPortfolio } from "../../src/domain/wallet-portfolio.js"
+export type { CreateWithdrawalRequest, FeeQuote, Withdrawal, WithdrawalStatus } from "../../src/domain/withdrawal.js"
+export type { WithdrawalBatch } from "../../src/domain/withdrawal-batch.js"
 
 export interface FacetClientOptions {
   /** The service's base URL, the `FACET_API_BASE_URL` of onboarding (e.g. `https://pay.example.com`). */
