@@ -3,7 +3,7 @@ import { Effect, Either, Redacted } from "effect"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
-import { FacetClient, type RetryPolicy } from "./src/index.js"
+import { FacetClient, type RetryPolicy, statusOf } from "./src/index.js"
 import { createFacetClient, FacetApiError, FacetClientError } from "./src/promise.js"
 import { forward, type ProxyAction, type SeenRequest, startFaultProxy, unavailable } from "./test/fault-proxy.js"
 
@@ -55,6 +55,12 @@ describe("@facet-pay/client against the running service", () => {
           expect(viaEffect.read.order_id).toBe(viaEffect.created.order_id)
           expect(viaEffect.listed.items.map((o) => o.order_id)).toEqual([viaEffect.created.order_id])
           expect(viaEffect.missing._tag).toBe("NotFound")
+          expect(statusOf(viaEffect.missing)).toBe(404)
+          expect([
+            statusOf({ _tag: "Conflict" }),
+            statusOf({ _tag: "BatchInvalid" }),
+            statusOf({ _tag: "RateLimited" })
+          ]).toEqual([409, 400, 429])
 
           const facet = createFacetClient({ baseUrl: service.url, apiKey, retry: FAST })
           const created = yield* Effect.promise(() =>

@@ -1,5 +1,5 @@
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Context, type Effect, Layer, type Redacted, Redacted as RedactedModule } from "effect"
+import { FetchHttpClient, HttpApi, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Context, type Effect, Layer, Option, type Redacted, Redacted as RedactedModule, SchemaAST } from "effect"
 import { FacetApi } from "../../http/api.js"
 import {
   defaultRetryPolicy,
@@ -80,3 +80,25 @@ export class FacetClient extends Context.Tag("@facet-pay/client/FacetClient")<Fa
   static readonly layerFetch = (options: FacetClientOptions): Layer.Layer<FacetClient> =>
     Layer.provide(FacetClient.layer(options), FetchHttpClient.layer)
 }
+
+/** The HTTP status of each of the API's errors, by its tag, from the declaration. */
+const statusByTag = (() => {
+  const statuses = new Map<string, number>()
+  HttpApi.reflect(FacetApi, {
+    onGroup: () => {},
+    onEndpoint: ({ errors }) => {
+      errors.forEach(({ ast }, status) => {
+        if (Option.isNone(ast)) return
+        const members = SchemaAST.isUnion(ast.value) ? ast.value.types : [ast.value]
+        for (const member of members) {
+          const tag = SchemaAST.getIdentifierAnnotation(member)
+          if (Option.isSome(tag)) statuses.set(tag.value, status)
+        }
+      })
+    }
+  })
+  return statuses
+})()
+
+/** The contract's HTTP status of an API error (`NotFound` → 404, `Conflict` → 409, …); undefined for others. */
+export const statusOf = (error: { readonly _tag: string }): number | undefined => statusByTag.get(error._tag)
