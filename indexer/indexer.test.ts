@@ -423,6 +423,8 @@ describe("indexers on the devnets", () => {
             "payment.restored"
           ])
           expect(reorgEvents.every((e) => e.idempotency_key.startsWith(`deposit:TRC20:USDT:${tx}:`))).toBe(true)
+          // a receiver checks each key against its signed body: `#n` is accepted for these events only
+          for (const e of all) expect(webhookProblem("order.updated", e.idempotency_key, e.body)).toBeUndefined()
           yield* untilStatus(apiKey, id, "PAID", 30_000)
         })
     )
