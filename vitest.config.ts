@@ -30,7 +30,7 @@ class LongSuitesFirst extends BaseSequencer {
 
 export default defineConfig({
   test: {
-    include: ["{src,http,indexer,custody,test}/**/*.test.ts"],
+    include: ["{src,http,indexer,custody,test,client}/**/*.test.ts"],
     globalSetup: ["./test/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -11,6 +11,7 @@ import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { ledgerIntegrity } from "../test/ledger-integrity.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { webhookProblem } from "../test/webhook-bodies.js"
 import { Keypair } from "@solana/web3.js"
 import { AppConfig } from "../src/config.js"
 import { sendTransfer } from "../src/chains/chain-client.js"
@@ -123,6 +124,9 @@ describe("withdrawals on the devnets", () => {
           expect(event?.idempotency_key).toBe(
             `wallet.withdrawal.completed:${String(withdrawal.withdrawal_id)}:${String(done.tx_hash)}`
           )
+          expect(
+            webhookProblem("wallet.withdrawal.completed", event?.idempotency_key ?? "", event?.body ?? "")
+          ).toBeUndefined()
           expect(JSON.parse(event?.body ?? "{}")).toMatchObject({
             event: "wallet.withdrawal.completed",
             withdrawal: { status: "COMPLETED", net_amount: "99.900000" }
@@ -484,11 +488,14 @@ describe("withdrawals on the devnets", () => {
             available: "300",
             locked: "0"
           })
-          const [event] = yield* sql<{ idempotency_key: string }>`
-          SELECT idempotency_key FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.withdrawal.failed'`
+          const [event] = yield* sql<{ idempotency_key: string; body: string }>`
+          SELECT idempotency_key, body FROM webhook_events WHERE merchant_id = ${merchantId} AND event = 'wallet.withdrawal.failed'`
           expect(event?.idempotency_key).toBe(
             `wallet.withdrawal.failed:${String(created.withdrawal_id)}:${String(done.tx_hash)}`
           )
+          expect(
+            webhookProblem("wallet.withdrawal.failed", event?.idempotency_key ?? "", event?.body ?? "")
+          ).toBeUndefined()
 
           // nobody decides the next one: past FACET_WITHDRAWAL_PENDING_HOURS it is cancelled and unlocked
           const idle = asRecord(

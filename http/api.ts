@@ -33,8 +33,8 @@ import {
   DepositAddressListQuery,
   DepositTransactionsQuery
 } from "../src/domain/deposit-address.js"
-import { SweepOperation, SweepRequest } from "../custody/custody-operation.js"
-import { EnergyReport } from "../custody/energy-view.js"
+import { SweepOperation, SweepRequest } from "../src/domain/sweep.js"
+import { EnergyReport } from "../src/domain/energy-report.js"
 import {
   PortfolioQuery,
   WalletAssetDetail,
@@ -42,7 +42,7 @@ import {
   WalletAssetList,
   WalletPortfolio
 } from "../src/domain/wallet-portfolio.js"
-import { CheckoutStatus } from "../src/orders/checkout.js"
+import { CheckoutStatus } from "../src/domain/checkout.js"
 import { CreateOrderRequest, IdempotencyKeyHeader, Order, OrderList, OrderListQuery } from "../src/domain/order.js"
 import { TransactionList, TransactionListQuery } from "../src/domain/transaction.js"
 import { WithdrawalAddressList, WithdrawalAddressListQuery } from "../src/domain/withdrawal-address.js"

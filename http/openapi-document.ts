@@ -1,7 +1,6 @@
 import { OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import type { Schema } from "effect"
-import { OrderWebhook, WalletDepositWebhook, WithdrawalWebhook } from "../src/webhooks/receiver.js"
-import { RefundWebhook } from "../src/domain/refund.js"
+import { OrderWebhook, RefundWebhook, WalletDepositWebhook, WithdrawalWebhook } from "../src/domain/webhook-events.js"
 import { FacetApi } from "./api.js"
 
 const FRAMEWORK_SCHEMAS = ["HttpApiDecodeError", "Issue", "PropertyKey"]

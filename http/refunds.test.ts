@@ -21,6 +21,7 @@ import { tronAddress } from "../src/keys/address-encoding.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 import { verifyWebhook } from "../src/webhooks/receiver.js"
+import { webhookProblem } from "../test/webhook-bodies.js"
 
 const PASSWORD = "Correct-Horse-Battery-9"
 const TEST_ACTOR = { kind: "operator", name: "test" } as const
@@ -424,6 +425,10 @@ describe("refunds on the devnets", () => {
             ])
           )
           for (const key of expected) expect(byKey.has(key), key).toBe(true)
+          for (const delivered of refundEvents()) {
+            const key = String(delivered.headers["x-facet-idempotency-key"])
+            expect(webhookProblem("refund.updated", key, delivered.rawBody.toString("utf8")), key).toBeUndefined()
+          }
           expect(byKey.get(`refund.updated:${String(a.refund_id)}:COMPLETED`)).toMatchObject({
             event: "refund.updated",
             refund: { refund_id: a.refund_id, status: "COMPLETED", tx_hash: sent.tx_hash, to_address: customerA }

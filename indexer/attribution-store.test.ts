@@ -8,6 +8,7 @@ import { merchantWithDepositAddresses, onboardMerchant } from "../test/merchants
 import { Orders } from "../src/orders/orders.js"
 import { OrderWebhook } from "../src/webhooks/receiver.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { webhookProblem } from "../test/webhook-bodies.js"
 import type { Attributed } from "./attribution.js"
 import { AttributionStore, type BlockRecord } from "./attribution-store.js"
 
@@ -408,6 +409,7 @@ describe("attribution store", () => {
             ["payment.restored", "CONFIRMING"]
           ])
           for (const body of bodies) expect(Schema.is(OrderWebhook)(body)).toBe(true)
+          for (const e of events) expect(webhookProblem("order.updated", e.idempotency_key, e.body)).toBeUndefined()
         })
     )
   })

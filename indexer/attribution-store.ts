@@ -21,6 +21,7 @@ import {
 import { WalletStore } from "../src/stores/wallet-store.js"
 import { WebhookStore } from "../src/stores/webhook-store.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
+import type { OrderBodyEvent } from "../src/domain/webhook-events.js"
 import type { Attributed } from "./attribution.js"
 
 /** Another indexer took the chain over (its fence row names another holder): this one must not write. */
@@ -196,9 +197,9 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
      * is a delivery of its own: the n-th `payment.reversed` / `payment.restored` (n ≥ 2) ends in `#n`
      * (docs/reference/decisions.md), counted from the ones already in the outbox, in the same transaction.
      */
-    const nthKey = (t: TxRow, bodyEvent: string) => Effect.orDie(webhooks.nthPaymentKey(t, bodyEvent))
+    const nthKey = (t: TxRow, bodyEvent: OrderBodyEvent) => Effect.orDie(webhooks.nthPaymentKey(t, bodyEvent))
 
-    const orderEvent = (t: TxRow, bodyEvent: string, hooks: ReadonlyMap<string, string | null>, now: string) =>
+    const orderEvent = (t: TxRow, bodyEvent: OrderBodyEvent, hooks: ReadonlyMap<string, string | null>, now: string) =>
       Effect.gen(function* () {
         if (t.order_id === null) return
         const order = yield* orders.get(t.merchant_id, t.order_id).pipe(Effect.orDie)

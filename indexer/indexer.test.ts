@@ -10,6 +10,7 @@ import { AppConfig } from "../src/config.js"
 import { payFromCustomer } from "../src/devnet/devnet-payments.js"
 import { devnetFilePath, DevnetFile } from "../src/devnet/devnets.js"
 import { WalletDepositWebhook } from "../src/webhooks/receiver.js"
+import { webhookProblem } from "../test/webhook-bodies.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
@@ -203,6 +204,9 @@ describe("indexers on the devnets", () => {
           })
           expect(Object.keys(JSON.parse(event?.body ?? "{}"))).toEqual(Object.keys(WalletDepositWebhook.fields))
           expect(new Date(body.confirmed_at).toISOString()).toBe(body.confirmed_at)
+          expect(
+            webhookProblem("wallet.deposit.confirmed", event?.idempotency_key ?? "", event?.body ?? "")
+          ).toBeUndefined()
         }
         const sql = yield* SqlClient.SqlClient
         const ids = yield* sql<{ id: string }>`SELECT id FROM webhook_events WHERE merchant_id = ${merchantId}`
@@ -419,6 +423,8 @@ describe("indexers on the devnets", () => {
             "payment.restored"
           ])
           expect(reorgEvents.every((e) => e.idempotency_key.startsWith(`deposit:TRC20:USDT:${tx}:`))).toBe(true)
+          // a receiver checks each key against its signed body: `#n` is accepted for these events only
+          for (const e of all) expect(webhookProblem("order.updated", e.idempotency_key, e.body)).toBeUndefined()
           yield* untilStatus(apiKey, id, "PAID", 30_000)
         })
     )

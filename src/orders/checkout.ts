@@ -1,41 +1,16 @@
-import { Effect, Option, Ref, Schema } from "effect"
+import { Effect, Option, Ref } from "effect"
 import { IndexerStatus } from "../indexing/indexer-status.js"
 import { type LatestPayment, TransactionStore } from "../stores/transaction-store.js"
 import { ChainSettings } from "../assets/chain-settings.js"
 import { ChainEndpoints } from "../chains/chain-endpoints.js"
-import { Chain } from "../domain/chain.js"
-import { OrderStatus } from "../domain/order.js"
-import { DecimalString, MoneyDecimal, normalizeDecimal } from "../money.js"
+import type { Chain } from "../domain/chain.js"
+import type { CheckoutStatus } from "../domain/checkout.js"
+import { MoneyDecimal, normalizeDecimal } from "../money.js"
 import { OrderStore } from "../stores/order-store.js"
 import { OrderNotFound } from "./order-errors.js"
 
-/** What the hosted checkout page shows a paying customer: no merchant id, key, secret or other order. */
-export const CheckoutStatus = Schema.Struct({
-  status: OrderStatus,
-  amount: DecimalString,
-  paid_amount: DecimalString,
-  currency: Schema.String,
-  /** What is still due (0 once paid). */
-  due: DecimalString,
-  late_payment: Schema.Boolean,
-  /** Paid short, within the merchant's underpayment tolerance: what was not asked of the customer after all. */
-  underpaid_amount: Schema.optional(DecimalString),
-  expire_at: Schema.String,
-  /** The latest payment seen: confirmations counted against what the network needs. */
-  payment: Schema.NullOr(
-    Schema.Struct({
-      tx_hash: Schema.String,
-      chain: Chain,
-      currency: Schema.String,
-      amount: DecimalString,
-      confirmations: Schema.Number,
-      required: Schema.Number,
-      final: Schema.Boolean
-    })
-  ),
-  return_url: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "CheckoutStatus" })
-export type CheckoutStatus = typeof CheckoutStatus.Type
+// declared in the domain: the API declaration (and the client built from it) needs no checkout service
+export { CheckoutStatus } from "../domain/checkout.js"
 
 export interface CheckoutAsset {
   readonly chain: Chain

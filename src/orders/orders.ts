@@ -13,7 +13,7 @@ import { MerchantStore } from "../stores/merchant-store.js"
 import { Wallets } from "../wallets/wallets.js"
 import { OrderStore, type OrderRow } from "../stores/order-store.js"
 import { orderEventKey } from "../stores/webhook-store.js"
-import { WebhookOutbox } from "../webhooks/outbox.js"
+import { type OutboxEvent, WebhookOutbox } from "../webhooks/outbox.js"
 import { priceOrder } from "./order-pricing.js"
 import { settingOf, toleranceFor } from "./underpayment-tolerance.js"
 import { refundedValue, renderOrder } from "./order-view.js"
@@ -235,7 +235,7 @@ export class Orders extends Effect.Service<Orders>()("facet/Orders", {
 }) {}
 
 /** `order.updated` for a status change that is not a chain event (the fallback key format). */
-const orderEvent = (row: OrderRow, order: Order, now: string, merchantWebhook: string | null) => {
+const orderEvent = (row: OrderRow, order: Order, now: string, merchantWebhook: string | null): OutboxEvent => {
   const bodyEvent = order.status === "PARTIALLY_PAID" ? "order.partially_paid" : "order.expired"
   return {
     merchantId: row.merchant_id,

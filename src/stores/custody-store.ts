@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
 import type { ChainAction, SignedTransfer } from "../chains/chain-client.js"
 import { Chain } from "../domain/chain.js"
+import { EnergyPath, OperationStatus } from "../domain/sweep.js"
 import { decodeAll, decodeFirst, decodeScalar } from "./rows.js"
 import { TransactionStore } from "./transaction-store.js"
 
@@ -19,13 +20,8 @@ export const OperationType = Schema.Literal(
 )
 export type OperationType = typeof OperationType.Type
 
-/** GAS_FUNDING → SWEEPING → BROADCAST → COMPLETED, or FAILED at any step (nothing moved in the ledger). */
-export const OperationStatus = Schema.Literal("GAS_FUNDING", "SWEEPING", "BROADCAST", "COMPLETED", "FAILED")
-export type OperationStatus = typeof OperationStatus.Type
-
-/** How a TRC20 transfer's energy is paid for: lent from the stake, or TRX burned. */
-export const EnergyPath = Schema.Literal("delegated", "burned")
-export type EnergyPath = typeof EnergyPath.Type
+// declared with the API's view of a sweep (src/domain/sweep.ts), so the API declaration needs no store
+export { EnergyPath, OperationStatus } from "../domain/sweep.js"
 
 /** A row of `custody_operations` (amount in base units; no merchant: the platform's own stake). */
 export const OperationRow = Schema.Struct({

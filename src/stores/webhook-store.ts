@@ -1,41 +1,23 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
+import { DEPOSIT_KEY_PARTS, type DepositKeyParts, paymentEventKey } from "../domain/webhook-events.js"
 import { newId } from "../ids.js"
 import { decodeAll, decodeScalar } from "./rows.js"
 
-// ---- idempotency keys (X-FACET-IDEMPOTENCY-KEY): each format once, its TypeScript and SQL forms side by side
+// ---- idempotency keys (X-FACET-IDEMPOTENCY-KEY): each format once, in the domain (src/domain/webhook-events.ts,
+// which receivers use too); their SQL forms here
 
-/** The parts of a deposit that name it on its chain, in the order its event keys spell them. */
-const DEPOSIT_KEY_PARTS = ["chain", "currency", "tx_hash", "to_address", "event_index"] as const
-export interface DepositKeyParts {
-  readonly chain: string
-  readonly currency: string
-  readonly tx_hash: string
-  readonly to_address: string
-  readonly event_index: number
-}
-const depositParts = (d: DepositKeyParts) => DEPOSIT_KEY_PARTS.map((part) => String(d[part])).join(":")
-/** The same parts as SQL over a row alias (`c.chain || ':' || …`); the alias is code, never input. */
+export {
+  type DepositKeyParts,
+  depositConfirmedKey,
+  orderEventKey,
+  paymentEventKey,
+  refundEventKey,
+  withdrawalEventKey
+} from "../domain/webhook-events.js"
+
+/** The deposit key parts as SQL over a row alias (`c.chain || ':' || …`); the alias is code, never input. */
 const depositPartsSql = (alias: string) => DEPOSIT_KEY_PARTS.map((part) => `${alias}.${part}`).join(" || ':' || ")
-
-/** `wallet.deposit.confirmed:<chain>:<currency>:<tx_hash>:<to_address>:<event_index>`: one per deposit. */
-export const depositConfirmedKey = (d: DepositKeyParts) => `wallet.deposit.confirmed:${depositParts(d)}`
-
-/**
- * `deposit:<chain>:<currency>:<tx_hash>:<to_address>:<event_index>:<body event>`: an order payment's
- * `order.updated` (the n-th reversal or restoration, n ≥ 2, adds `#n`: see `nthPaymentKey`).
- */
-export const paymentEventKey = (d: DepositKeyParts, bodyEvent: string) => `deposit:${depositParts(d)}:${bodyEvent}`
-
-/** `<order_id>:<body event>:<status>`: an `order.updated` that is no chain event (expiry). */
-export const orderEventKey = (orderId: string, bodyEvent: string, status: string) => `${orderId}:${bodyEvent}:${status}`
-
-/** `<event>:<withdrawal_id>:<tx_hash or empty>`: a withdrawal's outcome. */
-export const withdrawalEventKey = (event: string, withdrawalId: string, txHash: string | null) =>
-  `${event}:${withdrawalId}:${txHash ?? ""}`
-
-/** `refund.updated:<refund_id>:<STATUS>`: one per status a refund reaches. */
-export const refundEventKey = (refundId: string, status: string) => `refund.updated:${refundId}:${status}`
 
 // ---- rows
 

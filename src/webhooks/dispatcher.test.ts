@@ -9,7 +9,7 @@ import { asRecord } from "../../test/json.js"
 import { eventually, type ReceivedRequest, startReceiver } from "../../test/webhook-receiver.js"
 import type { AppConfigShape } from "../config.js"
 import { guardedLookup } from "./destination-guard.js"
-import { WebhookOutbox } from "./outbox.js"
+import { type OutboxEvent, WebhookOutbox } from "./outbox.js"
 import { verifyWebhook } from "./receiver.js"
 import { signBody } from "./signature.js"
 import { WebhookAdmin } from "./webhook-admin.js"
@@ -52,7 +52,7 @@ const onboard = (webhookUrl: string) =>
     }
   })
 
-const depositEvent = (merchantId: string, destination: string | null, n: number) => ({
+const depositEvent = (merchantId: string, destination: string | null, n: number): OutboxEvent => ({
   merchantId,
   event: "wallet.deposit.confirmed",
   idempotencyKey: `wallet.deposit.confirmed:TRC20:USDT:0xhash${n}:TAddr:${n}`,

@@ -1,27 +1,48 @@
-import { Effect } from "effect"
+import { Effect, Either, Schema } from "effect"
+import { WebhookBody, type WebhookBodies, type WebhookEventType } from "../domain/webhook-events.js"
 import { WebhookStore } from "../stores/webhook-store.js"
 
-export interface OutboxEvent {
+/** An event for the outbox: its transport event (X-FACET-EVENT) with the body that event is declared with. */
+export type OutboxEvent = {
+  readonly [T in WebhookEventType]: {
+    /** Transport event name (X-FACET-EVENT), e.g. `order.updated`. */
+    readonly event: T
+    readonly body: (typeof WebhookBodies)[T]["Type"]
+  }
+}[WebhookEventType] & {
   readonly merchantId: string
-  /** Transport event name (X-FACET-EVENT), e.g. `order.updated`. */
-  readonly event: string
   /** X-FACET-IDEMPOTENCY-KEY in the contract's format; one event per key per merchant. */
   readonly idempotencyKey: string
   readonly orderId?: string
   /** Where it goes: the order's notify_url, else the merchant's webhook_url (none: kept, not dropped). */
   readonly destination: string | null
-  readonly body: unknown
 }
+
+// every field kept: a field the schema does not (yet) declare still reaches the merchant
+const encodeBody = Schema.encodeEither(WebhookBody, { onExcessProperty: "preserve" })
 
 /**
  * The webhook outbox. Events are written in the same transaction as the change they announce, and
- * serialized here, once: delivery signs and sends these exact bytes on every attempt. (A block's
- * `wallet.deposit.confirmed` events are written set-based by the attribution store, into the same table,
- * one per deposit by their `transaction_id`; the events here have none and are one per merchant and key.)
+ * serialized here, once, through their declared schema (src/domain/webhook-events.ts): delivery signs and
+ * sends these exact bytes on every attempt. (A block's `wallet.deposit.confirmed` events are written
+ * set-based by the attribution store, into the same table, one per deposit by their `transaction_id`; the
+ * events here have none and are one per merchant and key.)
  */
 export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/WebhookOutbox", {
   effect: Effect.gen(function* () {
     const store = yield* WebhookStore
+    /** A body its schema refuses is a bug of ours: logged loudly, and sent as it is rather than lost. */
+    const serialize = (event: OutboxEvent) =>
+      Either.match(encodeBody(event.body), {
+        onRight: (encoded) => Effect.succeed(JSON.stringify(encoded)),
+        onLeft: (error) =>
+          Effect.as(
+            Effect.logError("a webhook body does not match its declared schema; sent as it is").pipe(
+              Effect.annotateLogs({ event: event.event, idempotency_key: event.idempotencyKey, error: error.message })
+            ),
+            JSON.stringify(event.body)
+          )
+      })
     /** One event, written once per key (a repeat of the same key is a no-op). */
     const enqueue = Effect.fn("WebhookOutbox.enqueue")(function* (event: OutboxEvent) {
       yield* store.insertEvent({
@@ -30,7 +51,7 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/Webhoo
         idempotencyKey: event.idempotencyKey,
         orderId: event.orderId ?? null,
         destination: event.destination,
-        body: JSON.stringify(event.body)
+        body: yield* serialize(event)
       })
     })
     return { enqueue } as const

@@ -1,61 +1,14 @@
 import { Either, Schema } from "effect"
-import { Order } from "../domain/order.js"
+import { OrderWebhook, RefundWebhook, WalletDepositWebhook, WithdrawalWebhook } from "../domain/webhook-events.js"
 import { isValidSignature } from "./signature.js"
-import { RefundWebhook } from "../domain/refund.js"
 
 /**
- * For merchants' receivers (and our tests): verify X-FACET-SIGNATURE over the raw body in constant time,
- * then parse the body into a typed event. Verify before parsing; persist the idempotency key and skip
- * duplicates before touching any balance.
+ * For our tests (merchants use `@facet-pay/client/webhooks`, the same checks): verify X-FACET-SIGNATURE over the
+ * raw body in constant time, then parse the body into a typed event. Verify before parsing; persist the
+ * idempotency key and skip duplicates before touching any balance. The bodies are declared once, in
+ * src/domain/webhook-events.ts.
  */
-export const Payment = Schema.Struct({
-  chain: Schema.String,
-  currency: Schema.String,
-  tx_hash: Schema.String,
-  to_address: Schema.String,
-  event_index: Schema.Number,
-  amount: Schema.String,
-  block_number: Schema.Number,
-  confirmations: Schema.Number
-})
-
-export const OrderWebhook = Schema.Struct({
-  event: Schema.Literal(
-    "payment.detected",
-    "payment.confirmed",
-    "payment.reversed",
-    "payment.restored",
-    "order.expired",
-    "order.partially_paid"
-  ),
-  order: Order,
-  payment: Schema.optional(Payment),
-  created_at: Schema.String
-})
-
-export const WalletDepositWebhook = Schema.Struct({
-  event: Schema.Literal("wallet.deposit.confirmed"),
-  deposit_address_id: Schema.String,
-  external_user_id: Schema.String,
-  wallet_id: Schema.String,
-  chain: Schema.String,
-  currency: Schema.String,
-  amount: Schema.String,
-  tx_hash: Schema.String,
-  from_address: Schema.NullOr(Schema.String),
-  to_address: Schema.String,
-  event_index: Schema.Number,
-  block_number: Schema.Number,
-  confirmations: Schema.Number,
-  confirmed_at: Schema.String,
-  created_at: Schema.String
-})
-
-export const WithdrawalWebhook = Schema.Struct({
-  event: Schema.Literal("wallet.withdrawal.completed", "wallet.withdrawal.failed"),
-  withdrawal: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  created_at: Schema.String
-})
+export { OrderWebhook, Payment, WalletDepositWebhook, WithdrawalWebhook } from "../domain/webhook-events.js"
 
 export type FacetWebhook =
   | { readonly type: "order.updated"; readonly idempotencyKey: string; readonly body: typeof OrderWebhook.Type }

@@ -1,0 +1,270 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, TestClock } from "effect"
+import { openApiDocument } from "../http/openapi-document.js"
+import { productionFiles, sourceOf } from "../test/source-files.js"
+import {
+  FacetWebhookError,
+  idempotencyKeyOf,
+  OrderBodyEvent,
+  type OrderWebhook,
+  type RefundWebhook,
+  signFacetWebhook,
+  type WalletDepositWebhook,
+  WEBHOOK_EVENT_TYPES,
+  verifyFacetWebhook,
+  verifyFacetWebhookEffect,
+  type WithdrawalWebhook
+} from "./src/webhooks.js"
+
+const SECRET = "whsec_test_secret"
+const NOW = Date.parse("2026-11-26T12:00:00.000Z")
+const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000).toISOString()
+
+const order: (typeof OrderWebhook.Type)["order"] = {
+  order_id: "ord_1",
+  out_trade_no: "INV-1",
+  status: "PAID",
+  amount: "12.5",
+  paid_amount: "12.5",
+  refunded_amount: "0",
+  currency: "USDT",
+  chain: "TRC20",
+  checkout_mode: "single_asset",
+  pay_address: "TPay",
+  checkout_url: "https://pay.example/checkout/ord_1",
+  late_payment: false,
+  available_assets: [],
+  expire_at: at(-10),
+  created_at: at(20),
+  updated_at: at(1)
+}
+const payment = {
+  chain: "TRC20",
+  currency: "USDT",
+  tx_hash: "0xabc",
+  to_address: "TPay",
+  event_index: 0,
+  amount: "12.5",
+  block_number: 100,
+  confirmations: 19
+}
+const confirmed: typeof OrderWebhook.Type = { event: "payment.confirmed", order, payment, created_at: at(1) }
+const deposit: typeof WalletDepositWebhook.Type = {
+  event: "wallet.deposit.confirmed",
+  deposit_address_id: "dep_1",
+  external_user_id: "user-7",
+  wallet_id: "wal_1",
+  chain: "BEP20",
+  currency: "USDT",
+  amount: "5",
+  tx_hash: "0xdef",
+  from_address: null,
+  to_address: "0xTo",
+  event_index: 3,
+  block_number: 200,
+  confirmations: 15,
+  confirmed_at: at(1),
+  created_at: at(1)
+}
+const withdrawal: typeof WithdrawalWebhook.Type = {
+  event: "wallet.withdrawal.failed",
+  withdrawal: {
+    withdrawal_id: "wd_1",
+    out_withdrawal_no: null,
+    status: "FAILED",
+    chain: "TRC20",
+    currency: "USDT",
+    amount: "10",
+    platform_fee: "0.01",
+    network_fee: "1",
+    network_fee_asset: "TRX",
+    network_fee_included: false,
+    total_fee: "0.01",
+    net_amount: "9.99",
+    to_address: "TTo",
+    tx_hash: null,
+    fee_policy_version: "2026-07-19.1",
+    failure_reason: "rejected",
+    required_approvals: 1,
+    approvals: [],
+    kind: "withdrawal",
+    created_at: at(5),
+    updated_at: at(1)
+  },
+  created_at: at(1)
+}
+const refund: typeof RefundWebhook.Type = {
+  event: "refund.updated",
+  refund: {
+    refund_id: "rf_1",
+    order_id: "ord_1",
+    status: "CANCELLED",
+    chain: "TRC20",
+    currency: "USDT",
+    amount: "3",
+    order_amount: null,
+    rate: null,
+    reason: null,
+    claim_expires_at: at(-600),
+    to_address: null,
+    withdrawal_id: null,
+    net_amount: null,
+    tx_hash: null,
+    failure_reason: null,
+    claimed_at: null,
+    created_at: at(5),
+    updated_at: at(1)
+  },
+  created_at: at(1)
+}
+
+/** A delivery as the service makes it: the body's bytes, signed, with its headers. */
+const delivery = (body: unknown, event: string, key: string, secret = SECRET) => {
+  const raw = JSON.stringify(body)
+  return {
+    raw,
+    headers: {
+      "content-type": "application/json",
+      "x-facet-event": event,
+      "x-facet-idempotency-key": key,
+      "x-facet-signature": signFacetWebhook(raw, secret),
+      "x-facet-delivery-id": "evt_1",
+      "x-facet-attempt": "2"
+    }
+  }
+}
+
+/** Why `f` threw a FacetWebhookError, and the status it says to answer (undefined: it did not throw). */
+const refusal = (f: () => unknown) => {
+  try {
+    f()
+  } catch (error) {
+    if (error instanceof FacetWebhookError) return { reason: error.reason, status: error.status }
+    throw error
+  }
+  return undefined
+}
+
+describe("the webhook receiver kit", () => {
+  it("each event's idempotency key is the contract's formula over its body", () => {
+    expect(idempotencyKeyOf(confirmed)).toBe("deposit:TRC20:USDT:0xabc:TPay:0:payment.confirmed")
+    expect(
+      idempotencyKeyOf({ event: "order.expired", order: { ...order, status: "EXPIRED" }, created_at: at(1) })
+    ).toBe("ord_1:order.expired:EXPIRED")
+    expect(idempotencyKeyOf(deposit)).toBe("wallet.deposit.confirmed:BEP20:USDT:0xdef:0xTo:3")
+    expect(idempotencyKeyOf(withdrawal)).toBe("wallet.withdrawal.failed:wd_1:")
+    expect(
+      idempotencyKeyOf({
+        ...withdrawal,
+        event: "wallet.withdrawal.completed",
+        withdrawal: { ...withdrawal.withdrawal, tx_hash: "0x9" }
+      })
+    ).toBe("wallet.withdrawal.completed:wd_1:0x9")
+    expect(idempotencyKeyOf(refund)).toBe("refund.updated:rf_1:CANCELLED")
+  })
+
+  it("verifies the signature over the raw bytes, then gives the typed event", () => {
+    const sent = delivery(confirmed, "order.updated", idempotencyKeyOf(confirmed))
+    const verified = verifyFacetWebhook(Buffer.from(sent.raw), sent.headers, SECRET)
+    expect(verified).toMatchObject({
+      type: "order.updated",
+      idempotencyKey: "deposit:TRC20:USDT:0xabc:TPay:0:payment.confirmed",
+      deliveryId: "evt_1",
+      attempt: 2,
+      body: { event: "payment.confirmed", order: { order_id: "ord_1", status: "PAID" } }
+    })
+    // a string, a Uint8Array, web Headers, header names in any case: the same
+    const upper = Object.fromEntries(Object.entries(sent.headers).map(([k, v]) => [k.toUpperCase(), v]))
+    expect(verifyFacetWebhook(sent.raw, upper, SECRET).idempotencyKey).toBe(verified.idempotencyKey)
+    expect(verifyFacetWebhook(new TextEncoder().encode(sent.raw), new Headers(sent.headers), SECRET).type).toBe(
+      "order.updated"
+    )
+    for (const [body, event] of [
+      [deposit, "wallet.deposit.confirmed"],
+      [withdrawal, "wallet.withdrawal.failed"],
+      [refund, "refund.updated"]
+    ] as const) {
+      const one = delivery(body, event, idempotencyKeyOf(body))
+      expect(verifyFacetWebhook(one.raw, one.headers, SECRET)).toMatchObject({ type: event, body: { event } })
+    }
+  })
+
+  it("refuses a forged or altered delivery before reading its body (401)", () => {
+    const sent = delivery(confirmed, "order.updated", idempotencyKeyOf(confirmed))
+    const forged = delivery(confirmed, "order.updated", idempotencyKeyOf(confirmed), "whsec_someone_else")
+    expect(refusal(() => verifyFacetWebhook(forged.raw, forged.headers, SECRET))).toEqual({
+      reason: "signature",
+      status: 401
+    })
+    // the same JSON re-serialized (what a parsed body would give) is other bytes
+    const reformatted = JSON.stringify(JSON.parse(sent.raw), null, 2)
+    expect(refusal(() => verifyFacetWebhook(reformatted, sent.headers, SECRET))?.reason).toBe("signature")
+    const altered = sent.raw.replace('"12.5"', '"125"')
+    expect(refusal(() => verifyFacetWebhook(altered, sent.headers, SECRET))?.reason).toBe("signature")
+    for (const signature of [undefined, "", sent.headers["x-facet-signature"].toUpperCase(), "ab".repeat(31)]) {
+      const headers = { ...sent.headers, "x-facet-signature": signature }
+      expect(refusal(() => verifyFacetWebhook(sent.raw, headers, SECRET))?.reason).toBe("signature")
+    }
+    const twice = { ...sent.headers, "x-facet-signature": [sent.headers["x-facet-signature"], "0".repeat(64)] }
+    expect(refusal(() => verifyFacetWebhook(sent.raw, twice, SECRET))?.reason).toBe("signature")
+  })
+
+  it("refuses a signed body that is no event, or whose unsigned headers do not match it (400)", () => {
+    const notAnEvent = delivery({ hello: "world" }, "order.updated", "k")
+    expect(refusal(() => verifyFacetWebhook(notAnEvent.raw, notAnEvent.headers, SECRET))).toEqual({
+      reason: "body",
+      status: 400
+    })
+    const key = idempotencyKeyOf(confirmed)
+    const wrongEvent = delivery(confirmed, "refund.updated", key)
+    expect(refusal(() => verifyFacetWebhook(wrongEvent.raw, wrongEvent.headers, SECRET))?.reason).toBe("event")
+    // a replay under a new key would pass deduplication: the key is checked against the signed body
+    const newKey = delivery(confirmed, "order.updated", `${key}-replayed`)
+    expect(refusal(() => verifyFacetWebhook(newKey.raw, newKey.headers, SECRET))?.reason).toBe("idempotency_key")
+    const counted = delivery(confirmed, "order.updated", `${key}#2`)
+    expect(refusal(() => verifyFacetWebhook(counted.raw, counted.headers, SECRET))?.reason).toBe("idempotency_key")
+    // …but the second reversal of one payment is a delivery of its own, `#2`
+    const reversed = { ...confirmed, event: "payment.reversed" as const }
+    const second = delivery(reversed, "order.updated", `${idempotencyKeyOf(reversed)}#2`)
+    expect(verifyFacetWebhook(second.raw, second.headers, SECRET).idempotencyKey).toMatch(/payment\.reversed#2$/)
+    const first = delivery(reversed, "order.updated", `${idempotencyKeyOf(reversed)}#1`)
+    expect(refusal(() => verifyFacetWebhook(first.raw, first.headers, SECRET))?.reason).toBe("idempotency_key")
+  })
+
+  it.effect("refuses a created_at older than the service's retries (25 h by default) or from the future", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(NOW)
+      const sentAt = (minutesAgo: number) => {
+        const body = { ...deposit, created_at: at(minutesAgo) }
+        return delivery(body, "wallet.deposit.confirmed", idempotencyKeyOf(body))
+      }
+      const verify = (minutesAgo: number, options = {}) => {
+        const sent = sentAt(minutesAgo)
+        return Effect.either(verifyFacetWebhookEffect(sent.raw, sent.headers, SECRET, options))
+      }
+      // the service's last retry comes about 24 h after the event, with the same bytes
+      expect(Either.isRight(yield* verify(24 * 60))).toBe(true)
+      const stale = yield* verify(26 * 60)
+      expect(Either.isLeft(stale) && stale.left).toMatchObject({ reason: "stale", status: 400 })
+      expect(Either.isLeft(yield* verify(10, { maxAge: "5 minutes" }))).toBe(true)
+      expect(Either.isRight(yield* verify(-4))).toBe(true)
+      expect(Either.isLeft(yield* verify(-6))).toBe(true)
+    })
+  )
+
+  it("has a schema for every event the service writes to its outbox, and the published document agrees", () => {
+    const published = Object.keys(Object(openApiDocument("http://facet.test").webhooks)).sort()
+    expect([...WEBHOOK_EVENT_TYPES].sort()).toEqual(published)
+    // every event name in the code that writes the outbox is a transport event or an order body event
+    const names = new Set<string>([...WEBHOOK_EVENT_TYPES, ...OrderBodyEvent.literals])
+    const writers = ["src", "indexer", "custody", "http"]
+      .flatMap((dir) => productionFiles(dir))
+      .filter((file) => /outbox\.enqueue\(|INSERT INTO webhook_events/.test(sourceOf(file)))
+    expect(writers.length).toBeGreaterThanOrEqual(5)
+    const written = writers.flatMap((file) =>
+      [...sourceOf(file).matchAll(/["'`]((?:order|payment|wallet|refund)\.[a-z_.]+)["'`]/g)].map((m) => m[1] ?? "")
+    )
+    expect(written.filter((name) => !names.has(name))).toEqual([])
+    expect(WEBHOOK_EVENT_TYPES.filter((type) => !written.includes(type))).toEqual([])
+  })
+})

@@ -1,0 +1,178 @@
+import { Schema } from "effect"
+import { Order } from "./order.js"
+import { RefundWebhook } from "./refund.js"
+import { WithdrawalWebhook } from "./withdrawal.js"
+
+/**
+ * Every webhook the service sends, declared once: the outbox encodes each body through these schemas
+ * (src/webhooks/outbox.ts), the OpenAPI document publishes them, and receivers (src/webhooks/receiver.ts, the
+ * `@facet-pay/client/webhooks` kit) decode with them. Each event's idempotency key (X-FACET-IDEMPOTENCY-KEY)
+ * is a function of its body, written here once (the store's SQL forms of the deposit keys spell the same parts).
+ */
+
+export { RefundWebhook, WithdrawalWebhook }
+
+/** The payment an `order.updated` chain event is about. */
+export const Payment = Schema.Struct({
+  chain: Schema.String,
+  currency: Schema.String,
+  tx_hash: Schema.String,
+  to_address: Schema.String,
+  event_index: Schema.Number,
+  amount: Schema.String,
+  block_number: Schema.Number,
+  confirmations: Schema.Number
+})
+
+/** What happened to an order (the body's `event`; the transport event is `order.updated`). */
+export const OrderBodyEvent = Schema.Literal(
+  "payment.detected",
+  "payment.confirmed",
+  "payment.reversed",
+  "payment.restored",
+  "order.expired",
+  "order.partially_paid"
+)
+export type OrderBodyEvent = typeof OrderBodyEvent.Type
+
+/** Body of `order.updated`: the order as it is now; `payment` on the chain events (payment.*), never on expiry. */
+export const OrderWebhook = Schema.Struct({
+  event: OrderBodyEvent,
+  order: Order,
+  payment: Schema.optional(Payment),
+  created_at: Schema.String
+})
+
+/** Body of `wallet.deposit.confirmed` (the service builds it in SQL, in this field order: migration 0005). */
+export const WalletDepositWebhook = Schema.Struct({
+  event: Schema.Literal("wallet.deposit.confirmed"),
+  deposit_address_id: Schema.String,
+  external_user_id: Schema.String,
+  wallet_id: Schema.String,
+  chain: Schema.String,
+  currency: Schema.String,
+  amount: Schema.String,
+  tx_hash: Schema.String,
+  from_address: Schema.NullOr(Schema.String),
+  to_address: Schema.String,
+  event_index: Schema.Number,
+  block_number: Schema.Number,
+  confirmations: Schema.Number,
+  confirmed_at: Schema.String,
+  created_at: Schema.String
+})
+
+/** The body schema of each transport event (X-FACET-EVENT). */
+export const WebhookBodies = {
+  "order.updated": OrderWebhook,
+  "wallet.deposit.confirmed": WalletDepositWebhook,
+  "wallet.withdrawal.completed": WithdrawalWebhook,
+  "wallet.withdrawal.failed": WithdrawalWebhook,
+  "refund.updated": RefundWebhook
+} as const
+
+/** X-FACET-EVENT: every event the service sends. */
+export type WebhookEventType = keyof typeof WebhookBodies
+export const WEBHOOK_EVENT_TYPES: ReadonlyArray<WebhookEventType> = [
+  "order.updated",
+  "wallet.deposit.confirmed",
+  "wallet.withdrawal.completed",
+  "wallet.withdrawal.failed",
+  "refund.updated"
+]
+
+/** Any webhook body: the body's own `event` tells them apart (order events are named for what happened). */
+export const WebhookBody = Schema.Union(OrderWebhook, WalletDepositWebhook, WithdrawalWebhook, RefundWebhook)
+export type WebhookBody = typeof WebhookBody.Type
+
+/** A webhook as the outbox writes it and a receiver gets it: the transport event with its body. */
+export type WebhookEvent =
+  | { readonly type: "order.updated"; readonly body: typeof OrderWebhook.Type }
+  | { readonly type: "wallet.deposit.confirmed"; readonly body: typeof WalletDepositWebhook.Type }
+  | {
+      readonly type: "wallet.withdrawal.completed" | "wallet.withdrawal.failed"
+      readonly body: typeof WithdrawalWebhook.Type
+    }
+  | { readonly type: "refund.updated"; readonly body: typeof RefundWebhook.Type }
+
+/** The transport event (X-FACET-EVENT) a body is sent as. */
+export const webhookEventOf = (body: WebhookBody): WebhookEvent => {
+  switch (body.event) {
+    case "wallet.deposit.confirmed":
+      return { type: body.event, body }
+    case "wallet.withdrawal.completed":
+    case "wallet.withdrawal.failed":
+      return { type: body.event, body }
+    case "refund.updated":
+      return { type: body.event, body }
+    default:
+      return { type: "order.updated", body }
+  }
+}
+
+// ---- idempotency keys (X-FACET-IDEMPOTENCY-KEY): each format once
+
+/** The parts of a deposit that name it on its chain, in the order its event keys spell them. */
+export const DEPOSIT_KEY_PARTS = ["chain", "currency", "tx_hash", "to_address", "event_index"] as const
+export interface DepositKeyParts {
+  readonly chain: string
+  readonly currency: string
+  readonly tx_hash: string
+  readonly to_address: string
+  readonly event_index: number
+}
+const depositParts = (d: DepositKeyParts) => DEPOSIT_KEY_PARTS.map((part) => String(d[part])).join(":")
+
+/** `wallet.deposit.confirmed:<chain>:<currency>:<tx_hash>:<to_address>:<event_index>`: one per deposit. */
+export const depositConfirmedKey = (d: DepositKeyParts) => `wallet.deposit.confirmed:${depositParts(d)}`
+
+/**
+ * `deposit:<chain>:<currency>:<tx_hash>:<to_address>:<event_index>:<body event>`: an order payment's
+ * `order.updated`. The n-th `payment.reversed` / `payment.restored` of one payment (n ≥ 2, a chain that
+ * reorganises again) is a delivery of its own and ends in `#n`: that count is the outbox's, not the body's.
+ */
+export const paymentEventKey = (d: DepositKeyParts, bodyEvent: string) => `deposit:${depositParts(d)}:${bodyEvent}`
+
+/** `<order_id>:<body event>:<status>`: an `order.updated` that is no chain event (expiry). */
+export const orderEventKey = (orderId: string, bodyEvent: string, status: string) => `${orderId}:${bodyEvent}:${status}`
+
+/** `<event>:<withdrawal_id>:<tx_hash or empty>`: a withdrawal's outcome. */
+export const withdrawalEventKey = (event: string, withdrawalId: string, txHash: string | null) =>
+  `${event}:${withdrawalId}:${txHash ?? ""}`
+
+/** `refund.updated:<refund_id>:<STATUS>`: one per status a refund reaches. */
+export const refundEventKey = (refundId: string, status: string) => `refund.updated:${refundId}:${status}`
+
+/**
+ * The idempotency key of a webhook, from its body alone (the `#n` of a repeated reversal or restoration
+ * aside: `idempotencyKeyMatches`). The key travels in a header the signature does not cover, so a receiver
+ * that derives it from the signed body cannot be made to take a replay for a new event.
+ */
+export const idempotencyKeyOf = (body: WebhookBody): string => {
+  switch (body.event) {
+    case "wallet.deposit.confirmed":
+      return depositConfirmedKey(body)
+    case "wallet.withdrawal.completed":
+    case "wallet.withdrawal.failed":
+      return withdrawalEventKey(body.event, body.withdrawal.withdrawal_id, body.withdrawal.tx_hash)
+    case "refund.updated":
+      return refundEventKey(body.refund.refund_id, body.refund.status)
+    default:
+      return body.payment === undefined
+        ? orderEventKey(body.order.order_id, body.event, body.order.status)
+        : paymentEventKey(body.payment, body.event)
+  }
+}
+
+/**
+ * Whether a delivered X-FACET-IDEMPOTENCY-KEY is the one the body makes: exactly, or for a `payment.reversed`
+ * / `payment.restored` that key with `#n` (n ≥ 2) after it.
+ */
+export const idempotencyKeyMatches = (body: WebhookBody, delivered: string): boolean => {
+  const key = idempotencyKeyOf(body)
+  if (delivered === key) return true
+  if (body.event !== "payment.reversed" && body.event !== "payment.restored") return false
+  if (!delivered.startsWith(`${key}#`)) return false
+  const n = delivered.slice(key.length + 1)
+  return /^[1-9]\d{0,8}$/.test(n) && Number(n) >= 2
+}
