@@ -19,7 +19,9 @@ const allowedSource = (file: string) =>
   file.startsWith("src/domain/") ||
   file === "src/money.ts" ||
   // the Authentication middleware's tag: a Context tag and a Schema, nothing else
-  file === "src/merchants/principal.ts"
+  file === "src/merchants/principal.ts" ||
+  // the endpoints' notes for agents (AgentNote, AgentHints): Context tags, nothing else
+  file === "http/mcp/agent-annotations.ts"
 
 /** The packages its JavaScript may import (peer dependencies, its one dependency, and Node's crypto). */
 const allowedImport = (specifier: string) =>

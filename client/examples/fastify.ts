@@ -21,7 +21,8 @@ import {
 export const startFastifyReceiver = async (options: ReceiverOptions): Promise<RunningReceiver> => {
   const pool = await openPool(options.databaseUrl)
   const app = Fastify({ bodyLimit: 1024 * 1024 })
-  await app.register(async (webhooks) => {
+  // a callback plugin (nothing in it to await): its routes are registered before `done`
+  await app.register((webhooks, _options, done) => {
     // in this plugin only: the raw bytes, unparsed
     webhooks.removeContentTypeParser("application/json")
     webhooks.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
@@ -38,6 +39,7 @@ export const startFastifyReceiver = async (options: ReceiverOptions): Promise<Ru
       )
       return reply.code(answer.status).type("text/plain").send(answer.body)
     })
+    done()
   })
   await app.listen({ port: options.port, host: "127.0.0.1" })
   const address = app.server.address()
