@@ -2,12 +2,9 @@ import { createHmac, timingSafeEqual } from "node:crypto"
 import { Clock, Duration, Effect, Either, ParseResult, Schema } from "effect"
 import {
   idempotencyKeyMatches,
-  type OrderWebhook,
-  type RefundWebhook,
-  type WalletDepositWebhook,
   WebhookBody,
-  webhookEventOf,
-  type WithdrawalWebhook
+  type WebhookEvent,
+  webhookEventOf
 } from "../../src/domain/webhook-events.js"
 
 /**
@@ -65,15 +62,7 @@ export type FacetWebhookEvent = {
   readonly deliveryId: string | undefined
   /** X-FACET-ATTEMPT: 1, 2, … */
   readonly attempt: number | undefined
-} & (
-  | { readonly type: "order.updated"; readonly body: typeof OrderWebhook.Type }
-  | { readonly type: "wallet.deposit.confirmed"; readonly body: typeof WalletDepositWebhook.Type }
-  | {
-      readonly type: "wallet.withdrawal.completed" | "wallet.withdrawal.failed"
-      readonly body: typeof WithdrawalWebhook.Type
-    }
-  | { readonly type: "refund.updated"; readonly body: typeof RefundWebhook.Type }
-)
+} & WebhookEvent
 
 /** Why a delivery was refused. `status`: what a receiver should answer (401 unsigned, 400 otherwise). */
 export class FacetWebhookError extends Schema.TaggedError<FacetWebhookError>()("FacetWebhookError", {
