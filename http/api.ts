@@ -214,6 +214,10 @@ export class OnboardingGroup extends HttpApiGroup.make("onboarding")
         "Provision a live merchant (201), or return the existing one for a repeated application (200)"
       )
       .annotate(AgentHints, { idempotent: true })
+      .annotate(
+        AgentNote,
+        "The answer holds secrets: env.FACET_API_KEY and env.FACET_WEBHOOK_SECRET belong in the merchant's backend secrets (not in a transcript, a log or source code), and merchant_console.console_token is the human owner's alone: show it to them once, never use it yourself and do not keep it. With it the owner sets up the console, where people approve withdrawals."
+      )
   )
   .add(
     HttpApiEndpoint.get("onboardingStatus", "/v1/ai/onboarding-status/:merchant_id")

@@ -23,6 +23,7 @@ import {
   UnsupportedMediaTypeError
 } from "../src/domain/errors.js"
 import { hashSecret } from "../src/merchants/credentials.js"
+import { ApiKeys } from "../src/merchants/api-keys.js"
 import { FacetApi } from "./api.js"
 import { RateLimiter } from "./rate-limiter.js"
 import { callerApiKey, McpLoopback, rateLimitAddress } from "./mcp/mcp-caller.js"
@@ -114,6 +115,7 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
     const config = yield* AppConfig
     const limiter = yield* RateLimiter
     const loopback = yield* McpLoopback
+    const keys = yield* ApiKeys
     const routes = declaredRoutes()
 
     const notFound = (method: string, path: string): BoundaryError => {
@@ -177,9 +179,11 @@ export const ErrorBoundaryLive = HttpApiBuilder.middleware(
         // against the caller's address, not loopback's (http/mcp/mcp-caller.ts)
         const apiKey =
           path === "/mcp" ? Option.getOrUndefined(callerApiKey(request.headers)) : request.headers["x-api-key"]
+        // a key of its own bucket once it has authenticated here; until then (a made-up key too) its caller's address
+        const keyHash = apiKey !== undefined && apiKey !== "" ? hashSecret(apiKey) : undefined
         const bucket =
-          apiKey !== undefined && apiKey !== ""
-            ? `key:${hashSecret(apiKey)}`
+          keyHash !== undefined && keys.authenticatedLately(keyHash)
+            ? `key:${keyHash}`
             : `addr:${rateLimitAddress(loopback, request.headers, request.remoteAddress)}`
         const wait = yield* limiter.take(bucket)
         if (Option.isSome(wait)) {

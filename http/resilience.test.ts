@@ -21,26 +21,34 @@ const apply = (projectName: string) =>
   )
 
 describe("rate limiting", () => {
-  layer(TestAppLive({ rateLimit: { perSecond: 1, burst: 3 } }), { excludeTestServices: true })((it) => {
-    it.effect("answers 429 with Retry-After once a key's bucket is empty, per key", () =>
-      Effect.gen(function* () {
-        const client = yield* TestClient
-        const statuses: Array<number> = []
-        for (let i = 0; i < 4; i++) {
-          statuses.push(
-            (yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_key-one" })).status
-          )
-        }
-        expect(statuses).toEqual([401, 401, 401, 429])
-        const limited = yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_key-one" })
-        expect(limited.status).toBe(429)
-        expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
-        expect(asRecord(limited.body).error).toMatch(/rate limit/)
-        // another key has its own bucket
-        expect((yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey: "fk_live_key-two" })).status).toBe(
-          401
-        )
-      })
+  // a token every 10 s: nothing refills while the test runs, however slow the machine
+  layer(TestAppLive({ rateLimit: { perSecond: 0.1, burst: 3 } }), { excludeTestServices: true })((it) => {
+    it.effect(
+      "answers 429 with Retry-After once a bucket is empty: a key that authenticated has its own, made-up keys draw from their caller's address",
+      () =>
+        Effect.gen(function* () {
+          const client = yield* TestClient
+          const get = (apiKey: string) =>
+            Effect.map(client.request("GET", "/v1/wallet-asset-policies", { apiKey }), (r) => r.status)
+          // the address's bucket: the application, then the new key's first request (not yet known here)
+          const applied = yield* apply("Rate Limited Shop")
+          expect(applied.status).toBe(201)
+          const apiKey = String(asRecord(asRecord(applied.body).env).FACET_API_KEY)
+          expect(yield* get(apiKey)).toBe(200)
+          // from now on its own bucket: three, then 429
+          const statuses: Array<number> = []
+          for (let i = 0; i < 4; i++) statuses.push(yield* get(apiKey))
+          expect(statuses).toEqual([200, 200, 200, 429])
+          const limited = yield* client.request("GET", "/v1/wallet-asset-policies", { apiKey })
+          expect(limited.status).toBe(429)
+          expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+          expect(asRecord(limited.body).error).toMatch(/rate limit/)
+          // a made-up key opens no bucket of its own: the address's last token, then 429 for every other one
+          expect(yield* get("fk_live_made-up-1")).toBe(401)
+          expect(yield* get("fk_live_made-up-2")).toBe(429)
+          expect(yield* get("fk_live_made-up-3")).toBe(429)
+        }),
+      60_000
     )
   })
 })

@@ -50,6 +50,8 @@ describe("an agent onboards and takes a payment over MCP", () => {
           // the integration prompt tells the agent what to do next; it is what this test follows
           expect(String(applied.integration_prompt)).toMatch(/\/v1\/orders/)
           expect(String(applied.integration_prompt)).toMatch(/\/mcp/)
+          // the console token is the human owner's (the tool's description tells the agent so): the test plays the
+          // owner with it below
           const consoleToken = String(asRecord(applied.merchant_console).console_token)
 
           // with its key: an order for 120 USDT (its collection costs under 5 % of it) on TRON

@@ -13,12 +13,18 @@ import { makeMcpServer } from "./mcp-server.js"
  * stderr.
  */
 
+const LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]"]
+
 const settings = Config.all({
   apiUrl: Config.string("FACET_API_URL").pipe(
     Config.withDefault("http://localhost:8080"),
     Config.validate({
-      message: "FACET_API_URL must be an http(s) URL, e.g. http://localhost:8080",
-      validation: (url) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol)
+      message: "FACET_API_URL must be an https URL (http only on this machine, e.g. http://localhost:8080)",
+      // the API key travels with every call: in clear text only to this machine
+      validation: (url) =>
+        URL.canParse(url) &&
+        (new URL(url).protocol === "https:" ||
+          (new URL(url).protocol === "http:" && LOCAL_HOSTS.includes(new URL(url).hostname)))
     })
   ),
   apiKey: Config.option(Config.redacted("FACET_API_KEY"))

@@ -47,6 +47,10 @@ export const McpRoutesLive = HttpApiBuilder.Router.use((router) =>
       if (origin !== undefined && origin !== ownOrigin) return jsonRpcError(403, `origin ${origin} is not allowed`)
       // read here, under the body-size limit; a body too large or cut fails to the error boundary
       const body = yield* request.text
+      // one message per request: a JSON-RPC batch (dropped from MCP in 2025-06-18) would fan one request out into
+      // up to a hundred /v1 calls under a single rate-limit token
+      if (body.trimStart().startsWith("["))
+        return jsonRpcError(400, "JSON-RPC batches are not accepted: send one message per request")
       const headers = new Headers()
       for (const [name, value] of Object.entries(request.headers)) headers.set(name, value)
       const web = new Request(new URL(request.url, baseUrl), { method: "POST", headers, body })

@@ -93,7 +93,11 @@ export const makeMcpServer = (target: ApiTarget) =>
     /** Runs a handler's effect for the SDK: a refusal becomes the SDK's McpError, a defect an internal error. */
     const run = <A>(effect: Effect.Effect<A, McpRefusal, HttpClient.HttpClient>, signal: AbortSignal): Promise<A> =>
       // a request the client cancels (or a connection that ends) interrupts its call
-      Runtime.runPromiseExit(runtime)(effect, { signal }).then((exit) => {
+      Runtime.runPromiseExit(runtime)(
+        // a defect is answered "internal error": the log says what it was
+        Effect.tapDefect(effect, (cause) => Effect.logError("an MCP request failed", cause)),
+        { signal }
+      ).then((exit) => {
         if (Exit.isSuccess(exit)) return exit.value
         const failure = Cause.failureOption(exit.cause)
         if (Option.isSome(failure)) throw new McpError(failure.value.code, failure.value.message, failure.value.data)

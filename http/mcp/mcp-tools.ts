@@ -134,6 +134,17 @@ const parametersOf = (
 const IDEMPOTENCY_DESCRIPTION =
   "Sent as X-Service-Idempotency-Key. Retrying this call (after a timeout, a 5xx or a lost answer)? Pass the same key with the same arguments: it is done once and you get the same answer; another body with the same key is refused (409). Omitted: a new key is made for this call, and the error of a call that may have been done gives it."
 
+/**
+ * Money out (`AgentHints.destructive` with the idempotency header): the key is the caller's, required. A key the
+ * server made could be lost with the answer (the reply cut, the request cancelled), and a retry under a new key
+ * would ask for a second payout.
+ */
+const REQUIRED_IDEMPOTENCY_DESCRIPTION =
+  "Required: a key of your own for this request, sent as X-Service-Idempotency-Key (e.g. your payout reference; 1-128 visible ASCII characters). Keep it before you call: retrying after a timeout, a 5xx or a lost answer, pass the same key with the same arguments and it is done once; a new key would be a second payout."
+
+/** The header's rule (`IdempotencyKeyHeader`), checked before a call so a bad key never reaches a request. */
+const IDEMPOTENCY_KEY_PATTERN = /^[!-~]{1,128}$/
+
 interface Derived {
   readonly tools: ReadonlyArray<ApiTool>
   /** Endpoints that are neither a tool nor excluded: what the catalogue test names. */
@@ -167,12 +178,23 @@ const derive = (): Derived => {
         problems.push(`${id}: a payload that is not JSON (${[...payloads.keys()].join(", ")})`)
       const body = hasBody && json !== undefined ? Option.some(json.ast) : Option.none()
 
-      const headers = declaredHeaders.properties.map(([header, schema]) => ({
-        header,
-        input: header === IDEMPOTENCY_HEADER ? IDEMPOTENCY_INPUT : header.replace(/-/g, "_"),
-        generated: header === IDEMPOTENCY_HEADER,
-        schema: header === IDEMPOTENCY_HEADER ? { ...schema, description: IDEMPOTENCY_DESCRIPTION } : schema
-      }))
+      const hints: Context.Tag.Service<AgentHints> = Option.getOrElse(
+        Context.getOption(endpoint.annotations, AgentHints),
+        () => ({})
+      )
+      const moneyOut = hints.destructive === true
+      const headers = declaredHeaders.properties.map(([header, schema]) => {
+        const idempotency = header === IDEMPOTENCY_HEADER
+        return {
+          header,
+          input: idempotency ? IDEMPOTENCY_INPUT : header.replace(/-/g, "_"),
+          generated: idempotency && !moneyOut,
+          required: declaredHeaders.required.includes(header) || (idempotency && moneyOut),
+          schema: idempotency
+            ? { ...schema, description: moneyOut ? REQUIRED_IDEMPOTENCY_DESCRIPTION : IDEMPOTENCY_DESCRIPTION }
+            : schema
+        }
+      })
       const properties: Record<string, Record<string, unknown>> = {}
       for (const [name, schema] of [...path.properties, ...query.flatMap((q) => q.properties)])
         properties[name] = schema
@@ -186,17 +208,13 @@ const derive = (): Derived => {
         ...path.required,
         ...query.flatMap((q) => q.required),
         ...(Option.isSome(body) ? ["body"] : []),
-        ...headers.filter((h) => declaredHeaders.required.includes(h.header) && !h.generated).map((h) => h.input)
+        ...headers.filter((h) => h.required).map((h) => h.input)
       ]
       const defs = asSchemaObject(definitions)
 
       const summary = Context.getOption(endpoint.annotations, OpenApi.Summary)
       const description = Context.getOption(endpoint.annotations, OpenApi.Description)
       const note = Context.getOption(endpoint.annotations, AgentNote)
-      const hints: Context.Tag.Service<AgentHints> = Option.getOrElse(
-        Context.getOption(endpoint.annotations, AgentHints),
-        () => ({})
-      )
       if (Option.isNone(summary)) problems.push(`${id}: no OpenApi.Summary to describe its tool`)
       const readOnly = endpoint.method === "GET" || hints.readOnly === true
       tools.push({
@@ -295,6 +313,9 @@ export const toolRequest = (tool: ApiTool, args: unknown): Either.Either<ApiRequ
     const value = scalar(given[name])
     if (Option.isNone(value) || value.value === "")
       return Either.left(`${name} must be a non-empty string (a path parameter of ${tool.name})`)
+    // encodeURIComponent leaves "." and "..": the URL would resolve them into another endpoint's path
+    if (value.value === "." || value.value === "..")
+      return Either.left(`${name} cannot be "${value.value}" (a path parameter of ${tool.name})`)
     url = url.replace(new RegExp(`:${name}\\??(?=/|$)`), encodeURIComponent(value.value))
   }
   const query = new URLSearchParams()
@@ -322,6 +343,8 @@ export const toolRequest = (tool: ApiTool, args: unknown): Either.Either<ApiRequ
       continue
     }
     if (typeof value !== "string") return Either.left(`${h.input} must be a string`)
+    if (h.header === IDEMPOTENCY_HEADER && !IDEMPOTENCY_KEY_PATTERN.test(value))
+      return Either.left(`${h.input} must be 1 to 128 visible ASCII characters without whitespace`)
     headers[h.header] = value
   }
   return Either.right({

@@ -151,9 +151,12 @@ describe("the MCP tool catalogue", () => {
           : [])
       ]
       expect(Object.keys(tool.inputSchema.properties ?? {}).sort(), tool.name).toEqual(expected.sort())
+      // money out: the caller's own idempotency key is required (a key the server made could be lost with the answer)
+      const moneyOut = tool.annotations?.destructiveHint === true && expected.includes("idempotency_key")
       const required = [
         ...parameters.filter((p) => (p.in === "path" || p.in === "query") && p.required === true).map((p) => p.name),
-        ...(op?.requestBody === undefined ? [] : ["body"])
+        ...(op?.requestBody === undefined ? [] : ["body"]),
+        ...(moneyOut ? ["idempotency_key"] : [])
       ]
       expect([...(tool.inputSchema.required ?? [])].sort(), tool.name).toEqual(required.map(String).sort())
       expect(tool.description ?? "", tool.name).toContain(String(op?.summary))
@@ -184,17 +187,39 @@ describe("the MCP tool catalogue", () => {
 
   it("arguments are checked for their shape before any request", () => {
     const refund = Option.getOrThrow(toolNamed("refunds_create"))
-    expect(toolRequest(refund, { body: {} })).toEqual(
+    expect(toolRequest(refund, { body: {}, idempotency_key: "k-1" })).toEqual(
       Either.left("missing required argument(s) order_id for refunds_create: it takes: order_id, body, idempotency_key")
     )
-    expect(Either.isLeft(toolRequest(refund, { order_id: "o", body: {}, amount: "1" }))).toBe(true)
-    expect(Either.isLeft(toolRequest(refund, { order_id: "", body: {} }))).toBe(true)
-    const made = Either.getOrThrow(toolRequest(refund, { order_id: "ord 1/2", body: { amount: "1" } }))
+    // money out takes no key of the server's making
+    expect(toolRequest(refund, { order_id: "o", body: {} })).toEqual(
+      Either.left(
+        "missing required argument(s) idempotency_key for refunds_create: it takes: order_id, body, idempotency_key"
+      )
+    )
+    expect(Either.isLeft(toolRequest(refund, { order_id: "o", body: {}, amount: "1", idempotency_key: "k" }))).toBe(
+      true
+    )
+    expect(Either.isLeft(toolRequest(refund, { order_id: "", body: {}, idempotency_key: "k" }))).toBe(true)
+    // "." and ".." would resolve into another endpoint's path; a key that is no header value never makes a request
+    for (const dots of [".", ".."])
+      expect(toolRequest(refund, { order_id: dots, body: {}, idempotency_key: "k" })).toEqual(
+        Either.left(`order_id cannot be "${dots}" (a path parameter of refunds_create)`)
+      )
+    for (const key of ["a\r\nX-Evil: 1", "a€", "", "k".repeat(129)])
+      expect(toolRequest(refund, { order_id: "o", body: {}, idempotency_key: key })).toEqual(
+        Either.left("idempotency_key must be 1 to 128 visible ASCII characters without whitespace")
+      )
+    const made = Either.getOrThrow(
+      toolRequest(refund, { order_id: "ord 1/2", body: { amount: "1" }, idempotency_key: "k-0" })
+    )
     expect(made.url).toBe("/v1/orders/ord%201%2F2/refunds")
-    expect(made.headers["x-service-idempotency-key"]).toMatch(/^mcp-[0-9a-f-]{36}$/)
     const given = Either.getOrThrow(toolRequest(refund, { order_id: "o", body: {}, idempotency_key: "k-1" }))
     expect(given.headers["x-service-idempotency-key"]).toBe("k-1")
     expect(Option.isNone(given.generatedKey)).toBe(true)
+    // an order is not money out: without a key the server makes one per call
+    const order = Option.getOrThrow(toolNamed("orders_create"))
+    const generated = Either.getOrThrow(toolRequest(order, { body: { amount: "1" } }))
+    expect(generated.headers["x-service-idempotency-key"]).toMatch(/^mcp-[0-9a-f-]{36}$/)
     const list = Option.getOrThrow(toolNamed("orders_list"))
     expect(Either.getOrThrow(toolRequest(list, { page: 2, status: "PENDING" })).url).toBe(
       "/v1/orders?page=2&status=PENDING"
@@ -310,18 +335,18 @@ describe("the MCP server", () => {
             // no chain is running here: the network fee cannot be quoted (503), and there is no balance (400)
             ["withdrawals_quote", { body: { chain: "TRC20", currency: "USDT", amount: "1" } }, ["ok", 503]],
             ["withdrawals_list", {}, ["ok"]],
-            ["withdrawals_create", { body: withdrawal }, [400, 503]],
+            ["withdrawals_create", { body: withdrawal, idempotency_key: "w-1" }, [400, 503]],
             ["withdrawals_get", { withdrawal_id: "wdr_none" }, [404]],
             ["withdrawals_addresses", {}, ["ok"]],
             [
               "withdrawal_batches_create",
-              { body: { items: [{ ...withdrawal, out_withdrawal_no: "b-1" }] } },
+              { body: { items: [{ ...withdrawal, out_withdrawal_no: "b-1" }] }, idempotency_key: "b-1" },
               [400, 503]
             ],
             ["withdrawal_batches_list", {}, ["ok"]],
             ["withdrawal_batches_get", { batch_id: "wbt_none" }, [404]],
             ["withdrawal_batches_items", { batch_id: "wbt_none" }, [404]],
-            ["refunds_create", { order_id: orderId, body: { amount: "1" } }, [400]],
+            ["refunds_create", { order_id: orderId, body: { amount: "1" }, idempotency_key: "r-1" }, [400]],
             ["refunds_list_for_order", { order_id: orderId }, ["ok"]],
             ["refunds_list", {}, ["ok"]],
             ["refunds_get", { refund_id: "rfd_none" }, [404]],
@@ -427,6 +452,13 @@ describe("the MCP server", () => {
             json: { jsonrpc: "2.0", id: 1, method: "ping" }
           })
           expect(foreign.status).toBe(403)
+          // one message per request: a batch would fan one rate-limit token out into many /v1 calls
+          const batch = yield* api.request("POST", "/mcp", {
+            headers: mcpHeaders,
+            json: Array.from({ length: 3 }, (_, id) => ({ jsonrpc: "2.0", id, method: "tools/list" }))
+          })
+          expect(batch.status).toBe(400)
+          expect(JSON.stringify(batch.body)).toContain("batches are not accepted")
 
           // a keyless tool call from 127.0.0.2: /mcp and its call to /v1 both count against 127.0.0.2
           const sql = yield* SqlClient.SqlClient

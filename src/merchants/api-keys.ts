@@ -7,6 +7,8 @@ import { MerchantStore } from "../stores/merchant-store.js"
 import { displayPrefix, hashSecret, newApiKey, newWebhookSecret } from "./credentials.js"
 import type { Principal } from "./principal.js"
 
+const RECENT_KEYS = 10_000
+
 /**
  * A merchant's credentials: API keys (issued once in plain text, stored as hashes, resolved to the
  * merchant they act for, revoked at once) and the webhook secret's rotation.
@@ -56,9 +58,24 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
       return { id, key }
     })
 
+    /**
+     * Hashes of keys this process authenticated lately, oldest first (at most RECENT_KEYS): the rate limiter
+     * gives those a bucket of their own; any other key counts against its caller's address, so made-up keys
+     * cannot each open a fresh bucket.
+     */
+    const recent = new Set<string>()
+
     const authenticate = Effect.fn("ApiKeys.authenticate")(function* (key: Redacted.Redacted<string>) {
-      const row = yield* Effect.orDie(store.findActiveKey(hashSecret(key)))
+      const hash = hashSecret(key)
+      const row = yield* Effect.orDie(store.findActiveKey(hash))
+      recent.delete(hash)
       if (Option.isNone(row)) return Option.none<Principal>()
+      recent.add(hash)
+      if (recent.size > RECENT_KEYS)
+        for (const oldest of recent) {
+          recent.delete(oldest)
+          break
+        }
       // last use is for operators; a minute's resolution keeps it from being a write per request
       yield* Effect.orDie(store.touchKey(row.value.id))
       return Option.some<Principal>({
@@ -115,7 +132,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("facet/ApiKeys", {
       return yield* Effect.orDie(store.hasActiveKey(merchantId))
     })
 
-    return { issue, authenticate, hasActiveKey, list, revoke, rotateWebhookSecret } as const
+    /** Whether this process authenticated the key of this hash lately (see `recent`). */
+    const authenticatedLately = (hash: string) => recent.has(hash)
+
+    return { issue, authenticate, authenticatedLately, hasActiveKey, list, revoke, rotateWebhookSecret } as const
   }),
   dependencies: [MerchantStore.Default, AuditLog.Default]
 }) {}
