@@ -192,6 +192,22 @@ export const keyedEndpointsOf = <Id extends string, Groups extends HttpApiGroup.
   return keyed
 }
 
+/** The endpoints of `api` whose declaration takes X-Service-Idempotency-Key, as `group.endpoint` names. */
+export const keyedEndpointNamesOf = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): ReadonlySet<string> => {
+  const names = new Set<string>()
+  HttpApiModule.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ group, endpoint }) => {
+      if (Option.isSome(endpoint.headersSchema) && declaresKey(endpoint.headersSchema.value.ast)) {
+        names.add(`${group.identifier}.${endpoint.name}`)
+      }
+    }
+  })
+  return names
+}
+
 /**
  * Gives a request to a keyed endpoint that carries no key one of its own, generated once per call: this runs
  * before the retries (as the client's request preprocessing), so every attempt of the call sends the same key.
