@@ -258,6 +258,35 @@ describe("the webhook receiver kit", () => {
       expect(refusal(() => verify({ ...firstReversal, occurrence }, base))?.reason).toBe("body")
   })
 
+  it("a field it does not know is ignored; a value it does not know (event, status, chain) is refused, 400 body", () => {
+    // the service adds fields: an older kit reads the body it knows
+    const added = { ...confirmed, settlement: { batch: "b1" } }
+    const sent = delivery(added, "order.updated", idempotencyKeyOf(confirmed))
+    expect(verifyFacetWebhook(sent.raw, sent.headers, SECRET).body).toMatchObject({ event: "payment.confirmed" })
+    // a new member of a closed set is refused, loudly and by name (docs/guides/client.md: upgrade, then replay)
+    const unknown = (body: unknown, event: string, key: string) => {
+      const one = delivery(body, event, key)
+      try {
+        verifyFacetWebhook(one.raw, one.headers, SECRET)
+      } catch (error) {
+        if (error instanceof FacetWebhookError)
+          return { reason: error.reason, status: error.status, message: error.message }
+        throw error
+      }
+      return undefined
+    }
+    const newStatus = unknown({ ...refund, refund: { ...refund.refund, status: "DISPUTED" } }, "refund.updated", "k")
+    expect(newStatus).toMatchObject({ reason: "body", status: 400, message: expect.stringContaining("DISPUTED") })
+    const newChain = unknown({ ...confirmed, order: { ...order, chain: "TON" } }, "order.updated", "k")
+    expect(newChain).toMatchObject({ reason: "body", status: 400, message: expect.stringContaining("TON") })
+    const newEvent = unknown({ ...confirmed, event: "payment.disputed" }, "order.updated", "k")
+    expect(newEvent).toMatchObject({
+      reason: "body",
+      status: 400,
+      message: expect.stringContaining("payment.disputed")
+    })
+  })
+
   it.effect("refuses a created_at older than the service's retries (25 h by default) or from the future", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(NOW)
