@@ -223,12 +223,68 @@ describe("the webhook receiver kit", () => {
     expect(refusal(() => verifyFacetWebhook(newKey.raw, newKey.headers, SECRET))?.reason).toBe("idempotency_key")
     const counted = delivery(confirmed, "order.updated", `${key}#2`)
     expect(refusal(() => verifyFacetWebhook(counted.raw, counted.headers, SECRET))?.reason).toBe("idempotency_key")
-    // …but the second reversal of one payment is a delivery of its own, `#2`
-    const reversed = { ...confirmed, event: "payment.reversed" as const }
-    const second = delivery(reversed, "order.updated", `${idempotencyKeyOf(reversed)}#2`)
-    expect(verifyFacetWebhook(second.raw, second.headers, SECRET).idempotencyKey).toMatch(/payment\.reversed#2$/)
-    const first = delivery(reversed, "order.updated", `${idempotencyKeyOf(reversed)}#1`)
-    expect(refusal(() => verifyFacetWebhook(first.raw, first.headers, SECRET))?.reason).toBe("idempotency_key")
+  })
+
+  it("takes a reversal's or restoration's #n from its signed body: a replay under another #n is refused", () => {
+    const base = "deposit:TRC20:USDT:0xabc:TPay:0:payment.reversed"
+    const firstReversal: typeof OrderWebhook.Type = { ...confirmed, event: "payment.reversed", occurrence: 1 }
+    const secondReversal: typeof OrderWebhook.Type = { ...firstReversal, occurrence: 2 }
+    expect(idempotencyKeyOf(firstReversal)).toBe(base)
+    expect(idempotencyKeyOf(secondReversal)).toBe(`${base}#2`)
+    expect(idempotencyKeyOf({ ...secondReversal, event: "payment.restored" })).toBe(
+      "deposit:TRC20:USDT:0xabc:TPay:0:payment.restored#2"
+    )
+    const verify = (body: unknown, key: string) => {
+      const sent = delivery(body, "order.updated", key)
+      return verifyFacetWebhook(sent.raw, sent.headers, SECRET)
+    }
+    // the second reversal of one payment is a delivery of its own, `#2`, and its body says so
+    expect(verify(secondReversal, `${base}#2`)).toMatchObject({
+      idempotencyKey: `${base}#2`,
+      body: { event: "payment.reversed", occurrence: 2 }
+    })
+    expect(verify(firstReversal, base).idempotencyKey).toBe(base)
+    // a captured delivery replayed under a made-up `#n` would pass a receiver's deduplication: refused
+    for (const replayed of [`${base}#2`, `${base}#3`, `${base}#999999999`, `${base}#1`])
+      expect(refusal(() => verify(firstReversal, replayed))?.reason).toBe("idempotency_key")
+    for (const replayed of [base, `${base}#3`, `${base}#02`])
+      expect(refusal(() => verify(secondReversal, replayed))?.reason).toBe("idempotency_key")
+    // a body stored before the service wrote `occurrence` counts as the first: its key only, never a #n
+    const unnumbered: typeof OrderWebhook.Type = { ...confirmed, event: "payment.reversed" }
+    expect(verify(unnumbered, base).idempotencyKey).toBe(base)
+    expect(refusal(() => verify(unnumbered, `${base}#2`))?.reason).toBe("idempotency_key")
+    // an occurrence that is no count is no Facet body
+    for (const occurrence of [0, 1.5, "2"])
+      expect(refusal(() => verify({ ...firstReversal, occurrence }, base))?.reason).toBe("body")
+  })
+
+  it("a field it does not know is ignored; a value it does not know (event, status, chain) is refused, 400 body", () => {
+    // the service adds fields: an older kit reads the body it knows
+    const added = { ...confirmed, settlement: { batch: "b1" } }
+    const sent = delivery(added, "order.updated", idempotencyKeyOf(confirmed))
+    expect(verifyFacetWebhook(sent.raw, sent.headers, SECRET).body).toMatchObject({ event: "payment.confirmed" })
+    // a new member of a closed set is refused, loudly and by name (docs/guides/client.md: upgrade, then replay)
+    const unknown = (body: unknown, event: string, key: string) => {
+      const one = delivery(body, event, key)
+      try {
+        verifyFacetWebhook(one.raw, one.headers, SECRET)
+      } catch (error) {
+        if (error instanceof FacetWebhookError)
+          return { reason: error.reason, status: error.status, message: error.message }
+        throw error
+      }
+      return undefined
+    }
+    const newStatus = unknown({ ...refund, refund: { ...refund.refund, status: "DISPUTED" } }, "refund.updated", "k")
+    expect(newStatus).toMatchObject({ reason: "body", status: 400, message: expect.stringContaining("DISPUTED") })
+    const newChain = unknown({ ...confirmed, order: { ...order, chain: "TON" } }, "order.updated", "k")
+    expect(newChain).toMatchObject({ reason: "body", status: 400, message: expect.stringContaining("TON") })
+    const newEvent = unknown({ ...confirmed, event: "payment.disputed" }, "order.updated", "k")
+    expect(newEvent).toMatchObject({
+      reason: "body",
+      status: 400,
+      message: expect.stringContaining("payment.disputed")
+    })
   })
 
   it.effect("refuses a created_at older than the service's retries (25 h by default) or from the future", () =>

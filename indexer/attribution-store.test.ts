@@ -392,6 +392,9 @@ describe("attribution store", () => {
           yield* store.writeBlock(now(70n, "r"), [late], 0n, HOLDER)
           yield* store.rollbackTo("TRC20", { number: 69n, hash: "r69" }, HOLDER)
           yield* store.writeBlock(now(70n, "s"), [late], 0n, HOLDER)
+          // and once more: the second reversal and restoration are deliveries of their own
+          yield* store.rollbackTo("TRC20", { number: 69n, hash: "r69" }, HOLDER)
+          yield* store.writeBlock(now(70n, "t"), [late], 0n, HOLDER)
           const events = yield* sql<{ idempotency_key: string; body: string }>`
           SELECT idempotency_key, body FROM webhook_events WHERE order_id = ${orderId} ORDER BY created_at`
           const key = (event: string) => `deposit:TRC20:USDT:tx-late:${order?.pay_address}:0:${event}`
@@ -399,15 +402,21 @@ describe("attribution store", () => {
             `${orderId}:order.expired:EXPIRED`,
             key("payment.detected"),
             key("payment.reversed"),
-            key("payment.restored")
+            key("payment.restored"),
+            key("payment.reversed#2"),
+            key("payment.restored#2")
           ])
           const bodies = events.map((e) => asRecord(JSON.parse(e.body)))
           expect(bodies.map((b) => [b.event, asRecord(b.order).status])).toEqual([
             ["order.expired", "EXPIRED"],
             ["payment.detected", "CONFIRMING"],
             ["payment.reversed", "EXPIRED"],
+            ["payment.restored", "CONFIRMING"],
+            ["payment.reversed", "EXPIRED"],
             ["payment.restored", "CONFIRMING"]
           ])
+          // the signed body says which reversal or restoration it is: the key's #n is made from it
+          expect(bodies.map((b) => b.occurrence)).toEqual([undefined, undefined, 1, 1, 2, 2])
           for (const body of bodies) expect(Schema.is(OrderWebhook)(body)).toBe(true)
           for (const e of events) expect(webhookProblem("order.updated", e.idempotency_key, e.body)).toBeUndefined()
         })

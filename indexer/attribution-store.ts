@@ -21,7 +21,12 @@ import {
 import { WalletStore } from "../src/stores/wallet-store.js"
 import { WebhookStore } from "../src/stores/webhook-store.js"
 import { WebhookOutbox } from "../src/webhooks/outbox.js"
-import type { OrderBodyEvent } from "../src/domain/webhook-events.js"
+import {
+  idempotencyKeyOf,
+  isRepeatablePaymentEvent,
+  type OrderBodyEvent,
+  type OrderWebhook
+} from "../src/domain/webhook-events.js"
 import type { Attributed } from "./attribution.js"
 
 /** Another indexer took the chain over (its fence row names another holder): this one must not write. */
@@ -193,24 +198,32 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       })
 
     /**
-     * A payment's event key; a reorg can reverse and restore the same payment more than once, and each time
-     * is a delivery of its own: the n-th `payment.reversed` / `payment.restored` (n ≥ 2) ends in `#n`
-     * (docs/reference/decisions.md), counted from the ones already in the outbox, in the same transaction.
+     * An order's `order.updated`. A reorg can reverse and restore the same payment more than once, and each
+     * time is a delivery of its own: the body of a `payment.reversed` / `payment.restored` says which time it
+     * is (`occurrence`, counted from the outbox in this transaction), and the key is made from the body
+     * (`idempotencyKeyOf`: the n-th ends in `#n`, docs/reference/decisions.md), so the signed body proves it.
      */
-    const nthKey = (t: TxRow, bodyEvent: OrderBodyEvent) => Effect.orDie(webhooks.nthPaymentKey(t, bodyEvent))
-
     const orderEvent = (t: TxRow, bodyEvent: OrderBodyEvent, hooks: ReadonlyMap<string, string | null>, now: string) =>
       Effect.gen(function* () {
         if (t.order_id === null) return
         const order = yield* orders.get(t.merchant_id, t.order_id).pipe(Effect.orDie)
         const fallback = bodyEvent === "order.expired" || bodyEvent === "order.partially_paid"
+        const occurrence = isRepeatablePaymentEvent(bodyEvent)
+          ? { occurrence: yield* Effect.orDie(webhooks.paymentOccurrence(t, bodyEvent)) }
+          : {}
+        const body: typeof OrderWebhook.Type = {
+          event: bodyEvent,
+          order,
+          ...(fallback ? {} : { payment: paymentOf(t), ...occurrence }),
+          created_at: now
+        }
         yield* outbox.enqueue({
           merchantId: t.merchant_id,
           event: "order.updated",
-          idempotencyKey: fallback ? `${order.order_id}:${bodyEvent}:${order.status}` : yield* nthKey(t, bodyEvent),
+          idempotencyKey: idempotencyKeyOf(body),
           orderId: order.order_id,
           destination: order.notify_url ?? hooks.get(t.merchant_id) ?? null,
-          body: { event: bodyEvent, order, ...(fallback ? {} : { payment: paymentOf(t) }), created_at: now }
+          body
         })
       })
 

@@ -422,8 +422,10 @@ describe("indexers on the devnets", () => {
             "payment.reversed",
             "payment.restored"
           ])
+          // the signed body says which reversal or restoration it is, and the key's `#n` is made from it
+          expect(reorgEvents.map((e) => asRecord(JSON.parse(e.body)).occurrence)).toEqual([1, 1, 2, 2])
           expect(reorgEvents.every((e) => e.idempotency_key.startsWith(`deposit:TRC20:USDT:${tx}:`))).toBe(true)
-          // a receiver checks each key against its signed body: `#n` is accepted for these events only
+          // a receiver derives each key from its signed body (the `#n` from `occurrence`) and compares
           for (const e of all) expect(webhookProblem("order.updated", e.idempotency_key, e.body)).toBeUndefined()
           yield* untilStatus(apiKey, id, "PAID", 30_000)
         })

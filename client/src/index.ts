@@ -1,5 +1,5 @@
 import { FetchHttpClient, HttpApi, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Context, type Effect, Layer, Option, type Redacted, Redacted as RedactedModule, SchemaAST } from "effect"
+import { Context, Effect, Layer, Option, type Redacted, Redacted as RedactedModule, SchemaAST } from "effect"
 import { FacetApi } from "../../http/api.js"
 import {
   defaultRetryPolicy,
@@ -26,7 +26,11 @@ import {
  * ```
  *
  * Requests are sent by the retry policy of `./retry-policy.ts` (reads on 503 and transport errors, writes only
- * with their idempotency key — generated per call when you give none —, 429 after Retry-After).
+ * with their idempotency key — generated per call when you give none —, 429 after Retry-After). A key generated
+ * for a call is not handed back (the API's typed errors have no room for it; only a transport error's
+ * `request.headers` shows it): pass your own `x-service-idempotency-key` on every write you may send again,
+ * and always on money-out writes (withdrawals, withdrawal batches, refunds), so that your retry after the
+ * retries ran out is the same write and not a second one. Redirects are never followed (`withoutRedirects`).
  */
 
 export { FacetApi } from "../../http/api.js"
@@ -51,6 +55,23 @@ export interface FacetClientOptions {
   readonly retry?: Partial<RetryPolicy>
 }
 
+/**
+ * A fetch-based client never follows a redirect: a 3xx is the answer (an error of the call). Following one
+ * would send the request, `X-API-Key` and all, wherever its `Location` points. Every request is sent with
+ * fetch's `RequestInit` `redirect: "manual"`, merged over a `FetchHttpClient.RequestInit` of the calling
+ * context (a dispatcher or proxy there is kept). Other `HttpClient`s ignore it; `@effect/platform-node`'s
+ * (Node's `http`, undici's `request`) do not follow redirects in the first place.
+ */
+export const withoutRedirects = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  HttpClient.transformResponse(client, (response) =>
+    Effect.flatMap(Effect.serviceOption(FetchHttpClient.RequestInit), (init) =>
+      Effect.provideService(response, FetchHttpClient.RequestInit, {
+        ...Option.getOrUndefined(init),
+        redirect: "manual"
+      })
+    )
+  )
+
 /** The typed client of the whole API, built on the `HttpClient` in context. */
 export const makeFacetClient = (options: FacetClientOptions) => {
   const policy: RetryPolicy = { ...defaultRetryPolicy, ...options.retry }
@@ -59,6 +80,7 @@ export const makeFacetClient = (options: FacetClientOptions) => {
     baseUrl: options.baseUrl,
     transformClient: (client) =>
       client.pipe(
+        withoutRedirects,
         withRetries(policy),
         // request preprocessing runs once per call, before the retries: one key for every attempt
         withIdempotencyKeys(keyed),

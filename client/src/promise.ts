@@ -1,7 +1,7 @@
 import { FetchHttpClient, HttpClient, type HttpClientResponse } from "@effect/platform"
 import { Cause, Effect, Exit, FiberRef, Layer, Option, Redacted } from "effect"
-import { type FacetApiClient, makeFacetClient } from "./index.js"
-import type { RetryPolicy } from "./retry-policy.js"
+import { FacetApi, type FacetApiClient, makeFacetClient } from "./index.js"
+import { IDEMPOTENCY_KEY_HEADER, keyedEndpointNamesOf, type RetryPolicy } from "./retry-policy.js"
 
 /**
  * `@facet-pay/client/promise`: the same client for code that does not use Effect. Every endpoint of the Effect
@@ -16,6 +16,10 @@ import type { RetryPolicy } from "./retry-policy.js"
  *
  * A refusal is thrown as `FacetApiError` (`status`, `error`: the service's message, `body`: the answer as
  * sent); a call that got no answer, or whose request its schema refuses before sending, as `FacetClientError`.
+ * Both carry the call's `idempotencyKey` on the endpoints that take one (yours, or the one made for the call):
+ * a write whose retries ran out may still have been done, so send it again with **that** key, never a new one.
+ * For money-out writes (withdrawals, withdrawal batches, refunds) pass your own key (your payout or refund
+ * reference), stored before the call: then even a restart of your process cannot make it a second payout.
  */
 
 /** The service answered with an error: `{error}` with the contract's status (CONTRACT.md section 7). */
@@ -27,7 +31,12 @@ export class FacetApiError extends Error {
     /** The service's message (`error` of the body). */
     readonly error: string,
     /** The whole body as the service sent it (a batch refusal carries `items` beside `error`). */
-    readonly body: unknown
+    readonly body: unknown,
+    /**
+     * The X-Service-Idempotency-Key the call sent (yours, or the one made for it), on the endpoints that take
+     * one. After a 503 or 429 the write may or may not have been done: retry it with this key.
+     */
+    readonly idempotencyKey: string | undefined = undefined
   ) {
     super(`Facet API ${status}: ${error}`)
   }
@@ -39,7 +48,12 @@ export class FacetClientError extends Error {
   constructor(
     readonly reason: "transport" | "request" | "response",
     message: string,
-    override readonly cause: unknown
+    override readonly cause: unknown,
+    /**
+     * The X-Service-Idempotency-Key of the call (yours, or the one made for it), on the endpoints that take
+     * one. After `transport` (no answer) the write may have been done: retry it with this key, never a new one.
+     */
+    readonly idempotencyKey: string | undefined = undefined
   ) {
     super(message)
   }
@@ -106,8 +120,8 @@ const bodyOf = (response: HttpClientResponse.HttpClientResponse) =>
 const errorMessageOf = (body: unknown, fallback: string) =>
   isRecord(body) && typeof body.error === "string" ? body.error : fallback
 
-/** What a failed call throws. */
-const thrown = (cause: Cause.Cause<unknown>) =>
+/** What a failed call that sent `key` throws. */
+const thrown = (cause: Cause.Cause<unknown>, key: string | undefined) =>
   Effect.gen(function* () {
     const failure = Cause.failureOption(cause)
     const error = Option.getOrUndefined(failure)
@@ -115,27 +129,42 @@ const thrown = (cause: Cause.Cause<unknown>) =>
     const tag = isRecord(error) && typeof error._tag === "string" ? error._tag : undefined
     if (tag === "RequestError") {
       const reason = isRecord(error) && error.reason === "Transport" ? "transport" : "request"
-      return new FacetClientError(reason, String(error), error)
+      return new FacetClientError(reason, String(error), error, key)
     }
     if (tag === "ParseError" && Option.isNone(answer)) {
-      return new FacetClientError("request", `the request does not match its schema: ${String(error)}`, error)
+      return new FacetClientError("request", `the request does not match its schema: ${String(error)}`, error, key)
     }
     if (Option.isSome(answer) && (answer.value.status < 200 || answer.value.status >= 300)) {
       const body = yield* bodyOf(answer.value)
-      return new FacetApiError(answer.value.status, errorMessageOf(body, `HTTP ${answer.value.status}`), body)
+      return new FacetApiError(answer.value.status, errorMessageOf(body, `HTTP ${answer.value.status}`), body, key)
     }
-    if (Option.isSome(failure)) return new FacetClientError("response", `unexpected answer: ${String(error)}`, error)
-    return new FacetClientError("response", Cause.pretty(cause), Cause.squash(cause))
+    if (Option.isSome(failure))
+      return new FacetClientError("response", `unexpected answer: ${String(error)}`, error, key)
+    return new FacetClientError("response", Cause.pretty(cause), Cause.squash(cause), key)
   })
 
-const run = (effect: Effect.Effect<unknown, unknown, never>): Promise<unknown> =>
-  Effect.runPromiseExit(effect.pipe(Effect.catchAllCause((cause) => Effect.flatMap(thrown(cause), Effect.fail)))).then(
-    (exit) => {
-      if (Exit.isSuccess(exit)) return exit.value
-      const failure = Cause.failureOption(exit.cause)
-      throw Option.isSome(failure) ? failure.value : Cause.squash(exit.cause)
-    }
-  )
+const run = (effect: Effect.Effect<unknown, unknown, never>, key: string | undefined): Promise<unknown> =>
+  Effect.runPromiseExit(
+    effect.pipe(Effect.catchAllCause((cause) => Effect.flatMap(thrown(cause, key), Effect.fail)))
+  ).then((exit) => {
+    if (Exit.isSuccess(exit)) return exit.value
+    const failure = Cause.failureOption(exit.cause)
+    throw Option.isSome(failure) ? failure.value : Cause.squash(exit.cause)
+  })
+
+/** The endpoints that take X-Service-Idempotency-Key, as `group.endpoint`. */
+const keyedNames = keyedEndpointNamesOf(FacetApi)
+
+/**
+ * The headers a call sends, and its idempotency key: the caller's, or, on an endpoint that takes one, a new
+ * one made here, before the call, so that whatever the call ends with can say which key it sent.
+ */
+const keyedHeaders = (endpoint: string, given: unknown) => {
+  const headers = isRecord(given) ? given : {}
+  const own = headers[IDEMPOTENCY_KEY_HEADER]
+  const key = typeof own === "string" ? own : keyedNames.has(endpoint) ? crypto.randomUUID() : undefined
+  return { headers: key === undefined ? headers : { ...headers, [IDEMPOTENCY_KEY_HEADER]: key }, key }
+}
 
 /** Every group and endpoint of `client`, each a function of the request giving a Promise. */
 const promiseMethods = (client: unknown) => {
@@ -147,12 +176,13 @@ const promiseMethods = (client: unknown) => {
     for (const [name, method] of Object.entries(group)) {
       if (typeof method !== "function") continue
       methods[name] = (request) => {
-        // headers default to none (an idempotency key is then generated for the endpoints that take one)
+        // headers default to none; the endpoints that take an idempotency key get one made for the call
         const given = isRecord(request) ? request : {}
-        const effect: unknown = Reflect.apply(method, group, [{ ...given, headers: given.headers ?? {} }])
+        const { headers, key } = keyedHeaders(`${groupName}.${name}`, given.headers)
+        const effect: unknown = Reflect.apply(method, group, [{ ...given, headers }])
         return isSelfContained(effect)
-          ? run(effect)
-          : Promise.reject(new FacetClientError("request", `${groupName}.${name} did not give an Effect`, effect))
+          ? run(effect, key)
+          : Promise.reject(new FacetClientError("request", `${groupName}.${name} did not give an Effect`, effect, key))
       }
     }
     groups[groupName] = methods

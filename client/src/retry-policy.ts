@@ -36,9 +36,12 @@ import { Clock, Duration, Effect, Either, Option, Random, SchemaAST } from "effe
  * Bounded: at most `maxAttempts` attempts (4: the first and three retries), exponential backoff from
  * `baseDelay` (250 ms, doubling, at most `maxDelay` 4 s) with jitter (each wait is between half and all of
  * its step), and a `deadline` (60 s) for the whole call, waits and attempts together: each attempt is cut at
- * `attemptTimeout` (30 s) or what is left of the deadline. When the attempts or the deadline run out, the last
- * answer is what the call returns (a 503 surfaces as the API's `ServiceUnavailable` error), or the last
- * transport error.
+ * `attemptTimeout` (30 s) or what is left of the deadline. A retry is only started when, after its wait, at
+ * least `minAttemptTime` (1 s, or `attemptTimeout` when that is shorter) is left for it: an attempt cut after
+ * a few milliseconds would turn a clean answer (a 429: nothing was done) into an unknown outcome (a write the
+ * service may complete while the client has stopped listening). When the attempts or the deadline run out,
+ * the last answer is what the call returns (a 503 surfaces as the API's `ServiceUnavailable` error), or the
+ * last transport error.
  */
 export interface RetryPolicy {
   /** Attempts in all, the first one included (1: never retry). */
@@ -52,6 +55,11 @@ export interface RetryPolicy {
   readonly attemptTimeout: Duration.DurationInput
   /** The whole call: attempts and waits. */
   readonly deadline: Duration.DurationInput
+  /**
+   * The least time a retry must have before the deadline (at most `attemptTimeout`): a retry that would get
+   * less is not started, and the last outcome is the call's.
+   */
+  readonly minAttemptTime: Duration.DurationInput
 }
 
 export const defaultRetryPolicy: RetryPolicy = {
@@ -60,7 +68,8 @@ export const defaultRetryPolicy: RetryPolicy = {
   maxDelay: "4 seconds",
   maxRetryAfter: "30 seconds",
   attemptTimeout: "30 seconds",
-  deadline: "60 seconds"
+  deadline: "60 seconds",
+  minAttemptTime: "1 second"
 }
 
 /** The header that makes a write safe to send again (CONTRACT.md section 4). */
@@ -124,9 +133,11 @@ export const withRetries =
         const kind = requestKindOf(request)
         const started = yield* Clock.currentTimeMillis
         const deadline = started + Duration.toMillis(policy.deadline)
+        const attemptTimeout = Duration.toMillis(policy.attemptTimeout)
+        const minAttempt = Math.min(Duration.toMillis(policy.minAttemptTime), attemptTimeout)
         for (let attempt = 1; ; attempt++) {
           const left = deadline - (yield* Clock.currentTimeMillis)
-          const limit = Math.max(1, Math.min(Duration.toMillis(policy.attemptTimeout), left))
+          const limit = Math.max(1, Math.min(attemptTimeout, left))
           const outcome: AttemptOutcome = yield* send.pipe(
             Effect.timeoutFail({ duration: Duration.millis(limit), onTimeout: () => timedOut(request, limit) }),
             Effect.either
@@ -142,8 +153,9 @@ export const withRetries =
             onSome: (millis) => Math.min(millis, Duration.toMillis(policy.maxRetryAfter)),
             onNone: () => backoffMillis(policy, attempt, random)
           })
-          // a wait past the deadline is not started: the last outcome is the answer
-          if (now + wait >= deadline) return yield* outcome
+          // a retry that would not have `minAttempt` left after its wait is not started: the last outcome is the
+          // answer (never an attempt cut after a few milliseconds, its outcome unknown)
+          if (now + wait + minAttempt > deadline) return yield* outcome
           if (Either.isRight(outcome)) yield* discard(outcome.right)
           yield* Effect.sleep(Duration.millis(wait))
         }
@@ -178,6 +190,22 @@ export const keyedEndpointsOf = <Id extends string, Groups extends HttpApiGroup.
     }
   })
   return keyed
+}
+
+/** The endpoints of `api` whose declaration takes X-Service-Idempotency-Key, as `group.endpoint` names. */
+export const keyedEndpointNamesOf = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): ReadonlySet<string> => {
+  const names = new Set<string>()
+  HttpApiModule.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ group, endpoint }) => {
+      if (Option.isSome(endpoint.headersSchema) && declaresKey(endpoint.headersSchema.value.ast)) {
+        names.add(`${group.identifier}.${endpoint.name}`)
+      }
+    }
+  })
+  return names
 }
 
 /**

@@ -16,10 +16,14 @@ import {
  *    constant time. Hand it the bytes as they arrived (`express.raw`, a raw-body parser in Fastify, the
  *    chunks of Node's request): a body parsed and serialized again is other bytes and fails. → 401 `signature`
  * 2. Only then is the body parsed and decoded with the event schemas (unknown fields are ignored: the service
- *    may add fields). → 400 `body`
- * 3. `X-FACET-EVENT` names the body's event, and `X-FACET-IDEMPOTENCY-KEY` is the key the body makes
- *    (`idempotencyKeyOf`; a repeated reversal or restoration adds `#n`). Those headers are not signed: checking
- *    them against the signed body means a replay cannot pass for a new event. → 400 `event` / `idempotency_key`
+ *    may add fields). A value outside a closed set this version knows (an event, a status, a chain) is
+ *    refused, on purpose: the service keeps retrying and then keeps the event dead until it is replayed, so
+ *    after upgrading the kit nothing is lost; accepted as "unknown" it would be acknowledged and gone
+ *    (docs/guides/client.md). → 400 `body`
+ * 3. `X-FACET-EVENT` names the body's event, and `X-FACET-IDEMPOTENCY-KEY` is exactly the key the body makes
+ *    (`idempotencyKeyOf`; the n-th reversal or restoration of a payment adds `#n`, n being the body's signed
+ *    `occurrence`). Those headers are not signed: deriving the whole key from the signed body means a replay
+ *    cannot pass for a new event, not even under a made-up `#n`. → 400 `event` / `idempotency_key`
  * 4. The body's `created_at` is no older than `maxAge` and no further in the future than `maxFutureSkew`.
  *    → 400 `stale`
  *
@@ -42,6 +46,7 @@ export {
   DEPOSIT_KEY_PARTS,
   idempotencyKeyMatches,
   idempotencyKeyOf,
+  Occurrence,
   OrderBodyEvent,
   OrderWebhook,
   Payment,

@@ -35,11 +35,34 @@ export const OrderBodyEvent = Schema.Literal(
 )
 export type OrderBodyEvent = typeof OrderBodyEvent.Type
 
-/** Body of `order.updated`: the order as it is now; `payment` on the chain events (payment.*), never on expiry. */
+/**
+ * The body events a reorg can repeat for one payment (reversed out of the chain, mined again, reversed
+ * again, …): each time is a delivery of its own, and its body says which time it is (`occurrence`).
+ */
+export const REPEATABLE_PAYMENT_EVENTS = ["payment.reversed", "payment.restored"] as const
+export const isRepeatablePaymentEvent = (bodyEvent: string): boolean =>
+  REPEATABLE_PAYMENT_EVENTS.some((event) => event === bodyEvent)
+
+/**
+ * Which `payment.reversed` (or `payment.restored`) of this payment a body is: 1 for the first, n for the n-th.
+ * It is signed with the body, and the n-th one's idempotency key ends in `#n` made from it, so a receiver
+ * derives the whole key from the signed bytes. Absent on every other event, and on the reversals and
+ * restorations the service stored before it wrote the field (those count as the first: `idempotencyKeyOf`).
+ */
+export const Occurrence = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)).annotations({
+  description:
+    "On payment.reversed and payment.restored: which reversal (restoration) of this payment this is, 1 for the first; the n-th one's X-FACET-IDEMPOTENCY-KEY ends in #n (n ≥ 2)."
+})
+
+/**
+ * Body of `order.updated`: the order as it is now; `payment` on the chain events (payment.*), never on expiry;
+ * `occurrence` on `payment.reversed` / `payment.restored`.
+ */
 export const OrderWebhook = Schema.Struct({
   event: OrderBodyEvent,
   order: Order,
   payment: Schema.optional(Payment),
+  occurrence: Schema.optional(Occurrence),
   created_at: Schema.String
 })
 
@@ -128,10 +151,11 @@ export const depositConfirmedKey = (d: DepositKeyParts) => `wallet.deposit.confi
 
 /**
  * `deposit:<chain>:<currency>:<tx_hash>:<to_address>:<event_index>:<body event>`: an order payment's
- * `order.updated`. The n-th `payment.reversed` / `payment.restored` of one payment (n ≥ 2, a chain that
- * reorganises again) is a delivery of its own and ends in `#n`: that count is the outbox's, not the body's.
+ * `order.updated`. The n-th `payment.reversed` / `payment.restored` of one payment (`occurrence` n ≥ 2, a
+ * chain that reorganises again) is a delivery of its own and ends in `#n`; its body carries that n.
  */
-export const paymentEventKey = (d: DepositKeyParts, bodyEvent: string) => `deposit:${depositParts(d)}:${bodyEvent}`
+export const paymentEventKey = (d: DepositKeyParts, bodyEvent: string, occurrence = 1) =>
+  `deposit:${depositParts(d)}:${bodyEvent}${occurrence >= 2 ? `#${occurrence}` : ""}`
 
 /** `<order_id>:<body event>:<status>`: an `order.updated` that is no chain event (expiry). */
 export const orderEventKey = (orderId: string, bodyEvent: string, status: string) => `${orderId}:${bodyEvent}:${status}`
@@ -144,9 +168,10 @@ export const withdrawalEventKey = (event: string, withdrawalId: string, txHash: 
 export const refundEventKey = (refundId: string, status: string) => `refund.updated:${refundId}:${status}`
 
 /**
- * The idempotency key of a webhook, from its body alone (the `#n` of a repeated reversal or restoration
- * aside: `idempotencyKeyMatches`). The key travels in a header the signature does not cover, so a receiver
- * that derives it from the signed body cannot be made to take a replay for a new event.
+ * The idempotency key of a webhook, from its body alone, the `#n` of a repeated reversal or restoration
+ * included (from its `occurrence`). The service makes each key with this function from the body it stores;
+ * the key travels in a header the signature does not cover, so a receiver that derives it from the signed
+ * body cannot be made to take a replay for a new event.
  */
 export const idempotencyKeyOf = (body: WebhookBody): string => {
   switch (body.event) {
@@ -160,19 +185,15 @@ export const idempotencyKeyOf = (body: WebhookBody): string => {
     default:
       return body.payment === undefined
         ? orderEventKey(body.order.order_id, body.event, body.order.status)
-        : paymentEventKey(body.payment, body.event)
+        : paymentEventKey(body.payment, body.event, isRepeatablePaymentEvent(body.event) ? (body.occurrence ?? 1) : 1)
   }
 }
 
 /**
- * Whether a delivered X-FACET-IDEMPOTENCY-KEY is the one the body makes: exactly, or for a `payment.reversed`
- * / `payment.restored` that key with `#n` (n ≥ 2) after it.
+ * Whether a delivered X-FACET-IDEMPOTENCY-KEY is the one the body makes, exactly. A `#n` is accepted only when
+ * the signed body's `occurrence` is n: a captured reversal replayed under another `#n` is refused. A body
+ * stored before the service wrote `occurrence` makes the key without `#n`, so its `#n` deliveries are refused
+ * too (the kit cannot tell them from a replay; docs/guides/webhooks.md says what that costs).
  */
-export const idempotencyKeyMatches = (body: WebhookBody, delivered: string): boolean => {
-  const key = idempotencyKeyOf(body)
-  if (delivered === key) return true
-  if (body.event !== "payment.reversed" && body.event !== "payment.restored") return false
-  if (!delivered.startsWith(`${key}#`)) return false
-  const n = delivered.slice(key.length + 1)
-  return /^[1-9]\d{0,8}$/.test(n) && Number(n) >= 2
-}
+export const idempotencyKeyMatches = (body: WebhookBody, delivered: string): boolean =>
+  delivered === idempotencyKeyOf(body)

@@ -116,15 +116,18 @@ describe("webhook store", () => {
       })
     )
 
-    it.effect("the n-th reversal or restoration of a payment gets a key of its own", () =>
+    it.effect("the n-th reversal or restoration of a payment is counted, and its key ends in #n", () =>
       Effect.gen(function* () {
         const store = yield* WebhookStore
         const sql = yield* SqlClient.SqlClient
         yield* sql`INSERT INTO merchants (id, merchant_no, application_id, project_name, project_key, business_type, use_case, integration_mode, application, webhook_secret)
                    VALUES ('mch_keys', 'M1', 'a1', 'p', 'p', 'b', 'u', 'checkout', '{}', 'whsec_x')`
         const payment = { merchant_id: "mch_keys", ...trc20 }
-        const first = yield* store.nthPaymentKey(payment, "payment.reversed")
-        expect(first).toBe("deposit:TRC20:USDT:abc123:TAddr:0:payment.reversed")
+        const first = yield* store.paymentOccurrence(payment, "payment.reversed")
+        expect(first).toBe(1)
+        expect(paymentEventKey(payment, "payment.reversed", first)).toBe(
+          "deposit:TRC20:USDT:abc123:TAddr:0:payment.reversed"
+        )
         const announce = (key: string) =>
           store.insertEvent({
             merchantId: payment.merchant_id,
@@ -134,15 +137,19 @@ describe("webhook store", () => {
             destination: null,
             body: "{}"
           })
-        yield* announce(first)
-        const second = yield* store.nthPaymentKey(payment, "payment.reversed")
-        expect(second).toBe(`${first}#2`)
-        yield* announce(second)
-        expect(yield* store.nthPaymentKey(payment, "payment.reversed")).toBe(`${first}#3`)
-        // detections and confirmations happen once: no count
-        expect(yield* store.nthPaymentKey(payment, "payment.detected")).toBe(
-          paymentEventKey(payment, "payment.detected")
+        yield* announce(paymentEventKey(payment, "payment.reversed", first))
+        const second = yield* store.paymentOccurrence(payment, "payment.reversed")
+        expect(second).toBe(2)
+        expect(paymentEventKey(payment, "payment.reversed", second)).toBe(
+          "deposit:TRC20:USDT:abc123:TAddr:0:payment.reversed#2"
         )
+        yield* announce(paymentEventKey(payment, "payment.reversed", second))
+        expect(yield* store.paymentOccurrence(payment, "payment.reversed")).toBe(3)
+        // restorations are counted apart from reversals
+        expect(yield* store.paymentOccurrence(payment, "payment.restored")).toBe(1)
+        // detections and confirmations happen once: no count, no suffix
+        yield* announce(paymentEventKey(payment, "payment.detected"))
+        expect(yield* store.paymentOccurrence(payment, "payment.detected")).toBe(1)
       })
     )
 

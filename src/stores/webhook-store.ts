@@ -1,6 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
-import { DEPOSIT_KEY_PARTS, type DepositKeyParts, paymentEventKey } from "../domain/webhook-events.js"
+import {
+  DEPOSIT_KEY_PARTS,
+  type DepositKeyParts,
+  isRepeatablePaymentEvent,
+  paymentEventKey
+} from "../domain/webhook-events.js"
 import { newId } from "../ids.js"
 import { decodeAll, decodeScalar } from "./rows.js"
 
@@ -121,21 +126,23 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
         ON CONFLICT (merchant_id, idempotency_key) WHERE transaction_id IS NULL DO NOTHING`.pipe(Effect.asVoid)
 
     /**
-     * A payment's event key; a reorg can reverse and restore the same payment more than once, and each time
-     * is a delivery of its own: the n-th `payment.reversed` / `payment.restored` (n ≥ 2) ends in `#n`
-     * (docs/reference/decisions.md), counted from the ones already in the outbox, in the same transaction.
+     * Which time this is that a payment gets `bodyEvent`: a reorg can reverse and restore the same payment more
+     * than once, and each time is a delivery of its own. The n-th `payment.reversed` / `payment.restored` is
+     * n, counted from the ones already in the outbox (their keys, `#n` from the second on), in the caller's
+     * transaction; every other event happens once (1). The body carries it as `occurrence` and its key is
+     * made from that body (`idempotencyKeyOf`: the n-th ends in `#n`; docs/reference/decisions.md).
      */
-    const nthPaymentKey = (payment: DepositKeyParts & { readonly merchant_id: string }, bodyEvent: string) =>
+    const paymentOccurrence = (payment: DepositKeyParts & { readonly merchant_id: string }, bodyEvent: string) =>
       Effect.gen(function* () {
+        if (!isRepeatablePaymentEvent(bodyEvent)) return 1
         const key = paymentEventKey(payment, bodyEvent)
-        if (bodyEvent !== "payment.reversed" && bodyEvent !== "payment.restored") return key
-        const n =
+        return (
           (yield* sql`
           SELECT count(*)::int AS n FROM webhook_events
           WHERE merchant_id = ${payment.merchant_id} AND (idempotency_key = ${key} OR idempotency_key LIKE ${`${key}#%`})`.pipe(
             Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
           )) + 1
-        return n === 1 ? key : `${key}#${n}`
+        )
       })
 
     /**
@@ -276,7 +283,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
       depositConfirmedKeySql,
       paymentEventKeySql,
       insertEvent,
-      nthPaymentKey,
+      paymentOccurrence,
       depositConfirmedEvents,
       claimDue,
       recordAttempt,
