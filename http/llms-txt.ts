@@ -25,7 +25,8 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
 - MCP server: ${baseUrl}/mcp (streamable HTTP), the merchant's key in the X-API-Key header. Every /v1 endpoint
   is a tool named <group>_<endpoint> (orders_create, orders_get, deposit_addresses_create, withdrawals_quote,
   withdrawals_create, refunds_create, payment_links_create, …): path and query parameters by name, the JSON
-  body under "body", idempotency_key where the endpoint takes one (reuse it on a retry). Refusals are tool
+  body under "body", idempotency_key where the endpoint takes one (reuse it on a retry; required, your own, for withdrawals_create,
+  withdrawal_batches_create and refunds_create). Refusals are tool
   errors with the API's {status, error}. onboarding_merchant_apply works without a key. Resources:
   facet://llms.txt, facet://contract/version, facet://asset-policies, facet://orders/open,
   facet://orders/{order_id}. No tool approves money out: people do, in the console.

@@ -41,7 +41,8 @@ export const changelog: ApiChangelog = {
       "underpayment tolerance: a per-asset merchant setting (percent and/or amount, off by default) lets an order whose confirmed total is short by no more than it become PAID with underpaid_amount, shown on orders and in order.updated",
       "withdrawal batches: POST /v1/withdrawal-batches (up to 500 items, one idempotency key) admitted whole or refused whole with every refused item in items, the sum locked at once, approved once in the console by the quorum of its largest item, each item then sent as a withdrawal with batch_id and its own webhook; GET /v1/withdrawal-batches, /{batch_id}, /{batch_id}/items",
       "accounting export: GET /v1/ledger-export?from=&to=&format=csv|json streams every movement of the merchant's money with the running balance per account, formula-injection safe",
-      "read-only withdrawal address book (GET /v1/withdrawal-addresses) and required_approvals with approvals on withdrawals"
+      "read-only withdrawal address book (GET /v1/withdrawal-addresses) and required_approvals with approvals on withdrawals",
+      "webhooks: payment.reversed and payment.restored bodies carry occurrence (1 for the first of a payment, n for the n-th), from which the #n suffix of their X-FACET-IDEMPOTENCY-KEY is made, so a receiver can check the whole key against the signed body; outside /v1: an MCP server at /mcp and a typed client package, @facet-pay/client"
     ]),
     entry("2026-08-02", "feature", [
       "optional integration_mode on onboarding (default checkout)",
