@@ -32,13 +32,19 @@ export default defineConfig({
   test: {
     include: ["{src,http,indexer,custody,test}/**/*.test.ts"],
     globalSetup: ["./test/global-setup.ts"],
+    setupFiles: ["./test/shared-worker-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // files in parallel, each against its own database in the one PostgreSQL. Three on two cores: the suites
     // wait on blocks and polls a fifth of the time, so a third file fills the gaps (fresh-clone CI 11m06s with
     // two, 10m17s with three, every suite passing)
     pool: "forks",
-    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
+    // each fork runs file after file (isolate: false): effect, viem, tronweb, @solana/web3.js, litesvm and the
+    // service's modules are loaded once per fork, not once per file (about 3 s of CPU a file). Test files leave
+    // process.env alone (test/ci/shared-worker.test.ts; test/shared-worker-setup.ts puts it back after each).
+    // minForks = maxForks: with fewer, tinypool retires a fork that goes idle with a zero timeout, which can
+    // race a file being handed to it ("Terminating worker thread", the file never run, the fork left running)
+    poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
     sequence: { sequencer: LongSuitesFirst }
   }
 })
