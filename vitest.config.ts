@@ -1,5 +1,6 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node"
 import { defineConfig } from "vitest/config"
+import { createHash } from "node:crypto"
 
 /**
  * The suites that take a minute or more (most run the whole service or a devnet scenario), longest first. A
@@ -19,8 +20,24 @@ const LONG_SUITES = [
   "test/operator-clis.test.ts"
 ]
 
+/**
+ * Files share a fork one after another (isolate: false below). FACET_TEST_SHUFFLE_SEED=n runs them in an
+ * order of its own (seeded, so a failure can be replayed): a file that passes only after another one, or that
+ * breaks the files after it in its fork, shows up. The tests inside each file keep their order.
+ */
+const shuffled = (files: ReadonlyArray<TestSpecification>, seed: string) => {
+  const key = (file: TestSpecification) => createHash("sha256").update(`${seed}:${file.moduleId}`).digest("hex")
+  return [...files].sort((a, b) => key(a).localeCompare(key(b)))
+}
+
 class LongSuitesFirst extends BaseSequencer {
   override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {
+    const seed = process.env.FACET_TEST_SHUFFLE_SEED
+    if (seed !== undefined) {
+      const order = shuffled(files, seed)
+      console.log(`files shuffled (FACET_TEST_SHUFFLE_SEED=${seed})`)
+      return order
+    }
     const sorted = await super.sort(files)
     const rank = (file: TestSpecification) => LONG_SUITES.findIndex((suite) => file.moduleId.endsWith(suite))
     const long = sorted.filter((file) => rank(file) >= 0).sort((a, b) => rank(a) - rank(b))
