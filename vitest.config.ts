@@ -1,5 +1,6 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node"
 import { defineConfig } from "vitest/config"
+import { createHash } from "node:crypto"
 
 /**
  * The suites that take a minute or more (most run the whole service or a devnet scenario), longest first. A
@@ -19,8 +20,24 @@ const LONG_SUITES = [
   "test/operator-clis.test.ts"
 ]
 
+/**
+ * Files share a fork one after another (isolate: false below). FACET_TEST_SHUFFLE_SEED=n runs them in an
+ * order of its own (seeded, so a failure can be replayed): a file that passes only after another one, or that
+ * breaks the files after it in its fork, shows up. The tests inside each file keep their order.
+ */
+const shuffled = (files: ReadonlyArray<TestSpecification>, seed: string) => {
+  const key = (file: TestSpecification) => createHash("sha256").update(`${seed}:${file.moduleId}`).digest("hex")
+  return [...files].sort((a, b) => key(a).localeCompare(key(b)))
+}
+
 class LongSuitesFirst extends BaseSequencer {
   override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {
+    const seed = process.env.FACET_TEST_SHUFFLE_SEED
+    if (seed !== undefined) {
+      const order = shuffled(files, seed)
+      console.log(`files shuffled (FACET_TEST_SHUFFLE_SEED=${seed})`)
+      return order
+    }
     const sorted = await super.sort(files)
     const rank = (file: TestSpecification) => LONG_SUITES.findIndex((suite) => file.moduleId.endsWith(suite))
     const long = sorted.filter((file) => rank(file) >= 0).sort((a, b) => rank(a) - rank(b))
@@ -32,13 +49,19 @@ export default defineConfig({
   test: {
     include: ["{src,http,indexer,custody,test,client}/**/*.test.ts"],
     globalSetup: ["./test/global-setup.ts"],
+    setupFiles: ["./test/shared-worker-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // files in parallel, each against its own database in the one PostgreSQL. Three on two cores: the suites
     // wait on blocks and polls a fifth of the time, so a third file fills the gaps (fresh-clone CI 11m06s with
     // two, 10m17s with three, every suite passing)
     pool: "forks",
-    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
+    // each fork runs file after file (isolate: false): effect, viem, tronweb, @solana/web3.js, litesvm and the
+    // service's modules are loaded once per fork, not once per file (about 3 s of CPU a file). Test files leave
+    // process.env alone (test/ci/shared-worker.test.ts; test/shared-worker-setup.ts puts it back after each).
+    // minForks = maxForks: with fewer, tinypool retires a fork that goes idle with a zero timeout, which can
+    // race a file being handed to it ("Terminating worker thread", the file never run, the fork left running)
+    poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
     sequence: { sequencer: LongSuitesFirst }
   }
 })

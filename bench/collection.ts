@@ -1,5 +1,3 @@
-import "../test/fast-devnets.js"
-
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { getAssociatedTokenAddressSync } from "@solana/spl-token"
@@ -24,6 +22,7 @@ import { Onboarding } from "../src/merchants/onboarding.js"
 import { Orders } from "../src/orders/orders.js"
 import { DecimalString, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
+import { FAST_DEVNETS } from "../test/fast-devnets.js"
 import { readDevnetFile } from "../test/service-process.js"
 import { benchCore, percentile, loadAverage, machine } from "./bench-environment.js"
 
@@ -42,6 +41,8 @@ import { benchCore, percentile, loadAverage, machine } from "./bench-environment
  * The devnets run in this process at the tests' fast timings (test/fast-devnets.ts); the figures name them.
  */
 
+// this process is the service: the fast devnets' settings are its environment
+Object.assign(process.env, FAST_DEVNETS)
 // the periodic reconciliation stays off (the bench runs it itself, once the sweeps are done); the indexers
 // look for blocks as often as the tests' do
 process.env.FACET_RECONCILE_INTERVAL_MS = "0"

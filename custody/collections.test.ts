@@ -1,8 +1,3 @@
-import "../test/fast-devnets.js"
-// automatic collection of BEP20 USDT from 5000 (the other tests here deposit less)
-process.env.FACET_AUTO_SWEEP_BEP20_USDT = "5000"
-process.env.FACET_AUTO_SWEEP_INTERVAL_MS = "500"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -31,6 +26,12 @@ import {
 import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { PublicKey } from "@solana/web3.js"
 
+// automatic collection of BEP20 USDT from 5000 (the other tests here deposit less)
+const ServiceLive = TestAppLive(
+  {},
+  { chains: "devnet", env: { FACET_AUTO_SWEEP_BEP20_USDT: "5000", FACET_AUTO_SWEEP_INTERVAL_MS: "500" } }
+)
+
 /** A reconciliation run of the chain, once the indexer has passed the final height: no difference. */
 const reconciled = (chain: Chain) =>
   Effect.gen(function* () {
@@ -45,7 +46,7 @@ const reconciled = (chain: Chain) =>
   })
 
 describe("collection (sweep) on the devnets", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "240 seconds" })((it) => {
+  layer(ServiceLive, { excludeTestServices: true, timeout: "240 seconds" })((it) => {
     for (const [chain, native] of [
       ["TRC20", "TRX"],
       ["BEP20", "BNB"]

@@ -1,5 +1,3 @@
-import "../test/fast-devnets.js"
-
 import { Command } from "@effect/cli"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
@@ -198,7 +196,7 @@ describe("npm run custody -- energy, in process", () => {
     )
   })
 
-  layer(TestAppLive({}), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+  layer(TestAppLive({}, { devnets: "fast" }), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
     it.effect(
       "no TRON node answers: status is exit 1 saying so; a stake is stored unchecked, /health has no reading",
       () =>

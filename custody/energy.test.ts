@@ -1,9 +1,3 @@
-import "../test/fast-devnets.js"
-
-// the devnet gas wallet's 100,000 TRX are under this: on TRX alone TRON's gas is low (sweeps go on: only
-// an empty gas wallet refuses them), and the stake's energy makes it ok
-process.env.FACET_GAS_LOW_TRC20 = "1000000"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
@@ -19,6 +13,10 @@ import { Collections } from "./collections.js"
 import { EnergySource } from "./energy.js"
 import { burnedBy, lentOnChain, operationFinished, SUN } from "../test/energy-flows.js"
 
+// the devnet gas wallet's 100,000 TRX are under this: on TRX alone TRON's gas is low (sweeps go on: only
+// an empty gas wallet refuses them), and the stake's energy makes it ok
+const ServiceLive = TestAppLive({}, { chains: "devnet", env: { FACET_GAS_LOW_TRC20: "1000000" } })
+
 const records = (value: unknown) => (Array.isArray(value) ? value.map(asRecord) : [])
 
 /** TRC20 USDT's network in the merchant's portfolio. */
@@ -33,7 +31,7 @@ const tronNetwork = (apiKey: string) =>
   )
 
 describe("TRON energy lent from the platform's stake", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "300 seconds" })((it) => {
+  layer(ServiceLive, { excludeTestServices: true, timeout: "300 seconds" })((it) => {
     it.effect("no stake: the sweep burns TRX, and its answer says why no energy could be had", () =>
       Effect.gen(function* () {
         const { apiKey } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })

@@ -1,7 +1,3 @@
-import "../test/fast-devnets.js"
-// custody consolidates native coins by itself here, often (10 s in production)
-process.env.FACET_CONSOLIDATE_INTERVAL_MS = "300"
-
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { clientOf, fundedAddress, ledgerBalances, pay } from "../test/custody-flows.js"
@@ -14,10 +10,13 @@ import { MoneyDecimal, toBaseUnits } from "../src/money.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 
+// custody consolidates native coins by itself here, often (10 s in production)
+const ServiceLive = TestAppLive({}, { chains: "devnet", env: { FACET_CONSOLIDATE_INTERVAL_MS: "300" } })
+
 const RECIPIENT = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
 
 describe("native coins are payable", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "180 seconds" })((it) => {
+  layer(ServiceLive, { excludeTestServices: true, timeout: "180 seconds" })((it) => {
     // before: collection is off for BNB and TRX, withdrawals draw on `available` from the main wallet, and
     // only receive wallets were watched: a confirmed BNB deposit could never be withdrawn
     it.effect(

@@ -1,8 +1,3 @@
-import "../test/fast-devnets.js"
-
-// a transfer waits 3 s for a network fee above its cap to fall before it fails (60 minutes in production)
-process.env.FACET_FEE_WAIT_MINUTES = "0.05"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
@@ -23,6 +18,9 @@ import { Accounts, Ledger } from "../src/ledger/ledger.js"
 import { readDevnetFile } from "../test/service-process.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 
+// a transfer waits 3 s for a network fee above its cap to fall before it fails (60 minutes in production)
+const ServiceLive = TestAppLive({}, { chains: "devnet", env: { FACET_FEE_WAIT_MINUTES: "0.05" } })
+
 const post = (apiKey: string, path: string, json: unknown, headers: Record<string, string> = {}) =>
   Effect.flatMap(TestClient, (c) => c.request("POST", path, { apiKey, json, headers }))
 const get = (apiKey: string, path: string) => Effect.flatMap(TestClient, (c) => c.request("GET", path, { apiKey }))
@@ -34,7 +32,7 @@ const RECIPIENT: Record<"TRC20" | "BEP20", string> = {
 }
 
 describe("withdrawals on the devnets", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "240 seconds" })((it) => {
+  layer(ServiceLive, { excludeTestServices: true, timeout: "240 seconds" })((it) => {
     it.effect(
       "TRC20 USDT: quote → create (locked, idempotent) → approved by a human → exactly the net amount on chain → COMPLETED with its webhook",
       () =>

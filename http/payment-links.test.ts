@@ -1,5 +1,3 @@
-import "../test/fast-devnets.js"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"

@@ -1,8 +1,3 @@
-import "../test/fast-devnets.js"
-
-// unclaimed refunds whose link's time is up expire within a fraction of a second here (30 s in production)
-process.env.FACET_REFUND_EXPIRY_INTERVAL_MS = "300"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Option, Redacted } from "effect"
@@ -22,6 +17,9 @@ import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalPolicy } from "../custody/withdrawal-policy.js"
 import { verifyWebhook } from "../src/webhooks/receiver.js"
 import { webhookProblem } from "../test/webhook-bodies.js"
+
+// unclaimed refunds whose link's time is up expire within a fraction of a second here (30 s in production)
+const ServiceLive = TestAppLive({}, { chains: "devnet", env: { FACET_REFUND_EXPIRY_INTERVAL_MS: "300" } })
 
 const PASSWORD = "Correct-Horse-Battery-9"
 const TEST_ACTOR = { kind: "operator", name: "test" } as const
@@ -54,7 +52,7 @@ const noticeOf = (text: string) =>
   (/class="notice" role="alert">([^<]*)</.exec(text)?.[1] ?? "").replace(/&#39;/g, "'").replace(/&quot;/g, '"')
 
 describe("refunds on the devnets", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "240 seconds" })((it) => {
+  layer(ServiceLive, { excludeTestServices: true, timeout: "240 seconds" })((it) => {
     it.scoped(
       "a paid order refunded in part through its claim link, approved in the console, sent on chain; every refusal locks nothing",
       () =>

@@ -1,7 +1,3 @@
-import "../test/fast-devnets.js"
-// a TRON finality window wide enough to reorg inside (read when the service starts, after the imports)
-process.env.FACET_CONFIRMATIONS_TRC20 = "8"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
@@ -15,6 +11,9 @@ import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
+
+// a TRON finality window wide enough to reorg inside
+const ServiceLive = TestAppLive({}, { chains: "devnet", env: { FACET_CONFIRMATIONS_TRC20: "8" } })
 
 const devnet = Effect.flatMap(AppConfig, (config) =>
   Schema.decodeUnknown(Schema.parseJson(DevnetFile))(fs.readFileSync(devnetFilePath(config.dataDir), "utf8"))
@@ -47,7 +46,7 @@ const events = (orderId: string) =>
   )
 
 describe("indexers on the devnets", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "180 seconds" })((it) => {
+  layer(ServiceLive, { excludeTestServices: true, timeout: "180 seconds" })((it) => {
     it.effect(
       "an exact TRC20 payment takes the order through CONFIRMING to PAID, with events, ledger and balance",
       () =>

@@ -1,7 +1,3 @@
-import "../test/fast-devnets.js"
-// a BNB finality window wide enough to reorg inside (read when the service starts, after the imports)
-process.env.FACET_CONFIRMATIONS_BEP20 = "6"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
@@ -19,6 +15,9 @@ import { readDevnetFile } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { rescan } from "./rescan.js"
 
+// a BNB finality window wide enough to reorg inside
+const ServiceLive = TestAppLive({}, { chains: "devnet", env: { FACET_CONFIRMATIONS_BEP20: "6" } })
+
 const chain = {
   id: ANVIL_CHAIN_ID,
   name: "devnet",
@@ -27,7 +26,7 @@ const chain = {
 } as const
 
 describe("BNB sent by a contract (internal transfers)", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
+  layer(ServiceLive, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
     it.effect("is credited once per leg that succeeded, never from a reverted sub-call", () =>
       Effect.gen(function* () {
         const client = yield* TestClient

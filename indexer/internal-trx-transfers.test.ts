@@ -1,7 +1,3 @@
-import "../test/fast-devnets.js"
-// a TRON finality window wide enough to reorg inside (read when the service starts, after the imports)
-process.env.FACET_CONFIRMATIONS_TRC20 = "8"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
@@ -17,10 +13,13 @@ import { readDevnetFile } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { rescan } from "./rescan.js"
 
+// a TRON finality window wide enough to reorg inside
+const ServiceLive = TestAppLive({}, { chains: "devnet", env: { FACET_CONFIRMATIONS_TRC20: "8" } })
+
 const TRX = 1_000_000n
 
 describe("TRX sent by a contract (TRON internal transactions)", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
+  layer(ServiceLive, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
     it.effect(
       "three legs of one call are three deposits; a rejected leg credits nothing; an order paid through a contract is PAID; a reorg reverses the legs; re-reading credits nothing twice",
       () =>

@@ -1,9 +1,3 @@
-// fast devnets for this file
-process.env.FACET_DEVNET_TRON_BLOCK_MS = "250"
-process.env.FACET_CONFIRMATIONS_TRC20 = "3"
-process.env.FACET_DEVNET_SOLANA_SLOT_MS = "150"
-process.env.FACET_DEVNET_SOLANA_FINALITY_SLOTS = "4"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -19,6 +13,14 @@ import { onboardMerchant } from "../test/merchants.js"
 import { startNodeProxy } from "../test/node-proxy.js"
 import { runToExit, operatorEnvOf } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
+
+// fast TRON and Solana devnets for this file (the rest as npm start has them)
+const SERVICE_ENV = {
+  FACET_DEVNET_TRON_BLOCK_MS: "250",
+  FACET_CONFIRMATIONS_TRC20: "3",
+  FACET_DEVNET_SOLANA_SLOT_MS: "150",
+  FACET_DEVNET_SOLANA_FINALITY_SLOTS: "4"
+}
 
 /** The TRON addresses (40 hex, no 41) whose transfers the node in front of the indexer leaves out. */
 const hidden = new Set<string>()
@@ -79,7 +81,7 @@ const Report = Schema.parseJson(
 )
 
 describe("reconciliation against the chain", () => {
-  layer(TestAppLive({}, { chains: "devnet", network: LyingTronNode }), {
+  layer(TestAppLive({}, { chains: "devnet", network: LyingTronNode, devnets: "as npm start", env: SERVICE_ENV }), {
     excludeTestServices: true,
     timeout: "180 seconds"
   })((it) => {

@@ -1,5 +1,3 @@
-import "../test/fast-devnets.js"
-
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import {

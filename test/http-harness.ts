@@ -1,5 +1,5 @@
 import { HttpServer } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -9,6 +9,7 @@ import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { DevnetsLive } from "../src/devnet/devnets.js"
 import { AppConfig, appConfig, type AppConfigShape } from "../src/config.js"
 import { createTestDatabase } from "./database.js"
+import { FAST_DEVNETS } from "./fast-devnets.js"
 import { AdjustableClockLive } from "./policy-clock.js"
 
 /** The well-known development mnemonic: its first addresses are published test vectors. */
@@ -87,6 +88,22 @@ export const NoChainsLive = Layer.succeed(ChainEndpoints, {
   solana: { rpcUrl: "http://127.0.0.1:9", tokens: new Map() }
 })
 
+/**
+ * What the service's `Config` reads (FACET_* variables): `env` first, then this process's environment, then
+ * the fast devnets' settings (`fast`). Given to the service's layers, never written to `process.env`: test
+ * files share a worker process one after another (vitest.config.ts), so a variable set there would leak
+ * into the next file's service.
+ */
+const serviceConfig = (env: Record<string, string>, fast: boolean) =>
+  Layer.setConfigProvider(
+    ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }).pipe(
+      ConfigProvider.orElse(() => ConfigProvider.fromEnv()),
+      ConfigProvider.orElse(() =>
+        ConfigProvider.fromMap(new Map(Object.entries(fast ? FAST_DEVNETS : {})), { pathDelim: "_" })
+      )
+    )
+  )
+
 export const TestAppLive = (
   overrides: Partial<AppConfigShape> = {},
   options: {
@@ -94,8 +111,17 @@ export const TestAppLive = (
     readonly chains?: "none" | "devnet"
     /** The chains the service talks to, in place of the devnets (for example the devnets behind a faulty proxy). */
     readonly network?: Layer.Layer<ChainEndpoints, unknown, Layer.Layer.Context<typeof DevnetsLive>>
+    /**
+     * Devnets in this process (`chains: "devnet"` or a `network`) are fast (`test/fast-devnets.ts`) unless
+     * "as npm start" (their default block times and confirmations); "fast" applies them with no chains too.
+     */
+    readonly devnets?: "fast" | "as npm start"
+    /** Configuration variables for this service (FACET_FEE_WAIT_MINUTES, ...), ahead of the environment's. */
+    readonly env?: Record<string, string>
   } = {}
 ) => {
+  const withDevnets = options.chains === "devnet" || options.network !== undefined
+  const fast = options.devnets === undefined ? withDevnets : options.devnets === "fast"
   const ConfigLive = Layer.scoped(
     AppConfig,
     Effect.gen(function* () {
@@ -141,6 +167,7 @@ export const TestAppLive = (
     ),
     Layer.provideMerge(AdjustableClockLive),
     Layer.provideMerge(ConfigLive),
+    Layer.provide(serviceConfig(options.env ?? {}, fast)),
     Layer.provide(
       options.captureLogs === undefined
         ? Logger.minimumLogLevel(LogLevel.Warning)

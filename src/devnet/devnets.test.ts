@@ -12,7 +12,10 @@ import { devnetFilePath } from "./devnets.js"
 const run = promisify(execFile)
 
 describe("the devnets as the service's default network", () => {
-  layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "120 seconds" })((it) => {
+  layer(TestAppLive({}, { chains: "devnet", devnets: "as npm start" }), {
+    excludeTestServices: true,
+    timeout: "120 seconds"
+  })((it) => {
     it.effect("start with the service, write their endpoints, and take payments from `npm run pay`", () =>
       Effect.gen(function* () {
         const client = yield* TestClient
