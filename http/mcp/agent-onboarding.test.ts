@@ -1,5 +1,3 @@
-import "../../test/fast-devnets.js"
-
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
