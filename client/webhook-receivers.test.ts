@@ -6,6 +6,7 @@ import { freePort } from "../src/database/embedded-postgres.js"
 import { WebhookAdmin } from "../src/webhooks/webhook-admin.js"
 import { createTestDatabase } from "../test/database.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
+import { onboardMerchant } from "../test/merchants.js"
 import { asRecord } from "../test/json.js"
 import { until } from "../test/service-process.js"
 import { webhookProblem } from "../test/webhook-bodies.js"
@@ -32,26 +33,8 @@ interface Attempt {
   readonly status_code: number | null
 }
 
-const onboard = (webhookUrl: string) =>
-  Effect.gen(function* () {
-    const service = yield* TestClient
-    const res = yield* service.request("POST", "/v1/ai/merchant-apply", {
-      json: {
-        project_name: `Receiver ${Math.random().toString(36).slice(2)}`,
-        business_type: "shop",
-        use_case: "webhook receiver conformance",
-        agree_terms: true,
-        contact_email: "receiver@merchant.example",
-        webhook_url: webhookUrl
-      }
-    })
-    const env = asRecord(asRecord(res.body).env)
-    return {
-      apiKey: String(env.FACET_API_KEY),
-      merchantId: String(env.FACET_MERCHANT_ID),
-      secret: String(env.FACET_WEBHOOK_SECRET)
-    }
-  })
+/** A merchant whose webhooks go to `webhookUrl`. */
+const onboard = (webhookUrl: string) => onboardMerchant({ webhook_url: webhookUrl })
 
 /** The merchant's own database: the examples' key table, and what its action did. */
 const merchantDatabase = Effect.acquireRelease(

@@ -4,7 +4,7 @@ import { asRecord } from "./json.js"
 
 let counter = 0
 
-/** Onboards a fresh merchant through the real endpoint and returns its key and id. */
+/** Onboards a fresh merchant through the real endpoint and returns its key, id and webhook secret. */
 export const onboardMerchant = (overrides: Record<string, unknown> = {}) =>
   Effect.gen(function* () {
     const client = yield* TestClient
@@ -23,7 +23,11 @@ export const onboardMerchant = (overrides: Record<string, unknown> = {}) =>
     })
     if (res.status !== 201) throw new Error(`onboarding failed: ${res.status} ${res.text}`)
     const env = asRecord(asRecord(res.body).env)
-    return { apiKey: String(env.FACET_API_KEY), merchantId: String(env.FACET_MERCHANT_ID) }
+    return {
+      apiKey: String(env.FACET_API_KEY),
+      merchantId: String(env.FACET_MERCHANT_ID),
+      secret: String(env.FACET_WEBHOOK_SECRET)
+    }
   })
 
 /**

@@ -5,6 +5,7 @@ import * as http from "node:http"
 import { freePort } from "../database/embedded-postgres.js"
 import { createTestDatabase } from "../../test/database.js"
 import { TestAppLive, TestClient } from "../../test/http-harness.js"
+import { onboardMerchant } from "../../test/merchants.js"
 import { asRecord } from "../../test/json.js"
 import { eventually, type ReceivedRequest, startReceiver } from "../../test/webhook-receiver.js"
 import type { AppConfigShape } from "../config.js"
@@ -31,26 +32,8 @@ const startApp = (databaseUrl: Redacted.Redacted<string>, overrides: Partial<App
     }
   })
 
-const onboard = (webhookUrl: string) =>
-  Effect.gen(function* () {
-    const client = yield* TestClient
-    const res = yield* client.request("POST", "/v1/ai/merchant-apply", {
-      json: {
-        project_name: `Hooks ${Math.random().toString(36).slice(2)}`,
-        business_type: "shop",
-        use_case: "webhooks",
-        agree_terms: true,
-        contact_email: "hooks@x.example",
-        webhook_url: webhookUrl
-      }
-    })
-    const env = asRecord(asRecord(res.body).env)
-    return {
-      apiKey: String(env.FACET_API_KEY),
-      merchantId: String(env.FACET_MERCHANT_ID),
-      secret: String(env.FACET_WEBHOOK_SECRET)
-    }
-  })
+/** A merchant whose webhooks go to `webhookUrl`. */
+const onboard = (webhookUrl: string) => onboardMerchant({ webhook_url: webhookUrl })
 
 const depositEvent = (merchantId: string, destination: string | null, n: number): OutboxEvent => ({
   merchantId,
