@@ -19,6 +19,9 @@ import {
 const SECRET = "whsec_test_secret"
 const NOW = Date.parse("2026-11-26T12:00:00.000Z")
 const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000).toISOString()
+/** The kit checked at NOW, whatever day the suite runs on (the bodies are dated around NOW). */
+const verifyAtNow: typeof verifyFacetWebhook = (rawBody, headers, secret, options) =>
+  verifyFacetWebhook(rawBody, headers, secret, { now: () => NOW, ...options })
 
 const order: (typeof OrderWebhook.Type)["order"] = {
   order_id: "ord_1",
@@ -165,7 +168,7 @@ describe("the webhook receiver kit", () => {
 
   it("verifies the signature over the raw bytes, then gives the typed event", () => {
     const sent = delivery(confirmed, "order.updated", idempotencyKeyOf(confirmed))
-    const verified = verifyFacetWebhook(Buffer.from(sent.raw), sent.headers, SECRET)
+    const verified = verifyAtNow(Buffer.from(sent.raw), sent.headers, SECRET)
     expect(verified).toMatchObject({
       type: "order.updated",
       idempotencyKey: "deposit:TRC20:USDT:0xabc:TPay:0:payment.confirmed",
@@ -175,8 +178,8 @@ describe("the webhook receiver kit", () => {
     })
     // a string, a Uint8Array, web Headers, header names in any case: the same
     const upper = Object.fromEntries(Object.entries(sent.headers).map(([k, v]) => [k.toUpperCase(), v]))
-    expect(verifyFacetWebhook(sent.raw, upper, SECRET).idempotencyKey).toBe(verified.idempotencyKey)
-    expect(verifyFacetWebhook(new TextEncoder().encode(sent.raw), new Headers(sent.headers), SECRET).type).toBe(
+    expect(verifyAtNow(sent.raw, upper, SECRET).idempotencyKey).toBe(verified.idempotencyKey)
+    expect(verifyAtNow(new TextEncoder().encode(sent.raw), new Headers(sent.headers), SECRET).type).toBe(
       "order.updated"
     )
     for (const [body, event] of [
@@ -185,44 +188,44 @@ describe("the webhook receiver kit", () => {
       [refund, "refund.updated"]
     ] as const) {
       const one = delivery(body, event, idempotencyKeyOf(body))
-      expect(verifyFacetWebhook(one.raw, one.headers, SECRET)).toMatchObject({ type: event, body: { event } })
+      expect(verifyAtNow(one.raw, one.headers, SECRET)).toMatchObject({ type: event, body: { event } })
     }
   })
 
   it("refuses a forged or altered delivery before reading its body (401)", () => {
     const sent = delivery(confirmed, "order.updated", idempotencyKeyOf(confirmed))
     const forged = delivery(confirmed, "order.updated", idempotencyKeyOf(confirmed), "whsec_someone_else")
-    expect(refusal(() => verifyFacetWebhook(forged.raw, forged.headers, SECRET))).toEqual({
+    expect(refusal(() => verifyAtNow(forged.raw, forged.headers, SECRET))).toEqual({
       reason: "signature",
       status: 401
     })
     // the same JSON re-serialized (what a parsed body would give) is other bytes
     const reformatted = JSON.stringify(JSON.parse(sent.raw), null, 2)
-    expect(refusal(() => verifyFacetWebhook(reformatted, sent.headers, SECRET))?.reason).toBe("signature")
+    expect(refusal(() => verifyAtNow(reformatted, sent.headers, SECRET))?.reason).toBe("signature")
     const altered = sent.raw.replace('"12.5"', '"125"')
-    expect(refusal(() => verifyFacetWebhook(altered, sent.headers, SECRET))?.reason).toBe("signature")
+    expect(refusal(() => verifyAtNow(altered, sent.headers, SECRET))?.reason).toBe("signature")
     for (const signature of [undefined, "", sent.headers["x-facet-signature"].toUpperCase(), "ab".repeat(31)]) {
       const headers = { ...sent.headers, "x-facet-signature": signature }
-      expect(refusal(() => verifyFacetWebhook(sent.raw, headers, SECRET))?.reason).toBe("signature")
+      expect(refusal(() => verifyAtNow(sent.raw, headers, SECRET))?.reason).toBe("signature")
     }
     const twice = { ...sent.headers, "x-facet-signature": [sent.headers["x-facet-signature"], "0".repeat(64)] }
-    expect(refusal(() => verifyFacetWebhook(sent.raw, twice, SECRET))?.reason).toBe("signature")
+    expect(refusal(() => verifyAtNow(sent.raw, twice, SECRET))?.reason).toBe("signature")
   })
 
   it("refuses a signed body that is no event, or whose unsigned headers do not match it (400)", () => {
     const notAnEvent = delivery({ hello: "world" }, "order.updated", "k")
-    expect(refusal(() => verifyFacetWebhook(notAnEvent.raw, notAnEvent.headers, SECRET))).toEqual({
+    expect(refusal(() => verifyAtNow(notAnEvent.raw, notAnEvent.headers, SECRET))).toEqual({
       reason: "body",
       status: 400
     })
     const key = idempotencyKeyOf(confirmed)
     const wrongEvent = delivery(confirmed, "refund.updated", key)
-    expect(refusal(() => verifyFacetWebhook(wrongEvent.raw, wrongEvent.headers, SECRET))?.reason).toBe("event")
+    expect(refusal(() => verifyAtNow(wrongEvent.raw, wrongEvent.headers, SECRET))?.reason).toBe("event")
     // a replay under a new key would pass deduplication: the key is checked against the signed body
     const newKey = delivery(confirmed, "order.updated", `${key}-replayed`)
-    expect(refusal(() => verifyFacetWebhook(newKey.raw, newKey.headers, SECRET))?.reason).toBe("idempotency_key")
+    expect(refusal(() => verifyAtNow(newKey.raw, newKey.headers, SECRET))?.reason).toBe("idempotency_key")
     const counted = delivery(confirmed, "order.updated", `${key}#2`)
-    expect(refusal(() => verifyFacetWebhook(counted.raw, counted.headers, SECRET))?.reason).toBe("idempotency_key")
+    expect(refusal(() => verifyAtNow(counted.raw, counted.headers, SECRET))?.reason).toBe("idempotency_key")
   })
 
   it("takes a reversal's or restoration's #n from its signed body: a replay under another #n is refused", () => {
@@ -236,7 +239,7 @@ describe("the webhook receiver kit", () => {
     )
     const verify = (body: unknown, key: string) => {
       const sent = delivery(body, "order.updated", key)
-      return verifyFacetWebhook(sent.raw, sent.headers, SECRET)
+      return verifyAtNow(sent.raw, sent.headers, SECRET)
     }
     // the second reversal of one payment is a delivery of its own, `#2`, and its body says so
     expect(verify(secondReversal, `${base}#2`)).toMatchObject({
@@ -262,12 +265,12 @@ describe("the webhook receiver kit", () => {
     // the service adds fields: an older kit reads the body it knows
     const added = { ...confirmed, settlement: { batch: "b1" } }
     const sent = delivery(added, "order.updated", idempotencyKeyOf(confirmed))
-    expect(verifyFacetWebhook(sent.raw, sent.headers, SECRET).body).toMatchObject({ event: "payment.confirmed" })
+    expect(verifyAtNow(sent.raw, sent.headers, SECRET).body).toMatchObject({ event: "payment.confirmed" })
     // a new member of a closed set is refused, loudly and by name (docs/guides/client.md: upgrade, then replay)
     const unknown = (body: unknown, event: string, key: string) => {
       const one = delivery(body, event, key)
       try {
-        verifyFacetWebhook(one.raw, one.headers, SECRET)
+        verifyAtNow(one.raw, one.headers, SECRET)
       } catch (error) {
         if (error instanceof FacetWebhookError)
           return { reason: error.reason, status: error.status, message: error.message }
@@ -307,6 +310,26 @@ describe("the webhook receiver kit", () => {
       expect(Either.isLeft(yield* verify(-6))).toBe(true)
     })
   )
+
+  it("without Effect, checks created_at against `now` (default Date.now)", () => {
+    const dated = (createdAt: number) => {
+      const body = { ...deposit, created_at: new Date(createdAt).toISOString() }
+      return delivery(body, "wallet.deposit.confirmed", idempotencyKeyOf(body))
+    }
+    // the default clock: a body made a minute ago by today's clock passes, one made 26 h ago is stale
+    const fresh = dated(Date.now() - 60_000)
+    expect(verifyFacetWebhook(fresh.raw, fresh.headers, SECRET).type).toBe("wallet.deposit.confirmed")
+    const old = dated(Date.now() - 26 * 3_600_000)
+    expect(refusal(() => verifyFacetWebhook(old.raw, old.headers, SECRET))?.reason).toBe("stale")
+    // a given clock: a stored delivery is checked at the time it arrived
+    const stored = dated(NOW - 60_000)
+    expect(verifyFacetWebhook(stored.raw, stored.headers, SECRET, { now: () => NOW }).type).toBe(
+      "wallet.deposit.confirmed"
+    )
+    expect(
+      refusal(() => verifyFacetWebhook(stored.raw, stored.headers, SECRET, { now: () => NOW + 26 * 3_600_000 }))
+    ).toMatchObject({ reason: "stale", status: 400 })
+  })
 
   it("has a schema for every event the service writes to its outbox, and the published document agrees", () => {
     const published = Object.keys(Object(openApiDocument("http://facet.test").webhooks)).sort()

@@ -87,6 +87,11 @@ export interface VerifyFacetWebhookOptions {
   readonly maxAge?: Duration.DurationInput
   /** How far ahead of this clock `created_at` may be (default 5 minutes of clock skew). */
   readonly maxFutureSkew?: Duration.DurationInput
+  /**
+   * The clock `created_at` is checked against, in epoch milliseconds (default `Date.now`). For your tests and
+   * for replaying stored deliveries; the Effect variant reads its `Clock` instead.
+   */
+  readonly now?: () => number
 }
 
 const DEFAULT_MAX_AGE = Duration.hours(25)
@@ -176,4 +181,5 @@ export const verifyFacetWebhook = (
   headers: WebhookHeaders,
   secret: string,
   options: VerifyFacetWebhookOptions = {}
-): FacetWebhookEvent => Either.getOrThrowWith(verifyAt(rawBody, headers, secret, options, Date.now()), (error) => error)
+): FacetWebhookEvent =>
+  Either.getOrThrowWith(verifyAt(rawBody, headers, secret, options, (options.now ?? Date.now)()), (error) => error)
