@@ -15,6 +15,7 @@ import { fromBaseUnits } from "../src/money.js"
 import { newId } from "../src/ids.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { CustodyConfig } from "./custody-config.js"
+import { SendPacer } from "./send-pacer.js"
 import { type AttemptRow, CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 
@@ -80,6 +81,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
     const withdrawals = yield* WithdrawalStore
     const clients = yield* ChainClients
     const config = yield* CustodyConfig
+    const pacer = yield* SendPacer
 
     /** Dies here, without any cleanup, when the crash tests ask for it (FACET_FAULT_CRASH_POINT). */
     const crashPoint = (operation: OperationRow, point: "after-sign" | "after-broadcast") =>
@@ -503,7 +505,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
               yield* Effect.logError(`custody ${operation.id}: wallet ${operation.from_address} halted: ${next.why}`)
             halted = true
             yield* store.halt(operation.id, next.why)
-            yield* Effect.sleep(config.pollInterval)
+            yield* pacer.pause(operation.id)
             continue
           }
           if (halted && next._tag !== "Wait") {
@@ -516,7 +518,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           if (next._tag === "Wait") {
             yield* store.waitingFor(operation.id, next.what)
             if (reach === "sent" && (yield* stopsHere)) return Option.none<SendOutcome>()
-            yield* Effect.sleep(config.pollInterval)
+            yield* pacer.pause(operation.id)
           }
         }
       })
@@ -541,5 +543,5 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
 
     return { send, sendOut, watch } as const
   }),
-  dependencies: [TransactionStore.Default, CustodyStore.Default, WithdrawalStore.Default]
+  dependencies: [TransactionStore.Default, CustodyStore.Default, WithdrawalStore.Default, SendPacer.layer]
 }) {}
