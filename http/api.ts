@@ -526,7 +526,7 @@ export class PaymentLinksGroup extends HttpApiGroup.make("paymentLinks")
       )
       .annotate(
         OpenApi.Description,
-        "Assets are checked like an order's (live and enabled for the merchant, amounts at the asset's precision: 400), and again at each visit (an asset no longer live is left out). A use is an order of the link that did not end EXPIRED; a link whose uses reached max_uses is `completed`. The orders carry `payment_link_id`, the link's metadata, product, URLs and `order_expire_minutes`."
+        "Assets are checked like an order's (live and enabled for the merchant, amounts at the asset's precision: 400), and again at each visit (an asset no longer live is left out). A use is a PAID order of the link, never a visit (unpaid, partially paid and expired orders are not uses); a link whose uses reached max_uses is `completed` and takes no more visits, while orders opened before then are honoured when paid (uses can then pass max_uses). The orders carry `payment_link_id`, the link's metadata, product, URLs and `order_expire_minutes`."
       )
   )
   .add(
