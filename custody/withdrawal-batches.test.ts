@@ -329,5 +329,71 @@ describe("withdrawal batches on the TRON devnet", () => {
         }),
       { timeout: 300_000 }
     )
+
+    // issue 46, defect 5: the tier was judged per item, so five items of 100 under "above 100: 3 approvals"
+    // needed one approval, and one approver sent 500 USDT that a single withdrawal could not have sent alone
+    it.effect(
+      "a batch is one decision: the quorum tier applies to its total per asset, at creation and at each approval; a tightening reaches its total too",
+      () =>
+        Effect.gen(function* () {
+          const batches = yield* WithdrawalBatches
+          const policy = yield* WithdrawalPolicy
+          const clock = yield* ClockControl
+          const { apiKey, merchantId } = yield* merchantWithFunds("TRC20", "USDT", "1000")
+          const alice = yield* member(merchantId, "alice-t", "approver")
+          const bob = yield* member(merchantId, "bob-t", "approver")
+          // more than 100 USDT needs three distinct approvals; up to 100, the quorum (1)
+          yield* policy.change(merchantId, [{ setting: "quorum_above:TRC20-USDT", value: "100:3" }], {
+            kind: "operator",
+            name: "ops"
+          })
+          yield* clock.advance("25 hours")
+          const balances = ledgerBalances(merchantId, "TRC20", "USDT")
+          const itemsOf = (batchId: string) =>
+            Effect.map(get(apiKey, `/v1/withdrawal-batches/${batchId}/items`), (r) => {
+              const listed = asRecord(r.body).items
+              return (Array.isArray(listed) ? listed : []).map((w) => asRecord(w).required_approvals)
+            })
+
+          // ---- at creation: 5 × 100 is 500 USDT, above 100 (each item alone is not)
+          const five = yield* post(apiKey, { items: [1, 2, 3, 4, 5].map((i) => item("100", `tier-${i}`)) })
+          expect(five.status, five.text).toBe(201)
+          const fiveId = String(asRecord(five.body).batch_id)
+          expect(asRecord(five.body)).toMatchObject({ required_approvals: 3, totals: [{ amount: "500.000000" }] })
+          expect(yield* itemsOf(fiveId)).toEqual([3, 3, 3, 3, 3])
+          // ---- at each approval: one approver, then two, do not send it
+          const one = yield* batches.decide(fiveId, "APPROVED", asUser(alice, "alice-t"))
+          expect([one.status, one.approvals.length, one.required_approvals]).toEqual(["PENDING", 1, 3])
+          const two = yield* batches.decide(fiveId, "APPROVED", asUser(bob, "bob-t"))
+          expect([two.status, two.approvals.length, two.required_approvals]).toEqual(["PENDING", 2, 3])
+          expect(yield* balances).toEqual({ uncollected: "0", available: "500", locked: "500" })
+          yield* batches.decide(fiveId, "CANCELLED", OPERATOR)
+
+          // ---- a total at the tier is not above it: the quorum alone
+          const atTier = yield* post(apiKey, { items: [item("60", "at-1"), item("40", "at-2")] })
+          expect(asRecord(atTier.body)).toMatchObject({ required_approvals: 1, totals: [{ amount: "100.000000" }] })
+
+          // ---- a tightening reaches a pending batch by its total: 2 × 40 = 80, then the tier drops to 50
+          const small = yield* post(apiKey, { items: [item("40", "small-1"), item("40", "small-2")] })
+          const smallId = String(asRecord(small.body).batch_id)
+          expect(asRecord(small.body).required_approvals).toBe(1)
+          yield* policy.change(merchantId, [{ setting: "quorum_above:TRC20-USDT", value: "50:3" }], {
+            kind: "operator",
+            name: "ops"
+          })
+          expect((yield* batches.get(merchantId, smallId)).required_approvals).toBe(3)
+          expect(yield* itemsOf(smallId)).toEqual([3, 3])
+          expect((yield* batches.decide(smallId, "APPROVED", asUser(alice, "alice-t"))).status).toBe("PENDING")
+          expect((yield* batches.decide(smallId, "APPROVED", asUser(bob, "bob-t"))).status).toBe("PENDING")
+          // the batch at the old tier (100 in all) is above the new one too
+          const atTierId = String(asRecord(atTier.body).batch_id)
+          expect((yield* batches.get(merchantId, atTierId)).required_approvals).toBe(3)
+          yield* batches.decide(smallId, "CANCELLED", OPERATOR)
+          yield* batches.decide(atTierId, "CANCELLED", OPERATOR)
+          expect(yield* balances).toEqual({ uncollected: "0", available: "1000", locked: "0" })
+          expect(yield* ledgerIntegrity).toEqual({ dangling: 0, projection_off: 0 })
+        }),
+      { timeout: 300_000 }
+    )
   })
 })

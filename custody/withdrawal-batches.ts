@@ -153,9 +153,10 @@ export const renderBatch = (
 
 /**
  * Withdrawal batches: up to 500 withdrawals asked for at once, admitted whole or refused whole (every refused
- * item named), the sum locked in one transaction, decided once (approved by the quorum of its largest item,
- * or rejected or cancelled with every item), then each item sent by custody as an ordinary withdrawal,
- * reaching its own terminal status and webhook. The pieces are the withdrawals': their validation and fee
+ * item named), the sum locked in one transaction, decided once (approved by the quorum its total per asset
+ * needs, as one withdrawal of that total would: a batch is one decision; or rejected or cancelled with every
+ * item), then each item sent by custody as an ordinary withdrawal, reaching its own terminal status and
+ * webhook. The pieces are the withdrawals': their validation and fee
  * quote (Withdrawals), the policy (WithdrawalPolicy.admitBatch), who may decide (WithdrawalDecisions.vet),
  * the custody operation that sends an approved one.
  */
@@ -518,10 +519,10 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
     /**
      * Approve, reject or cancel a PENDING batch, with the rules of one withdrawal (WithdrawalDecisions.vet)
      * and the policy in force now for each item and each asset's total. An approval is recorded per person
-     * (on the batch and each item); once they reach the quorum — the most any item needs now, or what the
-     * batch needed at creation — every item is APPROVED with its custody operation in this transaction and
-     * the resume pass hands them to their main wallet's actor within seconds. One rejection or cancellation
-     * ends every item and unlocks the whole sum in this transaction.
+     * (on the batch and each item); once they reach the quorum — what the batch's totals per asset need now,
+     * or what it needed at creation, whichever is more — every item is APPROVED with its custody operation in
+     * this transaction and the resume pass hands them to their main wallet's actor within seconds. One
+     * rejection or cancellation ends every item and unlocks the whole sum in this transaction.
      */
     const decide = Effect.fn("WithdrawalBatches.decide")(function* (
       batchId: string,

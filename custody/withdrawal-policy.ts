@@ -8,6 +8,7 @@ import { newId } from "../src/ids.js"
 import { fitsPrecision, MoneyDecimal } from "../src/money.js"
 import { PolicyClock } from "../src/policy-clock.js"
 import { MerchantStore } from "../src/stores/merchant-store.js"
+import { WithdrawalBatchStore } from "../src/stores/withdrawal-batch-store.js"
 import { type PolicyChange, WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { addressKey } from "./destination-address.js"
 import { InvalidPolicySetting, PolicyChangeNotFound, PolicyRefused } from "./withdrawal-policy-errors.js"
@@ -164,6 +165,27 @@ export const requiredApprovals = (policy: EffectivePolicy, assetKey: string, amo
     : policy.quorum
 }
 
+/**
+ * How many distinct approvals a withdrawal batch needs under this policy. A batch is one decision, so each
+ * asset's tier is judged on the sum of the batch's items in that asset, not on any item alone: five items of
+ * 100 under "above 100: 3 approvals" need 3, as one withdrawal of 500 does. Assets are never added together
+ * (a tier is in its asset's units); the batch needs the most any of its assets' totals asks.
+ */
+export const batchRequiredApprovals = (
+  policy: EffectivePolicy,
+  items: ReadonlyArray<{ readonly chain: string; readonly currency: string; readonly amount: string }>
+) => {
+  const totals = new Map<string, MoneyDecimal>()
+  for (const w of items) {
+    const asset = `${w.chain}-${w.currency}`
+    totals.set(asset, (totals.get(asset) ?? new MoneyDecimal(0)).plus(w.amount))
+  }
+  return [...totals].reduce(
+    (required, [asset, total]) => Math.max(required, requiredApprovals(policy, asset, total.toFixed())),
+    policy.quorum
+  )
+}
+
 /** True when going from `from` to `to` makes withdrawals easier (so the change must wait). */
 export const loosens = (name: SettingName, from: string | null, to: string | null): boolean => {
   switch (name.kind) {
@@ -228,6 +250,7 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
     const catalog = yield* AssetCatalog
     const merchants = yield* MerchantStore
     const withdrawals = yield* WithdrawalStore
+    const batchStore = yield* WithdrawalBatchStore
 
     /** The settings in force at `at`: stored ones, overlaid with pending changes already due (exact even before they are settled). */
     const load = (merchantId: string, at: Date) =>
@@ -266,13 +289,28 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
         .pipe(Effect.orDie)
     })
 
-    /** Pending withdrawals need at least what the policy now asks (a tightening applies to them too). */
+    /**
+     * Pending withdrawals need at least what the policy now asks (a tightening applies to them too); a pending
+     * batch, what its totals per asset now ask, on the batch and every item. Batches are locked before the
+     * withdrawals, the order a batch's decision takes them in.
+     */
     const raisePendingQuorum = (merchantId: string, policy: EffectivePolicy) =>
       Effect.gen(function* () {
+        const batches = yield* batchStore.lockPending(merchantId)
         const pending = yield* withdrawals.lockPending(merchantId)
         for (const w of pending) {
+          if (w.batch_id !== null) continue
           const needed = requiredApprovals(policy, `${w.chain}-${w.currency}`, w.amount)
           if (needed > w.required_approvals) yield* withdrawals.raiseRequiredApprovals(w.id, needed)
+        }
+        for (const batch of batches) {
+          const needed = batchRequiredApprovals(
+            policy,
+            pending.filter((w) => w.batch_id === batch.id)
+          )
+          if (needed <= batch.required_approvals) continue
+          yield* batchStore.raiseRequiredApprovals(batch.id, needed)
+          yield* withdrawals.raiseBatchRequiredApprovals(batch.id, needed)
         }
       })
 
@@ -490,9 +528,9 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
      * A batch of withdrawals against the policy, as `admit` checks one, inside the transaction that locks
      * its funds: each item on its own (the address book, the per-withdrawal limit) and, per asset, the
      * batch's total against the rolling 24 h limit. Every refusal is returned, not only the first, for the
-     * caller to refuse the batch whole (403); the approvals it needs are those of its largest item. Run again
-     * at each approval of the pending batch `batchId`, whose own items are then left out of the window's
-     * total they are added to.
+     * caller to refuse the batch whole (403); the approvals it needs are those its total per asset needs
+     * (`batchRequiredApprovals`: a batch is one decision). Run again at each approval of the pending batch
+     * `batchId`, whose own items are then left out of the window's total they are added to.
      */
     const admitBatch = Effect.fn("WithdrawalPolicy.admitBatch")(function* (
       merchantId: string,
@@ -511,14 +549,12 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
         string,
         { readonly chain: Chain; readonly currency: string; readonly amount: MoneyDecimal }
       >()
-      let required = policy.quorum
       for (const [index, w] of items.entries()) {
         const refused = yield* itemRefusal(merchantId, policy, now, w)
         if (refused !== undefined) refusedItems.push({ index, reason: refused })
         const asset = `${w.chain}-${w.currency}`
         const sum = totals.get(asset)?.amount ?? new MoneyDecimal(0)
         totals.set(asset, { chain: w.chain, currency: w.currency, amount: sum.plus(w.amount) })
-        required = Math.max(required, requiredApprovals(policy, asset, w.amount))
       }
       const refusedTotals: Array<string> = []
       const since = new Date(now.getTime() - 86_400_000)
@@ -537,12 +573,18 @@ export class WithdrawalPolicy extends Effect.Service<WithdrawalPolicy>()("facet/
           )
         }
       }
-      return { refusedItems, refusedTotals, requiredApprovals: required, admittedAt: now }
+      return { refusedItems, refusedTotals, requiredApprovals: batchRequiredApprovals(policy, items), admittedAt: now }
     })
 
     return { effective, settle, change, cancelChange, changes, admit, admitBatch } as const
   }),
-  dependencies: [MerchantStore.Default, WithdrawalStore.Default, AssetCatalog.Default, AuditLog.Default]
+  dependencies: [
+    MerchantStore.Default,
+    WithdrawalStore.Default,
+    WithdrawalBatchStore.Default,
+    AssetCatalog.Default,
+    AuditLog.Default
+  ]
 }) {}
 
 /** Pending loosenings come due in the audit log within a minute of their time, even when nobody looks. */

@@ -526,7 +526,7 @@ export class PaymentLinksGroup extends HttpApiGroup.make("paymentLinks")
       )
       .annotate(
         OpenApi.Description,
-        "Assets are checked like an order's (live and enabled for the merchant, amounts at the asset's precision: 400), and again at each visit (an asset no longer live is left out). A use is an order of the link that did not end EXPIRED; a link whose uses reached max_uses is `completed`. The orders carry `payment_link_id`, the link's metadata, product, URLs and `order_expire_minutes`."
+        "Assets are checked like an order's (live and enabled for the merchant, amounts at the asset's precision: 400), and again at each visit (an asset no longer live is left out). A use is a PAID order of the link, never a visit (unpaid, partially paid and expired orders are not uses); a link whose uses reached max_uses is `completed` and takes no more visits, while orders opened before then are honoured when paid (uses can then pass max_uses). The orders carry `payment_link_id`, the link's metadata, product, URLs and `order_expire_minutes`."
       )
   )
   .add(
@@ -587,7 +587,7 @@ export class WithdrawalBatchesGroup extends HttpApiGroup.make("withdrawalBatches
       )
       .annotate(
         OpenApi.Description,
-        "Each item is a CreateWithdrawalRequest with its own out_withdrawal_no. Every item is validated and quoted before anything is locked; a refusal names every refused item in `items` ({index, out_withdrawal_no, error}): 400 for items that cannot be withdrawn as asked (asset, precision, address, zero net, a reference repeated in the batch), 409 for references already used by the merchant's withdrawals, 403 when the withdrawal policy refuses items (address book, per-withdrawal limit) or an asset's total (the rolling 24 h limit counts the batch's total). 400 {error} when the available balance of an asset is less than the batch's total of it; 400 for more than 500 items. The batch needs the approvals its largest item would need alone (required_approvals); the auto-approval policy does not apply to batches."
+        "Each item is a CreateWithdrawalRequest with its own out_withdrawal_no. Every item is validated and quoted before anything is locked; a refusal names every refused item in `items` ({index, out_withdrawal_no, error}): 400 for items that cannot be withdrawn as asked (asset, precision, address, zero net, a reference repeated in the batch), 409 for references already used by the merchant's withdrawals, 403 when the withdrawal policy refuses items (address book, per-withdrawal limit) or an asset's total (the rolling 24 h limit counts the batch's total). 400 {error} when the available balance of an asset is less than the batch's total of it; 400 for more than 500 items. A batch is one decision: it needs the approvals one withdrawal of its total per asset would need (each asset's quorum_above tier applied to the sum of its items in that asset; required_approvals), judged again at each approval; the auto-approval policy does not apply to batches."
       )
       .annotate(
         AgentNote,

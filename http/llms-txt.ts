@@ -72,6 +72,8 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
 - Payment links: to sell without writing checkout code, POST ${baseUrl}/v1/payment-links {product_name, amount
   or min_amount/max_amount, currency or accepted_assets, max_uses?, expires_at?} (orders scope) and share its
   url; each visit is an order of its own with payment_link_id; reconcile with order.updated as for any order.
+  A use is a PAID order: uses can pass max_uses when customers already at checkout pay after the last one
+  (deliver or refund those).
 - Underpayment tolerance (set by people in the console, per asset): an order short by no more than it is PAID
   with underpaid_amount; read underpaid_amount before shipping, as you read late_payment.
 - Batch payouts: POST ${baseUrl}/v1/withdrawal-batches {items: [withdrawal requests, each with its own

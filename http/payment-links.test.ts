@@ -152,7 +152,7 @@ describe("payment links", () => {
           const after = asRecord((yield* client.request("GET", `/v1/payment-links/${id}`, { apiKey })).body)
           expect(after).toMatchObject({
             status: "active",
-            uses: 2,
+            uses: 1,
             totals: {
               orders: { PAID: 1, PENDING: 1, EXPIRED: 0 },
               paid: [{ asset_key: "TRC20-USDT", chain: "TRC20", currency: "USDT", amount: "12.5" }]
@@ -322,8 +322,10 @@ describe("payment links", () => {
         })
     )
 
+    // issue 46, defect 7: a use was any order not EXPIRED, so anonymous visits (no payment, one form post
+    // each) took a link's uses until their orders expired and closed it to paying customers
     it.scoped(
-      "uses: two visits at once for the last use make one order; an abandoned (expired) visit gives its use back; deactivated and expired links refuse visits (409)",
+      "uses are paid orders: visits, abandoned orders and partial payments never close a link; a payment closes it; a customer already at checkout still pays and uses pass max_uses; deactivated and expired links refuse visits (409)",
       () =>
         Effect.gen(function* () {
           const client = yield* TestClient
@@ -331,29 +333,70 @@ describe("payment links", () => {
           const { apiKey, merchantId } = yield* onboardMerchant()
           const single = yield* createLink(apiKey, {
             product_name: "Concert ticket",
-            amount: "30",
+            amount: "3",
             currency: "USDT",
             chain: "TRC20",
             max_uses: 1
           })
           const id = String(single.payment_link_id)
-          const racing = yield* Effect.all([visit(id), visit(id), visit(id)], { concurrency: "unbounded" })
-          expect(racing.map((r) => r.status).sort()).toEqual([303, 409, 409])
-          expect(racing.find((r) => r.status === 409)?.text).toContain("reached its limit")
-          expect(yield* ordersOfLink(id)).toBe(1)
-          const used = asRecord((yield* client.request("GET", `/v1/payment-links/${id}`, { apiKey })).body)
-          expect(used).toMatchObject({ status: "completed", active: false, uses: 1, max_uses: 1 })
-          expect((yield* client.request("GET", `/pay/${id}`)).status).toBe(409)
+          const linkNow = Effect.map(client.request("GET", `/v1/payment-links/${id}`, { apiKey }), (r) =>
+            asRecord(r.body)
+          )
+          const orderNow = (orderId: string) =>
+            Effect.map(client.request("GET", `/v1/orders/${orderId}`, { apiKey }), (r) => asRecord(r.body))
+          const untilPaid = (orderId: string) =>
+            eventually(
+              client.request("GET", `/v1/orders/${orderId}`, { apiKey }),
+              (r) => asRecord(r.body).status === "PAID",
+              60_000
+            )
 
-          // the customer walked away: once the order expired, the link takes a visit again
-          yield* sql`UPDATE orders SET expire_at = now() - interval '1 second' WHERE payment_link_id = ${id}`
-          const freed = yield* eventually(
-            client.request("GET", `/v1/payment-links/${id}`, { apiKey }),
-            (r) => asRecord(r.body).status === "active",
+          // visitors who never pay, at once and one after another: an order each, and not one use
+          const racing = yield* Effect.all([visit(id), visit(id), visit(id)], { concurrency: "unbounded" })
+          const idle = [...racing.map(orderOf), orderOf(yield* visit(id))]
+          expect(yield* ordersOfLink(id)).toBe(4)
+          expect(yield* linkNow).toMatchObject({ status: "active", active: true, uses: 0, max_uses: 1 })
+          // one of them paid a part (1 of 3), confirmed: still not a use
+          const [dusted = "", abandoned = ""] = idle
+          yield* pay("TRC20-USDT", String((yield* orderNow(dusted)).pay_address), "1")
+          yield* eventually(
+            client.request("GET", `/v1/orders/${dusted}`, { apiKey }),
+            (r) => asRecord(r.body).paid_amount === "1.000000",
+            60_000
+          )
+          // another walked away: their order expires, and nothing was ever taken to give back
+          yield* sql`UPDATE orders SET expire_at = now() - interval '1 second' WHERE id = ${abandoned}`
+          yield* eventually(
+            client.request("GET", `/v1/orders/${abandoned}`, { apiKey }),
+            (r) => asRecord(r.body).status === "EXPIRED",
             30_000
           )
-          expect(asRecord(freed.body)).toMatchObject({ uses: 0, totals: { orders: { EXPIRED: 1 } } })
-          orderOf(yield* visit(id))
+          expect(yield* linkNow).toMatchObject({
+            status: "active",
+            uses: 0,
+            totals: { orders: { PENDING: 3, EXPIRED: 1, PAID: 0 } }
+          })
+
+          // a paying customer gets through, and their payment takes the one use: the link is completed
+          const customer = orderOf(yield* visit(id))
+          // another customer opened their checkout before the limit was reached
+          const atCheckout = orderOf(yield* visit(id))
+          yield* pay("TRC20-USDT", String((yield* orderNow(customer)).pay_address), "3")
+          yield* untilPaid(customer)
+          expect(yield* linkNow).toMatchObject({ status: "completed", active: false, uses: 1, max_uses: 1 })
+          const usedUp = yield* visit(id)
+          expect([usedUp.status, usedUp.text.includes("reached its limit")]).toEqual([409, true])
+          expect((yield* client.request("GET", `/pay/${id}`)).status).toBe(409)
+          // ... and pays anyway: honoured (PAID, credited), so the link shows more uses than max_uses
+          yield* pay("TRC20-USDT", String((yield* orderNow(atCheckout)).pay_address), "3")
+          yield* untilPaid(atCheckout)
+          expect(yield* linkNow).toMatchObject({
+            status: "completed",
+            uses: 2,
+            max_uses: 1,
+            totals: { orders: { PAID: 2, PENDING: 3, EXPIRED: 1 } }
+          })
+          expect(yield* ordersOfLink(id)).toBe(6)
 
           // deactivated: idempotent, logged once, and the page says so
           const other = yield* createLink(apiKey, { product_name: "Sticker", amount: "2", currency: "USDT" })
@@ -387,7 +430,6 @@ describe("payment links", () => {
           const closed = items((yield* client.request("GET", "/v1/payment-links?active=false", { apiKey })).body).map(
             (l) => [l.product_name, l.status]
           )
-          // (the ticket's one use is taken again by the visit after the expiry)
           expect(closed).toEqual([
             ["Early bird", "expired"],
             ["Sticker", "inactive"],

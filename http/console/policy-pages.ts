@@ -100,7 +100,7 @@ ${
   can(session.role, "manage") &&
   html`<h2>Change</h2>
 <form method="post" action="/console/policy" class="change-policy">${hidden(session.csrfToken)}
-<p class="hint">Leave a field empty to keep it. Per asset: an amount, or "off" for no limit; more approvals above an amount as AMOUNT:N (e.g. 1000:2).</p>
+<p class="hint">Leave a field empty to keep it. Per asset: an amount, or "off" for no limit; more approvals above an amount as AMOUNT:N (e.g. 1000:2), judged on a withdrawal's amount and on a batch's total per asset.</p>
 <label>Address book <select name="address_book"><option value="">(keep)</option><option value="on">on</option><option value="off">off</option></select></label>
 <label>Address book for refunds <select name="refund_address_book"><option value="">(keep)</option><option value="on">on</option><option value="off">off</option></select></label>
 <label>Cooling-off (e.g. 24h, 2d) <input name="cooling_off"></label>

@@ -81,7 +81,10 @@ export const PaymentLink = Schema.Struct({
   checkout_mode: Schema.optional(CheckoutMode),
   accepted_assets: Schema.optional(Schema.Array(AcceptedAsset)),
   max_uses: Schema.optional(Schema.Int),
-  /** Orders created by the link that did not end EXPIRED (PENDING, CONFIRMING, PAID, PARTIALLY_PAID). */
+  /**
+   * The link's PAID orders: a use is a payment, never a visit (PENDING, CONFIRMING, PARTIALLY_PAID and EXPIRED
+   * orders are not uses). Can pass `max_uses` when customers already at checkout pay after the last use.
+   */
   uses: Schema.Int,
   expires_at: Schema.optional(Schema.String),
   order_expire_minutes: Schema.Int,

@@ -43,7 +43,10 @@ const CLOSED_REASONS = {
   unpayable: "This payment link cannot take payments right now."
 } as const
 
-/** Deactivated, then every use taken, then past its expiry: the first that holds is the link's status. */
+/**
+ * Deactivated, then every use taken (its PAID orders reached `max_uses`), then past its expiry: the first
+ * that holds is the link's status. Visits and unpaid orders never count: a visitor cannot close a link.
+ */
 export const linkStatus = (row: PaymentLinkRow): PaymentLinkStatus =>
   row.deactivated_at !== null
     ? "inactive"
@@ -223,8 +226,11 @@ export interface PaymentLinkListFilter {
 
 /**
  * Payment links: reusable hosted pages that create a checkout order per visit, through `Orders.create`
- * (its own addresses, its own expiry, the link's id on it). A visit takes one of the link's uses with the
- * link locked, so two visits cannot both take the last one; a refused visit creates nothing.
+ * (its own addresses, its own expiry, the link's id on it). A use is a PAID order of the link, never a visit:
+ * anonymous visits, however many, cannot close a link to paying customers. Once the paid orders reach
+ * `max_uses` the link takes no more visits; orders opened before then keep their window and are honoured when
+ * paid, so `uses` can pass `max_uses` (docs/guides/payment-links.md says what the merchant sees). A refused
+ * visit creates nothing.
  */
 export class PaymentLinks extends Effect.Service<PaymentLinks>()("facet/PaymentLinks", {
   effect: Effect.gen(function* () {
@@ -510,7 +516,7 @@ export class PaymentLinks extends Effect.Service<PaymentLinks>()("facet/PaymentL
       const created = yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            // visits of one link queue here; what they see of its uses is read after the lock is theirs
+            // visits of one link queue here (and a deactivation with them); its state is read once the lock is theirs
             if (Option.isNone(yield* store.lockForVisit(linkId)))
               return yield* new PaymentLinkNotFound({ paymentLinkId: linkId })
             const now = yield* found(row.merchant_id, linkId)

@@ -30,7 +30,7 @@ export const PaymentLinkRow = Schema.Struct({
   deactivated_at: Schema.NullOr(Schema.DateFromSelf),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf,
-  /** Orders of the link that did not end EXPIRED. */
+  /** The link's PAID orders (its payments, not its visits: an order that is not paid takes nothing). */
   uses: Schema.Number,
   /** Past `expires_at` (by the database's clock). */
   expired: Schema.Boolean
@@ -80,9 +80,9 @@ export class PaymentLinkStore extends Effect.Service<PaymentLinkStore>()("facet/
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    /** The columns of a link `pl` with its uses and expiry. */
+    /** The columns of a link `pl` with its uses (its PAID orders: `orders_payment_link_paid_idx`) and expiry. */
     const withUses = sql`pl.*,
-      (SELECT count(*)::int FROM orders o WHERE o.payment_link_id = pl.id AND o.status <> 'EXPIRED') AS uses,
+      (SELECT count(*)::int FROM orders o WHERE o.payment_link_id = pl.id AND o.status = 'PAID') AS uses,
       (pl.expires_at IS NOT NULL AND pl.expires_at <= clock_timestamp()) AS expired`
 
     const insert = (link: NewPaymentLinkRow) =>
@@ -101,9 +101,10 @@ export class PaymentLinkStore extends Effect.Service<PaymentLinkStore>()("facet/
       )
 
     /**
-     * The link locked FOR UPDATE until the caller's transaction ends, so visits take its uses one at a time.
-     * Its uses are counted by a later statement (`find`), once the lock is held: a count in the locking
-     * statement would read the snapshot taken before it waited, missing the order of the visit it waited for.
+     * The link locked FOR UPDATE until the caller's transaction ends, so a visit's check and its order are
+     * one step against a deactivation (whose UPDATE waits for it, or it for the UPDATE): no order is created
+     * after a deactivation is committed. The link's state is read by a later statement (`find`), once the
+     * lock is held: a read in the locking statement would see the snapshot taken before it waited.
      */
     const lockForVisit = (linkId: string) =>
       sql`SELECT id FROM payment_links WHERE id = ${linkId} FOR UPDATE`.pipe(Effect.flatMap(decodeFirst(IdRow)))

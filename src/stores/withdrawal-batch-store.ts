@@ -76,6 +76,7 @@ export type NewBatchApproval = {
 }
 
 const IdRow = Schema.Struct({ id: Schema.String })
+const PendingBatchRow = Schema.Struct({ id: Schema.String, required_approvals: Schema.Number })
 const CountRow = Schema.Struct({ n: Schema.Number })
 
 /**
@@ -143,6 +144,16 @@ export class WithdrawalBatchStore extends Effect.Service<WithdrawalBatchStore>()
       )
     })
 
+    /**
+     * A merchant's PENDING batches, locked for the caller's transaction (a tightened quorum applies to them).
+     * Taken before their items are, the order a batch's decision locks them in.
+     */
+    const lockPending = (merchantId: string) =>
+      sql`SELECT id, required_approvals FROM withdrawal_batches
+          WHERE merchant_id = ${merchantId} AND status = 'PENDING' ORDER BY id FOR UPDATE`.pipe(
+        Effect.flatMap(decodeAll(PendingBatchRow))
+      )
+
     const raiseRequiredApprovals = (id: string, required: number) =>
       sql`UPDATE withdrawal_batches SET required_approvals = ${required}, updated_at = clock_timestamp() WHERE id = ${id}`.pipe(
         Effect.asVoid
@@ -182,6 +193,7 @@ export class WithdrawalBatchStore extends Effect.Service<WithdrawalBatchStore>()
       insert,
       insertApproval,
       countedApprovals,
+      lockPending,
       raiseRequiredApprovals,
       recordDecision,
       undecidedFor,

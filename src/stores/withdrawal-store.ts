@@ -104,13 +104,14 @@ export type NewApproval = {
   readonly user_agent: string
 }
 
-/** A PENDING withdrawal as a tightened quorum re-reads it. */
+/** A PENDING withdrawal as a tightened quorum re-reads it (an item of a batch with its batch: judged with it). */
 const PendingRow = Schema.Struct({
   id: Schema.String,
   chain: Schema.String,
   currency: Schema.String,
   amount: Schema.String,
-  required_approvals: Schema.Number
+  required_approvals: Schema.Number,
+  batch_id: Schema.NullOr(Schema.String)
 })
 
 // ---- the withdrawal policy's rows
@@ -302,7 +303,7 @@ export class WithdrawalStore extends Effect.Service<WithdrawalStore>()("facet/Wi
     /** A merchant's PENDING withdrawals, locked for the caller's transaction (a tightened quorum applies to them). */
     const lockPending = (merchantId: string) =>
       sql`
-          SELECT id, chain, currency, amount::text AS amount, required_approvals FROM withdrawals
+          SELECT id, chain, currency, amount::text AS amount, required_approvals, batch_id FROM withdrawals
           WHERE merchant_id = ${merchantId} AND status = 'PENDING' FOR UPDATE`.pipe(
         Effect.flatMap(decodeAll(PendingRow))
       )
