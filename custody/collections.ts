@@ -33,6 +33,9 @@ import {
 /** What a final Solana token transfer waits for before it is booked (the rent it paid, if any). */
 export const RENT_UNKNOWN = "the node's balances of its final transaction (the rent it paid, if any); resumed later"
 
+/** How often a wallet waiting for its gas funding hands it to the gas wallet's actor again, in looks. */
+const OWNER_EVERY_LOOKS = 4
+
 /** A node that does not answer is waited for: quickly at first, then every 15 s. */
 const retrySchedule = Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("15 seconds")))
 
@@ -371,10 +374,10 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
     /**
      * A gas funding: platform gas wallet → receive wallet; final → ledger `gas` → `gas:<wallet>`, its fee `gas` →
      * chain. The gas wallet's actor signs and sends it (`sent`) and goes on to the next: its fundings are in
-     * flight together (EVM: at consecutive nonces), each followed to final (`watch`) by the actor of the wallet
-     * it funds, which waits for it anyway.
+     * flight together (EVM: at consecutive nonces). The actor of the wallet it funds waits for it anyway and
+     * looks at it (`look`: never a send); whichever sees it final first books it.
      */
-    const driveFunding = (operation: OperationRow, reach: "sent" | "watch") =>
+    const driveFunding = (operation: OperationRow, reach: "sent" | "look") =>
       Effect.gen(function* () {
         const gas = yield* Effect.orDie(wallets.byId(operation.wallet_id))
         if (gas === undefined) return yield* store.fail(operation.id, "the gas wallet is gone")
@@ -386,7 +389,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           decimals: NATIVE_ASSETS[operation.chain].decimals,
           walletId: operation.to_wallet_id
         }
-        const finished = yield* reach === "sent" ? sender.sendOut(operation, leg) : sender.watch(operation, leg)
+        const finished = yield* reach === "sent" ? sender.sendOut(operation, leg) : sender.look(operation, leg)
         if (Option.isNone(finished)) return
         const outcome = finished.value
         if (outcome._tag === "Failed") return yield* books.failed(operation, outcome)
@@ -402,6 +405,36 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
           },
           books.networkFee(operation, outcome.fee)
         ])
+      })
+
+    /**
+     * A gas funding waited for by the wallet it funds. The gas wallet's actor is its one broadcaster: handed it
+     * first, and again every few looks (to send it again, replace it, or judge it from final state) — each a
+     * message of its own; this actor only looks, and books it once final state shows it. Returns when it is
+     * finished, or when nothing of it is out even after its actor had it (resumed later).
+     */
+    const awaitFunding = (funding: OperationRow) =>
+      Effect.gen(function* () {
+        const toOwner = Effect.flatMap(store.kick(funding.id), (kicks) =>
+          actors.run(
+            funding.wallet_id,
+            funding.id,
+            Option.getOrElse(kicks, () => 0)
+          )
+        )
+        yield* actors.run(funding.wallet_id, funding.id, 0)
+        for (let looks = 1; ; looks++) {
+          const current = yield* store.operation(funding.id)
+          if (Option.isNone(current) || isFinished(current.value.status)) return
+          if (Option.isNone(yield* store.liveAttempt(funding.id))) {
+            // proven dead, or never signed: its actor signs it (again)
+            yield* toOwner
+            if (Option.isNone(yield* store.liveAttempt(funding.id))) return
+          }
+          yield* driveFunding(current.value, "look")
+          if (looks % OWNER_EVERY_LOOKS === 0) yield* toOwner
+          yield* Effect.sleep(config.pollInterval)
+        }
       })
 
     /**
@@ -460,9 +493,7 @@ export class Collections extends Effect.Service<Collections>()("facet/Collection
             if (Option.isNone(funding))
               return yield* Effect.dieMessage(`gas funding ${current.gas_funding_id} vanished`)
             if (!isFinished(funding.value.status)) {
-              // sent by the gas wallet's actor, then followed to final here
-              yield* actors.run(funding.value.wallet_id, funding.value.id, 0)
-              yield* driveFunding(funding.value, "watch")
+              yield* awaitFunding(funding.value)
               const done = yield* store.operation(funding.value.id)
               // nothing of it out (the gas wallet's actor died first): the resume pass comes back here
               if (Option.isNone(done) || !isFinished(done.value.status)) return "pending" as const

@@ -321,7 +321,7 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
         }
         const finished = sameOwner
           ? Option.some(yield* sender.send(operation, leg))
-          : yield* sender.watch(operation, leg)
+          : yield* sender.follow(operation, leg)
         // signed by the old staking wallet and proven dead: nothing landed, and nothing is signed again
         if (Option.isNone(finished)) return yield* books.failed(operation, { reason: changed, burned: 0n })
         const outcome = finished.value

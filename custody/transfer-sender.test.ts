@@ -25,6 +25,7 @@ import { CustodyConfig } from "./custody-config.js"
 import { CustodyStore, OPERATION_COLUMNS, OperationRow } from "../src/stores/custody-store.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
+import { SendRules } from "./send-rules.js"
 import { TransferSender } from "./transfer-sender.js"
 
 /**
@@ -55,6 +56,11 @@ class NodeFaults extends Context.Tag("test/NodeFaults")<
     swallowSends: boolean
     /** Receipts say "failed in block 1" (a node on another branch, or a lying one). */
     fakeFailedReceipts: boolean
+    /**
+     * Sends are passed to the chain and then answered with this refusal (a balancer that retried the POST on
+     * another backend, a gateway returning one backend's error): the bytes are out whatever the answer says.
+     */
+    forwardThenRefuse: string | undefined
     /** FACET_FEE_BUMP_AFTER_SECONDS for the sender: a minute unless a test wants replacements. */
     feeBumpAfter: Duration.Duration
   }
@@ -123,6 +129,7 @@ const FaultsLive = Layer.sync(NodeFaults, () => ({
   gasPrice: undefined,
   swallowSends: false,
   fakeFailedReceipts: false,
+  forwardThenRefuse: undefined,
   feeBumpAfter: Duration.minutes(1)
 }))
 
@@ -144,6 +151,12 @@ const ClientsLive = Layer.effect(
               new TransferRejected({ chain: "BEP20", message: "insufficient funds for gas * price + value" })
             )
           }
+          const refusal = faults.forwardThenRefuse
+          if (refusal !== undefined)
+            return Effect.zipRight(
+              real.broadcast(raw),
+              Effect.fail(new TransferRejected({ chain: "BEP20", message: refusal }))
+            )
           if (faults.lagging && sendsWhileLagging++ > 0)
             return Effect.fail(new TransferRejected({ chain: "BEP20", message: "nonce too low" }))
           return Effect.tap(real.broadcast(raw), () =>
@@ -542,17 +555,30 @@ describe("a transfer in flight is never signed twice", () => {
 
     // before: the refused attempt kept nonce N; every later transfer from the address was signed at N + 1,
     // which no node mines, and waited for ever with its funds locked
+    // issue 46: a refusal proves nothing, so it never releases money by itself; a refusal that says the transfer
+    // cannot go (no funds for it) has its nonce filled by a cancellation, and only that, final, fails it
     it.effect(
-      "refused at its first send: its nonce is given back, and the address's next transfer uses it and lands",
+      "refused at its first send (insufficient funds): its nonce is filled by a cancellation, the operation fails once that is final, and the next transfer takes the next nonce",
       () =>
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
           const sender = yield* TransferSender
           const faults = yield* NodeFaults
           const devnet = yield* Devnet
-          const { operation, leg, to } = yield* collection("op_9", 16)
+          const { operation, leg, from, to } = yield* collection("op_9", 16)
           faults.refuseNext = true
-          expect((yield* sender.send(operation, leg))._tag).toBe("Failed")
+          const refused = yield* sender.send(operation, leg)
+          expect(refused._tag).toBe("Failed")
+          expect(refused._tag === "Failed" ? refused.reason : "").toMatch(
+            /^cancelled: the node refused the transfer \(insufficient funds for gas \* price \+ value\), and 0x[0-9a-f]{64} filled its nonce 0 in block \d+; nothing moved but its fee$/
+          )
+          // the refused transfer and its cancellation at the same nonce: the cancellation landed, the transfer never will
+          const attempts = yield* attemptsOf(sql, "op_9")
+          expect(attempts.map((a) => [a.status, a.nonce])).toEqual([
+            ["dropped", "0"],
+            ["included", "0"]
+          ])
+          expect(refused._tag === "Failed" ? refused.burned : 0n).toBeGreaterThan(0n)
           yield* sql`UPDATE custody_operations SET status = 'FAILED' WHERE id = 'op_9'`
           yield* sql`INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, amount)
                    VALUES ('op_9b', 'collection', 'SWEEPING', 'm1', 'BEP20', 'USDT', ${operation.wallet_id}, ${operation.from_address}, ${operation.to_wallet_id}, ${to}, ${(10n * TOKEN).toString()})`
@@ -563,14 +589,74 @@ describe("a transfer in flight is never signed twice", () => {
           if (next === undefined) return yield* Effect.dieMessage("no operation")
           const outcome = yield* sender.send(next, leg)
           expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
-          const [refused] = yield* attemptsOf(sql, "op_9")
-          const [landed] = yield* attemptsOf(sql, "op_9b")
-          expect([refused?.status, landed?.status]).toEqual(["rejected", "included"])
-          expect(landed?.nonce).toBe(refused?.nonce)
-          // the same transfer at the same nonce and price would be the same bytes: signed one wei dearer, a new hash
-          expect(landed?.tx_hash).not.toBe(refused?.tx_hash)
+          expect((yield* attemptsOf(sql, "op_9b")).map((a) => [a.status, a.nonce])).toEqual([["included", "1"]])
+          // the tokens moved once: by the second operation
           expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+          expect(yield* devnet.client.balance(from, "USDT")).toBe(90n * TOKEN)
         })
+    )
+
+    // issue 46, defect 1: behind one URL a send is accepted by one backend and answered by another ("nonce too
+    // low" from a balancer's retry, a gateway's "insufficient funds"), and the lookup right after lands on a
+    // lagging backend. Before: refusal + "not found" → attempt rejected, operation FAILED, money released, while
+    // the tokens moved — the merchant's next payout for the same invoice paid twice.
+    it.effect(
+      "refused at its first send by a node that passed it on, and not found after: nothing is released, the transfer is found and booked once",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const sender = yield* TransferSender
+          const faults = yield* NodeFaults
+          const devnet = yield* Devnet
+          const statusOf = (id: string) =>
+            Effect.map(
+              Effect.orDie(
+                sql<{ halted_reason: string | null }>`SELECT halted_reason FROM custody_operations WHERE id = ${id}`
+              ),
+              ([row]) => row?.halted_reason ?? null
+            )
+          for (const [id, index, refusal] of [
+            ["op_11", 22, "-32000: nonce too low"],
+            ["op_12", 24, "-32000: insufficient funds for gas * price + value"]
+          ] as const) {
+            const { operation, leg, from, to } = yield* collection(id, index)
+            faults.pruned = true
+            faults.forwardThenRefuse = refusal
+            const sending = yield* Effect.fork(sender.send(operation, leg))
+            yield* until("the wallet to halt on its used nonce", statusOf(id), (halted) => halted !== null, 15_000)
+            // the tokens moved; the operation is not failed and nothing was given back
+            expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+            expect(Option.isNone(yield* Fiber.poll(sending))).toBe(true)
+            faults.forwardThenRefuse = undefined
+            faults.pruned = false
+            const outcome = yield* Fiber.join(sending)
+            expect(outcome._tag, outcome._tag === "Failed" ? outcome.reason : "").toBe("Final")
+            const landed = (yield* attemptsOf(sql, id)).filter((a) => a.status === "included")
+            expect(landed.map((a) => a.tx_hash)).toEqual([outcome._tag === "Final" ? outcome.txHash : ""])
+            expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+            expect(yield* devnet.client.balance(from, "USDT")).toBe(90n * TOKEN)
+          }
+
+          // the rule before the fix, switched back on (SendRules): the same answers fail the operation while its
+          // tokens moved
+          const old = yield* collection("op_13", 26)
+          faults.pruned = true
+          faults.forwardThenRefuse = "-32000: nonce too low"
+          const failed = yield* sender
+            .send(old.operation, old.leg)
+            .pipe(Effect.provideService(SendRules, { refusalIsNoEvidence: false, lowestFreeNonce: true }))
+          expect(failed._tag).toBe("Failed")
+          expect(yield* devnet.client.balance(old.to, "USDT")).toBe(10n * TOKEN)
+        }).pipe(
+          Effect.ensuring(
+            Effect.flatMap(NodeFaults, (f) =>
+              Effect.sync(() => {
+                f.pruned = false
+                f.forwardThenRefuse = undefined
+              })
+            )
+          )
+        )
     )
 
     // a node on another branch (or a lying one) says the transfer failed in a final block: before, the
@@ -684,24 +770,6 @@ describe("a transfer in flight is never signed twice", () => {
           ),
           Effect.scoped
         )
-    )
-
-    // refused at its first send by the first node asked, a transaction never went out: the operation fails
-    // (its caller gives the money back), and the attempt is never sent again
-    it.effect("refused at its first send: the operation fails and the attempt is rejected", () =>
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const sender = yield* TransferSender
-        const faults = yield* NodeFaults
-        const { operation, leg } = yield* collection("op_3", 4)
-        faults.refuseNext = true
-        const refused = yield* sender.send(operation, leg)
-        expect(refused._tag).toBe("Failed")
-        expect(refused._tag === "Failed" ? refused.reason : "").toMatch(/the node refused .*insufficient funds/)
-        const attempts = yield* sql<{ status: string; sent: boolean }>`
-          SELECT status, first_sent_at IS NOT NULL AS sent FROM custody_transactions WHERE operation_id = 'op_3'`
-        expect(attempts).toEqual([{ status: "rejected", sent: true }])
-      })
     )
   })
 })

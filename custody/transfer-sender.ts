@@ -10,12 +10,14 @@ import type {
   TransferRequest
 } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
+import { NATIVE_ASSETS } from "../src/domain/chain.js"
 import type { KeyRef } from "../src/keys/signer.js"
 import { fromBaseUnits } from "../src/money.js"
 import { newId } from "../src/ids.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { CustodyConfig } from "./custody-config.js"
 import { SendPacer } from "./send-pacer.js"
+import { SendRules } from "./send-rules.js"
 import { type AttemptRow, CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 
@@ -33,6 +35,8 @@ export interface TransferLeg {
   readonly maxFee?: bigint
   /** Not a transfer but this (closing a Solana token account): the platform's own, no merchant-visible row. */
   readonly action?: ChainAction
+  /** EVM: not the transfer but its cancellation, a zero-value self-transfer that only fills the nonce. */
+  readonly cancels?: true
 }
 
 export type SendOutcome = Data.TaggedEnum<{
@@ -65,6 +69,27 @@ type Step = Data.TaggedEnum<{
   Done: { readonly outcome: SendOutcome }
 }>
 const Step = Data.taggedEnum<Step>()
+
+/**
+ * Who drives: the `owner` (the sending wallet's actor, the one broadcaster: it signs, sends, replaces and
+ * cancels); a `follower` (the same actor for a transfer it can no longer sign for: it sends stored bytes again,
+ * never signs); a `reader` (another wallet's actor waiting for it: it only looks, and books what final
+ * state shows).
+ */
+type Role = "owner" | "follower" | "reader"
+
+/**
+ * EVM: a documented refusal that says the transfer itself cannot go (no funds for it, a gas limit no block
+ * takes, a bad signature): its nonce is filled by a cancellation. Any other (the nonce taken or outbid, a
+ * price too low) is waited out: landing evidence or a replacement at a higher price decides.
+ */
+const CANCEL_ON = /insufficient funds|intrinsic gas too low|exceeds block gas limit|invalid sender/i
+
+/**
+ * A documented refusal that may only say the node is behind (a reference block or blockhash it has not
+ * seen): once final state proves such an attempt never landed, the transfer is signed again, not failed.
+ */
+const STALE_VIEW = /blockhash not found|TAPOS_ERROR|TRANSACTION_EXPIRATION_ERROR|nonce too low/i
 
 /**
  * Drives one transfer of an operation from nothing to final, from durable state only, so it can be
@@ -102,11 +127,13 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
     const sign = (client: ChainClient, operation: OperationRow, leg: TransferLeg, replacing?: AttemptRow) =>
       Effect.gen(function* () {
         const fromAddress = operation.from_address
+        const rules = yield* SendRules
+        const nonceFrom = rules.lowestFreeNonce ? store.nextNonce : store.counterNonce
         const nonce =
           replacing?.nonce ??
           (client.chain === "BEP20"
             ? yield* Effect.flatMap(client.finalNonce(fromAddress), (final) =>
-                store.nextNonce(client.chain, fromAddress, final)
+                nonceFrom(client.chain, fromAddress, final)
               )
             : undefined)
         const outbid =
@@ -137,9 +164,15 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           : Option.some(dearer)
       })
 
+    /** What the attempt's row says it does: the leg's chain action, or `Cancel`. */
+    const stored = (leg: TransferLeg) =>
+      leg.cancels === true
+        ? { to: leg.to, currency: leg.currency, amount: leg.amount, action: { _tag: "Cancel" as const } }
+        : leg
+
     /** The merchant-visible row of a custody transaction, written with the signed bytes (the platform's own: none). */
     const recordRow = (operation: OperationRow, leg: TransferLeg, txHash: string) =>
-      operation.merchant_id === null
+      operation.merchant_id === null || leg.cancels === true || leg.action !== undefined
         ? Effect.void
         : transactionStore
             .recordCustodyRow({
@@ -205,7 +238,7 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
               store.markAttempt(stuck.chain, stuck.tx_hash, "replaced", {
                 error: `replaced by ${replacement.txHash} at a higher gas price`
               }),
-              store.recordSigned(operation, replacement, leg),
+              store.recordSigned(operation, replacement, stored(leg)),
               recordRow(operation, leg, replacement.txHash)
             ])
           )
@@ -256,6 +289,18 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         if (attempt.status !== "included" && attempt.status !== "final")
           yield* store.markAttempt(attempt.chain, attempt.tx_hash, "included", { blockNumber, fee })
         if (!final) return Step.Wait({ what: `${attempt.tx_hash} in block ${blockNumber} to become final` })
+        // the cancellation used the nonce: the transfer it replaced can never land, and nothing moved but its fee
+        if (attempt.action === "Cancel") {
+          const refusals = (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce ?? -1n))
+            .filter((a) => a.operation_id === attempt.operation_id && a.refusal !== null)
+            .map((a) => a.refusal)
+          return Step.Done({
+            outcome: SendOutcome.Failed({
+              reason: `cancelled: the node refused the transfer (${refusals.join("; ")}), and ${attempt.tx_hash} filled its nonce ${attempt.nonce} in block ${blockNumber}; nothing moved but its fee`,
+              burned: fee ?? 0n
+            })
+          })
+        }
         return Step.Done({
           outcome: SendOutcome.Final({
             txHash: attempt.tx_hash,
@@ -270,12 +315,21 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
       })
 
     /** Proven never to land: the attempt and its row say so, and a new transaction may be signed. */
-    const dropped = (operation: OperationRow, attempt: AttemptRow, proof: string) =>
+    const dropped = (operation: OperationRow, attempt: AttemptRow, proof: string, role: Role) =>
       Effect.gen(function* () {
         yield* store.markAttempt(attempt.chain, attempt.tx_hash, "dropped", { error: `proven never to land: ${proof}` })
         yield* Effect.orDie(transactionStore.setCustodyStatus(attempt.chain, attempt.tx_hash, "failed"))
+        // refused, and now proven never to have landed: what was refused would be refused again
+        if (attempt.refusal !== null && !STALE_VIEW.test(attempt.refusal)) {
+          return Step.Done({
+            outcome: SendOutcome.Failed({
+              reason: `the node refused ${attempt.tx_hash} (${attempt.refusal}), and final state proves it never landed (${proof})`,
+              burned: 0n
+            })
+          })
+        }
         yield* Effect.logWarning(
-          `custody ${operation.id}: ${attempt.tx_hash} can never land (${proof}); signing a new transaction`
+          `custody ${operation.id}: ${attempt.tx_hash} can never land (${proof}); ${role === "owner" ? "signing a new transaction" : "its owner signs a new one"}`
         )
         return Step.Again()
       })
@@ -328,55 +382,59 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         })
       })
 
-    const step = (
-      client: ChainClient,
-      operation: OperationRow,
-      leg: TransferLeg,
-      maySign: boolean
-    ): Effect.Effect<Step, ChainRpcError> =>
+    /** The attempt that only fills an EVM nonce: a zero-value transfer from the sender to itself. */
+    const cancelLegOf = (operation: OperationRow, leg: TransferLeg): TransferLeg => ({
+      from: leg.from,
+      to: operation.from_address,
+      currency: NATIVE_ASSETS[operation.chain].currency,
+      amount: 0n,
+      decimals: NATIVE_ASSETS[operation.chain].decimals,
+      walletId: leg.walletId,
+      cancels: true
+    })
+
+    /** No live attempt: the owner signs one and stores it before anything is sent; anyone else stops. */
+    const signFresh = (client: ChainClient, operation: OperationRow, leg: TransferLeg, role: Role) =>
       Effect.gen(function* () {
-        const live = yield* store.liveAttempt(operation.id)
-        if (Option.isNone(live)) {
-          // read in the same step that would sign: whoever may not sign stops here, whatever it read before
-          if (!maySign) return Step.Stop()
-          const signed = yield* sign(client, operation, leg).pipe(
-            Effect.map(Either.right),
-            Effect.catchTags({
-              TransferRejected: (rejected) =>
-                Effect.succeed(
-                  Either.left(
-                    Step.Done({
-                      outcome: SendOutcome.Failed({ reason: `refused before signing: ${rejected.message}`, burned: 0n })
-                    })
-                  )
-                ),
-              FeeAboveCap: (above) => Effect.map(feeAboveCap(operation, above), Either.left)
-            })
+        // read in the same step that would sign: whoever may not sign stops here, whatever it read before
+        if (role !== "owner") return Step.Stop()
+        const signed = yield* sign(client, operation, leg).pipe(
+          Effect.map(Either.right),
+          Effect.catchTags({
+            TransferRejected: (rejected) =>
+              Effect.succeed(
+                Either.left(
+                  Step.Done({
+                    outcome: SendOutcome.Failed({ reason: `refused before signing: ${rejected.message}`, burned: 0n })
+                  })
+                )
+              ),
+            FeeAboveCap: (above) => Effect.map(feeAboveCap(operation, above), Either.left)
+          })
+        )
+        if (Either.isLeft(signed)) return signed.left
+        if (Option.isNone(signed.right))
+          return Step.Wait({ what: "a new reference block (the signature matched one stored before)" })
+        const fresh = signed.right.value
+        yield* sql
+          .withTransaction(
+            Effect.zipRight(store.recordSigned(operation, fresh, stored(leg)), recordRow(operation, leg, fresh.txHash))
           )
-          if (Either.isLeft(signed)) return signed.left
-          if (Option.isNone(signed.right))
-            return Step.Wait({ what: "a new reference block (the signature matched one stored before)" })
-          const fresh = signed.right.value
-          yield* sql
-            .withTransaction(
-              Effect.zipRight(
-                store.recordSigned(operation, fresh, leg),
-                leg.action === undefined ? recordRow(operation, leg, fresh.txHash) : Effect.void
-              )
-            )
-            .pipe(Effect.orDie)
-          yield* Effect.logInfo(
-            `custody ${operation.id}: signed ${operation.chain} ${fresh.txHash}, stored before broadcast`
-          )
-          yield* crashPoint(operation, "after-sign")
-          return Step.Again()
-        }
-        const attempt = live.value
-        const found = yield* client.transaction(attempt.tx_hash)
-        const inBlock = blockOf(found)
-        if (Option.isSome(inBlock)) return yield* onChain(client, attempt, inBlock.value)
-        // not in a block as far as this lookup shows: pending in a mempool, never sent, gone — or the node is
-        // lagging, pruned, or another one behind the same URL. Only final state read in full says it is dead.
+          .pipe(Effect.orDie)
+        yield* Effect.logInfo(
+          `custody ${operation.id}: signed ${operation.chain} ${fresh.txHash}, stored before broadcast`
+        )
+        yield* crashPoint(operation, "after-sign")
+        return Step.Again()
+      })
+
+    /**
+     * Not in a block as far as the lookup shows: pending in a mempool, never sent, gone — or the node is
+     * lagging, pruned, or another one behind the same URL. Only final state read in full says it is dead.
+     * None: its window is open.
+     */
+    const judge = (client: ChainClient, operation: OperationRow, attempt: AttemptRow, role: Role) =>
+      Effect.gen(function* () {
         const evidence = yield* client.landing({
           txHash: attempt.tx_hash,
           from: attempt.from_address,
@@ -386,73 +444,101 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         })
         switch (evidence._tag) {
           case "NeverLanded":
-            return yield* dropped(operation, attempt, evidence.proof)
+            return Option.some(yield* dropped(operation, attempt, evidence.proof, role))
           case "Landed":
-            return Step.Halt({
-              why: `${attempt.tx_hash} is in block ${evidence.blockNumber} as read block by block, but the node's lookup does not find it; waiting for a node that does`
-            })
+            return Option.some(
+              Step.Halt({
+                why: `${attempt.tx_hash} is in block ${evidence.blockNumber} as read block by block, but the node's lookup does not find it; waiting for a node that does`
+              })
+            )
           case "Unproven":
-            return Step.Halt({
-              why: `${attempt.tx_hash} expired but whether it landed cannot be proven: ${evidence.reason}; nothing is signed again until it can`
-            })
+            return Option.some(
+              Step.Halt({
+                why: `${attempt.tx_hash} expired but whether it landed cannot be proven: ${evidence.reason}; nothing is signed again until it can`
+              })
+            )
           case "NonceUsed":
-            return yield* nonceUsed(client, operation, attempt)
+            return Option.some(yield* nonceUsed(client, operation, attempt))
           case "Open":
-            break
+            return Option.none<Step>()
         }
+      })
+
+    /**
+     * EVM: an attempt sent FACET_FEE_BUMP_AFTER_SECONDS ago and still not mined is replaced at its nonce, a
+     * fifth dearer (a cancellation by another cancellation). Left: why no replacement was signed now.
+     */
+    const bumpIfStuck = (client: ChainClient, operation: OperationRow, leg: TransferLeg, attempt: AttemptRow) =>
+      Effect.gen(function* () {
         const bumpAfter = Duration.toMillis(config.feeBumpAfter)
         if (
           // sent (a first send whose answer was lost leaves it `signed`, but out): stuck all the same
-          client.chain === "BEP20" &&
-          attempt.sent &&
-          attempt.nonce !== null &&
-          attempt.sent_ms_ago !== null &&
-          attempt.sent_ms_ago >= bumpAfter &&
+          client.chain !== "BEP20" ||
+          !attempt.sent ||
+          attempt.nonce === null ||
+          attempt.sent_ms_ago === null ||
+          attempt.sent_ms_ago < bumpAfter ||
           // one replacement per FACET_FEE_BUMP_AFTER_SECONDS at most, refused ones included (no row per poll)
-          (yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce)).every(
+          !(yield* store.attemptsAtNonce(attempt.chain, attempt.from_address, attempt.nonce)).every(
             (a) => a.operation_id !== operation.id || a.created_ms_ago >= bumpAfter
           )
-        ) {
-          const replaced = yield* replace(client, operation, leg, attempt)
-          if (Either.isRight(replaced)) return replaced.right
-          if (Option.isSome(found)) return Step.Wait({ what: replaced.left })
-        }
-        if (Option.isSome(found) && attempt.status === "broadcast")
-          return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
-        // from here on a refusal no longer proves the bytes are not out (a lost answer, a crash after the send)
-        if (!attempt.sent) yield* store.markSending(attempt.chain, attempt.tx_hash)
-        const sent = yield* client.broadcast(attempt.raw).pipe(
-          Effect.as(Option.none<string>()),
-          Effect.catchTag("TransferRejected", (rejected) => Effect.succeed(Option.some(rejected.message)))
         )
-        if (Option.isNone(sent)) {
-          yield* crashPoint(operation, "after-broadcast")
-          // the attempt, the operation and (for a withdrawal) the withdrawal say so, in one transaction
-          if (attempt.status === "signed")
-            yield* sql
-              .withTransaction(
-                Effect.zipRight(
-                  store.markBroadcast(operation, attempt.tx_hash),
-                  withdrawals.markBroadcast(operation.id, attempt.tx_hash)
-                )
-              )
-              .pipe(Effect.orDie)
+          return Option.none<Either.Either<Step, string>>()
+        const legOf = attempt.action === "Cancel" ? cancelLegOf(operation, leg) : leg
+        return Option.some(yield* replace(client, operation, legOf, attempt))
+      })
+
+    /**
+     * The node refused the attempt (a documented error of a 2xx answer). That proves nothing — a balancer may
+     * have passed the bytes to another node first, a lagging node answers "nonce too low" or "blockhash not
+     * found" for a copy already out — so the attempt stays live and landing evidence decides. EVM: when the
+     * refusal says the transfer itself cannot go, the owner fills its nonce with a cancellation; whichever of
+     * the two lands decides, once final.
+     */
+    const refused = (
+      client: ChainClient,
+      operation: OperationRow,
+      leg: TransferLeg,
+      attempt: AttemptRow,
+      refusal: string,
+      role: Role
+    ) =>
+      Effect.gen(function* () {
+        yield* store.markRefused(attempt.chain, attempt.tx_hash, refusal)
+        if (
+          role === "owner" &&
+          client.chain === "BEP20" &&
+          attempt.nonce !== null &&
+          attempt.action !== "Cancel" &&
+          CANCEL_ON.test(refusal)
+        ) {
+          const cancelled = yield* replace(client, operation, cancelLegOf(operation, leg), attempt)
+          if (Either.isRight(cancelled)) {
+            yield* Effect.logWarning(
+              `custody ${operation.id}: ${attempt.tx_hash} was refused (${refusal}); its nonce ${attempt.nonce} is filled by a cancellation, and whichever of the two lands decides`
+            )
+            return cancelled.right
+          }
+        }
+        return Step.Wait({
+          what: `${attempt.tx_hash}: refused when sent (${refusal}); whether it went out all the same is for final state to show`
+        })
+      })
+
+    /**
+     * The rule before issue 46 (SendRules.refusalIsNoEvidence off, for the simulation only): a send refused at
+     * its first broadcast and not found by one lookup is taken as never sent; its nonce given back by the
+     * counter, the operation failed.
+     */
+    const refusedAtFirstSendIsProof = (
+      client: ChainClient,
+      operation: OperationRow,
+      attempt: AttemptRow,
+      refusal: string
+    ) =>
+      Effect.gen(function* () {
+        if (Option.isSome(yield* client.transaction(attempt.tx_hash)))
           return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
-        }
-        // Refused again after an earlier send: that send may have been accepted — by another node, or before
-        // a lost answer — and can still land (a lagging node says "blockhash not found", "nonce too low",
-        // "insufficient funds" of a copy already in a mempool). Failing now would hand the money back while
-        // it may leave: it waits until the transaction lands or is proven never to (the check above).
-        if (attempt.sent) {
-          yield* store.markAttempt(attempt.chain, attempt.tx_hash, attempt.status, { error: sent.value })
-          return Step.Wait({
-            what: `${attempt.tx_hash}: refused when sent again (${sent.value}), but an earlier send may land`
-          })
-        }
-        // refused at its first send: unless it is on chain after all, it never goes out again
-        const again = yield* client.transaction(attempt.tx_hash)
-        if (Option.isSome(again)) return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
-        // a replacement refused ("replacement transaction underpriced"): the attempt it outbid may still land
         const outbid =
           attempt.nonce === null
             ? []
@@ -460,24 +546,92 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
                 (a) => a.operation_id === operation.id && a.status === "replaced"
               )
         if (outbid.length > 0) {
-          yield* store.restoreReplaced(attempt, sent.value)
-          return Step.Wait({
-            what: `the replacement ${attempt.tx_hash} was refused (${sent.value}); ${outbid.map((a) => a.tx_hash).join(", ")} may still land`
-          })
+          yield* store.restoreReplaced(attempt, refusal)
+          return Step.Wait({ what: `the replacement ${attempt.tx_hash} was refused (${refusal})` })
         }
-        yield* store.reject(attempt, sent.value)
+        yield* store.reject(attempt, refusal)
         return Step.Done({
-          outcome: SendOutcome.Failed({ reason: `the node refused ${attempt.tx_hash}: ${sent.value}`, burned: 0n })
+          outcome: SendOutcome.Failed({ reason: `the node refused ${attempt.tx_hash}: ${refusal}`, burned: 0n })
         })
+      })
+
+    /** Sends the stored bytes: the attempt is out from here on, whatever the node answers. */
+    const sendStored = (
+      client: ChainClient,
+      operation: OperationRow,
+      leg: TransferLeg,
+      attempt: AttemptRow,
+      role: Role
+    ) =>
+      Effect.gen(function* () {
+        const rules = yield* SendRules
+        // the compare-and-set decides which send is the first, not a row read earlier
+        const first = yield* store.markSending(attempt.chain, attempt.tx_hash)
+        const answer = yield* client.broadcast(attempt.raw).pipe(
+          Effect.as(Option.none<string>()),
+          Effect.catchTag("TransferRejected", (rejected) => Effect.succeed(Option.some(rejected.message)))
+        )
+        if (Option.isSome(answer)) {
+          if (!rules.refusalIsNoEvidence && first)
+            return yield* refusedAtFirstSendIsProof(client, operation, attempt, answer.value)
+          return yield* refused(client, operation, leg, attempt, answer.value, role)
+        }
+        yield* crashPoint(operation, "after-broadcast")
+        if (attempt.refusal !== null) yield* store.markRefused(attempt.chain, attempt.tx_hash, null)
+        // the attempt, the operation and (for a withdrawal) the withdrawal say so, in one transaction
+        if (attempt.status === "signed")
+          yield* sql
+            .withTransaction(
+              Effect.zipRight(
+                store.markBroadcast(operation, attempt.tx_hash),
+                withdrawals.markBroadcast(operation.id, attempt.tx_hash)
+              )
+            )
+            .pipe(Effect.orDie)
+        return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
+      })
+
+    /**
+     * One step of the lifecycle (docs/internals/custody.md, "The send lifecycle"): sign when nothing is live;
+     * else look the attempt up, judge it from final state, replace it when stuck, send it again. A `reader`
+     * only looks: the owner (the sending wallet's actor) is the one broadcaster.
+     */
+    const step = (
+      client: ChainClient,
+      operation: OperationRow,
+      leg: TransferLeg,
+      role: Role
+    ): Effect.Effect<Step, ChainRpcError> =>
+      Effect.gen(function* () {
+        const live = yield* store.liveAttempt(operation.id)
+        if (Option.isNone(live)) return yield* signFresh(client, operation, leg, role)
+        const attempt = live.value
+        const found = yield* client.transaction(attempt.tx_hash)
+        const inBlock = blockOf(found)
+        if (Option.isSome(inBlock)) return yield* onChain(client, attempt, inBlock.value)
+        if (role === "reader") return Step.Stop()
+        const judged = yield* judge(client, operation, attempt, role)
+        if (Option.isSome(judged)) return judged.value
+        if (role === "owner") {
+          const bumped = yield* bumpIfStuck(client, operation, leg, attempt)
+          if (Option.isSome(bumped)) {
+            if (Either.isRight(bumped.value)) return bumped.value.right
+            if (Option.isSome(found)) return Step.Wait({ what: bumped.value.left })
+          }
+        }
+        if (Option.isSome(found) && attempt.status === "broadcast")
+          return Step.Wait({ what: `${attempt.tx_hash} to be mined` })
+        return yield* sendStored(client, operation, leg, attempt, role)
       })
 
     /**
      * Takes the leg's transfer as far as `reach` says: `final` (signed, sent, final or failed); `sent` (until
      * a node has it: the wallet's next transfer may be signed while it is mined — EVM nonces in flight one
-     * after another, TRON and Solana have none); `watch` (to final, but never signing a first transaction:
-     * what a wallet other than the sender's does while it waits for it). None: not finished when it stopped.
+     * after another, TRON and Solana have none); `follow` (to final, sending stored bytes again but never
+     * signing: a transfer the wallet can no longer sign for); `look` (one look, as a reader: what another
+     * wallet's actor does while it waits). None: not finished when it stopped.
      */
-    const drive = (given: OperationRow, leg: TransferLeg, reach: "final" | "sent" | "watch") =>
+    const drive = (given: OperationRow, leg: TransferLeg, reach: "final" | "sent" | "follow" | "look") =>
       Effect.gen(function* () {
         // the operation as stored now: what the caller read may be older (a halt recorded since)
         const operation = Option.getOrElse(yield* store.operation(given.id), () => given)
@@ -485,16 +639,18 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           onNone: () => Effect.dieMessage(`no chain client for ${operation.chain}`),
           onSome: Effect.succeed
         })
-        /** Whether this call is done before the transfer is: sent (`sent`), or nothing of its own out (`watch`). */
+        const role: Role = reach === "follow" ? "follower" : reach === "look" ? "reader" : "owner"
+        /** Whether this call is done before the transfer is: sent (`sent`), or nothing of its own out (`follow`). */
         const stopsHere = Effect.map(store.liveAttempt(operation.id), (live) =>
-          reach === "watch"
+          reach === "follow"
             ? Option.isNone(live)
-            : reach === "sent" && Option.isSome(live) && (live.value.sent || live.value.status !== "signed")
+            : reach === "look" ||
+              (reach === "sent" && Option.isSome(live) && (live.value.sent || live.value.status !== "signed"))
         )
         let halted = operation.halted_reason !== null
         for (;;) {
-          if (reach === "watch" && (yield* stopsHere)) return Option.none<SendOutcome>()
-          const next = yield* step(client, operation, leg, reach !== "watch").pipe(
+          if (reach === "follow" && (yield* stopsHere)) return Option.none<SendOutcome>()
+          const next = yield* step(client, operation, leg, role).pipe(
             // a node that does not answer is waited for, never a reason to sign something new
             Effect.catchTag("ChainRpcError", (error) =>
               Effect.succeed(Step.Wait({ what: `the ${operation.chain} node (${error.message})` }))
@@ -517,9 +673,10 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
           if (next._tag === "Stop") return Option.none<SendOutcome>()
           if (next._tag === "Wait") {
             yield* store.waitingFor(operation.id, next.what)
-            if (reach === "sent" && (yield* stopsHere)) return Option.none<SendOutcome>()
+            if (yield* stopsHere) return Option.none<SendOutcome>()
             yield* pacer.pause(operation.id)
           }
+          if (reach === "look") return Option.none<SendOutcome>()
         }
       })
 
@@ -536,12 +693,24 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
       return yield* drive(given, leg, "sent")
     })
 
-    /** A transfer another wallet's actor sent, followed to final; none when nothing of it is out to follow. */
-    const watch = Effect.fn("TransferSender.watch")(function* (given: OperationRow, leg: TransferLeg) {
-      return yield* drive(given, leg, "watch")
+    /**
+     * A transfer the wallet can no longer sign for (its key changed), followed to final by sending its stored
+     * bytes again; none when nothing of it is out (proven dead, or never signed).
+     */
+    const follow = Effect.fn("TransferSender.follow")(function* (given: OperationRow, leg: TransferLeg) {
+      return yield* drive(given, leg, "follow")
     })
 
-    return { send, sendOut, watch } as const
+    /**
+     * One look at a transfer another wallet's actor sends (a gas funding, from the funded wallet's actor): its
+     * outcome once final state shows one; none while it does not. It never sends, signs or gives up: the
+     * sending wallet's actor is the one broadcaster.
+     */
+    const look = Effect.fn("TransferSender.look")(function* (given: OperationRow, leg: TransferLeg) {
+      return yield* drive(given, leg, "look")
+    })
+
+    return { send, sendOut, follow, look } as const
   }),
   dependencies: [TransactionStore.Default, CustodyStore.Default, WithdrawalStore.Default, SendPacer.layer]
 }) {}

@@ -107,13 +107,17 @@ export const AttemptRow = Schema.Struct({
   /** The unit price it was signed at (attempts stored before migration 0026: unknown). */
   gas_price: Schema.NullOr(Schema.BigInt),
   /** How long ago it was signed and stored (ms). */
-  created_ms_ago: Schema.Number
+  created_ms_ago: Schema.Number,
+  /** What it does when it is not a plain transfer: a chain action's tag, or `Cancel` (EVM: fills its nonce). */
+  action: Schema.NullOr(Schema.String),
+  /** The last documented refusal a node answered when it was sent (evidence of nothing: see migration 0037). */
+  refusal: Schema.NullOr(Schema.String)
 })
 export type AttemptRow = typeof AttemptRow.Type
 export const ATTEMPT_COLUMNS =
   "chain, tx_hash, operation_id, attempt, from_address, trim_scale(amount)::text AS amount, raw, nonce::text AS nonce, valid_until::text AS valid_until, trim_scale(max_fee)::text AS max_fee, status, block_number::text AS block_number, trim_scale(fee)::text AS fee, first_sent_at IS NOT NULL AS sent, " +
   "(extract(epoch FROM clock_timestamp() - first_sent_at) * 1000)::float8 AS sent_ms_ago, trim_scale(gas_price)::text AS gas_price, " +
-  "(extract(epoch FROM clock_timestamp() - created_at) * 1000)::float8 AS created_ms_ago"
+  "(extract(epoch FROM clock_timestamp() - created_at) * 1000)::float8 AS created_ms_ago, action, refusal"
 
 /** An operation as `npm run custody -- list` prints it (one JSON line each, in this order). */
 const OperatorRow = Schema.Struct({
@@ -323,10 +327,33 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     })
 
     /**
-     * The next nonce for an EVM sender: the database's count, or the chain's final count when that is
-     * higher (the first use, or transactions sent from the address by someone else).
+     * The next nonce for an EVM sender: the lowest one, from the chain's final count up, that no attempt
+     * custody stored for the address holds (signed, sent, mined, or replaced and still able to land). A nonce
+     * whose attempt was given up is so filled by the next transfer, never left as a gap no node would mine past.
      */
     const nextNonce = Effect.fn("CustodyStore.nextNonce")(function* (
+      chain: Chain,
+      address: string,
+      finalOnChain: bigint
+    ) {
+      const from = finalOnChain.toString()
+      return yield* Effect.orDie(sql`
+        SELECT min(n)::text AS next_nonce FROM generate_series(${from}::bigint, ${from}::bigint + (
+          SELECT count(*) FROM custody_transactions
+          WHERE chain = ${chain} AND lower(from_address) = ${address.toLowerCase()} AND nonce >= ${from}::bigint)) AS n
+        WHERE NOT EXISTS (
+          SELECT 1 FROM custody_transactions t
+          WHERE t.chain = ${chain} AND lower(t.from_address) = ${address.toLowerCase()} AND t.nonce = n
+            AND t.status IN ('signed', 'broadcast', 'included', 'final', 'replaced', 'reverted'))`).pipe(
+        Effect.flatMap(decodeScalar(NonceRow, "next_nonce", () => finalOnChain))
+      )
+    })
+
+    /**
+     * The nonce by the stored counter (the database's count, or the chain's final count when higher): the
+     * rule before issue 46, kept only for the simulation's switch (SendRules.lowestFreeNonce off).
+     */
+    const counterNonce = Effect.fn("CustodyStore.counterNonce")(function* (
       chain: Chain,
       address: string,
       finalOnChain: bigint
@@ -345,7 +372,13 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
     const recordSigned = Effect.fn("CustodyStore.recordSigned")(function* (
       operation: OperationRow,
       signed: SignedTransfer,
-      leg: { readonly to: string; readonly currency: string; readonly amount: bigint; readonly action?: ChainAction }
+      leg: {
+        readonly to: string
+        readonly currency: string
+        readonly amount: bigint
+        /** A chain action, or `Cancel`: an EVM attempt that only fills its nonce (a zero-value self-transfer). */
+        readonly action?: ChainAction | { readonly _tag: "Cancel" }
+      }
     ) {
       yield* sql
         .withTransaction(
@@ -539,10 +572,28 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         WHERE chain = ${chain} AND tx_hash = ${txHash}`)
     })
 
-    /** Written before the bytes first go to a node: from then on a refusal no longer proves they are not out. */
+    /**
+     * Written before the bytes go to a node, as a compare-and-set: true for the one call that sends them
+     * first (every later send is a re-send, whatever an earlier row read said).
+     */
     const markSending = Effect.fn("CustodyStore.markSending")(function* (chain: Chain, txHash: string) {
-      yield* Effect.orDie(sql`UPDATE custody_transactions SET first_sent_at = clock_timestamp(), updated_at = clock_timestamp()
-                              WHERE chain = ${chain} AND tx_hash = ${txHash} AND first_sent_at IS NULL`)
+      const rows =
+        yield* Effect.orDie(sql`UPDATE custody_transactions SET first_sent_at = clock_timestamp(), updated_at = clock_timestamp()
+                              WHERE chain = ${chain} AND tx_hash = ${txHash} AND first_sent_at IS NULL RETURNING tx_hash`)
+      return rows.length > 0
+    })
+
+    /**
+     * A node's documented refusal of a send, kept on the attempt (it stays live: a refusal proves nothing);
+     * null when a later send of it was accepted.
+     */
+    const markRefused = Effect.fn("CustodyStore.markRefused")(function* (
+      chain: Chain,
+      txHash: string,
+      refusal: string | null
+    ) {
+      yield* Effect.orDie(sql`UPDATE custody_transactions SET refusal = ${refusal}, last_error = coalesce(${refusal}, last_error),
+                              updated_at = clock_timestamp() WHERE chain = ${chain} AND tx_hash = ${txHash}`)
     })
 
     /** Operations per status, and how long the oldest unfinished one has been in flight (health, metrics). */
@@ -750,6 +801,8 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       feeCapped,
       liveAttempt,
       nextNonce,
+      counterNonce,
+      markRefused,
       recordSigned,
       markAttempt,
       markBroadcast,

@@ -21,6 +21,7 @@ import { isHexAddress } from "../../keys/address-encoding.js"
 import { Signer } from "../../keys/signer.js"
 import { makeBudgetedFetch, type NodeBudget, throttleCheck, UNLIMITED } from "../node-budget.js"
 import type { NodeHeaders } from "../node-headers.js"
+import { evmSendAnswer } from "./evm-send-answer.js"
 import {
   type ChainBlock,
   type ChainClient,
@@ -626,20 +627,14 @@ export const makeBep20Client = (settings: Bep20Settings) =>
           catch: (cause) => cause
         }).pipe(
           Effect.catchAll((cause): Effect.Effect<void, ChainRpcError | TransferRejected> => {
-            const message = cause instanceof Error ? cause.message : String(cause)
+            const answer = evmSendAnswer(cause)
             // the node has it already (an earlier send whose answer was lost): the same bytes, so success
-            if (/already known|known transaction|already imported/i.test(message)) return Effect.void
-            // a definite refusal of these bytes; anything else (timeouts, 5xx) is retried by the caller
-            if (
-              /nonce too low|insufficient funds|intrinsic gas|replacement transaction underpriced|invalid sender|exceeds block gas limit/i.test(
-                message
-              )
-            ) {
-              return Effect.fail(
-                new TransferRejected({ chain: "BEP20", message: rpcError("eth_sendRawTransaction")(cause).message })
-              )
-            }
-            return Effect.fail(rpcError("eth_sendRawTransaction")(cause))
+            if (answer._tag === "known") return Effect.void
+            if (answer._tag === "refused")
+              return Effect.fail(new TransferRejected({ chain: "BEP20", message: answer.message }))
+            return Effect.fail(
+              new ChainRpcError({ chain: "BEP20", message: `eth_sendRawTransaction: ${answer.message}` })
+            )
           })
         )
       })

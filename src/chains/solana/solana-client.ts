@@ -29,6 +29,7 @@ import {
   type TransferRequest
 } from "../chain-client.js"
 import { decodeSolanaTransaction, type SolanaTransaction } from "./solana-decoding.js"
+import { solanaSendAnswer } from "./solana-send-answer.js"
 
 export interface SplToken {
   readonly mint: string
@@ -85,13 +86,6 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
       commitment: "confirmed",
       disableRetryOnRateLimit: true,
       fetch: budgeted.fetch,
-      ...(settings.headers === undefined ? {} : { httpHeaders: { ...settings.headers } })
-    })
-    // a send goes once, 429 or not: a re-send answered "blockhash not found" would read as a refusal
-    const sendingConnection = new Connection(settings.rpcUrl, {
-      commitment: "confirmed",
-      disableRetryOnRateLimit: true,
-      fetch: budgeted.send,
       ...(settings.headers === undefined ? {} : { httpHeaders: { ...settings.headers } })
     })
     const currencyOfMint = new Map([...settings.tokens].map(([currency, token]) => [token.mint, currency]))
@@ -380,24 +374,37 @@ export const makeSolanaClient = (settings: SolanaSettings) =>
         } satisfies SignedTransfer
       })
 
-    // preflight on: a transfer the bank would refuse (no funds, no token account) is refused before it is sent
+    /**
+     * Sent once, 429 or not, with preflight on (a transfer the bank would refuse is refused before it is
+     * sent); the answer read by its structure (solana-send-answer.ts): only a -32002 preflight failure of an
+     * HTTP 200 answer is a refusal, never a status or a body's words.
+     */
     const broadcast = (raw: string): Effect.Effect<void, ChainRpcError | TransferRejected> =>
-      Effect.tryPromise({
-        try: () =>
-          sendingConnection.sendRawTransaction(Buffer.from(raw, "base64"), { skipPreflight: false, maxRetries: 0 }),
-        catch: (cause) => cause
-      }).pipe(
-        Effect.asVoid,
-        Effect.catchAll((cause): Effect.Effect<void, ChainRpcError | TransferRejected> => {
-          const message = cause instanceof Error ? cause.message : String(cause)
-          // the same signature again: the bytes are already on their way or landed
-          if (/already been processed/i.test(message)) return Effect.void
-          if (/simulation failed|insufficient|blockhash not found|invalid/i.test(message)) {
-            return Effect.fail(new TransferRejected({ chain: "SOLANA", message }))
-          }
-          return Effect.fail(rpcError("sendTransaction")(cause))
+      Effect.gen(function* () {
+        const answer = yield* Effect.tryPromise({
+          try: async (signal) => {
+            const response = await budgeted.send(settings.rpcUrl, {
+              method: "POST",
+              headers: { "content-type": "application/json", ...settings.headers },
+              body: JSON.stringify({
+                jsonrpc: "2.0",
+                id: 1,
+                method: "sendTransaction",
+                params: [
+                  raw,
+                  { encoding: "base64", skipPreflight: false, preflightCommitment: "confirmed", maxRetries: 0 }
+                ]
+              }),
+              signal
+            })
+            return solanaSendAnswer(response.status, await response.text())
+          },
+          catch: rpcError("sendTransaction")
         })
-      )
+        if (answer._tag === "sent") return
+        if (answer._tag === "refused") return yield* new TransferRejected({ chain: "SOLANA", message: answer.message })
+        return yield* new ChainRpcError({ chain: "SOLANA", message: `sendTransaction: ${answer.message}` })
+      })
 
     /** An answer that the node has no such block: skipped, pruned (-32007, -32009), not yet (-32004), or none. */
     const noSuchBlock = (cause: unknown) =>

@@ -670,10 +670,15 @@ export const makeTronClient = (settings: TronSettings) =>
         if (result.result === true) return
         // a duplicate means our earlier broadcast landed or is pending: the same bytes, so success
         if (result.code === "DUP_TRANSACTION_ERROR") return
-        const message = `${result.code ?? "rejected"}: ${decodeHexMessage(result.message)}`
-        // SERVER_BUSY and NOT_ENOUGH_EFFECTIVE_CONNECTION are the node's state, not the transaction's
-        if (result.code === "SERVER_BUSY" || result.code === "NOT_ENOUGH_EFFECTIVE_CONNECTION")
-          return yield* new ChainRpcError({ chain: "TRC20", message })
+        const message = `${result.code ?? "no code"}: ${decodeHexMessage(result.message)}`
+        // a refusal is the node's documented `code` for these bytes; SERVER_BUSY and
+        // NOT_ENOUGH_EFFECTIVE_CONNECTION are the node's state, and an answer with no code says nothing
+        if (
+          result.code === undefined ||
+          result.code === "SERVER_BUSY" ||
+          result.code === "NOT_ENOUGH_EFFECTIVE_CONNECTION"
+        )
+          return yield* new ChainRpcError({ chain: "TRC20", message: `broadcasttransaction: ${message}` })
         return yield* new TransferRejected({ chain: "TRC20", message })
       })
 

@@ -74,11 +74,17 @@ interface SlotBlock {
 export class RpcFailure extends Error {
   constructor(
     readonly code: number,
-    message: string
+    message: string,
+    /** A real node's `data` for -32002 (preflight failed): the simulation's `err`, and its logs. */
+    readonly data?: { readonly err: string; readonly logs: ReadonlyArray<string> }
   ) {
     super(message)
   }
 }
+
+/** Preflight failed, as a real node says it: code -32002 with the transaction error's name in `data.err`. */
+const preflightFailed = (message: string, err: string) =>
+  new RpcFailure(-32002, `Transaction simulation failed: ${message}`, { err, logs: [] })
 
 const keypairFromLabel = (label: string) =>
   Keypair.fromSeed(createHash("sha256").update(`facet-devnet-solana-${label}`).digest())
@@ -265,12 +271,12 @@ export class SolanaDevnetChain {
     const signatures = sigBytes.map((s) => (s === null ? "" : base58.encode(s)))
     const signature = signatures[0] ?? ""
     if (this.signatures.has(signature) || this.open.some((t) => t.signature === signature)) {
-      throw new RpcFailure(-32002, "Transaction simulation failed: This transaction has already been processed")
+      throw preflightFailed("This transaction has already been processed", "AlreadyProcessed")
     }
     const blockhash = String(message.lifetimeToken)
     const seenAt = this.recentBlockhashes.get(blockhash)
     if (seenAt === undefined || this.slot - seenAt > BLOCKHASH_VALIDITY_SLOTS) {
-      throw new RpcFailure(-32002, "Transaction simulation failed: Blockhash not found")
+      throw preflightFailed("Blockhash not found", "BlockhashNotFound")
     }
     const keys = message.staticAccounts.map(String)
     const header = message.header
@@ -293,15 +299,14 @@ export class SolanaDevnetChain {
     const preTokenBalances = holdings()
     if (!skipPreflight) {
       const simulated = this.svm.simulateTransaction(tx)
-      if ("err" in simulated)
-        throw new RpcFailure(-32002, `Transaction simulation failed: ${simulated.toString().slice(0, 300)}`)
+      if ("err" in simulated) throw preflightFailed(simulated.toString().slice(0, 300), "InstructionError")
     }
     const result = this.svm.sendTransaction(tx)
     const failed = "err" in result
     const error = failed ? result.err() : undefined
     if (error === SIGNATURE_FAILURE) throw new RpcFailure(-32003, "Transaction signature verification failure")
     if (error === ALREADY_PROCESSED)
-      throw new RpcFailure(-32002, "Transaction simulation failed: This transaction has already been processed")
+      throw preflightFailed("This transaction has already been processed", "AlreadyProcessed")
     const meta = failed ? result.meta() : result
     this.open.push({
       signature,

@@ -247,7 +247,11 @@ export const makeSolanaRpc = (chain: SolanaDevnetChain) => {
       return {
         jsonrpc: "2.0",
         id: request.right.id ?? null,
-        error: { code, message: error instanceof Error ? error.message : String(error) }
+        error: {
+          code,
+          message: error instanceof Error ? error.message : String(error),
+          ...(error instanceof RpcFailure && error.data !== undefined ? { data: error.data } : {})
+        }
       }
     }
   }
