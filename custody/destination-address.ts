@@ -1,7 +1,8 @@
-import { PublicKey } from "@solana/web3.js"
+import { Keypair, PublicKey } from "@solana/web3.js"
 import { Effect, Option } from "effect"
+import { randomBytes } from "node:crypto"
 import type { Chain } from "../src/domain/chain.js"
-import { isEvmAddress, isSolanaAddress, tronAccountId } from "../src/keys/address-encoding.js"
+import { evmAddress, isEvmAddress, isSolanaAddress, tronAccountId, tronAddress } from "../src/keys/address-encoding.js"
 import type { WalletStore } from "../src/stores/wallet-store.js"
 
 /** Address format and checksum per chain; Solana wallets must be on the ed25519 curve (not a program address). */
@@ -20,6 +21,23 @@ export const addressProblem = (chain: Chain, address: string): string | undefine
         : `${address} is not a Solana wallet address (off the ed25519 curve: a program-derived address)`
     case "POLYGON":
       return "POLYGON is sunset for withdrawals"
+  }
+}
+
+/**
+ * A valid address of the chain that nobody holds a key to and nothing was ever sent to (random: 160 bits on
+ * TRON and BEP20, a fresh ed25519 key on Solana), so it holds no account, token or token account: what a
+ * fee estimate without a recipient prices, the dearest recipient. Never a destination.
+ */
+export const unusedAddress = (chain: Chain): string => {
+  switch (chain) {
+    case "TRC20":
+      return tronAddress(randomBytes(20))
+    case "SOLANA":
+      return Keypair.generate().publicKey.toBase58()
+    case "BEP20":
+    case "POLYGON":
+      return evmAddress(randomBytes(20))
   }
 }
 

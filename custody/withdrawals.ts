@@ -5,7 +5,7 @@ import { ChainClients } from "../src/chains/chain-clients.js"
 import type { AssetPolicy } from "../src/domain/asset-policy.js"
 import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
 import { type Chain, NATIVE_ASSETS } from "../src/domain/chain.js"
-import type { CreateWithdrawalRequest, FeeQuote, WithdrawalStatus } from "../src/domain/withdrawal.js"
+import type { CreateWithdrawalRequest, FeeQuote, FeeQuoteRequest, WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { Idempotency, requestHash } from "../src/idempotency.js"
 import { AssetStore } from "../src/stores/asset-store.js"
 import { WalletStore } from "../src/stores/wallet-store.js"
@@ -21,7 +21,7 @@ import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { Collections, RENT_UNKNOWN } from "./collections.js"
 import { CustodyBooks, isNative } from "./custody-books.js"
 import { EnergySource } from "./energy.js"
-import { destinationProblem } from "./destination-address.js"
+import { destinationProblem, unusedAddress } from "./destination-address.js"
 import { TransferSender } from "./transfer-sender.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
@@ -39,8 +39,6 @@ import {
 } from "./withdrawal-errors.js"
 
 const CREATE_ENDPOINT = "POST /v1/withdrawals"
-/** A Solana owner with no token accounts (the system program): its recipient-side rent is the worst case. */
-const NO_TOKEN_ACCOUNT_OWNER = "11111111111111111111111111111111"
 /** Who approved a withdrawal the auto-approval policy let through. */
 export const AUTO_APPROVER = "auto-approval policy"
 
@@ -130,8 +128,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
 
     /**
      * The network fee, in native base units before the margin, of sending `units` of the asset from the
-     * merchant's main wallet to `toAddress` (none: a quote's recipient, the worst case on Solana), estimated
-     * from the chain now.
+     * merchant's main wallet to `toAddress`, estimated from the chain now. Without a recipient (a quote that
+     * names none) the dearest one: an address that never held anything, made up for the estimate (a new
+     * TRON account or token holder, a Solana token account to create, a new BEP20 holder) — a fixed one
+     * could be given the asset by anyone, and the bound would quietly become the cheaper case.
      */
     const estimateNetworkFee = Effect.fn("Withdrawals.estimateNetworkFee")(function* (
       merchantId: string,
@@ -146,13 +146,14 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       })
       const unavailable = (e: { readonly message: string }) =>
         new NetworkFeeUnavailable({ chain: policy.chain, reason: e.message })
+      const to = toAddress ?? unusedAddress(policy.chain)
       // TRON: energy lent from the stake when it can be had; the fee is then what the lent energy leaves
       const planned =
         policy.chain === "TRC20" && !isNative(policy)
           ? yield* energy
               .plan({
                 from: main.address,
-                to: toAddress ?? main.address,
+                to,
                 currency: policy.currency,
                 amount: units,
                 walletId: main.id,
@@ -165,9 +166,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           ? planned.fee
           : yield* client
               .feeEstimate({
-                // without a recipient (a quote) the worst case: on Solana one whose token account must be created
                 from: main.address,
-                to: toAddress ?? (policy.chain === "SOLANA" ? NO_TOKEN_ACCOUNT_OWNER : main.address),
+                to,
                 currency: policy.currency,
                 amount: units,
                 sponsored: policy.chain === "SOLANA"
@@ -178,7 +178,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
 
     /**
      * The quote: platform fee rounded up at the asset's precision; the network fee estimated from the chain
-     * now, unless the caller estimated it already (`feeUnits`, as `estimateNetworkFee` gives it).
+     * now for `toAddress` (exact) or for the dearest recipient (an upper bound), unless the caller estimated
+     * it already (`estimated`, as `estimateNetworkFee` gives it without a recipient: an upper bound).
      */
     const computeQuote = Effect.fn("Withdrawals.computeQuote")(function* (
       merchantId: string,
@@ -228,7 +229,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         net_amount: fixed(net, policy.amount_precision),
         platform_fee_bps: bps,
         model: included ? "platform_bps_plus_network_fee_deducted" : "platform_bps_network_gas_paid_by_platform",
-        policy_version: settings.policyVersion
+        policy_version: settings.policyVersion,
+        ...(toAddress !== undefined && estimated === undefined
+          ? { fee_kind: "exact", to_address: toAddress }
+          : { fee_kind: "upper_bound" })
       }
       return quote
     })
@@ -264,13 +268,17 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           )
       })
 
-    /** POST /v1/withdrawal-fee-quote */
-    const quote = Effect.fn("Withdrawals.quote")(function* (
-      merchantId: string,
-      request: { readonly chain: Chain; readonly currency: string; readonly amount: string }
-    ) {
+    /**
+     * POST /v1/withdrawal-fee-quote: with a destination (checked as a withdrawal's), exactly the fees a
+     * withdrawal to it created now would carry; without one, an upper bound (the dearest recipient).
+     */
+    const quote = Effect.fn("Withdrawals.quote")(function* (merchantId: string, request: FeeQuoteRequest) {
       const policy = yield* withdrawable(merchantId, request.chain, request.currency)
-      return yield* computeQuote(merchantId, policy, request.amount)
+      if (request.to_address !== undefined) {
+        const problem = yield* destinationProblem(walletStore, policy.chain, request.to_address)
+        if (problem !== undefined) return yield* new InvalidWithdrawalRequest({ reason: problem })
+      }
+      return yield* computeQuote(merchantId, policy, request.amount, request.to_address)
     })
 
     /**

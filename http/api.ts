@@ -379,7 +379,11 @@ export class WithdrawalsGroup extends HttpApiGroup.make("withdrawals")
       .addError(Forbidden)
       .annotate(
         OpenApi.Summary,
-        "Fees of a withdrawal now (call it right before creating one; no quote id): platform fee in bps, network fee in the gas asset"
+        "Fees of a withdrawal now (call it right before creating one; no quote id): platform fee in bps, network fee in the gas asset; exact for to_address when given, else an upper bound (fee_kind)"
+      )
+      .annotate(
+        OpenApi.Description,
+        "With to_address (checked as POST /v1/withdrawals checks it: 400 otherwise) the quote is exact: a withdrawal of this amount to that address created now carries exactly these fees and net_amount (fee_kind exact, to_address echoed). Without it the quote is an upper bound (fee_kind upper_bound): the network fee of the dearest recipient, one that never held the asset (TRON: a new account, or a new token holder at about twice a holder's energy; Solana: a token account to create, its rent; BEP20: a new token holder), so a native's net_amount is the least its payee receives. A withdrawal is never charged a network fee above the one it was created with (a native's is its cap; what it does not burn goes back to available)."
       )
       .annotate(AgentHints, { readOnly: true })
   )

@@ -12,7 +12,7 @@ describe("developer endpoints", () => {
         expect(res.status).toBe(200)
         const doc = asRecord(res.body)
         expect(doc.openapi).toBe("3.1.0")
-        expect(asRecord(doc.info).version).toBe("2026-11-26")
+        expect(asRecord(doc.info).version).toBe("2026-11-29")
         const schemes = asRecord(asRecord(doc.components).securitySchemes)
         expect(asRecord(schemes.apiKey)).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" })
         const paths = asRecord(doc.paths)
@@ -56,6 +56,17 @@ describe("developer endpoints", () => {
         expect(Object.keys(asRecord(asRecord(schemas.Withdrawal).properties))).toEqual(
           expect.arrayContaining(["approvals", "required_approvals"])
         )
+        // the fee quote: an optional destination in, whether the figures are exact or an upper bound out
+        const quoteRequest = asRecord(schemas.WithdrawalFeeQuoteRequest)
+        expect(Object.keys(asRecord(quoteRequest.properties))).toEqual(
+          expect.arrayContaining(["chain", "currency", "amount", "to_address"])
+        )
+        expect(quoteRequest.required).not.toContain("to_address")
+        const feeQuote = asRecord(schemas.WithdrawalFeeQuote)
+        expect(Object.keys(asRecord(feeQuote.properties))).toEqual(
+          expect.arrayContaining(["network_fee", "net_amount", "policy_version", "fee_kind", "to_address"])
+        )
+        expect(feeQuote.required).toContain("fee_kind")
         expect(Object.keys(asRecord(asRecord(schemas.WithdrawalAddressList).properties))).toEqual(
           expect.arrayContaining(["address_book", "cooling_off_seconds", "items"])
         )
@@ -113,9 +124,10 @@ describe("developer endpoints", () => {
         const res = yield* client.request("GET", "/v1/api-changelog")
         expect(res.status).toBe(200)
         const body = asRecord(res.body)
-        expect(body.current_version).toBe("2026-11-26")
+        expect(body.current_version).toBe("2026-11-29")
         const entries = Array.isArray(body.entries) ? body.entries.map(asRecord) : []
         expect(entries.map((e) => e.version)).toEqual([
+          "2026-11-29",
           "2026-11-26",
           "2026-08-02",
           "2026-07-22",
@@ -125,8 +137,9 @@ describe("developer endpoints", () => {
           "2026-07-18"
         ])
         expect(entries.every((e) => e.breaking === false)).toBe(true)
-        expect(entries[0]).toMatchObject({ date: "2026-11-26", type: "feature" })
-        expect(entries[1]).toMatchObject({ date: "2026-08-02", type: "feature" })
+        expect(entries[0]).toMatchObject({ date: "2026-11-29", type: "fix" })
+        expect(entries[1]).toMatchObject({ date: "2026-11-26", type: "feature" })
+        expect(entries[2]).toMatchObject({ date: "2026-08-02", type: "feature" })
       })
     )
 

@@ -71,7 +71,12 @@ const VALID: Record<string, Record<string, unknown>> = {
     items: [{ external_user_id: "user-2", chain: "BEP20", currency: "USDT" }],
     continue_on_error: true
   },
-  "/v1/withdrawal-fee-quote": { chain: "TRC20", currency: "USDT", amount: "10" },
+  "/v1/withdrawal-fee-quote": {
+    chain: "TRC20",
+    currency: "USDT",
+    amount: "10",
+    to_address: "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy"
+  },
   "/v1/payment-links": {
     product_name: "Mug",
     min_amount: "1",

@@ -49,9 +49,10 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
   /v1/wallet-assets/{asset_key}/sweep, key with the wallet scope; one sweep per wallet at a time, 409
   otherwise); locked_balance is reserved by withdrawals; total_balance is NOT withdrawable. Do not read
   balances from the deprecated GET /v1/wallet-assets.
-- Withdrawals: POST ${baseUrl}/v1/withdrawal-fee-quote {chain, currency, amount} right before
+- Withdrawals: POST ${baseUrl}/v1/withdrawal-fee-quote {chain, currency, amount, to_address?} right before
   POST ${baseUrl}/v1/withdrawals {chain, currency, amount (gross), to_address, out_withdrawal_no?} — never send
-  fee fields. The funds are locked at once; the withdrawal is PENDING until the human owner approves it in
+  fee fields. Give the quote the to_address you will withdraw to: it is then exact (fee_kind "exact");
+  without one it is an upper bound (fee_kind "upper_bound", a recipient that never held the asset). The funds are locked at once; the withdrawal is PENDING until the human owner approves it in
   the merchant console (the API never approves; do not ask for a way around it). Then APPROVED →
   BROADCAST (tx_hash) → COMPLETED, or FAILED; REJECTED, CANCELLED (also after 72 h undecided) and FAILED
   unlock the funds. Wait for wallet.withdrawal.completed / wallet.withdrawal.failed; poll

@@ -46,13 +46,18 @@ const header = (refund: ClaimRow) => html`<header>
 ${refund.reason !== null && html`<p class="reason">${refund.reason}</p>`}
 </header>`
 
-/** What the customer receives, as the withdrawal's fees are quoted now. */
+/**
+ * What the customer receives, as the withdrawal's fees are quoted now: before the address is known an upper
+ * bound (a native's network fee at most, the net at least); the exact figure is set when the form is sent.
+ */
 const feeLine = (refund: ClaimRow, fees: Option.Option<FeeQuote>) =>
   Option.match(fees, {
     onNone: () =>
       html`<p class="fees">Fees are taken from this amount when it is sent, as for any withdrawal; the exact figure is set when you send the form.</p>`,
-    onSome: (q) =>
-      html`<p class="fees">Fees are taken from this amount when it is sent: a platform fee of ${normalizeDecimal(q.platform_fee)} ${q.currency}${q.network_fee_included && html` and a network fee of about ${normalizeDecimal(q.network_fee)} ${q.network_fee_asset}`}. You receive ${q.network_fee_included && "about "}<strong id="net">${normalizeDecimal(q.net_amount)} ${refund.currency}</strong>.</p>`
+    onSome: (q) => {
+      const bound = q.network_fee_included && q.fee_kind === "upper_bound"
+      return html`<p class="fees">Fees are taken from this amount when it is sent: a platform fee of ${normalizeDecimal(q.platform_fee)} ${q.currency}${q.network_fee_included && html` and a network fee of ${bound && "at most "}${normalizeDecimal(q.network_fee)} ${q.network_fee_asset}`}. You receive ${bound && "at least "}<strong id="net">${normalizeDecimal(q.net_amount)} ${refund.currency}</strong>${bound && "; the exact figure is set when you send the form"}.</p>`
+    }
   })
 
 const STATUS_WORDS: Record<string, string> = {

@@ -182,6 +182,10 @@ describe("the MCP tool catalogue", () => {
       expect(tool?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
     }
     expect(listed.find((t) => t.name === "withdrawals_quote")?.annotations?.readOnlyHint).toBe(true)
+    // the quote's optional destination and what its figures are reach agents as the API declares them
+    const quote = listed.find((t) => t.name === "withdrawals_quote")
+    expect(JSON.stringify(quote?.inputSchema)).toContain('"to_address"')
+    expect(quote?.description).toContain("upper bound")
     expect(listed.find((t) => t.name === "wallet_assets_sweep")?.description).toContain("network gas is spent")
   })
 

@@ -4,7 +4,7 @@ import { Schema } from "effect"
  * The contract version this service implements (contract section 9): the published contract's 2026-08-02
  * and the additive, non-breaking features since, each an entry below.
  */
-export const CONTRACT_VERSION = "2026-11-26"
+export const CONTRACT_VERSION = "2026-11-29"
 
 export const ChangelogEntry = Schema.Struct({
   version: Schema.String,
@@ -35,6 +35,9 @@ export const changelog: ApiChangelog = {
   api: "facet-merchant-api",
   current_version: CONTRACT_VERSION,
   entries: [
+    entry("2026-11-29", "fix", [
+      "withdrawal fee quote: a quote was below the fee charged when the recipient had never held the asset (TRON USDT: quoted for ~64k energy, charged for ~130k); POST /v1/withdrawal-fee-quote now takes an optional to_address (checked as a withdrawal's destination) and answers fee_kind: exact (what a withdrawal of this amount to to_address created now is charged, to_address echoed) or upper_bound (no destination: the dearest recipient, one that never held the asset — a new TRON account or token holder, a Solana token account to create, a new BEP20 holder; a native's net_amount is then the least its payee receives); every earlier field unchanged"
+    ]),
     entry("2026-11-26", "feature", [
       "refunds: POST /v1/orders/{order_id}/refunds (all, part, or at a stated rate; never more than was paid and not yet refunded) locks the amount and returns a one-time claim_url; the customer names the destination on the hosted claim page, which creates a withdrawal of kind refund under the merchant's approval policy; GET /v1/refunds, /v1/refunds/{refund_id}, POST /v1/refunds/{refund_id}/cancel and /claim-link, GET /v1/orders/{order_id}/refunds; refunded_amount on orders; kind, refund_id and order_id on withdrawals; webhook refund.updated keyed refund.updated:{refund_id}:{STATUS}; policy setting refund_address_book",
       "payment links: POST /v1/payment-links (fixed amount or customer-chosen within min_amount/max_amount, accepted_assets, max_uses, expires_at), GET /v1/payment-links, /v1/payment-links/{payment_link_id} with uses (its PAID orders: a visit never takes one) and totals, POST /v1/payment-links/{payment_link_id}/deactivate, GET /v1/payment-links/{payment_link_id}/orders; each visit of the public page /pay/{payment_link_id} creates an order carrying payment_link_id",

@@ -20,12 +20,33 @@ export type WithdrawalStatus = typeof WithdrawalStatus.Type
 
 const strict = { onExcessProperty: "error", errors: "all" } as const
 
-/** POST /v1/withdrawal-fee-quote: all three required here (the contract leaves it open); nothing else. */
+/** A withdrawal's destination as a request gives it (its chain's format is checked by the service). */
+const ToAddress = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))
+
+/**
+ * POST /v1/withdrawal-fee-quote: chain, currency and amount required here (the contract leaves it open);
+ * optionally the destination, which makes the quote exact; nothing else.
+ */
 export const FeeQuoteRequest = Schema.Struct({
   chain: Chain,
   currency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16)),
-  amount: RequestAmount
+  amount: RequestAmount,
+  to_address: Schema.optional(
+    ToAddress.annotations({
+      description:
+        "The withdrawal's destination, checked as POST /v1/withdrawals checks it: the quote is then exact for it (fee_kind exact). Without it the quote is an upper bound: a recipient that never held the asset, the dearest case"
+    })
+  )
 }).annotations({ identifier: "WithdrawalFeeQuoteRequest", parseOptions: strict })
+export type FeeQuoteRequest = typeof FeeQuoteRequest.Type
+
+/** What a quote's figures are: a withdrawal's to the quoted destination, or the most any recipient costs. */
+export const FeeKind = Schema.Literal("exact", "upper_bound").annotations({
+  identifier: "WithdrawalFeeKind",
+  description:
+    "exact: a withdrawal of this amount to to_address created now carries exactly these fees and net_amount. upper_bound: no destination was given; network_fee (and, for a native, total_fee) is the most any recipient costs now and net_amount the least a native's payee receives (a recipient that never held the asset: TRON a new account or a new token holder, ~130k energy against ~64k for USDT; Solana a token account to create, its rent; BEP20 a new token holder)"
+})
+export type FeeKind = typeof FeeKind.Type
 
 /** The fee figures a quote gives and a withdrawal keeps as its snapshot (decimals in the asset's units). */
 const FeeFields = {
@@ -45,11 +66,15 @@ export const FeeQuote = Schema.Struct({
   fee_currency: Schema.String,
   platform_fee_bps: Schema.Number,
   model: Schema.String,
-  policy_version: Schema.String
+  policy_version: Schema.String,
+  fee_kind: FeeKind,
+  to_address: Schema.optional(
+    Schema.String.annotations({ description: "The destination the quote is exact for (absent: an upper bound)" })
+  )
 }).annotations({
   identifier: "WithdrawalFeeQuote",
   description:
-    "Every decimal at the asset's precision (network_fee at its gas asset's). Token withdrawals: network_fee is a native gas budget paid by the platform, not deducted; natives: included and deducted from the amount."
+    "Every decimal at the asset's precision (network_fee at its gas asset's). Token withdrawals: network_fee is a native gas budget paid by the platform, not deducted; natives: included and deducted from the amount. fee_kind says whether the figures are exact for to_address or an upper bound; a withdrawal is never charged a network fee above the one it was created with."
 })
 export type FeeQuote = typeof FeeQuote.Type
 
@@ -58,7 +83,7 @@ export const CreateWithdrawalRequest = Schema.Struct({
   chain: Chain,
   currency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16)),
   amount: RequestAmount,
-  to_address: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)),
+  to_address: ToAddress,
   out_withdrawal_no: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)))
 }).annotations({ identifier: "CreateWithdrawalRequest", parseOptions: strict })
 export type CreateWithdrawalRequest = typeof CreateWithdrawalRequest.Type

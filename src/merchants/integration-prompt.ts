@@ -35,7 +35,7 @@ export const integrationPrompt = (mode: IntegrationMode, baseUrl: string, projec
     "- Give each of your users a long-term address with POST /v1/deposit-addresses {external_user_id, chain, currency} (idempotent per user, chain and currency; POST /v1/deposit-addresses/batch for many).",
     "- Credit your user only on wallet.deposit.confirmed, deduplicated by its idempotency key; list history with GET /v1/deposit-addresses/{id}/transactions.",
     "- Balances: GET /v1/wallet-portfolio. available_balance is collected and withdrawable; uncollected_balance still sits in receive addresses; the total is not withdrawable.",
-    "- Withdrawals: POST /v1/withdrawal-fee-quote right before POST /v1/withdrawals (gross amount, no fee fields, idempotency key). A human approves each withdrawal in the console; wait for wallet.withdrawal.completed or wallet.withdrawal.failed."
+    "- Withdrawals: POST /v1/withdrawal-fee-quote (with the to_address, so the fees are exact) right before POST /v1/withdrawals (gross amount, no fee fields, idempotency key). A human approves each withdrawal in the console; wait for wallet.withdrawal.completed or wallet.withdrawal.failed."
   ]
   const sections = mode === "checkout" ? checkout : mode === "exchange_wallet" ? wallet : [...checkout, ...wallet]
   return [...common, ...sections].join("\n")
