@@ -659,6 +659,50 @@ describe("a transfer in flight is never signed twice", () => {
         )
     )
 
+    // issue 46, defect 3: a transfer signed at nonce n but not yet sent (a crash between signing and sending; the
+    // actor took another message first) while the address's next one got n+1. Before: n refused at its first
+    // send → rejected, and the counter gave nothing back (it stood at n+2): nonce n never used again, n+1 and
+    // every later transfer of the address waiting behind the gap forever — a frozen gas wallet.
+    it.effect(
+      "refused at its first send while the next nonce is out: the gap is filled, and the next transfer lands",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const sender = yield* TransferSender
+          const store = yield* CustodyStore
+          const faults = yield* NodeFaults
+          const devnet = yield* Devnet
+          const { operation, leg, from, to } = yield* collection("op_14", 28)
+          // op_14 signed and stored at nonce 0, not sent
+          const signed = yield* devnet.proxied.prepare({
+            from: leg.from,
+            to: leg.to,
+            currency: leg.currency,
+            amount: leg.amount,
+            nonce: 0n
+          })
+          yield* store.recordSigned(operation, signed, leg)
+          yield* sql`INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, amount)
+                   VALUES ('op_14b', 'gas_funding', 'SWEEPING', 'm1', 'BEP20', 'USDT', ${operation.wallet_id}, ${from}, ${operation.to_wallet_id}, ${to}, ${(10n * TOKEN).toString()})`
+          const [next] =
+            yield* sql`SELECT ${sql.literal(OPERATION_COLUMNS)} FROM custody_operations WHERE id = 'op_14b'`.pipe(
+              Effect.flatMap(decodeOperations)
+            )
+          if (next === undefined) return yield* Effect.dieMessage("no operation")
+          // the next transfer is sent first, at nonce 1: no block takes it while nonce 0 is unused
+          expect(yield* sender.sendOut(next, leg)).toEqual(Option.none())
+          expect((yield* attemptsOf(sql, "op_14b")).map((a) => a.nonce)).toEqual(["1"])
+          // op_14's first send is refused: its nonce is filled, and op_14b lands behind it
+          faults.refuseNext = true
+          const refused = yield* sender.send(operation, leg)
+          expect(refused._tag === "Failed" ? refused.reason : "").toMatch(/^cancelled: the node refused the transfer/)
+          const landed = yield* sender.send(next, leg)
+          expect(landed._tag, landed._tag === "Failed" ? landed.reason : "").toBe("Final")
+          expect(yield* devnet.client.finalNonce(from)).toBe(2n)
+          expect(yield* devnet.client.balance(to, "USDT")).toBe(10n * TOKEN)
+        })
+    )
+
     // a node on another branch (or a lying one) says the transfer failed in a final block: before, the
     // operation failed and a withdrawal's money went back while the bytes, still in a mempool, could land
     it.effect(
