@@ -7,11 +7,13 @@ import type { Random } from "./seeded-random.js"
 /**
  * One provider URL with several nodes behind it, as hosted providers are: each call goes to one of four
  * views of the same chain, by the dice — an honest node; a node lagging some blocks behind (its head lower,
- * recent transactions unknown to it); a pruned node (no transaction known by its id); and a node that
- * refuses bytes it has been sent before (a lagging node answering "nonce too low", "blockhash not found").
+ * recent transactions unknown to it); a pruned node (no transaction known by its id); a node that
+ * refuses bytes it has been sent before (a lagging node answering "nonce too low", "blockhash not found");
+ * and a balancer that passes a send — a first one too — to a node and answers with another's refusal (a
+ * retried POST's "nonce too low", a gateway's "insufficient funds"): the bytes are out whatever it says.
  * Money-out code must get every transfer right whichever node answers what.
  */
-export const VIEWS = ["honest", "lagging", "pruned", "refuses_resends"] as const
+export const VIEWS = ["honest", "lagging", "pruned", "refuses_resends", "forwards_then_refuses"] as const
 export type View = (typeof VIEWS)[number]
 
 export interface HostileBalancer {
@@ -80,8 +82,24 @@ const resendRefusal = (dialect: Dialect, body: unknown): unknown =>
       : {
           jsonrpc: "2.0",
           id: rpcId(body),
-          error: { code: -32002, message: "Transaction simulation failed: Blockhash not found" }
+          error: {
+            code: -32002,
+            message: "Transaction simulation failed: Blockhash not found",
+            data: { err: "BlockhashNotFound", logs: [] }
+          }
         }
+
+/** What the balancer answers for a send it passed on: a refusal another node gave, as that node words it. */
+const forwardedRefusal = (dialect: Dialect, body: unknown, random: Random): unknown =>
+  dialect === "TRC20"
+    ? { result: false, code: "CONTRACT_VALIDATE_ERROR", message: Buffer.from("Validate error").toString("hex") }
+    : dialect === "BEP20" && random.next() < 0.5
+      ? {
+          jsonrpc: "2.0",
+          id: rpcId(body),
+          error: { code: -32000, message: "insufficient funds for gas * price + value" }
+        }
+      : resendRefusal(dialect, body)
 
 export const startHostileBalancer = (target: string | (() => string | undefined), dialect: Dialect, random: Random) =>
   Effect.gen(function* () {
@@ -89,6 +107,8 @@ export const startHostileBalancer = (target: string | (() => string | undefined)
     let gasFactor = 1n
     const counts = new Map<View, number>()
     const sent = new Set<string>()
+    // the sends passed on to be answered with a refusal (the body object is the call's, in both callbacks)
+    const refuseAfter = new WeakSet<object>()
     const lag = () => BigInt(2 + random.int(6))
     const viewOf = (): View => (hostile ? random.pick(VIEWS) : "honest")
     const proxy = yield* startNodeProxy(
@@ -103,10 +123,12 @@ export const startHostileBalancer = (target: string | (() => string | undefined)
           const known = bytes !== "" && sent.has(createHash("sha256").update(bytes).digest("hex"))
           sent.add(createHash("sha256").update(bytes).digest("hex"))
           if (known && view === "refuses_resends") return resendRefusal(dialect, body)
+          if (view === "forwards_then_refuses" && isRecord(body)) refuseAfter.add(body)
         }
         return undefined
       },
       ({ body }, answer) => {
+        if (isRecord(body) && refuseAfter.has(body)) return forwardedRefusal(dialect, body, random)
         // what a lagging node says of the head: some blocks lower (EVM, Solana; a TRON node's lag shows in its
         // lookups)
         if (!hostile || random.next() > 0.25 || !isRecord(answer)) return answer
