@@ -15,6 +15,7 @@ import { CustodyHealth } from "../../custody/custody-health.js"
 import { ChainClients } from "../../src/chains/chain-clients.js"
 import { ChainEndpoints } from "../../src/chains/chain-endpoints.js"
 import { processMetrics } from "../../src/processes/process-metrics.js"
+import { LedgerExports, ledgerExportMetrics } from "../../src/ledger/ledger-export.js"
 import { FacetApi } from "../api.js"
 
 export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers) =>
@@ -23,6 +24,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
     const statuses = yield* IndexerStatus
     const reconciliation = yield* Reconciliation
     const custody = yield* CustodyHealth
+    const exports = yield* LedgerExports
     // a deliberate setting, not a fault: said in the checks, without degrading the service
     const tracing = (yield* ChainEndpoints).bep20.traces
     const traceCheck: Record<string, string> =
@@ -117,6 +119,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
             untracedMetrics(yield* untracedNow) +
             reconciliationMetrics(yield* latestRuns) +
             (yield* custody.metrics.pipe(Effect.orElseSucceed(() => ""))) +
+            ledgerExportMetrics(yield* exports.state) +
             processMetrics()
           )
         })

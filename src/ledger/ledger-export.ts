@@ -47,6 +47,18 @@ export class LedgerExports extends Effect.Service<LedgerExports>()("facet/Ledger
     const store = yield* LedgerStore
     const pg = yield* PgClient.PgClient
     const running = yield* Effect.makeSemaphore(AT_ONCE)
+    /** Exports streaming now and waiting for a turn (for /metrics). */
+    const counts = { streaming: 0, waiting: 0 }
+    const counted = (key: keyof typeof counts) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          counts[key] += 1
+        }),
+        () =>
+          Effect.sync(() => {
+            counts[key] -= 1
+          })
+      )
     /** One export at a time per merchant: a merchant's second waits for its first, never for another's turn. */
     const perMerchant = new Map<string, Effect.Semaphore>()
     const turnOf = (merchantId: string) =>
@@ -92,15 +104,56 @@ export class LedgerExports extends Effect.Service<LedgerExports>()("facet/Ledger
         stream: Stream.unwrapScoped(
           Effect.gen(function* () {
             const mine = yield* turnOf(merchantId)
+            const wait = { over: false }
+            yield* Effect.acquireRelease(
+              Effect.sync(() => {
+                counts.waiting += 1
+              }),
+              () =>
+                Effect.sync(() => {
+                  if (!wait.over) counts.waiting -= 1
+                })
+            )
             yield* Effect.acquireRelease(mine.take(1), () => mine.release(1))
             yield* Effect.acquireRelease(running.take(1), () => running.release(1))
+            yield* Effect.sync(() => {
+              wait.over = true
+              counts.waiting -= 1
+            })
+            yield* counted("streaming")
             return rows.pipe(Stream.provideService(PgClient.PgClient, pg))
           })
         )
       }
     })
 
-    return { open } as const
+    /** What the turns hold now (for /metrics): exports streaming, waiting, and merchants the turns keep. */
+    const state = Effect.sync(() => ({
+      streaming: counts.streaming,
+      waiting: counts.waiting,
+      merchants: perMerchant.size
+    }))
+
+    return { open, state } as const
   }),
   dependencies: [LedgerStore.Default]
 }) {}
+
+/** The export turns' gauges in Prometheus text. */
+export const ledgerExportMetrics = (state: {
+  readonly streaming: number
+  readonly waiting: number
+  readonly merchants: number
+}): string =>
+  [
+    "# HELP facet_ledger_exports_streaming Ledger exports streaming now in this process.",
+    "# TYPE facet_ledger_exports_streaming gauge",
+    `facet_ledger_exports_streaming ${state.streaming}`,
+    "# HELP facet_ledger_exports_waiting Ledger exports waiting for a turn in this process.",
+    "# TYPE facet_ledger_exports_waiting gauge",
+    `facet_ledger_exports_waiting ${state.waiting}`,
+    "# HELP facet_ledger_exports_merchants Merchants the export turns keep an entry for in this process.",
+    "# TYPE facet_ledger_exports_merchants gauge",
+    `facet_ledger_exports_merchants ${state.merchants}`,
+    ""
+  ].join("\n")
