@@ -15,7 +15,8 @@ import { CustodyHealth } from "../../custody/custody-health.js"
 import { ChainClients } from "../../src/chains/chain-clients.js"
 import { ChainEndpoints } from "../../src/chains/chain-endpoints.js"
 import { processMetrics } from "../../src/processes/process-metrics.js"
-import { LedgerExports, ledgerExportMetrics } from "../../src/ledger/ledger-export.js"
+import { exportTurnsMetrics } from "../../src/ledger/export-turns.js"
+import { LedgerExports } from "../../src/ledger/ledger-export.js"
 import { FacetApi } from "../api.js"
 
 export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers) =>
@@ -119,7 +120,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
             untracedMetrics(yield* untracedNow) +
             reconciliationMetrics(yield* latestRuns) +
             (yield* custody.metrics.pipe(Effect.orElseSucceed(() => ""))) +
-            ledgerExportMetrics(yield* exports.state) +
+            exportTurnsMetrics(yield* exports.turns) +
             processMetrics()
           )
         })
