@@ -49,9 +49,9 @@ export interface AppConfigShape {
     readonly atOnce: number
     /** Exports waiting for a turn, all merchants together; one more is refused (503, Retry-After). */
     readonly waiting: number
-    /** A reader that takes fewer bytes a second than this, over `paceWindow` of waiting on it, is cut off. */
+    /** A reader that takes fewer bytes a second than this on average is cut off (src/ledger/reader-pace.ts). */
     readonly minBytesPerSecond: number
-    /** The time spent waiting on the reader (not on the database) over which its pace is judged. */
+    /** Its slack: a reader may fall this long at the minimum pace behind it (or bank as much ahead) before the cut. */
     readonly paceWindow: Duration.Duration
   }
 }
@@ -165,8 +165,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   webhookRetryScale: positiveNumber("FACET_WEBHOOK_RETRY_SCALE", 1),
   ledgerExportsAtOnce: wholeNumber("FACET_LEDGER_EXPORTS_AT_ONCE", 2, 1),
   ledgerExportsWaiting: wholeNumber("FACET_LEDGER_EXPORTS_WAITING", 16, 0),
-  ledgerExportMinBytesPerSecond: wholeNumber("FACET_LEDGER_EXPORT_MIN_BYTES_PER_SECOND", 32_768, 1),
-  ledgerExportPaceWindowSeconds: positiveNumber("FACET_LEDGER_EXPORT_PACE_WINDOW_SECONDS", 30)
+  ledgerExportMinBytesPerSecond: wholeNumber("FACET_LEDGER_EXPORT_MIN_BYTES_PER_SECOND", 65_536, 1),
+  ledgerExportPaceWindowSeconds: positiveNumber("FACET_LEDGER_EXPORT_PACE_WINDOW_SECONDS", 60)
 }).pipe(
   Config.map((raw) => {
     const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.port}`)
