@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
-import * as http from "node:http"
 import { TestAppLive, TestClient } from "../../test/http-harness.js"
 import { merchantWithConsoleOwner } from "../../test/console-session.js"
 import { onboardMerchant } from "../../test/merchants.js"
+import { readerAt } from "../../test/paced-reader.js"
 import { eventually } from "../../test/webhook-receiver.js"
 
 /**
@@ -106,62 +106,12 @@ const wholeExport = (apiKey: string) =>
     return { status: res.status, lines: res.text.trimEnd().split("\n").length, at: Date.now() }
   })
 
-interface Reader {
-  readonly status: number
-  /** How the body ended once read: cleanly ("end") or cut ("cut"). Reading at full speed from here on. */
-  readonly readToTheEnd: () => Promise<"end" | "cut">
-}
-
-/**
- * A client that reads `bytes` of the export every `everyMs` (less when it holds less). Its connection is
- * closed with the test's scope.
- */
-const readerAt = (apiKey: string, pace: { readonly everyMs: number; readonly bytes: number }) =>
-  Effect.gen(function* () {
-    const client = yield* TestClient
-    return yield* Effect.acquireRelease(
-      Effect.async<{ reader: Reader; close: () => void }>((resume) => {
-        const request = http.get(`${client.url}${exportPath()}`, { headers: { "x-api-key": apiKey } }, (response) => {
-          response.pause()
-          const ended = new Promise<"end" | "cut">((settle) => {
-            response.once("end", () => settle("end"))
-            response.once("aborted", () => settle("cut"))
-            response.once("error", () => settle("cut"))
-          })
-          const timer = setInterval(() => {
-            let read = 0
-            while (read < pace.bytes) {
-              const piece: unknown = response.read(Math.min(16_384, pace.bytes - read))
-              if (!(piece instanceof Buffer)) return
-              read += piece.byteLength
-            }
-          }, pace.everyMs)
-          response.once("close", () => clearInterval(timer))
-          resume(
-            Effect.succeed({
-              reader: {
-                status: response.statusCode ?? 0,
-                readToTheEnd: () => {
-                  clearInterval(timer)
-                  response.resume()
-                  return ended
-                }
-              },
-              close: () => {
-                clearInterval(timer)
-                request.destroy()
-              }
-            })
-          )
-        })
-        request.on("error", () => undefined)
-      }),
-      ({ close }) => Effect.sync(close)
-    ).pipe(Effect.map(({ reader }) => reader))
-  })
+/** A reader of the export at that pace. */
+const exportReader = (apiKey: string, pace: { readonly everyMs: number; readonly bytes: number }) =>
+  readerAt(exportPath(), apiKey, pace)
 
 /** A reader of a few bytes a second. */
-const slowReader = (apiKey: string) => readerAt(apiKey, { everyMs: 1000, bytes: 5 })
+const slowReader = (apiKey: string) => exportReader(apiKey, { everyMs: 1000, bytes: 5 })
 
 /** Fails the test, rather than hang it, when `self` takes longer than `seconds`. */
 const within = <A, E, R>(seconds: number, what: string, self: Effect.Effect<A, E, R>) =>
@@ -280,7 +230,7 @@ describe("ledger export turns", () => {
           const before = yield* turns
           yield* slowReader(a.apiKey)
           // a reader that keeps pace (200 kB twenty times a second, four times the slowest): it keeps its turn
-          const steady = yield* readerAt(b.apiKey, { everyMs: 50, bytes: 200_000 })
+          const steady = yield* exportReader(b.apiKey, { everyMs: 50, bytes: 200_000 })
           expect(steady.status).toBe(200)
           const again = yield* Effect.fork(answerTo(a.apiKey))
           expect((yield* turnsUntil((t) => t.waiting === 1)).waiting).toBe(1)
