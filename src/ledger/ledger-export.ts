@@ -57,7 +57,8 @@ export class LedgerExports extends Effect.Service<LedgerExports>()("facet/Ledger
      * pulled). Waits for the merchant's turn first (`ExportTurns`: refused at once when the merchant has two
      * exports already or too many wait), held until the caller's scope closes — the request's, once its
      * answer is written. A reader too slow (`reader-pace.ts`) is logged, `cutOff` (the caller ends the
-     * connection: its reader sees a cut, never a clean end) and its turn given back at once.
+     * connection: its reader sees a cut, never a clean end) and its turn given back at once; a stream that
+     * fails midway is `cutOff` too.
      */
     const open = Effect.fn("LedgerExports.open")(function* (
       merchantId: string,
@@ -100,7 +101,12 @@ export class LedgerExports extends Effect.Service<LedgerExports>()("facet/Ledger
       return {
         contentType: format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
         filename: `ledger-${compact(from)}-${compact(to)}.${format === "csv" ? "csv" : "ndjson"}`,
-        stream: paced(rows, pace, tooSlow).pipe(Stream.provideService(PgClient.PgClient, pg))
+        stream: paced(rows, pace, tooSlow).pipe(
+          // a failure midway (the database lost) ends the connection, not the body: the platform would end the
+          // chunked body cleanly, and the client take a short file for the whole one
+          Stream.tapErrorCause(() => cutOff),
+          Stream.provideService(PgClient.PgClient, pg)
+        )
       }
     })
 
