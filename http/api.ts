@@ -176,7 +176,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4" }))
       .annotate(
         OpenApi.Summary,
-        "Prometheus metrics: per-chain indexer lag, reconciliation, custody, and the process's memory and CPU"
+        "Prometheus metrics: per-chain indexer lag, reconciliation, custody, the ledger export's turns, and the process's memory and CPU"
       )
   ) {}
 
