@@ -142,8 +142,9 @@ describe("ledger export turns", () => {
             const started = Date.now()
             const done = yield* within(10 * PACE_WINDOW_SECONDS, "the third export", Fiber.join(third))
             expect([done.status, done.lines]).toEqual([200, SMALL + 1])
-            // two windows and a look: the first the sockets' credit, the second a window behind
-            expect(Date.now() - started).toBeLessThan(3_000 * PACE_WINDOW_SECONDS)
+            // two windows and a look (4.4 s; a margin for a loaded machine): the first spends the credit the sockets
+            // took, the second puts the reader a window behind
+            expect(Date.now() - started).toBeLessThan(4_000 * PACE_WINDOW_SECONDS)
             const cutOff = yield* turnsUntil((t) => t.cutOff - before.cutOff === 2)
             expect(cutOff.cutOff - before.cutOff).toBe(2)
             // the slow reader's body is cut, never ended as if it were whole; the cut is logged
@@ -241,10 +242,8 @@ describe("ledger export turns", () => {
           const againDone = yield* within(10 * PACE_WINDOW_SECONDS, "the second export", Fiber.join(again))
           expect([otherDone.status, againDone.status]).toEqual([200, 200])
           expect(otherDone.at).toBeLessThanOrEqual(againDone.at)
-          expect(
-            (yield* turns).cutOff - before.cutOff,
-            `${b.merchantId} ${logs.filter((l) => l.includes("cut off")).join("\n")}`
-          ).toBe(1)
+          // only the slow one was cut off
+          expect((yield* turns).cutOff - before.cutOff, logs.filter((l) => l.includes("cut off")).join("\n")).toBe(1)
         }).pipe(Effect.scoped)
       )
 
@@ -256,8 +255,9 @@ describe("ledger export turns", () => {
             concurrency: 3
           })
           expect(whole.map((w) => w.status)).toEqual([200, 200, 200])
-          // let go after the headers, or refused
+          // let go as soon as the headers came
           for (const m of merchants.slice(3)) expect((yield* answerTo(m.apiKey)).status).toBe(200)
+          // and every merchant of the tests above: cut off, refused, gone while waiting, served
           const after = yield* turnsUntil((t) => t.streaming === 0 && t.waiting === 0 && t.merchants === 0)
           expect([after.streaming, after.waiting, after.merchants]).toEqual([0, 0, 0])
         })
