@@ -176,7 +176,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4" }))
       .annotate(
         OpenApi.Summary,
-        "Prometheus metrics: per-chain indexer lag, reconciliation, custody, and the process's memory and CPU"
+        "Prometheus metrics: per-chain indexer lag, reconciliation, custody, the ledger export's turns, and the process's memory and CPU"
       )
   ) {}
 
@@ -511,7 +511,7 @@ export class LedgerExportGroup extends HttpApiGroup.make("ledgerExport")
       )
       .annotate(
         OpenApi.Description,
-        "from and to are RFC 3339 date-times with their offset (or dates: 00:00 UTC); to is exclusive; at most 366 days. Optional chain and currency keep one asset's accounts. CSV (text/csv, a header row): time, transfer_id, kind, reference, order_id, tx_hash, chain, currency, account, direction (credit/debit), amount (never negative, the asset's units), balance_after, counterparty; a cell that starts with = + - @, a tab or a carriage return is prefixed with an apostrophe. NDJSON (application/x-ndjson): one JSON object a line with the same keys, values as they are. Ordered by time, then transfer id, opening balances first (kind opening_balance). The body is streamed: a failure midway cuts the connection before the end of the chunked body."
+        "from and to are RFC 3339 date-times with their offset (or dates: 00:00 UTC); to is exclusive; at most 366 days. Optional chain and currency keep one asset's accounts. CSV (text/csv, a header row): time, transfer_id, kind, reference, order_id, tx_hash, chain, currency, account, direction (credit/debit), amount (never negative, the asset's units), balance_after, counterparty; a cell that starts with = + - @, a tab or a carriage return is prefixed with an apostrophe. NDJSON (application/x-ndjson): one JSON object a line with the same keys, values as they are. Ordered by time, then transfer id, opening balances first (kind opening_balance). The body is streamed: a failure midway cuts the connection before the end of the chunked body. Exports take turns: a few stream at once per process, the others wait for theirs before any answer; one merchant has at most one streaming and one waiting (a third at once: 429 with Retry-After); when as many wait as the service lets wait, 503 with Retry-After. A client that reads far slower than the configured minimum pace (64 KiB/s by default) is cut off mid-body and its turn handed on."
       )
   )
   .middleware(Authentication) {}

@@ -82,7 +82,9 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
   and resend the whole batch. People approve the batch once in the console; track each item by its webhook or
   GET /v1/withdrawal-batches/{id}/items.
 - Accounting: GET ${baseUrl}/v1/ledger-export?from=&to=&format=csv|json streams every movement of the
-  merchant's money with running balances per account (reproducible from the ledger alone).
+  merchant's money with running balances per account (reproducible from the ledger alone). One export at a time
+  per merchant (429 beyond one waiting, 503 when the service is busy: both with Retry-After); read it steadily,
+  a client that stops reading is cut off.
 - After a timeout, retry a creation with the same X-Service-Idempotency-Key and the exact same body.
 - Errors are {"error": "..."}; branch on the HTTP status. 429: back off (Retry-After). 503: retry reads.
 `

@@ -46,6 +46,7 @@ import { Orders } from "./orders/orders.js"
 import { PaymentLinks } from "./payment-links/payment-links.js"
 import { UnderpaymentTolerances } from "./orders/underpayment-tolerance.js"
 import { LedgerExports } from "./ledger/ledger-export.js"
+import { ExportTurns } from "./ledger/export-turns.js"
 import type { PolicyClock } from "./policy-clock.js"
 import { Readiness } from "./readiness.js"
 import { AssetStore } from "./stores/asset-store.js"
@@ -118,6 +119,7 @@ const SERVICES = {
   DepositAddresses: selfContained(DepositAddresses.Default),
   EnergyReadings: selfContained(EnergyReadings.Default),
   EnergySource: selfContained(EnergySource.Default),
+  ExportTurns: selfContained(ExportTurns.Default),
   GasWallets: selfContained(GasWallets.Default),
   Idempotency: selfContained(Idempotency.Default),
   IdempotencyStore: selfContained(IdempotencyStore.Default),

@@ -43,6 +43,17 @@ export interface AppConfigShape {
     /** Multiplies the retry schedule (tests shrink it). */
     readonly retryScale: number
   }
+  /** The ledger export's turns (src/ledger/export-turns.ts): how many stream, how many wait, how slow a reader may be. */
+  readonly ledgerExport: {
+    /** Exports streaming at once in this process (each holds a database connection). */
+    readonly atOnce: number
+    /** Exports waiting for a turn, all merchants together; one more is refused (503, Retry-After). */
+    readonly waiting: number
+    /** A reader that takes fewer bytes a second than this on average is cut off (src/ledger/reader-pace.ts). */
+    readonly minBytesPerSecond: number
+    /** Its slack: a reader may fall this long at the minimum pace behind it (or bank as much ahead) before the cut. */
+    readonly paceWindow: Duration.Duration
+  }
 }
 
 const port = (name: string, fallback: number) =>
@@ -60,6 +71,15 @@ const positiveNumber = (name: string, fallback: number) =>
     Config.validate({
       message: `${name} must be a number greater than 0`,
       validation: (n) => Number.isFinite(n) && n > 0
+    })
+  )
+
+const wholeNumber = (name: string, fallback: number, least: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({
+      message: `${name} must be a whole number, ${least} or more`,
+      validation: (n) => n >= least
     })
   )
 
@@ -142,7 +162,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   webhookConcurrency: positiveNumber("FACET_WEBHOOK_CONCURRENCY", 16),
   webhookPerMerchant: positiveNumber("FACET_WEBHOOK_PER_MERCHANT", 2),
   webhookTimeoutMs: positiveNumber("FACET_WEBHOOK_TIMEOUT_MS", 10_000),
-  webhookRetryScale: positiveNumber("FACET_WEBHOOK_RETRY_SCALE", 1)
+  webhookRetryScale: positiveNumber("FACET_WEBHOOK_RETRY_SCALE", 1),
+  ledgerExportsAtOnce: wholeNumber("FACET_LEDGER_EXPORTS_AT_ONCE", 2, 1),
+  ledgerExportsWaiting: wholeNumber("FACET_LEDGER_EXPORTS_WAITING", 16, 0),
+  ledgerExportMinBytesPerSecond: wholeNumber("FACET_LEDGER_EXPORT_MIN_BYTES_PER_SECOND", 65_536, 1),
+  ledgerExportPaceWindowSeconds: positiveNumber("FACET_LEDGER_EXPORT_PACE_WINDOW_SECONDS", 60)
 }).pipe(
   Config.map((raw) => {
     const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.port}`)
@@ -174,6 +198,12 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
         perMerchant: Math.max(1, Math.floor(raw.webhookPerMerchant)),
         timeout: Duration.millis(raw.webhookTimeoutMs),
         retryScale: raw.webhookRetryScale
+      },
+      ledgerExport: {
+        atOnce: raw.ledgerExportsAtOnce,
+        waiting: raw.ledgerExportsWaiting,
+        minBytesPerSecond: raw.ledgerExportMinBytesPerSecond,
+        paceWindow: Duration.millis(raw.ledgerExportPaceWindowSeconds * 1000)
       }
     }
   })

@@ -3,9 +3,11 @@ import { Effect } from "effect"
 import { AssetCatalog } from "../../src/assets/asset-catalog.js"
 import type { ConsoleSession } from "../../src/console/console-accounts.js"
 import { Chain } from "../../src/domain/chain.js"
+import type { LedgerExportInProgress, LedgerExportsBusy } from "../../src/ledger/export-turns.js"
 import { LedgerExports, MAX_EXPORT_DAYS } from "../../src/ledger/ledger-export.js"
 import { categorized } from "../error-statuses.js"
 import { html } from "../html.js"
+import { cutConnection, refusedStatus } from "../handlers/ledger-export.js"
 import { notice, page } from "./console-pages.js"
 import { ConsoleGuards, htmlResponse, queryParam, SECURE_HEADERS } from "./route-kit.js"
 import { Schema } from "effect"
@@ -54,6 +56,15 @@ export const LedgerExportRoutes = HttpApiBuilder.Router.use((router) =>
         )
       )
 
+    const refusedForm = (
+      session: ConsoleSession,
+      values: { since: string; until: string },
+      refused: LedgerExportsBusy | LedgerExportInProgress
+    ) =>
+      Effect.map(form(session, values, refused.message, refusedStatus(refused)), (response) =>
+        HttpServerResponse.setHeader(response, "retry-after", String(refused.retryAfterSeconds))
+      )
+
     yield* router.get(
       "/console/ledger-export",
       signedIn((session) => {
@@ -85,14 +96,19 @@ export const LedgerExportRoutes = HttpApiBuilder.Router.use((router) =>
           }
           const to = new Date(`${until}T00:00:00Z`)
           to.setUTCDate(to.getUTCDate() + 1)
+          const cutOff = yield* cutConnection
           return yield* exports
-            .open(session.merchantId, {
-              from: since,
-              to: Number.isNaN(to.getTime()) ? until : to.toISOString(),
-              format,
-              chain: decodedChain?._tag === "Some" ? decodedChain.value : undefined,
-              currency
-            })
+            .open(
+              session.merchantId,
+              {
+                from: since,
+                to: Number.isNaN(to.getTime()) ? until : to.toISOString(),
+                format,
+                chain: decodedChain?._tag === "Some" ? decodedChain.value : undefined,
+                currency
+              },
+              cutOff
+            )
             .pipe(
               Effect.map((file) =>
                 HttpServerResponse.stream(file.stream, {
@@ -104,6 +120,11 @@ export const LedgerExportRoutes = HttpApiBuilder.Router.use((router) =>
                   }
                 })
               ),
+              // busy, or this merchant's exports already running: the form again, with when to try again
+              Effect.catchTags({
+                LedgerExportsBusy: (e) => refusedForm(session, values, e),
+                LedgerExportInProgress: (e) => refusedForm(session, values, e)
+              }),
               categorized,
               Effect.catchTags({ BadRequest: (e) => form(session, values, e.error, 400) })
             )

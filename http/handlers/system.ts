@@ -15,6 +15,8 @@ import { CustodyHealth } from "../../custody/custody-health.js"
 import { ChainClients } from "../../src/chains/chain-clients.js"
 import { ChainEndpoints } from "../../src/chains/chain-endpoints.js"
 import { processMetrics } from "../../src/processes/process-metrics.js"
+import { exportTurnsMetrics } from "../../src/ledger/export-turns.js"
+import { LedgerExports } from "../../src/ledger/ledger-export.js"
 import { FacetApi } from "../api.js"
 
 export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers) =>
@@ -23,6 +25,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
     const statuses = yield* IndexerStatus
     const reconciliation = yield* Reconciliation
     const custody = yield* CustodyHealth
+    const exports = yield* LedgerExports
     // a deliberate setting, not a fault: said in the checks, without degrading the service
     const tracing = (yield* ChainEndpoints).bep20.traces
     const traceCheck: Record<string, string> =
@@ -117,6 +120,7 @@ export const SystemHandlers = HttpApiBuilder.group(FacetApi, "system", (handlers
             untracedMetrics(yield* untracedNow) +
             reconciliationMetrics(yield* latestRuns) +
             (yield* custody.metrics.pipe(Effect.orElseSucceed(() => ""))) +
+            exportTurnsMetrics(yield* exports.turns) +
             processMetrics()
           )
         })

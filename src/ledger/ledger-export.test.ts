@@ -10,6 +10,7 @@ import { merchantWithConsoleOwner } from "../../test/console-session.js"
 import { TestAppLive, TestClient } from "../../test/http-harness.js"
 import { asRecord } from "../../test/json.js"
 import { onboardMerchant } from "../../test/merchants.js"
+import { readerAt } from "../../test/paced-reader.js"
 import { eventually } from "../../test/webhook-receiver.js"
 
 /**
@@ -415,6 +416,36 @@ describe("ledger export", () => {
         const whole = yield* client.request("GET", thisYear.replace(client.url, ""), { apiKey })
         expect([whole.status, whole.text.trimEnd().split("\n").length]).toEqual([200, 40_001])
       })
+    )
+
+    it.effect(
+      "a failure midway (its database connection lost) cuts the connection: never a short file that ends cleanly",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const { apiKey, merchantId } = yield* onboardMerchant()
+          // 40,000 transfers of about 600 bytes each: 24 MB, more than the sockets on either side hold
+          yield* sql`
+          INSERT INTO ledger_transfers (debit_account, credit_account, chain, currency, amount, kind, reference)
+          SELECT 'chain', ${`available:${merchantId}`}, 'TRC20', 'USDT', 1000000, 'deposit', 'txn_' || i || repeat('x', 400)
+          FROM generate_series(1, 40000) i`
+          yield* sql`
+          INSERT INTO ledger_balances (account, chain, currency, kind, merchant_id, debits_posted, credits_posted)
+          VALUES (${`available:${merchantId}`}, 'TRC20', 'USDT', 'available', ${merchantId}, 0, 40000000000)`
+          const path = `/v1/ledger-export?from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 86_400_000).toISOString()}&format=json`
+          // a reader holding back, so that the database is midway, waiting to write to the service
+          const reader = yield* readerAt(path, apiKey, { everyMs: 1000, bytes: 5 })
+          expect(reader.status).toBe(200)
+          const blocked = sql<{
+            n: number
+          }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'facet-export' AND wait_event = 'ClientWrite'`.pipe(
+            Effect.map((rows) => rows[0]?.n ?? 0)
+          )
+          expect(yield* eventually(blocked, (n) => n === 1, 10_000)).toBe(1)
+          yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'facet-export'`
+          // what the service holds is read, then the body stops short of its end: an error, not a clean end
+          expect(yield* Effect.promise(() => reader.readToTheEnd())).toBe("cut")
+        }).pipe(Effect.scoped)
     )
   })
 })

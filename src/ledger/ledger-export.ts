@@ -1,7 +1,10 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema, Stream } from "effect"
+import { AppConfig } from "../config.js"
 import type { LedgerExportQuery } from "../domain/ledger-export.js"
 import { LedgerStore } from "../stores/ledger-store.js"
+import { ExportTurns } from "./export-turns.js"
+import { paced, type ReaderTooSlow } from "./reader-pace.js"
 
 /** An export the service cannot make: the window backwards, too long, or a date that is none. */
 export class InvalidLedgerExport extends Schema.TaggedError<InvalidLedgerExport>()("InvalidLedgerExport", {
@@ -14,8 +17,6 @@ export class InvalidLedgerExport extends Schema.TaggedError<InvalidLedgerExport>
 
 /** The longest window one export covers, in days (a year with its leap day). */
 export const MAX_EXPORT_DAYS = 366
-/** Exports streamed at once by one process; more wait their turn (each holds a database connection). */
-const AT_ONCE = 2
 
 /**
  * A bare date is its 00:00 UTC; a date-time keeps its offset. NaN for a calendar day that is none (Date would
@@ -40,26 +41,30 @@ const compact = (date: Date) =>
  * The accounting export (issue #35): every movement of a merchant's money in a window, with each account's
  * running balance, streamed from the database as CSV or NDJSON at the pace its reader takes it — a year of an
  * exchange's volume never sits in this process's memory. The rows and their rule: LedgerStore
- * (`ledgerExportStatement`); docs/guides/ledger-export.md.
+ * (`ledgerExportStatement`); who streams when: ExportTurns; how slow a reader may be: `reader-pace.ts`;
+ * docs/guides/ledger-export.md.
  */
 export class LedgerExports extends Effect.Service<LedgerExports>()("facet/LedgerExports", {
   effect: Effect.gen(function* () {
     const store = yield* LedgerStore
     const pg = yield* PgClient.PgClient
-    const running = yield* Effect.makeSemaphore(AT_ONCE)
-    /** One export at a time per merchant: a merchant's second waits for its first, never for another's turn. */
-    const perMerchant = new Map<string, Effect.Semaphore>()
-    const turnOf = (merchantId: string) =>
-      Effect.sync(() => {
-        const known = perMerchant.get(merchantId)
-        if (known !== undefined) return known
-        const made = Effect.unsafeMakeSemaphore(1)
-        perMerchant.set(merchantId, made)
-        return made
-      })
+    const turns = yield* ExportTurns
+    const { ledgerExport: limits } = yield* AppConfig
+    const pace = { minBytesPerSecond: limits.minBytesPerSecond, window: limits.paceWindow }
 
-    /** The file: its content type, a name for it, and its bytes as a stream (nothing is read until it is pulled). */
-    const open = Effect.fn("LedgerExports.open")(function* (merchantId: string, request: LedgerExportQuery) {
+    /**
+     * The file: its content type, a name for it, and its bytes as a stream (nothing is read until it is
+     * pulled). Waits for the merchant's turn first (`ExportTurns`: refused at once when the merchant has two
+     * exports already or too many wait), held until the caller's scope closes — the request's, once its
+     * answer is written. A reader too slow (`reader-pace.ts`) is logged, `cutOff` (the caller ends the
+     * connection: its reader sees a cut, never a clean end) and its turn given back at once; a stream that
+     * fails midway is `cutOff` too.
+     */
+    const open = Effect.fn("LedgerExports.open")(function* (
+      merchantId: string,
+      request: LedgerExportQuery,
+      cutOff: Effect.Effect<void>
+    ) {
       const from = instant(request.from)
       const to = instant(request.to)
       if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) {
@@ -72,9 +77,9 @@ export class LedgerExports extends Effect.Service<LedgerExports>()("facet/Ledger
         })
       }
       const format = request.format
-      yield* Effect.logInfo("ledger export").pipe(
-        Effect.annotateLogs({ merchant_id: merchantId, from: from.toISOString(), to: to.toISOString(), format })
-      )
+      const annotations = { merchant_id: merchantId, from: from.toISOString(), to: to.toISOString(), format }
+      yield* Effect.logInfo("ledger export").pipe(Effect.annotateLogs(annotations))
+      const turn = yield* turns.take(merchantId)
       const rows = store.exportRows(
         {
           merchantId,
@@ -85,22 +90,31 @@ export class LedgerExports extends Effect.Service<LedgerExports>()("facet/Ledger
         },
         format
       )
+      // all three, even if the request ends meanwhile (the cut itself ends it)
+      const tooSlow = (verdict: ReaderTooSlow) =>
+        Effect.logWarning(`ledger export cut off: ${verdict.message}`).pipe(
+          Effect.annotateLogs({ ...annotations, behind_bytes: verdict.behindBytes }),
+          Effect.zipRight(turns.takeBack(turn)),
+          Effect.zipRight(cutOff),
+          Effect.uninterruptible
+        )
       return {
         contentType: format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
         filename: `ledger-${compact(from)}-${compact(to)}.${format === "csv" ? "csv" : "ndjson"}`,
-        // a turn among the exports running now, held while the stream is read
-        stream: Stream.unwrapScoped(
-          Effect.gen(function* () {
-            const mine = yield* turnOf(merchantId)
-            yield* Effect.acquireRelease(mine.take(1), () => mine.release(1))
-            yield* Effect.acquireRelease(running.take(1), () => running.release(1))
-            return rows.pipe(Stream.provideService(PgClient.PgClient, pg))
-          })
+        stream: paced(rows, pace, tooSlow).pipe(
+          // a failure midway (the database lost) ends the connection, not the body: the platform would end the
+          // chunked body cleanly, and the client take a short file for the whole one
+          Stream.tapErrorCause(() => cutOff),
+          Stream.provideService(PgClient.PgClient, pg)
         )
       }
     })
 
-    return { open } as const
+    return {
+      open,
+      /** What the turns hold now, and have refused and cut off (for /metrics). */
+      turns: turns.state
+    } as const
   }),
-  dependencies: [LedgerStore.Default]
+  dependencies: [LedgerStore.Default, ExportTurns.Default]
 }) {}

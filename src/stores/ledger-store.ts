@@ -352,8 +352,9 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("facet/LedgerStor
       const statement = ledgerExportStatement(query, format)
       const rows = copyOutStream(statement.query, statement.options, [
         "SET work_mem = '256MB'",
-        // a reader that stops reading holds an export's turn and connection: 15 minutes at most (a year of an
-        // exchange's volume streams in well under one), then the server ends it and the connection is cut
+        // any export, however its reader keeps pace (one that stops is cut off sooner: src/ledger/reader-pace.ts),
+        // holds its turn and connection 15 minutes at most (a year of an exchange's volume streams in well under
+        // one), then the server ends it and the connection is cut
         "SET statement_timeout = '15min'"
       ])
       return format === "csv" ? Stream.concat(Stream.succeed(CSV_HEADER_BYTES), rows) : rows
