@@ -286,8 +286,15 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
             })
           })
         }
-        if (attempt.status !== "included" && attempt.status !== "final")
-          yield* store.markAttempt(attempt.chain, attempt.tx_hash, "included", { blockNumber, fee })
+        // a look taken before the owner replaced or cancelled it: marked only as final state allows (the store)
+        if (
+          attempt.status !== "included" &&
+          attempt.status !== "final" &&
+          !(yield* store.markIncluded(attempt, blockNumber, fee, final))
+        )
+          return Step.Wait({
+            what: `${attempt.tx_hash} in block ${blockNumber}, while a later attempt of the operation is live: the block to become final`
+          })
         if (!final) return Step.Wait({ what: `${attempt.tx_hash} in block ${blockNumber} to become final` })
         // the cancellation used the nonce: the transfer it replaced can never land, and nothing moved but its fee
         if (attempt.action === "Cancel") {

@@ -506,6 +506,44 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
         .pipe(Effect.orDie)
     })
 
+    /**
+     * The attempt is in a block. Final: it used its nonce, so any other attempt of the operation still live (a
+     * replacement or a cancellation signed after a reader took its look) never lands — dropped in the same
+     * database transaction. Not final: it is marked only while no other attempt of the operation is live (a
+     * block not yet final may still be left). False when it was not marked.
+     */
+    const markIncluded = Effect.fn("CustodyStore.markIncluded")(function* (
+      attempt: AttemptRow,
+      blockNumber: bigint,
+      fee: bigint | undefined,
+      final: boolean
+    ) {
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            if (final && attempt.nonce !== null) {
+              const gone = yield* sql`
+                UPDATE custody_transactions SET status = 'dropped', last_error = ${`its nonce was used by ${attempt.tx_hash}`}, updated_at = clock_timestamp()
+                WHERE operation_id = ${attempt.operation_id} AND tx_hash <> ${attempt.tx_hash} AND nonce = ${attempt.nonce.toString()}
+                  AND status IN ('signed', 'broadcast') RETURNING tx_hash`.pipe(Effect.flatMap(decodeAll(HashRow)))
+              yield* transactions.failPendingByHashes(
+                attempt.chain,
+                gone.map((g) => g.tx_hash)
+              )
+            }
+            const marked = yield* sql`
+              UPDATE custody_transactions SET status = 'included', block_number = ${blockNumber.toString()},
+                fee = ${fee === undefined ? sql`fee` : sql`${fee.toString()}`}, updated_at = clock_timestamp()
+              WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash} AND NOT EXISTS (
+                SELECT 1 FROM custody_transactions other WHERE other.operation_id = ${attempt.operation_id}
+                  AND other.tx_hash <> ${attempt.tx_hash} AND other.status IN ('signed', 'broadcast', 'included', 'final'))
+              RETURNING tx_hash`
+            return marked.length > 0
+          })
+        )
+        .pipe(Effect.orDie)
+    })
+
     /** Every transaction custody signed from `address` with `nonce`, of any operation (which one used it). */
     const attemptsAtNonce = Effect.fn("CustodyStore.attemptsAtNonce")(function* (
       chain: Chain,
@@ -805,6 +843,7 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       markRefused,
       recordSigned,
       markAttempt,
+      markIncluded,
       markBroadcast,
       markSending,
       forgetAll
