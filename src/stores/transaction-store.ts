@@ -62,7 +62,10 @@ const SettlementPayment = Schema.Struct({
   currency: Schema.String,
   amount: Schema.String,
   status: Schema.Literal("pending", "confirmed"),
-  block_time: Schema.NullOr(Schema.DateFromSelf)
+  block_time: Schema.NullOr(Schema.DateFromSelf),
+  tx_hash: Schema.String,
+  event_index: Schema.Number,
+  to_address: Schema.String
 })
 const Hash = Schema.Struct({ tx_hash: Schema.String })
 /** What an order was paid in one asset, confirmed. */
@@ -217,7 +220,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
     /** An order's counted payments still pending or confirmed, in the order they were made. */
     const settlementPayments = (orderId: string) =>
       sql`
-        SELECT chain, currency, amount::text AS amount, status, block_time FROM transactions
+        SELECT chain, currency, amount::text AS amount, status, block_time, tx_hash, event_index, to_address FROM transactions
         WHERE order_id = ${orderId} AND type = 'deposit' AND counted AND status IN ('pending', 'confirmed')
         ORDER BY coalesce(block_time, detected_at), block_number, event_index`.pipe(
         Effect.flatMap(decodeAll(SettlementPayment))
