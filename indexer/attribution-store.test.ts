@@ -6,6 +6,7 @@ import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { merchantWithDepositAddresses, onboardMerchant } from "../test/merchants.js"
 import { Orders } from "../src/orders/orders.js"
+import { TransactionStore } from "../src/stores/transaction-store.js"
 import { OrderWebhook } from "../src/webhooks/receiver.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { webhookProblem } from "../test/webhook-bodies.js"
@@ -283,6 +284,166 @@ describe("attribution store", () => {
         expect(entries?.n).toBe(0)
         expect(yield* sql`SELECT 1 FROM webhook_events WHERE merchant_id = ${merchantId}`).toEqual([])
       })
+    )
+
+    it.effect(
+      "a custody transfer that reaches a watched address never drops that address's deposit: custody's rows have a key of their own (issue 53, defect 5)",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* AttributionStore
+          const transactions = yield* TransactionStore
+          const {
+            addresses: [dave],
+            merchantId
+          } = yield* merchantWithDepositAddresses(["dave"])
+          yield* holdLease("TRC20")
+          // custody's row of a TRX transfer it signed to dave's address, written with its signed bytes: event_index
+          // -1, the leg's destination — a native deposit's key (a withdrawal there would be a real payment to dave)
+          yield* sql`INSERT INTO custody_operations (id, type, status, merchant_id, chain, currency, wallet_id, from_address, to_wallet_id, to_address, amount)
+                     VALUES ('op_withdrawal_to_dave', 'collection', 'BROADCAST', ${merchantId}, 'TRC20', 'TRX', ${dave?.walletId ?? ""},
+                             'TMainWallet', ${dave?.walletId ?? ""}, ${dave?.address ?? ""}, 3000000)`
+          yield* transactions.recordCustodyRow({
+            id: "txn_withdrawal_to_dave",
+            merchant_id: merchantId,
+            type: "withdrawal",
+            status: "pending",
+            chain: "TRC20",
+            currency: "TRX",
+            amount: "3",
+            tx_hash: "tx-withdrawal-to-dave",
+            event_index: -1,
+            from_address: "TMainWallet",
+            to_address: dave?.address ?? "",
+            wallet_id: null,
+            operation_id: "op_withdrawal_to_dave",
+            withdrawal_id: null
+          })
+          const landed = hit(
+            { walletId: dave?.walletId ?? "", merchantId },
+            dave?.address ?? "",
+            "tx-withdrawal-to-dave",
+            "3"
+          )
+          const native: Attributed = { ...landed, transfer: { ...landed.transfer, currency: "TRX", eventIndex: -1 } }
+          expect(yield* store.writeBlock(block(90n, "w"), [native], 90n, HOLDER)).toEqual({ detected: 1, confirmed: 1 })
+          const rows = yield* sql<{ type: string; status: string }>`
+            SELECT type, status FROM transactions WHERE tx_hash = 'tx-withdrawal-to-dave' ORDER BY type`
+          expect(rows).toEqual([
+            { type: "deposit", status: "confirmed" },
+            { type: "withdrawal", status: "pending" }
+          ])
+          // custody settling its own row leaves the deposit as it is
+          yield* transactions.setCustodyStatus("TRC20", "tx-withdrawal-to-dave", "failed")
+          const [deposit] = yield* sql<{ status: string }>`
+            SELECT status FROM transactions WHERE tx_hash = 'tx-withdrawal-to-dave' AND type = 'deposit'`
+          expect(deposit?.status).toBe("confirmed")
+          const [credit] = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM ledger_transfers l JOIN transactions t ON t.id = l.reference
+            WHERE t.tx_hash = 'tx-withdrawal-to-dave' AND l.kind = 'deposit'`
+          expect(credit?.n).toBe(1)
+        })
+    )
+
+    it.effect(
+      "expiry decides from the confirmed payments, as settlement does: a converted order paid less than its currency's precision is PARTIALLY_PAID (issue 53, defect 4)",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* AttributionStore
+          const orders = yield* Orders
+          const client = yield* TestClient
+          const { apiKey, merchantId } = yield* onboardMerchant()
+          const created = asRecord(
+            (yield* client.request("POST", "/v1/orders", {
+              apiKey,
+              json: {
+                amount: "1",
+                currency: "USDT",
+                chain: "TRC20",
+                exchange_rate: "3",
+                accepted_assets: [
+                  { chain: "TRC20", currency: "USDT" },
+                  { chain: "TRC20", currency: "TRX" }
+                ]
+              }
+            })).body
+          )
+          const orderId = String(created.order_id)
+          const [order] = yield* sql<{
+            wallet_id: string
+            pay_address: string
+          }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+          yield* holdLease("TRC20")
+          // 0.000001 TRX is worth 0.000000333… USDT: paid_amount shows "0.000000"
+          const crumb = orderHit("TRC20", "TRX", order, merchantId, "tx-crumb", "0.000001", -1)
+          yield* store.writeBlock(block(100n, "x"), [crumb], 100n, HOLDER)
+          yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${orderId}`
+          yield* store.writeBlock({ ...block(101n, "x"), timestamp: Math.floor(Date.now() / 1000) }, [], 101n, HOLDER)
+          yield* orders.expireDue(100)
+          const expired = asRecord((yield* client.request("GET", `/v1/orders/${orderId}`, { apiKey })).body)
+          expect(expired).toMatchObject({ status: "PARTIALLY_PAID", paid_amount: "0.000000" })
+        })
+    )
+
+    it.effect(
+      "dust after PAID is no second sale: one order.paid keyed by the order, the dust announced as payment.overpaid with the order's overpaid_amount (issue 53, defect 1)",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* AttributionStore
+          const client = yield* TestClient
+          const { apiKey, merchantId } = yield* onboardMerchant()
+          const created = asRecord(
+            (yield* client.request("POST", "/v1/orders", {
+              apiKey,
+              json: { amount: "2", chain: "TRC20", currency: "USDT" }
+            })).body
+          )
+          const orderId = String(created.order_id)
+          const [order] = yield* sql<{
+            wallet_id: string
+            pay_address: string
+          }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+          yield* holdLease("TRC20")
+          const pays = (txHash: string, amount: string) => orderHit("TRC20", "USDT", order, merchantId, txHash, amount)
+          // the full payment seen, then final; then two payments of one base unit each, seen and made final
+          yield* store.writeBlock(block(110n, "d"), [pays("tx-full", "2")], 0n, HOLDER)
+          yield* store.writeBlock(block(111n, "d"), [], 110n, HOLDER)
+          yield* store.writeBlock(block(112n, "d"), [pays("tx-dust-1", "0.000001")], 111n, HOLDER)
+          yield* store.writeBlock(block(113n, "d"), [pays("tx-dust-2", "0.000001")], 112n, HOLDER)
+          yield* store.writeBlock(block(114n, "d"), [], 113n, HOLDER)
+          const events = yield* sql<{ idempotency_key: string; body: string }>`
+            SELECT idempotency_key, body FROM webhook_events WHERE order_id = ${orderId} ORDER BY created_at, id`
+          const bodies = events.map((e) => asRecord(JSON.parse(e.body)))
+          const key = (tx: string, event: string) => `deposit:TRC20:USDT:${tx}:${order?.pay_address}:0:${event}`
+          expect(events.map((e) => e.idempotency_key)).toEqual([
+            key("tx-full", "payment.detected"),
+            key("tx-full", "payment.confirmed"),
+            `${orderId}:order.paid:PAID`,
+            key("tx-dust-1", "payment.overpaid"),
+            key("tx-dust-2", "payment.overpaid")
+          ])
+          expect(bodies.map((b) => [b.event, asRecord(b.order).status, asRecord(b.order).overpaid_amount])).toEqual([
+            ["payment.detected", "CONFIRMING", undefined],
+            ["payment.confirmed", "PAID", undefined],
+            ["order.paid", "PAID", undefined],
+            ["payment.overpaid", "PAID", "0.000001"],
+            ["payment.overpaid", "PAID", "0.000002"]
+          ])
+          // one event says "paid": the one a receiver following the docs fulfils on; none other says PAID
+          // about a payment that paid it
+          expect(bodies.filter((b) => b.event === "order.paid")).toHaveLength(1)
+          expect(
+            bodies.filter((b) => b.event === "payment.confirmed" && asRecord(b.order).status === "PAID")
+          ).toHaveLength(1)
+          // one order's events carry their place in the order's sequence
+          expect(bodies.map((b) => b.sequence)).toEqual([1, 2, 3, 4, 5])
+          for (const e of events) expect(webhookProblem("order.updated", e.idempotency_key, e.body)).toBeUndefined()
+          // the merchant sees the overpayment on the order
+          const paid = asRecord((yield* client.request("GET", `/v1/orders/${orderId}`, { apiKey })).body)
+          expect(paid).toMatchObject({ status: "PAID", paid_amount: "2.000002", overpaid_amount: "0.000002" })
+        })
     )
 
     it.effect(

@@ -27,6 +27,37 @@ import {
   type OrderBodyEvent,
   type OrderWebhook
 } from "../src/domain/webhook-events.js"
+
+/** The chain events of one payment to an order, as the indexer first names them. */
+type PaymentBodyEvent = "payment.detected" | "payment.confirmed" | "payment.reversed" | "payment.restored"
+
+/** An order after settling its payments: its status, whether it became PAID now, and the payments that paid it. */
+interface Settled {
+  readonly status: string
+  readonly becamePaid: boolean
+  readonly paidBy: ReadonlySet<string>
+}
+
+/** A payment's identity among an order's payments (chain, hash, event index, destination). */
+const paymentKey = (t: {
+  readonly chain: string
+  readonly tx_hash: string
+  readonly event_index: number
+  readonly to_address: string
+}) => `${t.chain}|${transferKey(t)}`
+
+/**
+ * What a payment's event is once its order is settled (issue 53). While the order is PAID, a payment that did
+ * not pay it changes nothing: it is not announced while pending (no `payment.detected`, `payment.reversed`,
+ * `payment.restored`), and once final it is `payment.overpaid` — money beyond the order, never a second
+ * `payment.confirmed` saying PAID. None: not announced.
+ */
+const announcedAs = (t: TxRow, event: PaymentBodyEvent, settled: Settled): OrderBodyEvent | undefined =>
+  settled.status !== "PAID" || settled.paidBy.has(paymentKey(t))
+    ? event
+    : event === "payment.confirmed"
+      ? "payment.overpaid"
+      : undefined
 import type { Attributed } from "./attribution.js"
 
 /** Another indexer took the chain over (its fence row names another holder): this one must not write. */
@@ -162,29 +193,24 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
     const settleOrder = (orderId: string) =>
       Effect.gen(function* () {
         const locked = yield* orderStore.lockForSettlement(orderId)
-        if (Option.isNone(locked)) return { changed: false, status: "" }
+        if (Option.isNone(locked)) return { status: "", becamePaid: false, paidBy: new Set<string>() } satisfies Settled
         const order = locked.value
         const assets = yield* orderStore.askedAssets(orderId)
         const payments = yield* transactions.settlementPayments(orderId)
         const last = yield* transactions.latestPaymentHash(orderId)
-        const next = settle(
-          { status: order.status, latePayment: order.late_payment, expireAt: order.expire_at, expired: order.expired },
-          assets,
-          payments.map((p) => ({
-            chain: p.chain,
-            currency: p.currency,
-            amount: p.amount,
-            status: p.status,
-            blockTime: p.block_time
-          }))
-        )
         const settled = payments.map((p) => ({
           chain: p.chain,
           currency: p.currency,
           amount: p.amount,
           status: p.status,
-          blockTime: p.block_time
+          blockTime: p.block_time,
+          key: paymentKey(p)
         }))
+        const next = settle(
+          { status: order.status, latePayment: order.late_payment, expireAt: order.expire_at, expired: order.expired },
+          assets,
+          settled
+        )
         // recomputed from the payments each time, never accumulated from rounded per-payment values
         const paid = paidValue(order.amount, assets, settled, order.digits ?? 18)
         yield* orderStore.writeSettlement(orderId, {
@@ -194,7 +220,11 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           paidAmount: paid,
           underpaidAmount: underpaidAmount(next.status, order.amount, paid)
         })
-        return { changed: next.status !== order.status, status: next.status }
+        return {
+          status: next.status,
+          becamePaid: next.status === "PAID" && order.status !== "PAID",
+          paidBy: new Set(next.paidBy)
+        } satisfies Settled
       })
 
     /**
@@ -228,17 +258,60 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
       })
 
     /**
+     * `order.paid`: the order's transition to PAID, once per order, keyed by the order
+     * (`{order_id}:order.paid:PAID`), after the events of the payments that brought it there: the one event a
+     * merchant fulfils on (docs/guides/webhooks.md).
+     */
+    const orderPaid = (merchantId: string, orderId: string, hooks: ReadonlyMap<string, string | null>, now: string) =>
+      Effect.gen(function* () {
+        const order = yield* orders.get(merchantId, orderId).pipe(Effect.orDie)
+        const body: typeof OrderWebhook.Type = { event: "order.paid", order, created_at: now }
+        yield* outbox.enqueue({
+          merchantId,
+          event: "order.updated",
+          idempotencyKey: idempotencyKeyOf(body),
+          orderId,
+          destination: order.notify_url ?? hooks.get(merchantId) ?? null,
+          body
+        })
+      })
+
+    /**
+     * Settles the orders of these payments (each once) and announces them: each payment's event as its order
+     * now makes it (`announcedAs`), then `order.paid` for an order that became PAID.
+     */
+    const settleAndAnnounce = <T extends TxRow>(
+      rows: ReadonlyArray<T>,
+      eventOf: (t: T) => PaymentBodyEvent,
+      now: string
+    ) =>
+      Effect.gen(function* () {
+        if (rows.length === 0) return
+        const hooks = yield* merchantHooks(rows.map((t) => t.merchant_id))
+        const settled = new Map<string, Settled>()
+        for (const orderId of new Set(rows.map((t) => t.order_id ?? "")))
+          settled.set(orderId, yield* settleOrder(orderId))
+        for (const t of rows) {
+          const order = settled.get(t.order_id ?? "")
+          const event = order === undefined ? undefined : announcedAs(t, eventOf(t), order)
+          if (event !== undefined) yield* orderEvent(t, event, hooks, now)
+        }
+        for (const [orderId, order] of settled) {
+          const merchantId = rows.find((t) => t.order_id === orderId)?.merchant_id
+          if (order.becamePaid && merchantId !== undefined) yield* orderPaid(merchantId, orderId, hooks, now)
+        }
+      })
+
+    /**
      * New or revived payments: orders move to CONFIRMING; `payment.detected` goes out for a new one,
      * `payment.restored` for one a reorg had reversed and that is mined again.
      */
     const onDetected = (rows: ReadonlyArray<TxRow & { readonly revived: boolean }>, now: string) =>
-      Effect.gen(function* () {
-        const forOrders = rows.filter((t) => t.order_id !== null && t.counted)
-        if (forOrders.length === 0) return
-        const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
-        for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
-        for (const t of forOrders) yield* orderEvent(t, t.revived ? "payment.restored" : "payment.detected", hooks, now)
-      })
+      settleAndAnnounce(
+        rows.filter((t) => t.order_id !== null && t.counted),
+        (t) => (t.revived ? "payment.restored" : "payment.detected"),
+        now
+      )
 
     /**
      * Everything confirmation means for the confirmed deposits in CTE `c` (transactions rows plus the
@@ -269,15 +342,16 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
         return pending
       })
 
-    /** What confirmation means for order payments: the order's paid total and status, the events. */
+    /**
+     * What confirmation means for order payments: the order's paid total and status, the events
+     * (`payment.confirmed`, or `payment.overpaid` for a payment beyond a PAID order; `order.paid` once).
+     */
     const settleConfirmedOrders = (confirmed: ReadonlyArray<TxRow>, now: string) =>
-      Effect.gen(function* () {
-        const counted = confirmed.filter((t) => t.order_id !== null && t.counted && t.order_value !== null)
-        if (counted.length === 0) return
-        const hooks = yield* merchantHooks(counted.map((t) => t.merchant_id))
-        for (const orderId of new Set(counted.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
-        for (const t of counted) yield* orderEvent(t, "payment.confirmed", hooks, now)
-      })
+      settleAndAnnounce(
+        confirmed.filter((t) => t.order_id !== null && t.counted && t.order_value !== null),
+        () => "payment.confirmed",
+        now
+      )
 
     /**
      * What each order hit pays: its order, whether its asset counts, and its value in the order's currency.
@@ -611,12 +685,13 @@ export class AttributionStore extends Effect.Service<AttributionStore>()("facet/
           c AS MATERIALIZED (SELECT r.* FROM r),
           ${ledgerStore.depositParts("deposit_reversal", sql`c.confirmed_at IS NOT NULL`)}
           SELECT ${sql.literal(TRANSACTION_COLUMNS)} FROM c`.pipe(Effect.flatMap(decodeTxRows))
-          const forOrders = reversed.filter((t) => t.order_id !== null && t.counted)
-          const hooks = yield* merchantHooks(forOrders.map((t) => t.merchant_id))
-          for (const orderId of new Set(forOrders.map((t) => t.order_id ?? ""))) yield* settleOrder(orderId)
           // the reorg's outcome for the order (back to PENDING, CONFIRMING or EXPIRED) is in this event's
           // body; `order.expired` stays the expiry's own event, sent once
-          for (const t of forOrders) yield* orderEvent(t, "payment.reversed", hooks, now)
+          yield* settleAndAnnounce(
+            reversed.filter((t) => t.order_id !== null && t.counted),
+            () => "payment.reversed",
+            now
+          )
           yield* untraced.dropAbove(chain, ancestor.number)
           yield* indexerStore.rollBackTo(chain, ancestor)
           return reversed.length

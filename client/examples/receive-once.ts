@@ -2,7 +2,14 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 // in your project: from "@facet-pay/client/webhooks"
-import { type FacetWebhookEvent, FacetWebhookError, verifyFacetWebhook, type WebhookHeaders } from "../src/webhooks.js"
+import {
+  type FacetWebhookEvent,
+  FacetWebhookError,
+  orderToFulfil,
+  streamOf,
+  verifyFacetWebhook,
+  type WebhookHeaders
+} from "../src/webhooks.js"
 
 /**
  * What every example receiver does with a delivery, whatever the framework: verify it over the raw bytes,
@@ -11,8 +18,16 @@ import { type FacetWebhookEvent, FacetWebhookError, verifyFacetWebhook, type Web
  * that throws rolls the key back with it and answers 500, so the service delivers the event again later.
  */
 
-/** What your code does with an event, inside the transaction that records its key (use `db` for your writes). */
-export type WebhookAction = (event: FacetWebhookEvent, db: pg.PoolClient) => Promise<void>
+/**
+ * What your code does with an event, inside the transaction that records its key (use `db` for your writes).
+ * `latest` is false for an event older than one already applied for the same order (withdrawal, refund): a
+ * replay, or a dead event sent again. Keep the status you show from `latest` events only.
+ */
+export type WebhookAction = (
+  event: FacetWebhookEvent,
+  db: pg.PoolClient,
+  context: { readonly latest: boolean }
+) => Promise<void>
 
 export interface ReceiverOptions {
   /** The port to listen on (0: any free one). */
@@ -39,10 +54,60 @@ export const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS facet_webhook_events (
   received_at timestamptz
 )`
 
+/** The orders fulfilled, one row per order id: what makes fulfilment once per order, whatever arrives. */
+export const CREATE_FULFILLED = `CREATE TABLE IF NOT EXISTS facet_fulfilled_orders (
+  order_id text PRIMARY KEY,
+  idempotency_key text NOT NULL,
+  fulfilled_at timestamptz NOT NULL DEFAULT now()
+)`
+
+/** The highest `sequence` applied per order (withdrawal, refund): an older event is not applied over it. */
+export const CREATE_STREAMS = `CREATE TABLE IF NOT EXISTS facet_streams (
+  stream text PRIMARY KEY,
+  sequence integer NOT NULL
+)`
+
 export const openPool = async (databaseUrl: string): Promise<pg.Pool> => {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
-  await pool.query(CREATE_TABLE)
+  for (const table of [CREATE_TABLE, CREATE_FULFILLED, CREATE_STREAMS]) await pool.query(table)
   return pool
+}
+
+/**
+ * Whether the event is the latest of its order (withdrawal, refund) applied so far, recorded in `db`'s
+ * transaction: its `sequence` above the highest one applied. Events without a stream or a sequence are.
+ */
+const isLatest = async (db: pg.PoolClient, event: FacetWebhookEvent): Promise<boolean> => {
+  const stream = streamOf(event.body)
+  const sequence = event.body.event === "wallet.deposit.confirmed" ? undefined : event.body.sequence
+  if (stream === undefined || sequence === undefined) return true
+  const newer = await db.query(
+    `INSERT INTO facet_streams (stream, sequence) VALUES ($1, $2)
+     ON CONFLICT (stream) DO UPDATE SET sequence = excluded.sequence WHERE facet_streams.sequence < excluded.sequence`,
+    [stream, sequence]
+  )
+  return newer.rowCount === 1
+}
+
+/**
+ * Fulfils an order once per order id: only for the event that is its transition to PAID (`orderToFulfil`,
+ * `order.paid`), and only if no row for that order id exists yet (recorded in the same transaction). `fulfil`
+ * is your shipment, licence or voucher. True when it ran.
+ */
+export const fulfilOnce = async (
+  db: pg.PoolClient,
+  event: FacetWebhookEvent,
+  fulfil: (order: NonNullable<ReturnType<typeof orderToFulfil>>) => Promise<void>
+): Promise<boolean> => {
+  const order = orderToFulfil(event)
+  if (order === undefined) return false
+  const fresh = await db.query(
+    "INSERT INTO facet_fulfilled_orders (order_id, idempotency_key) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+    [order.order_id, event.idempotencyKey]
+  )
+  if (fresh.rowCount === 0) return false
+  await fulfil(order)
+  return true
 }
 
 export interface Answer {
@@ -78,7 +143,7 @@ export const receiveOnce = async (
       await db.query("ROLLBACK")
       return { status: 200, body: "duplicate: already processed" }
     }
-    await action(event, db)
+    await action(event, db, { latest: await isLatest(db, event) })
     await db.query("COMMIT")
     // 2xx only now: the key and what the action wrote are durable together
     return { status: 200, body: "processed" }
@@ -100,9 +165,23 @@ export const optionsFromEnv = (action: WebhookAction): ReceiverOptions => {
   return { port: Number(process.env.PORT ?? "3000"), secret, databaseUrl, action }
 }
 
-/** `main`'s action: it logs each event (put your fulfilment or crediting here, writing through `db`). */
-export const logEvent: WebhookAction = async (event) => {
-  console.log(`${event.type} ${event.idempotencyKey}`, JSON.stringify(event.body))
+/**
+ * `main`'s action: it logs each event and fulfils each paid order once (put your fulfilment and crediting here,
+ * writing through `db`). A payment after PAID (`payment.overpaid`) is logged as what it is: money beyond the
+ * order, to refund or keep (`order.overpaid_amount`), never a second sale.
+ */
+export const logEvent: WebhookAction = async (event, db, { latest }) => {
+  console.log(
+    `${event.type} ${event.idempotencyKey}${latest ? "" : " (older than one applied)"}`,
+    JSON.stringify(event.body)
+  )
+  await fulfilOnce(db, event, async (order) => {
+    console.log(`fulfil order ${order.order_id} (${order.amount} ${order.currency})`)
+  })
+  if (event.type === "order.updated" && event.body.event === "payment.overpaid")
+    console.log(
+      `order ${event.body.order.order_id} overpaid by ${event.body.order.overpaid_amount ?? "0"} ${event.body.order.currency}`
+    )
 }
 
 /** True when the module is the script node was started with. */

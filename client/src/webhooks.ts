@@ -46,11 +46,14 @@ export {
   DEPOSIT_KEY_PARTS,
   idempotencyKeyMatches,
   idempotencyKeyOf,
+  isOlderEvent,
   Occurrence,
   OrderBodyEvent,
   OrderWebhook,
   Payment,
   RefundWebhook,
+  Sequence,
+  streamOf,
   WalletDepositWebhook,
   WEBHOOK_EVENT_TYPES,
   WebhookBodies,
@@ -183,3 +186,14 @@ export const verifyFacetWebhook = (
   options: VerifyFacetWebhookOptions = {}
 ): FacetWebhookEvent =>
   Either.getOrThrowWith(verifyAt(rawBody, headers, secret, options, (options.now ?? Date.now)()), (error) => error)
+
+/**
+ * The order to fulfil, when this event is its transition to PAID (`order.updated` with body event
+ * `order.paid`, sent once per order, keyed `{order_id}:order.paid:PAID`); otherwise undefined. Fulfil once per
+ * order id: record the order id with the event's key, in the same transaction (`INSERT … ON CONFLICT DO
+ * NOTHING` on an order-id key), and act only when it is new. Never fulfil on `payment.confirmed`,
+ * `payment.detected` or `payment.overpaid`: a payment after PAID is `payment.overpaid` (the order's
+ * `overpaid_amount` says how much is beyond it), money to refund or keep, never a second sale.
+ */
+export const orderToFulfil = (event: FacetWebhookEvent) =>
+  event.type === "order.updated" && event.body.event === "order.paid" ? event.body.order : undefined

@@ -198,7 +198,7 @@ ${orders.map(
   (
     o
   ) => html`<tr><td><a href="/checkout/${o.order_id}">${o.order_id}</a>${o.out_trade_no !== "" && html`<br><span class="hint">${o.out_trade_no}</span>`}</td>
-<td>${o.status}</td><td>${o.amount} ${o.currency}</td><td>${o.paid_amount ?? "0"}</td>
+<td>${o.status}</td><td>${o.amount} ${o.currency}</td><td>${o.paid_amount ?? "0"}${o.overpaid_amount !== undefined && html`<br><span class="hint">overpaid ${o.overpaid_amount}: refund or keep</span>`}</td>
 <td>${o.paid_amount === "0" ? "" : html`<a href="/console/refunds?order=${encodeURIComponent(o.order_id)}">${o.refunded_amount}</a>`}</td><td>${o.chain}</td>
 <td><code>${o.tx_hash ?? ""}</code></td><td>${o.created_at}</td></tr>
 `

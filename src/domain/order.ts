@@ -80,6 +80,10 @@ export const Order = Schema.Struct({
    * paid_amount). Absent when nothing is lacking.
    */
   underpaid_amount: Schema.optional(DecimalString),
+  overpaid_amount: Schema.optional(DecimalString).annotations({
+    description:
+      "What the confirmed payments hold beyond the amount (paid_amount − amount), in the order's currency: payments after the order was PAID (each announced as payment.overpaid), or one larger than asked. The merchant may refund it. Absent when nothing is beyond the amount."
+  }),
   exchange_rate: Schema.optional(DecimalString),
   merchant_user_id: Schema.optional(BoundedString(128)),
   product_name: Schema.optional(BoundedString(256)),

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { Order } from "./order.js"
-import { RefundWebhook } from "./refund.js"
-import { WithdrawalWebhook } from "./withdrawal.js"
+import { RefundWebhook as RefundWebhookFields } from "./refund.js"
+import { WithdrawalWebhook as WithdrawalWebhookFields } from "./withdrawal.js"
 
 /**
  * Every webhook the service sends, declared once: the outbox encodes each body through these schemas
@@ -9,8 +9,6 @@ import { WithdrawalWebhook } from "./withdrawal.js"
  * `@facet-pay/client/webhooks` kit) decode with them. Each event's idempotency key (X-FACET-IDEMPOTENCY-KEY)
  * is a function of its body, written here once (the store's SQL forms of the deposit keys spell the same parts).
  */
-
-export { RefundWebhook, WithdrawalWebhook }
 
 /** The payment an `order.updated` chain event is about. */
 export const Payment = Schema.Struct({
@@ -24,16 +22,40 @@ export const Payment = Schema.Struct({
   confirmations: Schema.Number
 })
 
-/** What happened to an order (the body's `event`; the transport event is `order.updated`). */
+/**
+ * What happened to an order (the body's `event`; the transport event is `order.updated`). `order.paid` is the
+ * order's transition to PAID, once per order (the event to fulfil on); `payment.overpaid` a payment that
+ * became final while the order was PAID already and did not pay it (money beyond it, the merchant may refund).
+ */
 export const OrderBodyEvent = Schema.Literal(
   "payment.detected",
   "payment.confirmed",
   "payment.reversed",
   "payment.restored",
+  "payment.overpaid",
+  "order.paid",
   "order.expired",
   "order.partially_paid"
 )
 export type OrderBodyEvent = typeof OrderBodyEvent.Type
+
+/**
+ * The body events about the order itself rather than one payment: once per order and status each, keyed by
+ * the order (`{order_id}:{body_event}:{STATUS}`), never by a transfer.
+ */
+export const ORDER_LEVEL_EVENTS = ["order.paid", "order.expired", "order.partially_paid"] as const
+export const isOrderLevelEvent = (bodyEvent: string): boolean => ORDER_LEVEL_EVENTS.some((event) => event === bodyEvent)
+
+/**
+ * An event's place among the events of its order (its withdrawal's, its refund's): 1, 2, … in the order they
+ * happened. The service delivers them in that order (a later one waits while an earlier one is still being
+ * retried); a receiver that keeps the latest state ignores a body whose `sequence` is lower than one it has
+ * applied (a replay, or a dead event sent again). Absent on events stored before it was written.
+ */
+export const Sequence = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)).annotations({
+  description:
+    "This event's place among the events of its order (withdrawal, refund): 1, 2, …; a receiver keeping the latest state ignores a body whose sequence is lower than one it has applied."
+})
 
 /**
  * The body events a reorg can repeat for one payment (reversed out of the chain, mined again, reversed
@@ -55,16 +77,30 @@ export const Occurrence = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)).annota
 })
 
 /**
- * Body of `order.updated`: the order as it is now; `payment` on the chain events (payment.*), never on expiry;
- * `occurrence` on `payment.reversed` / `payment.restored`.
+ * Body of `order.updated`: the order as it is now; `payment` on the chain events (payment.*), never on the
+ * order's own (order.*); `occurrence` on `payment.reversed` / `payment.restored`; `sequence` its place among
+ * the order's events.
  */
 export const OrderWebhook = Schema.Struct({
   event: OrderBodyEvent,
   order: Order,
   payment: Schema.optional(Payment),
   occurrence: Schema.optional(Occurrence),
+  sequence: Schema.optional(Sequence),
   created_at: Schema.String
 })
+
+/** Body of `wallet.withdrawal.completed` / `.failed`, with its place among the withdrawal's events. */
+export const WithdrawalWebhook = Schema.Struct({
+  ...WithdrawalWebhookFields.fields,
+  sequence: Schema.optional(Sequence)
+}).annotations({ identifier: "WithdrawalWebhook" })
+
+/** Body of `refund.updated`, with its place among the refund's events. */
+export const RefundWebhook = Schema.Struct({
+  ...RefundWebhookFields.fields,
+  sequence: Schema.optional(Sequence)
+}).annotations({ identifier: "RefundWebhook" })
 
 /** Body of `wallet.deposit.confirmed` (the service builds it in SQL, in this field order: migration 0005). */
 export const WalletDepositWebhook = Schema.Struct({
@@ -183,11 +219,59 @@ export const idempotencyKeyOf = (body: WebhookBody): string => {
     case "refund.updated":
       return refundEventKey(body.refund.refund_id, body.refund.status)
     default:
-      return body.payment === undefined
+      return body.payment === undefined || isOrderLevelEvent(body.event)
         ? orderEventKey(body.order.order_id, body.event, body.order.status)
         : paymentEventKey(body.payment, body.event, isRepeatablePaymentEvent(body.event) ? (body.occurrence ?? 1) : 1)
   }
 }
+
+// ---- one resource's events, in order
+
+/**
+ * The events a body is one of, delivered in order and numbered by `sequence`: its order's, withdrawal's or
+ * refund's (`order:<id>`, `withdrawal:<id>`, `refund:<id>`). A deposit address's deposits are each an event of
+ * their own (none).
+ */
+export const streamOf = (body: WebhookBody): string | undefined => {
+  switch (body.event) {
+    case "wallet.deposit.confirmed":
+      return undefined
+    case "wallet.withdrawal.completed":
+    case "wallet.withdrawal.failed":
+      return `withdrawal:${body.withdrawal.withdrawal_id}`
+    case "refund.updated":
+      return `refund:${body.refund.refund_id}`
+    default:
+      return `order:${body.order.order_id}`
+  }
+}
+
+/** The order a body is about (an order's events, its refunds'), where its events go. */
+export const orderIdOf = (body: WebhookBody): string | undefined => {
+  switch (body.event) {
+    case "wallet.deposit.confirmed":
+    case "wallet.withdrawal.completed":
+    case "wallet.withdrawal.failed":
+      return undefined
+    case "refund.updated":
+      return body.refund.order_id
+    default:
+      return body.order.order_id
+  }
+}
+
+/** The body with its place among its resource's events (a deposit's body has none: as it is). */
+export const withSequence = (body: WebhookBody, sequence: number): WebhookBody =>
+  body.event === "wallet.deposit.confirmed" ? body : { ...body, sequence }
+
+/**
+ * Whether a verified event is older than one already applied for the same order (withdrawal, refund): its
+ * `sequence` at or below `applied`, the highest sequence applied. A receiver keeping the latest status ignores
+ * such an event's status (it still records its key and answers 2xx). An event without a sequence (stored
+ * before the field) is never older.
+ */
+export const isOlderEvent = (body: WebhookBody, applied: number | undefined): boolean =>
+  applied !== undefined && body.event !== "wallet.deposit.confirmed" && (body.sequence ?? Infinity) <= applied
 
 /**
  * Whether a delivered X-FACET-IDEMPOTENCY-KEY is the one the body makes, exactly. A `#n` is accepted only when

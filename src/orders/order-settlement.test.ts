@@ -21,10 +21,26 @@ const pay = (
 })
 
 describe("order settlement in the assets' own units", () => {
+  it("paidBy names the confirmed payments that paid the order, up to the one that completed it; later ones paid beyond it", () => {
+    const keyed = (key: string, amount: string, minute: number, status?: "pending" | "confirmed") => ({
+      ...pay("USDT", amount, minute, status),
+      key
+    })
+    const payments = [
+      keyed("a", "0.4", -3),
+      keyed("b", "0.6", -2),
+      keyed("dust", "0.000001", -1),
+      keyed("c", "1", 0, "pending")
+    ]
+    expect(settle(before, [usdt], payments).paidBy).toEqual(["a", "b"])
+    expect(settle(before, [usdt], payments.slice(0, 1)).paidBy).toEqual([])
+  })
+
   it("three payments of a third make a whole: 1 USDT asked as 3 TRX, paid 1 + 1 + 1 TRX, is PAID", () => {
     expect(settle(before, [trx], [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "1", -1)])).toEqual({
       status: "PAID",
-      latePayment: false
+      latePayment: false,
+      paidBy: []
     })
     expect(settle(before, [trx], [pay("TRX", "1", -3), pay("TRX", "1", -2), pay("TRX", "0.999999", -1)]).status).toBe(
       "PENDING"
@@ -49,16 +65,16 @@ describe("order settlement in the assets' own units", () => {
 
   it("late_payment comes from the block time of the payment that completed the amount, once", () => {
     const paidLate = settle({ ...before, expired: true }, [usdt], [pay("USDT", "0.4", -5), pay("USDT", "0.6", 2)])
-    expect(paidLate).toEqual({ status: "PAID", latePayment: true })
+    expect(paidLate).toEqual({ status: "PAID", latePayment: true, paidBy: [] })
     // paid on time; dust from anyone after expiry does not flip it
     const onTime = settle(before, [usdt], [pay("USDT", "1", -1)])
-    expect(onTime).toEqual({ status: "PAID", latePayment: false })
+    expect(onTime).toEqual({ status: "PAID", latePayment: false, paidBy: [] })
     const dust = settle(
       { ...before, status: "PAID", expired: true },
       [usdt],
       [pay("USDT", "1", -1), pay("USDT", "0.000001", 30)]
     )
-    expect(dust).toEqual({ status: "PAID", latePayment: false })
+    expect(dust).toEqual({ status: "PAID", latePayment: false, paidBy: [] })
   })
 
   it("pending payments keep an order CONFIRMING past expiry; what is confirmed decides after", () => {
@@ -74,7 +90,7 @@ describe("underpayment tolerance (issue #35)", () => {
   const shortBy = (tolerance: string) => ({ ...usdt, asked: "100", tolerance })
   it("an order paid short by no more than its tolerance is PAID at the payment that brought it within", () => {
     const within = settle(before, [shortBy("1")], [pay("USDT", "60", -3), pay("USDT", "39", -2)])
-    expect(within).toEqual({ status: "PAID", latePayment: false })
+    expect(within).toEqual({ status: "PAID", latePayment: false, paidBy: [] })
     expect(underpaidAmount("PAID", "100", "99")).toBe("1")
     // short by more: not paid; confirmed below the tolerance after expiry: PARTIALLY_PAID
     expect(settle(before, [shortBy("1")], [pay("USDT", "98.999999", -1)]).status).toBe("PENDING")
@@ -91,13 +107,14 @@ describe("underpayment tolerance (issue #35)", () => {
     const payments = [pay("USDT", "99.5", -1), pay("USDT", "0.5", 5)]
     expect(settle({ ...before, status: "PAID", expired: true }, [shortBy("1")], payments)).toEqual({
       status: "PAID",
-      latePayment: false
+      latePayment: false,
+      paidBy: []
     })
     expect(underpaidAmount("PAID", "100", paidValue("100", [shortBy("1")], payments, 6))).toBeNull()
     // brought within its tolerance after expiry: late, by that payment
     expect(
       settle({ ...before, expired: true }, [shortBy("1")], [pay("USDT", "50", -1), pay("USDT", "49.2", 2)])
-    ).toEqual({ status: "PAID", latePayment: true })
+    ).toEqual({ status: "PAID", latePayment: true, paidBy: [] })
     // not PAID: no underpaid_amount, whatever is lacking; overpaid: none either
     expect(underpaidAmount("PARTIALLY_PAID", "100", "50")).toBeNull()
     expect(underpaidAmount("PAID", "100", "100.5")).toBeNull()

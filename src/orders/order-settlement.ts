@@ -31,6 +31,8 @@ export interface OrderPayment {
   readonly status: "pending" | "confirmed"
   /** When its block was made (chain time); null for rows written before block times were kept. */
   readonly blockTime: Date | null
+  /** What names the payment to the caller (its transfer); `paidBy` lists these. */
+  readonly key?: string
 }
 
 export interface OrderBefore {
@@ -69,7 +71,8 @@ const withinTolerance = (assets: ReadonlyArray<AcceptedAsset>): ReadonlyArray<Ac
  * The order's status and `late_payment` after its payments (in block order). The order is PAID from the
  * payment that brought the confirmed total within its tolerance (the whole amount when it has none);
  * `late_payment` is decided once, then, by that payment's block time; later payments (dust after expiry,
- * the rest of an underpaid amount) do not change it, nor undo PAID.
+ * the rest of an underpaid amount) do not change it, nor undo PAID. `paidBy`: the keys of the confirmed
+ * payments that paid a PAID order, up to and including that one; the others paid beyond it (overpayments).
  */
 export const settle = (
   before: OrderBefore,
@@ -81,9 +84,11 @@ export const settle = (
   const counted = payments.filter((p) => accepted.has(key(p.chain, p.currency)))
   const paid = new Map<string, Decimal>()
   let completing: OrderPayment | undefined
+  const paidBy: Array<string> = []
   for (const payment of counted.filter((p) => p.status === "confirmed")) {
     const k = key(payment.chain, payment.currency)
     paid.set(k, (paid.get(k) ?? new Exact(0)).plus(payment.amount))
+    if (completing === undefined && payment.key !== undefined) paidBy.push(payment.key)
     if (completing === undefined && covers(payable, (a) => paid.get(key(a.chain, a.currency)) ?? 0))
       completing = payment
   }
@@ -105,7 +110,7 @@ export const settle = (
         : completing?.blockTime !== null &&
           completing?.blockTime !== undefined &&
           completing.blockTime > before.expireAt
-  return { status, latePayment }
+  return { status, latePayment, paidBy: completing === undefined ? [] : paidBy }
 }
 
 /**

@@ -34,6 +34,7 @@ export const renderOrder = (
     ...(row.tx_hash === null ? {} : { tx_hash: row.tx_hash }),
     late_payment: row.late_payment,
     ...(row.underpaid_amount === null ? {} : { underpaid_amount: normalizeDecimal(row.underpaid_amount) }),
+    ...overpaid(row),
     ...(row.exchange_rate === null ? {} : { exchange_rate: row.exchange_rate }),
     ...(row.merchant_user_id === null ? {} : { merchant_user_id: row.merchant_user_id }),
     ...(row.product_name === null ? {} : { product_name: row.product_name }),
@@ -56,6 +57,12 @@ export const renderOrder = (
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at)
   }
+}
+
+/** `overpaid_amount`: what the confirmed payments hold beyond the amount (both at the currency's precision). */
+const overpaid = (row: OrderRow): { readonly overpaid_amount?: string } => {
+  const beyond = new MoneyDecimal(row.paid_amount).minus(row.amount)
+  return beyond.gt(0) ? { overpaid_amount: normalizeDecimal(beyond.toFixed()) } : {}
 }
 
 /**

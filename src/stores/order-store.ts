@@ -201,8 +201,11 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
 
     /**
      * Moves up to `batchSize` PENDING orders whose time is up (past expire_at, and on every chain they can be
-     * paid on: migration 0009) to EXPIRED (nothing confirmed) or PARTIALLY_PAID; the orders moved. SKIP
-     * LOCKED lets several processes share the work; the status condition makes each transition happen once.
+     * paid on: migration 0009) to EXPIRED (nothing confirmed) or PARTIALLY_PAID; the orders moved. Decided from
+     * the confirmed rows that count, as settlement decides (src/orders/order-settlement.ts), never from
+     * `paid_amount`, which is rounded down at the order currency's precision (a converted payment worth less than
+     * it shows 0). SKIP LOCKED lets several processes share the work; the status condition makes each
+     * transition happen once.
      */
     const expireDue = (batchSize: number) =>
       sql`
@@ -211,7 +214,10 @@ export class OrderStore extends Effect.Service<OrderStore>()("facet/OrderStore",
               ORDER BY expire_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
             )
             UPDATE orders o
-               SET status = CASE WHEN o.paid_amount > 0 THEN 'PARTIALLY_PAID' ELSE 'EXPIRED' END,
+               SET status = CASE WHEN EXISTS (
+                     SELECT 1 FROM transactions t
+                     WHERE t.order_id = o.id AND t.type = 'deposit' AND t.counted AND t.status = 'confirmed'
+                   ) THEN 'PARTIALLY_PAID' ELSE 'EXPIRED' END,
                    updated_at = clock_timestamp()
               FROM due WHERE o.id = due.id
             RETURNING o.*`.pipe(Effect.flatMap(decodeAll(OrderRow)))

@@ -62,7 +62,10 @@ const SettlementPayment = Schema.Struct({
   currency: Schema.String,
   amount: Schema.String,
   status: Schema.Literal("pending", "confirmed"),
-  block_time: Schema.NullOr(Schema.DateFromSelf)
+  block_time: Schema.NullOr(Schema.DateFromSelf),
+  tx_hash: Schema.String,
+  event_index: Schema.Number,
+  to_address: Schema.String
 })
 const Hash = Schema.Struct({ tx_hash: Schema.String })
 /** What an order was paid in one asset, confirmed. */
@@ -173,15 +176,17 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
         Effect.map(Option.flatMap((found) => Option.fromNullable(found.block)))
       )
 
-    /** Custody's row of a transaction it signed (kept as it is when the bytes were stored before). */
+    /**
+     * Custody's row of a transaction it signed (kept as it is when the bytes were stored before). Its key has
+     * its type in it (migration 0038): a deposit the same transfer makes to a watched address is a row of its own.
+     */
     const recordCustodyRow = (row: CustodyTransactionRow) =>
       sql`INSERT INTO transactions ${sql.insert(row)} ON CONFLICT DO NOTHING`.pipe(Effect.asVoid)
 
     /** A custody transaction's row back to pending or failed, by its hash (an attempt given up on, or landed after all). */
     const setCustodyStatus = (chain: string, txHash: string, status: "pending" | "failed") =>
-      sql`UPDATE transactions SET status = ${status}, updated_at = clock_timestamp() WHERE chain = ${chain} AND tx_hash = ${txHash}`.pipe(
-        Effect.asVoid
-      )
+      sql`UPDATE transactions SET status = ${status}, updated_at = clock_timestamp()
+          WHERE chain = ${chain} AND tx_hash = ${txHash} AND type <> 'deposit'`.pipe(Effect.asVoid)
 
     /** The pending rows of an operation that failed for good. */
     const failPendingOfOperation = (operationId: string) =>
@@ -194,7 +199,9 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       txHashes.length === 0
         ? Effect.void
         : sql`UPDATE transactions SET status = 'failed', updated_at = clock_timestamp()
-              WHERE chain = ${chain} AND tx_hash IN ${sql.in(txHashes)} AND status = 'pending'`.pipe(Effect.asVoid)
+              WHERE chain = ${chain} AND tx_hash IN ${sql.in(txHashes)} AND status = 'pending' AND type <> 'deposit'`.pipe(
+            Effect.asVoid
+          )
 
     /** A custody transaction final in its block. */
     const confirmCustodyRow = (
@@ -206,14 +213,14 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
         UPDATE transactions SET status = 'confirmed', block_number = ${final.blockNumber.toString()}, confirmed_at = clock_timestamp(),
                confirmations = ${final.confirmations},
                updated_at = clock_timestamp()
-        WHERE chain = ${chain} AND tx_hash = ${txHash}`.pipe(Effect.asVoid)
+        WHERE chain = ${chain} AND tx_hash = ${txHash} AND type <> 'deposit'`.pipe(Effect.asVoid)
 
     // ---- the indexer's block writes (indexer/attribution-store.ts)
 
     /** An order's counted payments still pending or confirmed, in the order they were made. */
     const settlementPayments = (orderId: string) =>
       sql`
-        SELECT chain, currency, amount::text AS amount, status, block_time FROM transactions
+        SELECT chain, currency, amount::text AS amount, status, block_time, tx_hash, event_index, to_address FROM transactions
         WHERE order_id = ${orderId} AND type = 'deposit' AND counted AND status IN ('pending', 'confirmed')
         ORDER BY coalesce(block_time, detected_at), block_number, event_index`.pipe(
         Effect.flatMap(decodeAll(SettlementPayment))
@@ -265,7 +272,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
           from_address, to_address, block_number, block_hash, block_time, confirmations, wallet_id, order_id,
           deposit_address_id, counted, order_value
         FROM i
-        ON CONFLICT (tx_hash, event_index, to_address, chain) DO UPDATE SET
+        ON CONFLICT (tx_hash, event_index, to_address, chain, type) DO UPDATE SET
           status = excluded.status, block_number = excluded.block_number, block_hash = excluded.block_hash,
           block_time = excluded.block_time,
           reversed_at = NULL, confirmed_at = excluded.confirmed_at, confirmations = excluded.confirmations,

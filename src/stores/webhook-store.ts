@@ -70,6 +70,8 @@ export interface NewWebhookEvent {
   readonly orderId: string | null
   readonly destination: string | null
   readonly body: string
+  /** The order's (withdrawal's, refund's) events it is one of, and its place among them (`nextSequence`). */
+  readonly stream?: { readonly name: string; readonly sequence: number }
 }
 
 /** One delivery attempt as it went. */
@@ -121,9 +123,27 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
           order_id: event.orderId,
           destination: event.destination,
           body: event.body,
-          status: event.destination === null ? "no_destination" : "pending"
+          status: event.destination === null ? "no_destination" : "pending",
+          stream: event.stream?.name ?? null,
+          sequence: event.stream?.sequence ?? null
         })}
         ON CONFLICT (merchant_id, idempotency_key) WHERE transaction_id IS NULL DO NOTHING`.pipe(Effect.asVoid)
+
+    /**
+     * The next place in a stream (one order's, withdrawal's or refund's events): 1 for its first event. The
+     * stream is locked to the end of the caller's transaction (an advisory lock on its name), so two
+     * transactions writing events of one order number them one after the other.
+     */
+    const nextSequence = (stream: string) =>
+      Effect.gen(function* () {
+        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 53))`
+        // a statement of its own after the lock: its snapshot sees what the previous holder committed
+        return (
+          (yield* sql`SELECT coalesce(max(sequence), 0)::int AS n FROM webhook_events WHERE stream = ${stream}`.pipe(
+            Effect.flatMap(decodeScalar(CountRow, "n", () => 0))
+          )) + 1
+        )
+      })
 
     /**
      * Which time this is that a payment gets `bodyEvent`: a reorg can reverse and restore the same payment more
@@ -173,18 +193,23 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
     /**
      * Claims due events for an attempt each: one per merchant per round (not of the `saturated` merchants),
      * SKIP LOCKED so several processes share the work and never claim the same attempt; a claimed event is
-     * held for `lease` (due again after it if its worker crashed).
+     * held for `lease` (due again after it if its worker crashed). One order's (withdrawal's, refund's) events
+     * go in their order: an event waits while an earlier one of its stream is pending (being retried, or in
+     * flight); a dead one or one without a destination holds nothing back.
      */
     const claimDue = (limit: number, saturated: ReadonlyArray<string>, lease: Duration.Duration) =>
       sql`
         WITH candidates AS (
-          SELECT DISTINCT ON (merchant_id) id FROM webhook_events
+          SELECT DISTINCT ON (w.merchant_id) w.id FROM webhook_events w
           WHERE ${sql.and([
-            sql`status = 'pending'`,
-            sql`next_attempt_at <= now()`,
-            ...(saturated.length > 0 ? [sql`NOT ${sql.in("merchant_id", saturated)}`] : [])
+            sql`w.status = 'pending'`,
+            sql`w.next_attempt_at <= now()`,
+            ...(saturated.length > 0 ? [sql`NOT ${sql.in("w.merchant_id", saturated)}`] : []),
+            sql`(w.stream IS NULL OR NOT EXISTS (
+              SELECT 1 FROM webhook_events p
+              WHERE p.stream = w.stream AND p.sequence < w.sequence AND p.status = 'pending'))`
           ])}
-          ORDER BY merchant_id, next_attempt_at
+          ORDER BY w.merchant_id, w.next_attempt_at
         ), locked AS (
           SELECT e.id FROM webhook_events e JOIN candidates c ON c.id = e.id
           WHERE e.status = 'pending' AND e.next_attempt_at <= now()
@@ -246,17 +271,24 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
 
     /**
      * Makes events due now again: one event by id (whatever its state), or every failing and dead event of
-     * a merchant. An event that had no destination takes the merchant's current webhook_url. How many.
+     * a merchant. Each goes where its events go today: its order's notify_url (an order's events and its
+     * refunds'), else the merchant's current webhook_url — never the URL stored with it, which may be a host
+     * the merchant has since left (issue 53). None of either: kept as `no_destination`. How many.
      */
     const replay = (target: { readonly eventId: string } | { readonly merchantId: string }) => {
       const which =
         "eventId" in target
           ? sql`e.id = ${target.eventId}`
           : sql`e.merchant_id = ${target.merchantId} AND (e.status = 'dead' OR (e.status = 'pending' AND e.last_error IS NOT NULL))`
+      // a refund's event stored before the outbox kept its order names the order in its body only
+      const today = sql`coalesce(
+        (SELECT o.notify_url FROM orders o
+         WHERE o.id = coalesce(e.order_id, CASE WHEN e.event = 'refund.updated' THEN e.body::jsonb -> 'refund' ->> 'order_id' END)),
+        m.webhook_url)`
       return sql`
         UPDATE webhook_events e
-           SET destination = coalesce(e.destination, m.webhook_url),
-               status = CASE WHEN coalesce(e.destination, m.webhook_url) IS NULL THEN 'no_destination' ELSE 'pending' END,
+           SET destination = ${today},
+               status = CASE WHEN ${today} IS NULL THEN 'no_destination' ELSE 'pending' END,
                next_attempt_at = now(), dead_at = NULL, delivered_at = NULL
           FROM merchants m
          WHERE m.id = e.merchant_id AND ${which}
@@ -271,7 +303,8 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
      * withdrawals' events) and their attempts. How many events went.
      */
     const forgetChainEvents = Effect.gen(function* () {
-      const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR event IN ('wallet.deposit.confirmed', 'wallet.withdrawal.completed', 'wallet.withdrawal.failed')`
+      // an order's order.paid goes too: its orders are unpaid again, and paid again it is announced again
+      const chainEvents = sql`SELECT id FROM webhook_events WHERE idempotency_key LIKE 'deposit:%' OR idempotency_key LIKE '%:order.paid:PAID' OR event IN ('wallet.deposit.confirmed', 'wallet.withdrawal.completed', 'wallet.withdrawal.failed')`
       yield* sql`DELETE FROM webhook_attempts WHERE event_id IN (${chainEvents})`
       return yield* sql`
       WITH d AS (DELETE FROM webhook_events WHERE id IN (${chainEvents}) RETURNING 1) SELECT count(*)::int AS n FROM d`.pipe(
@@ -283,6 +316,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("facet/WebhookS
       depositConfirmedKeySql,
       paymentEventKeySql,
       insertEvent,
+      nextSequence,
       paymentOccurrence,
       depositConfirmedEvents,
       claimDue,

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { type Context, Effect, Either, Exit, Layer, Option, type Redacted, Scope } from "effect"
+import { type Context, Effect, Either, Exit, Layer, Option, type Redacted, Schema, Scope } from "effect"
 import * as http from "node:http"
 import { freePort } from "../database/embedded-postgres.js"
 import { createTestDatabase } from "../../test/database.js"
@@ -9,6 +9,8 @@ import { onboardMerchant } from "../../test/merchants.js"
 import { asRecord } from "../../test/json.js"
 import { eventually, type ReceivedRequest, startReceiver } from "../../test/webhook-receiver.js"
 import type { AppConfigShape } from "../config.js"
+import { Order } from "../domain/order.js"
+import { type OrderBodyEvent, paymentEventKey } from "../domain/webhook-events.js"
 import { guardedLookup } from "./destination-guard.js"
 import { type OutboxEvent, WebhookOutbox } from "./outbox.js"
 import { verifyWebhook } from "./receiver.js"
@@ -275,6 +277,111 @@ describe("webhook delivery", () => {
       expect(Date.now() - started).toBeLessThan(1_500)
       yield* Scope.close(app.scope, Exit.void)
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "one order's events go out in order: a later one waits while an earlier one of the same order is failing (issue 53, defect 2)",
+    () =>
+      Effect.gen(function* () {
+        // the first delivery fails, every other succeeds
+        const receiver = yield* startReceiver((seen) => (seen === 1 ? 500 : 200))
+        const app = yield* startApp(yield* createTestDatabase)
+        const { apiKey, merchantId } = yield* app.run(onboard(receiver.url))
+        const created = yield* app.run(
+          Effect.flatMap(TestClient, (c) => c.request("POST", "/v1/orders", { apiKey, json: { amount: "5" } }))
+        )
+        const order = Schema.decodeUnknownSync(Order)(created.body)
+        const payment = {
+          chain: "TRC20",
+          currency: "USDT",
+          tx_hash: "0xpaid",
+          to_address: order.pay_address,
+          event_index: 0,
+          amount: "5",
+          block_number: 10,
+          confirmations: 0
+        }
+        const event = (bodyEvent: OrderBodyEvent, status: "CONFIRMING" | "PAID"): OutboxEvent => ({
+          merchantId,
+          event: "order.updated",
+          idempotencyKey: paymentEventKey(payment, bodyEvent),
+          orderId: order.order_id,
+          destination: receiver.url,
+          body: { event: bodyEvent, order: { ...order, status }, payment, created_at: new Date().toISOString() }
+        })
+        const detected = event("payment.detected", "CONFIRMING")
+        const confirmed = event("payment.confirmed", "PAID")
+        // written together, as one block's transaction writes them
+        yield* app.run(
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql.withTransaction(
+              Effect.flatMap(WebhookOutbox, (o) => Effect.forEach([detected, confirmed], (e) => o.enqueue(e)))
+            )
+          )
+        )
+        yield* eventually(
+          Effect.sync(() => receiver.received.length),
+          (n) => n >= 3
+        )
+        // the stale CONFIRMING never lands after PAID: the later event waited for the earlier one's retry
+        expect(receiver.received.map((r) => header(r, "x-facet-idempotency-key"))).toEqual([
+          detected.idempotencyKey,
+          detected.idempotencyKey,
+          confirmed.idempotencyKey
+        ])
+        // and each body says its place in the order's events: a receiver ignores an older one
+        expect(receiver.received.map((r) => asRecord(JSON.parse(r.rawBody.toString())).sequence)).toEqual([1, 1, 2])
+        yield* Scope.close(app.scope, Exit.void)
+      }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "a merchant-wide replay sends what went to the merchant's webhook_url to today's; an order's notify_url stays (issue 53, defect 3)",
+    () =>
+      Effect.gen(function* () {
+        const lost = yield* startReceiver(() => 503)
+        const today = yield* startReceiver(() => 200)
+        const app = yield* startApp(yield* createTestDatabase)
+        const { apiKey, merchantId } = yield* app.run(onboard(lost.url))
+        const created = yield* app.run(
+          Effect.flatMap(TestClient, (c) =>
+            c.request("POST", "/v1/orders", { apiKey, json: { amount: "5", notify_url: `${lost.url}?order` } })
+          )
+        )
+        const orderId = String(asRecord(created.body).order_id)
+        const deposit = depositEvent(merchantId, lost.url, 7)
+        yield* app.run(Effect.flatMap(WebhookOutbox, (o) => o.enqueue(deposit)))
+        yield* app.run(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE orders SET expire_at = now() WHERE id = ${orderId}`)
+        )
+        const events = app.run(
+          Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) => sql<{ idempotency_key: string; destination: string; last_error: string | null }>`
+              SELECT idempotency_key, destination, last_error FROM webhook_events WHERE merchant_id = ${merchantId}
+              ORDER BY idempotency_key`
+          )
+        )
+        yield* eventually(events, (rows) => rows.length === 2 && rows.every((r) => r.last_error !== null))
+        // the merchant moves its webhook_url away from the lost host, then replays everything that failed
+        yield* app.run(
+          Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) => sql`UPDATE merchants SET webhook_url = ${today.url} WHERE id = ${merchantId}`
+          )
+        )
+        expect(yield* app.run(Effect.flatMap(WebhookAdmin, (a) => a.replay({ merchantId })))).toBe(2)
+        yield* eventually(
+          Effect.sync(() => today.received.length),
+          (n) => n >= 1
+        )
+        expect((yield* events).map((r) => [r.idempotency_key, r.destination])).toEqual([
+          [`${orderId}:order.expired:EXPIRED`, `${lost.url}?order`],
+          [deposit.idempotencyKey, today.url]
+        ])
+        expect(today.received.map((r) => header(r, "x-facet-idempotency-key"))).toEqual([deposit.idempotencyKey])
+        yield* Scope.close(app.scope, Exit.void)
+      }).pipe(Effect.scoped)
   )
 
   it.live("in mainnet mode a private or loopback destination is refused and never contacted", () =>

@@ -1,5 +1,12 @@
 import { Effect, Either, Schema } from "effect"
-import { WebhookBody, type WebhookBodies, type WebhookEventType } from "../domain/webhook-events.js"
+import {
+  orderIdOf,
+  streamOf,
+  WebhookBody,
+  type WebhookBodies,
+  type WebhookEventType,
+  withSequence
+} from "../domain/webhook-events.js"
 import { WebhookStore } from "../stores/webhook-store.js"
 
 /** An event for the outbox: its transport event (X-FACET-EVENT) with the body that event is declared with. */
@@ -32,26 +39,34 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("facet/Webhoo
   effect: Effect.gen(function* () {
     const store = yield* WebhookStore
     /** A body its schema refuses is a bug of ours: logged loudly, and sent as it is rather than lost. */
-    const serialize = (event: OutboxEvent) =>
-      Either.match(encodeBody(event.body), {
+    const serialize = (event: OutboxEvent, body: WebhookBody) =>
+      Either.match(encodeBody(body), {
         onRight: (encoded) => Effect.succeed(JSON.stringify(encoded)),
         onLeft: (error) =>
           Effect.as(
             Effect.logError("a webhook body does not match its declared schema; sent as it is").pipe(
               Effect.annotateLogs({ event: event.event, idempotency_key: event.idempotencyKey, error: error.message })
             ),
-            JSON.stringify(event.body)
+            JSON.stringify(body)
           )
       })
-    /** One event, written once per key (a repeat of the same key is a no-op). */
+    /**
+     * One event, written once per key (a repeat of the same key is a no-op). An order's (withdrawal's, refund's)
+     * event takes the next place among that resource's events: its body carries it as `sequence`, and the
+     * dispatcher delivers them in that order. A refund's event is filed under its order.
+     */
     const enqueue = Effect.fn("WebhookOutbox.enqueue")(function* (event: OutboxEvent) {
+      const name = streamOf(event.body)
+      const sequence = name === undefined ? undefined : yield* store.nextSequence(name)
+      const body = sequence === undefined ? event.body : withSequence(event.body, sequence)
       yield* store.insertEvent({
         merchantId: event.merchantId,
         event: event.event,
         idempotencyKey: event.idempotencyKey,
-        orderId: event.orderId ?? null,
+        orderId: event.orderId ?? orderIdOf(event.body) ?? null,
         destination: event.destination,
-        body: yield* serialize(event)
+        body: yield* serialize(event, body),
+        ...(name === undefined || sequence === undefined ? {} : { stream: { name, sequence } })
       })
     })
     return { enqueue } as const
