@@ -110,7 +110,7 @@ export const AttemptRow = Schema.Struct({
   created_ms_ago: Schema.Number,
   /** What it does when it is not a plain transfer: a chain action's tag, or `Cancel` (EVM: fills its nonce). */
   action: Schema.NullOr(Schema.String),
-  /** The last documented refusal a node answered when it was sent (evidence of nothing: see migration 0037). */
+  /** The last documented refusal a node answered when it was sent (evidence of nothing: see migration 0035). */
   refusal: Schema.NullOr(Schema.String)
 })
 export type AttemptRow = typeof AttemptRow.Type

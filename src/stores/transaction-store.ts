@@ -178,7 +178,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
 
     /**
      * Custody's row of a transaction it signed (kept as it is when the bytes were stored before). Its key has
-     * its type in it (migration 0038): a deposit the same transfer makes to a watched address is a row of its own.
+     * its type in it (migration 0036): a deposit the same transfer makes to a watched address is a row of its own.
      */
     const recordCustodyRow = (row: CustodyTransactionRow) =>
       sql`INSERT INTO transactions ${sql.insert(row)} ON CONFLICT DO NOTHING`.pipe(Effect.asVoid)
