@@ -83,6 +83,9 @@ export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<Si
   const failed = new Map<string, { type: string; chain: string; hashes: Array<string> }>()
   const paid = new Map<string, Set<string>>()
   let finalCount = 0
+  /** The statuses as last read, and whether the last read or block changed anything (progress). */
+  let fingerprint = ""
+  let moved = false
 
   const failedViolations = () =>
     [...failed.entries()].flatMap(([id, op]) => {
@@ -114,6 +117,9 @@ export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<Si
       failed.set(row.id, op)
     }
     finalCount = final.size
+    const now = rows.map((r) => `${r.id}:${r.status}`).join(",")
+    moved = now !== fingerprint
+    fingerprint = now
     return failedViolations()
   })
 
@@ -122,6 +128,7 @@ export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<Si
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const successes = hashes.filter((h) => chain.landed(h)?.success === true)
+      moved = hashes.length > 0
       if (successes.length === 0) return failedViolations()
       const owners = yield* sql`
         SELECT tx_hash, operation_id FROM custody_transactions WHERE chain = ${chain.id} AND ${sql.in("tx_hash", successes)}`.pipe(
@@ -139,7 +146,13 @@ export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<Si
       return [...twice, ...failedViolations()]
     })
 
-  return { afterTurn, afterBlock, allFinal: () => finalCount === ids.length } as const
+  return {
+    afterTurn,
+    afterBlock,
+    allFinal: () => finalCount === ids.length,
+    /** Whether the last step changed a status or included a transaction. */
+    moved: () => moved
+  } as const
 }
 
 /** Every nonce below the highest custody signed for an EVM sender is used on chain once the network is honest. */

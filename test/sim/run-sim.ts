@@ -7,11 +7,12 @@ import { PgClient } from "@effect/sql-pg"
 import { Console, Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import { startEmbeddedPostgres } from "../../src/database/embedded-postgres.js"
 import { runMigrations } from "../../src/database/migrator.js"
-import { formatSummary, runSeeds } from "./sim-report.js"
+import { shareResult } from "../faults/scenario-result.js"
+import { formatSummary, type RunSummary, runSeeds } from "./sim-report.js"
 import { SimServicesLive } from "./simulation.js"
 
 /**
- * `npm run sim -- --seeds N [--from S] [--seed S] [--off RULE,…] [--stop-at-first]`: the deterministic
+ * `npm run sim -- --seeds N [--from S] [--seed S] [--off RULE,…] [--stop-at-first] [--concurrency C]`: the deterministic
  * adversarial simulation of the send lifecycle (docs/internals/simulation.md) on a throw-away embedded
  * PostgreSQL. `--seed S` replays one seed and prints every step it took; `--off refusalIsNoEvidence` (or
  * `lowestFreeNonce`) runs with that money rule switched off (SendRules). Exits 1 on any violation.
@@ -21,7 +22,8 @@ const Options = Schema.Struct({
   from: Schema.NumberFromString.pipe(Schema.int(), Schema.positive()),
   seed: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive())),
   off: Schema.Array(Schema.Literal("refusalIsNoEvidence", "lowestFreeNonce")),
-  stopAtFirst: Schema.Boolean
+  stopAtFirst: Schema.Boolean,
+  concurrency: Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
 })
 
 const readOptions = Effect.suspend(() => {
@@ -31,7 +33,8 @@ const readOptions = Effect.suspend(() => {
       from: { type: "string", default: "1" },
       seed: { type: "string" },
       off: { type: "string", default: "" },
-      "stop-at-first": { type: "boolean", default: false }
+      "stop-at-first": { type: "boolean", default: false },
+      concurrency: { type: "string", default: "2" }
     }
   })
   return Schema.decodeUnknown(Options)({
@@ -39,7 +42,8 @@ const readOptions = Effect.suspend(() => {
     from: values.from,
     ...(values.seed === undefined ? {} : { seed: values.seed }),
     off: values.off.split(",").filter((rule) => rule !== ""),
-    stopAtFirst: values["stop-at-first"]
+    stopAtFirst: values["stop-at-first"],
+    concurrency: values.concurrency
   })
 })
 
@@ -51,7 +55,7 @@ const DatabaseLive = Layer.unwrapScoped(
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
     const pg = yield* Effect.orDie(startEmbeddedPostgres({ dataDir: dir }))
-    return PgClient.layer({ url: pg.url, maxConnections: 4 })
+    return PgClient.layer({ url: pg.url, maxConnections: 8 })
   })
 ).pipe(Layer.tap((context) => Effect.orDie(runMigrations().pipe(Effect.provide(context)))))
 
@@ -74,16 +78,41 @@ const main = Effect.gen(function* () {
     { rules, run: 1, trace: single, keepRows: single },
     {
       stopAtFirst: options.stopAtFirst,
+      concurrency: single ? 1 : options.concurrency,
       progress: (report, done) => {
-        if (report.violations.length > 0) console.log(`seed ${report.seed}: ${report.violations.length} violation(s)`)
+        for (const v of report.violations) console.log(`seed ${v.seed} step ${v.step}: ${v.what.slice(0, 240)}`)
         if (done % 100 === 0) console.log(`${done} seeds`)
       }
     }
   )
   if (single && summary.last !== undefined) yield* Console.log(summary.last.trace.join("\n"), "\n")
   yield* Console.log(formatSummary(summary, (seed) => `npm run sim -- --seed ${seed}${offFlag}`))
+  shareResult(campaignLine(summary, from))
   if (summary.violations.length > 0) process.exitCode = 1
 })
+
+/** The run's line in `npm run faults`' table (written only when the campaign runs it). */
+const campaignLine = (summary: RunSummary, from: number) => {
+  const sum = (keep: (move: string) => boolean) =>
+    [...summary.moves].filter(([move]) => keep(move)).reduce((total, [, n]) => total + n, 0)
+  const crashes = (move: string) => move.startsWith("crash")
+  const top = [...summary.moves]
+    .filter(([move]) => !crashes(move))
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, 8)
+  return {
+    scenario: `adversarial simulation (${summary.seeds} seeds from ${from}, ${summary.steps} steps)`,
+    faults: sum((move) => !crashes(move)),
+    faultDetail: top.map(([move, n]) => `${move} ${n}`).join(", "),
+    restarts: sum(crashes),
+    requestsFuzzed: 0,
+    payments: [...summary.outcomes].filter(([o]) => o.endsWith("COMPLETED")).reduce((total, [, n]) => total + n, 0),
+    violations: summary.violations.map((v) => ({
+      invariant: v.what.split(":")[0] ?? v.what,
+      detail: `seed ${v.seed} step ${v.step}: ${v.what}`
+    }))
+  }
+}
 
 NodeRuntime.runMain(
   main.pipe(

@@ -27,6 +27,13 @@ interface Event {
   readonly exit: Exit.Exit<void> | undefined
 }
 
+/** A defect in words: its message and, for a database error, PostgreSQL's own (the constraint or trigger). */
+const defectText = (cause: Cause.Cause<unknown>) => {
+  const squashed = Cause.squash(cause)
+  const inner = squashed instanceof Error && squashed.cause instanceof Error ? `: ${squashed.cause.message}` : ""
+  return `${squashed instanceof Error ? squashed.message : String(squashed)}${inner}`
+}
+
 /** How long (real time) a turn may take before the run counts it as stalled (a lock wait, a hang). */
 const TURN_LIMIT = "30 seconds"
 
@@ -88,7 +95,7 @@ export const makeScheduler = (actorIds: ReadonlyArray<string>) =>
       actor.state = "crashed"
       return Cause.isInterruptedOnly(exit.cause)
         ? ({ _tag: "Done" } as const)
-        : ({ _tag: "Defect", cause: Cause.pretty(exit.cause) } as const)
+        : ({ _tag: "Defect", cause: defectText(exit.cause) } as const)
     })
 
     const loop = (actor: SimActor, drive: (operationId: string) => Effect.Effect<void>) =>

@@ -24,6 +24,8 @@ export interface StepWorld {
 
 /** Steps after the healing within which every operation must be final. */
 export const STEPS_AFTER_HEALING = 1_500
+/** After the healing, this many steps without a status changing or a transaction landing end the run early. */
+const STEPS_WITHOUT_PROGRESS = 400
 
 type Action =
   | { readonly _tag: "Resume"; readonly actor: SimActor }
@@ -189,6 +191,7 @@ export const runSteps = (world: StepWorld, drive: (operationId: string) => Effec
     for (const actor of world.scheduler.actors) yield* start(actor)
 
     const limit = world.healAt + STEPS_AFTER_HEALING
+    let lastProgress = 0
     for (step = 1; step <= limit; step++) {
       if (step === world.healAt) heal()
       const action = pickWeighted(world.random, choices(world))
@@ -196,7 +199,12 @@ export const runSteps = (world: StepWorld, drive: (operationId: string) => Effec
       // only a driver's turn writes to the database (a crash interrupts a parked fiber)
       if (action._tag === "Resume" || action._tag === "Restart" || action._tag === "ResumePass")
         for (const what of yield* watch.afterTurn) violate(what)
-      if (step > world.healAt && watch.allFinal()) break
+      if (watch.moved()) lastProgress = step
+      if (
+        step > world.healAt &&
+        (watch.allFinal() || step - Math.max(lastProgress, world.healAt) > STEPS_WITHOUT_PROGRESS)
+      )
+        break
     }
     if (!world.adversary.healed()) heal()
     const states = yield* readOperations(ids)
