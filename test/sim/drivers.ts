@@ -99,19 +99,26 @@ export const makeDrivers = (plans: ReadonlyMap<string, PlannedOperation>) =>
         yield* books.finish(operation, outcome, [books.networkFee(operation, outcome.fee)])
       })
 
-    /** The funding of a sweep, followed here until final; false while it is not (the resume pass comes back). */
+    /**
+     * The funding of a sweep, followed here until final (the sweep's actor waits for it, as Collections'
+     * ensureGas does, and while it waits a restart may have it watch a funding the gas wallet's actor is
+     * sending at the same moment: two drivers of one transfer, issue 46's defect 4). False: it failed.
+     */
     const gasReady = (operation: OperationRow) =>
       Effect.gen(function* () {
         const fundingId = operation.gas_funding_id
         if (fundingId === null) return true
-        const found = yield* store.operation(fundingId)
-        if (Option.isNone(found)) return yield* Effect.dieMessage(`gas funding ${fundingId} vanished`)
-        if (!isFinished(found.value.status)) yield* funding(found.value, yield* planOf(found.value), "watch")
-        const done = Option.getOrUndefined(yield* store.operation(fundingId))
-        if (done === undefined || !isFinished(done.status)) return false
-        if (done.status === "FAILED") {
-          yield* store.fail(operation.id, `gas funding failed: ${done.failure_reason ?? "no reason recorded"}`)
-          return false
+        for (;;) {
+          const found = Option.getOrUndefined(yield* store.operation(fundingId))
+          if (found === undefined) return yield* Effect.dieMessage(`gas funding ${fundingId} vanished`)
+          if (found.status === "FAILED") {
+            yield* store.fail(operation.id, `gas funding failed: ${found.failure_reason ?? "no reason recorded"}`)
+            return false
+          }
+          if (found.status === "COMPLETED") break
+          yield* funding(found, yield* planOf(found), "watch")
+          const done = Option.getOrUndefined(yield* store.operation(fundingId))
+          if (done === undefined || !isFinished(done.status)) yield* pacer.pause(operation.id)
         }
         yield* store.setStatus(operation.id, "SWEEPING", "the sweep to be signed")
         return true

@@ -22,8 +22,8 @@ const add = (into: Map<string, number>, from: ReadonlyMap<string, number>) => {
 /**
  * Runs seeds `from` … `from + count - 1`, `concurrency` at a time (each seed alone on its rows and its own
  * scheduler: running two at once changes no seed's steps, only the pace, as PostgreSQL then has a core of its
- * own while the other seed waits for it), or until `stopAtFirst` and a seed violated something; `progress`
- * is told after each seed.
+ * own while the other seed waits for it), or until `stopAtFirst` and a seed violated something (`stopWhen`
+ * says which violations count; any by default); `progress` is told after each seed.
  */
 export const runSeeds = (
   from: number,
@@ -32,6 +32,7 @@ export const runSeeds = (
   options: {
     readonly stopAtFirst: boolean
     readonly concurrency: number
+    readonly stopWhen?: (violation: Violation) => boolean
     readonly progress?: (report: SeedReport, done: number) => void
   }
 ) =>
@@ -44,9 +45,10 @@ export const runSeeds = (
     let steps = 0
     let seeds = 0
     let last: SeedReport | undefined
+    const stops = options.stopWhen ?? (() => true)
     const one = (seed: number) =>
       Effect.gen(function* () {
-        if (options.stopAtFirst && violations.length > 0) return
+        if (options.stopAtFirst && violations.some(stops)) return
         const report = yield* runSeed(seed, settings)
         seeds += 1
         steps += report.steps

@@ -6,7 +6,7 @@ import type { Scheduler, SimActor, TurnEnd } from "./scheduler.js"
 import type { SimChain } from "./sim-chain.js"
 import type { SeedReport, Violation } from "./simulation.js"
 import type { SimChainId } from "./sim-tx.js"
-import { BASE_PRICE, type Workload } from "./workload.js"
+import { BASE_PRICE, refillGasWallets, type Workload } from "./workload.js"
 
 /** Everything one seed's steps act on. */
 export interface StepWorld {
@@ -182,7 +182,10 @@ export const runSteps = (world: StepWorld, drive: (operationId: string) => Effec
     const heal = () => {
       world.adversary.heal()
       for (const chain of world.chains.values()) chain.setPrices(BASE_PRICE[chain.id], BASE_PRICE[chain.id])
-      note("the network heals: every backend honest and current, no more crashes")
+      if (world.workload.gasShort) refillGasWallets(world.workload, world.chains)
+      note(
+        `the network heals: every backend honest and current, no more crashes${world.workload.gasShort ? "; the gas wallet refilled" : ""}`
+      )
     }
 
     // the operations handed over at the start; the others arrive with a later resume pass

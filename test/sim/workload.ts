@@ -41,6 +41,11 @@ export interface PlannedOperation {
 
 export interface Workload {
   readonly merchantId: string
+  /**
+   * The BEP20 gas wallet starts with enough for one funding only (its fundings beyond are honestly refused,
+   * "insufficient funds", until the operator refills it when the network heals).
+   */
+  readonly gasShort: boolean
   readonly chains: ReadonlyArray<SimChainId>
   readonly wallets: ReadonlyArray<SimWallet>
   readonly operations: ReadonlyArray<PlannedOperation>
@@ -111,6 +116,7 @@ export const planWorkload = (seed: number, run: number, random: Random): Workloa
   const byKey = new Map(wallets.map((w) => [`${w.key.family}/${w.key.account}/${w.key.index}`, w.address]))
   return {
     merchantId,
+    gasShort: random.next() < 0.3,
     chains,
     wallets,
     operations,
@@ -335,7 +341,10 @@ export const fundChains = (workload: Workload, chains: ReadonlyMap<SimChainId, S
     const chain = chains.get(w.chain)
     if (chain === undefined) continue
     const native = NATIVE[w.chain]
-    if (w.role !== "receive") chain.credit(w.address, native, units(1_000_000, DECIMALS[w.chain].native))
+    const short = workload.gasShort && w.role === "gas" && w.chain === "BEP20"
+    // one funding (the chain's maximum fee) and its own fee at the highest price custody pays
+    if (short) chain.credit(w.address, native, FEE_CAPS.BEP20.maxFee + 21_000n * FEE_CAPS.BEP20.maxGasPrice)
+    else if (w.role !== "receive") chain.credit(w.address, native, units(1_000_000, DECIMALS[w.chain].native))
     if (w.role === "main") chain.credit(w.address, "USDT", units(1_000_000, DECIMALS[w.chain].usdt))
   }
   for (const planned of workload.operations) {
@@ -343,6 +352,13 @@ export const fundChains = (workload: Workload, chains: ReadonlyMap<SimChainId, S
     if (chain !== undefined && planned.row.type === "collection")
       chain.credit(planned.row.from_address, planned.row.currency, planned.gross)
   }
+}
+
+/** The operator refills the gas wallets (when the network heals). */
+export const refillGasWallets = (workload: Workload, chains: ReadonlyMap<SimChainId, SimChain>) => {
+  for (const w of workload.wallets)
+    if (w.role === "gas")
+      chains.get(w.chain)?.credit(w.address, NATIVE[w.chain], units(1_000_000, DECIMALS[w.chain].native))
 }
 
 /** The merchant, the wallets, the operations (as the services store them) and the opening ledger. */
