@@ -6,8 +6,10 @@ import { readSharedResult, resultsTable } from "./scenario-result.js"
 
 /**
  * `npm run faults`: the fault campaign (long mode unless FACET_FAULTS_MODE says otherwise) and the
- * hostile-input suites at FACET_FUZZ_RUNS, in one vitest run; then one table of every suite's line
- * (each writes it to a shared directory) and vitest's exit code. FACET_FAULTS_REPORT keeps the table.
+ * hostile-input suites at FACET_FUZZ_RUNS, in one vitest run; in long mode then the adversarial simulation
+ * (`npm run sim`, FACET_SIM_SEEDS seeds, 10,000 by default, from a first seed drawn from the campaign's);
+ * then one table of every suite's line (each writes it to a shared directory) and the exit code (non-zero
+ * when either failed). FACET_FAULTS_REPORT keeps the table.
  */
 const SUITES = [
   "test/faults/faults.test.ts",
@@ -31,11 +33,21 @@ const env = {
   FACET_FUZZ_RUNS: process.env.FACET_FUZZ_RUNS ?? "500",
   FACET_FAULTS_RESULTS_DIR: resultsDir
 }
-const vitest = spawn(process.execPath, [path.join("node_modules", "vitest", "vitest.mjs"), "run", ...SUITES], {
-  env,
-  stdio: "inherit"
-})
-vitest.on("exit", (code, signal) => {
+/** Runs a node script (or vitest) to its end: its exit code, 1 when killed by a signal. */
+const run = (args: ReadonlyArray<string>) =>
+  new Promise<number>((resolve) => {
+    const child = spawn(process.execPath, args, { env, stdio: "inherit" })
+    child.on("exit", (code) => resolve(code ?? 1))
+  })
+
+const campaign = async () => {
+  const vitest = await run([path.join("node_modules", "vitest", "vitest.mjs"), "run", ...SUITES])
+  const simSeeds = process.env.FACET_SIM_SEEDS ?? "10000"
+  const simFrom = String((Number(seed) % 1_000_000) + 1)
+  const sim =
+    env.FACET_FAULTS_MODE === "long"
+      ? await run(["--import", "tsx", path.join("test", "sim", "run-sim.ts"), "--seeds", simSeeds, "--from", simFrom])
+      : 0
   const results = fs
     .readdirSync(resultsDir)
     .sort()
@@ -43,9 +55,11 @@ vitest.on("exit", (code, signal) => {
   fs.rmSync(resultsDir, { recursive: true, force: true })
   const table = resultsTable(
     results,
-    `Fault campaign, ${env.FACET_FAULTS_MODE} mode, seed ${seed} (replay: FACET_FAULTS_SEED=${seed}); every suite ${code === 0 ? "passed" : `did not pass (vitest exit ${code ?? signal})`}, the hostile-input list included`
+    `Fault campaign, ${env.FACET_FAULTS_MODE} mode, seed ${seed} (replay: FACET_FAULTS_SEED=${seed}); every suite ${vitest === 0 ? "passed" : `did not pass (vitest exit ${vitest})`}, the hostile-input list included${env.FACET_FAULTS_MODE === "long" ? `; the simulation (${simSeeds} seeds from ${simFrom}) ${sim === 0 ? "found no violation" : "found violations (above)"}` : ""}`
   )
   console.log(`\n${table}\n`)
   if (report !== undefined) fs.writeFileSync(report, `${table}\n`)
-  process.exitCode = code ?? 1
-})
+  process.exitCode = vitest !== 0 ? vitest : sim
+}
+
+void campaign()

@@ -1,0 +1,80 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { TestDatabaseLive } from "../database.js"
+import { runSeeds } from "./sim-report.js"
+import { SimServicesLive } from "./simulation.js"
+
+/**
+ * The CI run of the simulation waits for issue 46's send lifecycle (custody/transfer-sender.ts honouring
+ * SendRules): today's lifecycle still releases money whose transfer lands (defect 1), and the simulation
+ * says so within a few seeds. Once the new lifecycle is in, set this to true (or run with FACET_SIM_CI=1).
+ */
+const LIFECYCLE_FIXED = process.env.FACET_SIM_CI === "1"
+/** Seeds in CI: about 60 s on this project's 2-core machine, two seeds at a time (docs/internals/simulation.md). */
+const CI_SEEDS = 40
+/**
+ * Within how many seeds each switched-off rule must be caught. Measured on the lifecycle before issue 46's fix
+ * (both rules effectively off): money released while its transfer lands first at seed 2; an operation frozen
+ * after healing first at seed 3; a nonce gap proper first at seed 98 (docs/internals/simulation.md).
+ */
+const REFUSAL_TEETH_SEEDS = 20
+const NONCE_TEETH_SEEDS = 120
+
+const SAFE = { refusalIsNoEvidence: true, lowestFreeNonce: true }
+const moneyReleased = /^(paid twice|FAILED while)/
+const frozen = /^(nonce gap|not final after healing)/
+
+describe("the send lifecycle against the deterministic adversarial simulation", () => {
+  layer(SimServicesLive.pipe(Layer.provideMerge(TestDatabaseLive)), {
+    excludeTestServices: true,
+    timeout: "240 seconds"
+  })((it) => {
+    it.effect.skipIf(!LIFECYCLE_FIXED)(
+      `${CI_SEEDS} seeds: no transfer lands twice, nothing FAILED while it can land, no nonce gap, ledger = chain, every operation final once the network heals`,
+      () =>
+        Effect.gen(function* () {
+          const summary = yield* runSeeds(
+            1,
+            CI_SEEDS,
+            { rules: SAFE, run: 1, trace: false, keepRows: false },
+            {
+              stopAtFirst: false,
+              concurrency: 2
+            }
+          )
+          expect(summary.violations.map((v) => `seed ${v.seed} step ${v.step}: ${v.what}`)).toEqual([])
+        }),
+      240_000
+    )
+
+    it.effect(
+      "it has teeth: a refused first send read as proof (refusalIsNoEvidence off) releases money whose transfer lands, found within a bounded number of seeds",
+      () =>
+        Effect.gen(function* () {
+          const summary = yield* runSeeds(
+            1,
+            REFUSAL_TEETH_SEEDS,
+            { rules: { ...SAFE, refusalIsNoEvidence: false }, run: 2, trace: false, keepRows: false },
+            { stopAtFirst: true, concurrency: 2, stopWhen: (v) => moneyReleased.test(v.what) }
+          )
+          expect(summary.violations.some((v) => moneyReleased.test(v.what))).toBe(true)
+        }),
+      240_000
+    )
+
+    it.effect(
+      "it has teeth: nonces given back only from the top (lowestFreeNonce off) leave a gap or a frozen operation after healing, found within a bounded number of seeds",
+      () =>
+        Effect.gen(function* () {
+          const summary = yield* runSeeds(
+            1,
+            NONCE_TEETH_SEEDS,
+            { rules: { ...SAFE, lowestFreeNonce: false }, run: 3, trace: false, keepRows: false },
+            { stopAtFirst: true, concurrency: 2, stopWhen: (v) => frozen.test(v.what) }
+          )
+          expect(summary.violations.some((v) => frozen.test(v.what))).toBe(true)
+        }),
+      240_000
+    )
+  })
+})
