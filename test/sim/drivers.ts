@@ -18,7 +18,11 @@ type Final = Extract<SendOutcome, { readonly _tag: "Final" }>
  * actor (`sendOut`) and followed to final by the funded wallet's (`watch`); a sweep after its funding and
  * energy lending; a native consolidation keeping back its own fee. Safe to run again at any point.
  */
-export const makeDrivers = (plans: ReadonlyMap<string, PlannedOperation>) =>
+export const makeDrivers = (
+  plans: ReadonlyMap<string, PlannedOperation>,
+  /** Hands an operation to its wallet's actor (its mailbox), as the engine's hand-over does. */
+  handOver: (walletId: string, operationId: string) => Effect.Effect<void>
+) =>
   Effect.gen(function* () {
     const sender = yield* TransferSender
     const store = yield* CustodyStore
@@ -84,11 +88,9 @@ export const makeDrivers = (plans: ReadonlyMap<string, PlannedOperation>) =>
             books.networkFee(operation, outcome.fee)
           ])
 
-    const funding = (operation: OperationRow, plan: PlannedOperation, reach: "sent" | "watch") =>
+    const funding = (operation: OperationRow, plan: PlannedOperation, reach: "sent" | "look") =>
       Effect.gen(function* () {
-        const finished = yield* reach === "sent"
-          ? sender.sendOut(operation, plan.leg)
-          : sender.watch(operation, plan.leg)
+        const finished = yield* reach === "sent" ? sender.sendOut(operation, plan.leg) : sender.look(operation, plan.leg)
         if (Option.isSome(finished)) yield* bookFunding(operation, finished.value)
       })
 
@@ -101,8 +103,8 @@ export const makeDrivers = (plans: ReadonlyMap<string, PlannedOperation>) =>
 
     /**
      * The funding of a sweep, followed here until final (the sweep's actor waits for it, as Collections'
-     * ensureGas does, and while it waits a restart may have it watch a funding the gas wallet's actor is
-     * sending at the same moment: two drivers of one transfer, issue 46's defect 4). False: it failed.
+     * ensureGas does): it looks at the funding while the gas wallet's actor sends it — the reader and the
+     * owner of one transfer at the same moment, what defect 4 of issue 46 was about. False: it failed.
      */
     const gasReady = (operation: OperationRow) =>
       Effect.gen(function* () {
@@ -116,9 +118,14 @@ export const makeDrivers = (plans: ReadonlyMap<string, PlannedOperation>) =>
             return false
           }
           if (found.status === "COMPLETED") break
-          yield* funding(found, yield* planOf(found), "watch")
+          // it only looks (the engine's awaitFunding): the gas wallet's actor is the funding's one broadcaster,
+          // handed it again to take it further
+          yield* funding(found, yield* planOf(found), "look")
           const done = Option.getOrUndefined(yield* store.operation(fundingId))
-          if (done === undefined || !isFinished(done.status)) yield* pacer.pause(operation.id)
+          if (done === undefined || !isFinished(done.status)) {
+            yield* handOver(found.wallet_id, found.id)
+            yield* pacer.pause(operation.id)
+          }
         }
         yield* store.setStatus(operation.id, "SWEEPING", "the sweep to be signed")
         return true

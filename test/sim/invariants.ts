@@ -12,7 +12,8 @@ const AttemptJoinRow = Schema.Struct({
   waiting_for: Schema.NullOr(Schema.String),
   tx_hash: Schema.NullOr(Schema.String),
   nonce: Schema.NullOr(Schema.BigInt),
-  from_address: Schema.NullOr(Schema.String)
+  from_address: Schema.NullOr(Schema.String),
+  action: Schema.NullOr(Schema.String)
 })
 const decodeJoin = Schema.decodeUnknown(Schema.Array(AttemptJoinRow))
 
@@ -27,7 +28,13 @@ export interface OperationState {
   readonly status: string
   readonly chain: string
   readonly waitingFor: string | null
-  readonly attempts: ReadonlyArray<{ readonly hash: string; readonly nonce: bigint | null; readonly from: string }>
+  /** `cancels`: an EVM cancellation at the transfer's nonce (a zero-value self-transfer), never its transfer. */
+  readonly attempts: ReadonlyArray<{
+    readonly hash: string
+    readonly nonce: bigint | null
+    readonly from: string
+    readonly cancels: boolean
+  }>
 }
 
 export const isFinal = (state: OperationState) => state.status === "COMPLETED" || state.status === "FAILED"
@@ -37,7 +44,7 @@ export const readOperations = (ids: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql`
-      SELECT o.id, o.type, o.status, o.chain, o.waiting_for, t.tx_hash, t.nonce::text AS nonce, t.from_address
+      SELECT o.id, o.type, o.status, o.chain, o.waiting_for, t.tx_hash, t.nonce::text AS nonce, t.from_address, t.action
       FROM custody_operations o LEFT JOIN custody_transactions t ON t.operation_id = o.id
       WHERE ${sql.in("o.id", ids)} ORDER BY o.id, t.attempt`.pipe(Effect.flatMap(decodeJoin), Effect.orDie)
     const byId = new Map<string, OperationState & { attempts: Array<OperationState["attempts"][number]> }>()
@@ -51,7 +58,12 @@ export const readOperations = (ids: ReadonlyArray<string>) =>
         attempts: []
       }
       if (row.tx_hash !== null)
-        state.attempts.push({ hash: row.tx_hash, nonce: row.nonce, from: row.from_address ?? "" })
+        state.attempts.push({
+          hash: row.tx_hash,
+          nonce: row.nonce,
+          from: row.from_address ?? "",
+          cancels: row.action === "Cancel"
+        })
       byId.set(row.id, state)
     }
     return [...byId.values()]
@@ -105,7 +117,7 @@ export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<Si
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql`
       SELECT o.id, o.type, o.status, o.chain, t.tx_hash FROM custody_operations o
-      LEFT JOIN custody_transactions t ON t.operation_id = o.id AND o.status = 'FAILED'
+      LEFT JOIN custody_transactions t ON t.operation_id = o.id AND o.status = 'FAILED' AND t.action IS DISTINCT FROM 'Cancel'
       WHERE ${sql.in("o.id", ids)}`.pipe(Effect.flatMap(decodeStatuses), Effect.orDie)
     failed.clear()
     const final = new Set<string>()
@@ -131,7 +143,8 @@ export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<Si
       moved = hashes.length > 0
       if (successes.length === 0) return failedViolations()
       const owners = yield* sql`
-        SELECT tx_hash, operation_id FROM custody_transactions WHERE chain = ${chain.id} AND ${sql.in("tx_hash", successes)}`.pipe(
+        SELECT tx_hash, operation_id FROM custody_transactions
+        WHERE chain = ${chain.id} AND ${sql.in("tx_hash", successes)} AND action IS DISTINCT FROM 'Cancel'`.pipe(
         Effect.flatMap(decodeOwners),
         Effect.orDie
       )
@@ -182,12 +195,19 @@ const ledgerMismatches = (
     if (chain === undefined) return []
     const booked = (kind: string) =>
       sums.filter((s) => s.reference === state.id && s.kind === kind).reduce((sum, s) => sum + s.amount, 0n)
-    const landed = state.attempts.map((a) => chain.landed(a.hash)).find((l) => l?.success === true)
+    const landedOf = (cancels: boolean) =>
+      state.attempts
+        .filter((a) => a.cancels === cancels)
+        .map((a) => chain.landed(a.hash))
+        .find((l) => l?.success === true)
+    const landed = landedOf(false)
+    // a cancellation that filled the nonce: the operation FAILED, nothing moved, its fee burned
+    const cancelled = landedOf(true)
     const kind = state.type === "energy_delegation" ? undefined : state.type
     const moved = kind === undefined ? 0n : booked(kind)
     const want = state.status === "COMPLETED" && landed !== undefined && kind !== undefined ? landed.tx.amount : 0n
     const fee = booked("network_fee")
-    const burned = state.status === "COMPLETED" ? (landed?.fee ?? 0n) : 0n
+    const burned = state.status === "COMPLETED" ? (landed?.fee ?? 0n) : (cancelled?.fee ?? 0n)
     const out: Array<string> = []
     if (moved !== want) out.push(`ledger ≠ chain: ${state.type} ${state.id} booked ${moved}, the chain moved ${want}`)
     if (fee !== burned)

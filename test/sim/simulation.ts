@@ -127,7 +127,12 @@ export const runSeed = (seed: number, settings: SimSettings) =>
       keepTrace: settings.trace
     }
     return yield* Effect.gen(function* () {
-      const drivers = yield* makeDrivers(new Map(workload.operations.map((o) => [o.row.id, o])))
+      const handOver = (walletId: string, operationId: string) =>
+        Effect.sync(() => {
+          const mailbox = scheduler.actor(walletId).mailbox
+          if (!mailbox.includes(operationId)) mailbox.push(operationId)
+        })
+      const drivers = yield* makeDrivers(new Map(workload.operations.map((o) => [o.row.id, o])), handOver)
       return yield* runSteps(world, drivers.drive)
     }).pipe(
       Effect.provide(seedLayer),
