@@ -27,7 +27,7 @@ import {
 } from "../src/stores/withdrawal-batch-store.js"
 import { type NewBatchItem, WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { Collections } from "./collections.js"
+import { paysOwnFee } from "./transfer-costs.js"
 import { destinationProblem } from "./destination-address.js"
 import {
   InvalidWithdrawalBatch,
@@ -172,7 +172,6 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
     const withdrawals = yield* Withdrawals
     const decisions = yield* WithdrawalDecisions
     const policyRules = yield* WithdrawalPolicy
-    const collections = yield* Collections
     const withdrawalStore = yield* WithdrawalStore
     const store = yield* WithdrawalBatchStore
     const custody = yield* CustodyStore
@@ -268,7 +267,7 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
       )
       const tokenFees = new Map<string, bigint>()
       for (const [key, asset] of assets) {
-        if (Either.isLeft(asset) || collections.paysOwnFee(asset.right)) continue
+        if (Either.isLeft(asset) || paysOwnFee(asset.right)) continue
         const policy = asset.right
         const largest = requested
           .filter((item) => assetKeyOf(item) === key && fitsPrecision(item.amount, policy.amount_precision))
@@ -686,7 +685,6 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
     Withdrawals.Default,
     WithdrawalDecisions.Default,
     WithdrawalPolicy.Default,
-    Collections.Default,
     WithdrawalStore.Default,
     WithdrawalBatchStore.Default,
     CustodyStore.Default,

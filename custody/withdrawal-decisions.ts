@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Config, Effect, Option } from "effect"
+import { Config, Effect, Layer, Option, Schedule } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { AuditLog, type AuditActor, SERVICE_ACTOR } from "../src/audit/audit-log.js"
 import { newId } from "../src/ids.js"
@@ -357,3 +357,20 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     RefundEvents.Default
   ]
 }) {}
+
+/** PENDING withdrawals nobody decided in time are cancelled (funds unlocked), checked every minute. */
+export const WithdrawalExpiryLive = Layer.scopedDiscard(
+  Effect.flatMap(WithdrawalDecisions, (withdrawals) =>
+    Effect.forkScoped(
+      Effect.repeat(
+        withdrawals.expire().pipe(
+          Effect.tap((n) =>
+            n > 0 ? Effect.logInfo(`${n} undecided withdrawal(s) expired and were cancelled`) : Effect.void
+          ),
+          Effect.catchAllCause((cause) => Effect.logWarning("withdrawal expiry failed; trying again later", cause))
+        ),
+        Schedule.spaced("1 minute")
+      )
+    )
+  )
+).pipe(Layer.provide(WithdrawalDecisions.Default))

@@ -14,7 +14,11 @@ import { EnergyReadings } from "../custody/energy-readings.js"
 import { GasWallets } from "../custody/gas-wallets.js"
 import { MainDeposits } from "../custody/native-consolidation.js"
 import { TransferSender } from "../custody/transfer-sender.js"
-import { WalletActors } from "../custody/wallet-actor.js"
+import { Operations } from "../custody/engine/operations.js"
+import { WalletActors } from "../custody/engine/wallet-actor.js"
+import { GasFunding } from "../custody/gas-funding.js"
+import { SweepDriver } from "../custody/sweep-driver.js"
+import { WithdrawalDriver } from "../custody/withdrawal-driver.js"
 import { WalletPortfolioViews } from "../custody/wallet-portfolio.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalBatches } from "../custody/withdrawal-batches.js"
@@ -118,6 +122,7 @@ const SERVICES = {
   DepositAddresses: selfContained(DepositAddresses.Default),
   EnergyReadings: selfContained(EnergyReadings.Default),
   EnergySource: selfContained(EnergySource.Default),
+  GasFunding: selfContained(GasFunding.Default),
   GasWallets: selfContained(GasWallets.Default),
   Idempotency: selfContained(Idempotency.Default),
   IdempotencyStore: selfContained(IdempotencyStore.Default),
@@ -128,6 +133,7 @@ const SERVICES = {
   MainDeposits: selfContained(MainDeposits.Default),
   MerchantStore: selfContained(MerchantStore.Default),
   Onboarding: selfContained(Onboarding.Default),
+  Operations: selfContained(Operations.Default),
   OrderStore: selfContained(OrderStore.Default),
   Orders: selfContained(Orders.Default),
   PaymentLinks: selfContained(PaymentLinks.Default),
@@ -140,6 +146,7 @@ const SERVICES = {
   RefundStore: selfContained(RefundStore.Default),
   Refunds: selfContained(Refunds.Default),
   SignInThrottle: selfContained(SignInThrottle.Default),
+  SweepDriver: selfContained(SweepDriver.Default),
   TransactionStore: selfContained(TransactionStore.Default),
   Transactions: selfContained(Transactions.Default),
   TransferSender: selfContained(TransferSender.Default),
@@ -153,6 +160,7 @@ const SERVICES = {
   WebhookOutbox: selfContained(WebhookOutbox.Default),
   WebhookStore: selfContained(WebhookStore.Default),
   WithdrawalDecisions: selfContained(WithdrawalDecisions.Default),
+  WithdrawalDriver: selfContained(WithdrawalDriver.Default),
   WithdrawalBatches: selfContained(WithdrawalBatches.Default),
   WithdrawalBatchStore: selfContained(WithdrawalBatchStore.Default),
   WithdrawalPolicy: selfContained(WithdrawalPolicy.Default),
