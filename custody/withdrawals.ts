@@ -19,6 +19,8 @@ import { isNative } from "./custody-books.js"
 import { CustodyConfig, withGasMargin } from "./custody-config.js"
 import { EnergySource } from "./energy.js"
 import { destinationProblem, unusedAddress } from "./destination-address.js"
+import { OperationHandOff } from "./engine/operation-hand-off.js"
+import type { HandOff } from "./engine/operations.js"
 import { paysOwnFee } from "./transfer-costs.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
@@ -63,7 +65,7 @@ export const feeSnapshot = (fees: FeeQuote) => ({
 
 /**
  * Withdrawals, the request side: the fee quote, creation with the funds locked in the same transaction
- * (auto-approved within the merchant's daily limit), the reads,
+ * (auto-approved within the merchant's daily limit, and then handed to the main wallet's actor), the reads,
  * and a refund's withdrawal. The human decision is WithdrawalDecisions'; what the main wallet's actor runs
  * for an approved one is WithdrawalDriver's (withdrawal-driver.ts).
  */
@@ -81,6 +83,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const config = yield* CustodyConfig
     const energy = yield* EnergySource
     const decisions = yield* WithdrawalDecisions
+    const handOff = yield* OperationHandOff
     const withdrawalStore = yield* WithdrawalStore
     const policyRules = yield* WithdrawalPolicy
     const audit = yield* AuditLog
@@ -230,16 +233,18 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     /**
      * The optional auto-approval policy (off unless an operator sets a daily limit for the merchant's
      * asset), for withdrawals that need one approval only: approved in the creating transaction while the
-     * rolling 24 h total it approved stays within the limit. The merchant's asset row is locked, so concurrent creations count each other.
+     * rolling 24 h total it approved stays within the limit. The merchant's asset row is locked, so concurrent
+     * creations count each other. The operation of an approval, for `create` to hand over once committed.
      */
     const autoApprove = (merchantId: string, policy: AssetPolicy, id: string, amount: string) =>
       Effect.gen(function* () {
+        const none = Option.none<HandOff>()
         const setting = yield* assetStore.lockAutoApprovalLimit(merchantId, policy.chain, policy.currency)
-        if (Option.isNone(setting)) return
+        if (Option.isNone(setting)) return none
         const used = yield* withdrawalStore.autoApprovedTotal(merchantId, policy, AUTO_APPROVER)
-        if (new MoneyDecimal(used).plus(amount).greaterThan(setting.value)) return
-        yield* decisions
-          .decide(id, "APPROVED", {
+        if (new MoneyDecimal(used).plus(amount).greaterThan(setting.value)) return none
+        return yield* decisions
+          .decideWithin(id, "APPROVED", {
             kind: "policy",
             by: AUTO_APPROVER,
             from: "policy",
@@ -248,12 +253,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           .pipe(
             // already decided, gone, or not for the policy to approve: it waits for a person
             Effect.catchTags({
-              WithdrawalNotFound: () => Effect.void,
-              WithdrawalNotPending: () => Effect.void,
-              DuplicateApproval: () => Effect.void,
-              ApproverNotAllowed: () => Effect.void,
-              PolicyRefused: () => Effect.void,
-              BatchItemNotDecidable: () => Effect.void
+              WithdrawalNotFound: () => Effect.succeed(none),
+              WithdrawalNotPending: () => Effect.succeed(none),
+              DuplicateApproval: () => Effect.succeed(none),
+              ApproverNotAllowed: () => Effect.succeed(none),
+              PolicyRefused: () => Effect.succeed(none),
+              BatchItemNotDecidable: () => Effect.succeed(none)
             })
           )
       })
@@ -305,7 +310,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
                   amount: new MoneyDecimal(request.amount).toFixed()
                 })
               })
-              if (Option.isSome(replay)) return replay.value.resourceId
+              if (Option.isSome(replay)) return { id: replay.value.resourceId, approved: Option.none<HandOff>() }
             }
             const available = yield* ledgerStore.lockedBalance(
               Accounts.available(merchantId).name,
@@ -361,17 +366,20 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               id,
               `${fees.amount} ${policy.currency} on ${policy.chain} to ${request.to_address}; needs ${requiredApprovals} approval${requiredApprovals === 1 ? "" : "s"}`
             )
-            if (requiredApprovals === 1) yield* autoApprove(merchantId, policy, id, request.amount)
-            return id
+            const approved =
+              requiredApprovals === 1 ? yield* autoApprove(merchantId, policy, id, request.amount) : Option.none()
+            return { id, approved }
           })
         )
         .pipe(Effect.catchTag("SqlError", Effect.die))
-      const row = yield* find({ id: outcome, merchantId })
+      // auto-approved: its operation goes to the main wallet's actor now that it is committed
+      yield* handOff.handOver(Option.toArray(outcome.approved))
+      const row = yield* find({ id: outcome.id, merchantId })
       yield* Effect.logInfo(
-        `withdrawal ${outcome}: ${request.amount} ${policy.asset_key} to ${request.to_address} PENDING (locked)`
+        `withdrawal ${outcome.id}: ${request.amount} ${policy.asset_key} to ${request.to_address} PENDING (locked)`
       )
       return yield* Option.match(row, {
-        onNone: () => Effect.dieMessage(`withdrawal ${outcome} vanished`),
+        onNone: () => Effect.dieMessage(`withdrawal ${outcome.id} vanished`),
         onSome: (r) => Effect.succeed(render(r))
       })
     })

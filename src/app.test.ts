@@ -14,6 +14,7 @@ import { EnergyReadings } from "../custody/energy-readings.js"
 import { GasWallets } from "../custody/gas-wallets.js"
 import { MainDeposits } from "../custody/native-consolidation.js"
 import { TransferSender } from "../custody/transfer-sender.js"
+import type { OperationHandOff } from "../custody/engine/operation-hand-off.js"
 import { Operations } from "../custody/engine/operations.js"
 import { WalletActors } from "../custody/engine/wallet-actor.js"
 import { GasFunding } from "../custody/gas-funding.js"
@@ -96,6 +97,9 @@ type Ports =
   | SecretBox
   | PolicyClock
   | Sharding.Sharding
+  // whether this process hands an approval's operations to the wallet actors itself (the service) or leaves
+  // them to the running service's resume pass (an operator command, which runs no cluster)
+  | OperationHandOff
   | IndexerStatus
 
 /** Compiles only when the layer needs nothing but ports: `npm test` typechecks this file. */

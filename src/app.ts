@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { AutoSweepLive, Collections } from "../custody/collections.js"
 import { CustodyConfigLive } from "../custody/custody-config.js"
 import { makeOperationDriversLive } from "../custody/engine/operation-driver.js"
+import { OperationHandOffLive } from "../custody/engine/operation-hand-off.js"
 import { CustodyResumeLive, CustodyWalletLive } from "../custody/engine/operations-engine.js"
 import { GasFunding } from "../custody/gas-funding.js"
 import { SweepDriver } from "../custody/sweep-driver.js"
@@ -153,8 +154,8 @@ export const makeCoreLive = <E, R>(
     EnergyReadings.Default,
     TransferSender.Default
   ).pipe(
-    // the wallet actors' drivers
-    Layer.provideMerge(OperationDriversLive),
+    // the wallet actors' drivers, and how an approval's operations reach the actors (by message, at once)
+    Layer.provideMerge(Layer.merge(OperationDriversLive, OperationHandOffLive)),
     // what the environment decides: chains, keys, clock, cluster, configuration read once
     Layer.provideMerge(
       Layer.mergeAll(

@@ -3,13 +3,18 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import { ChainRpcError } from "../../src/chains/chain-client.js"
 import { Wallets } from "../../src/wallets/wallets.js"
-import { TestAppLive } from "../../test/http-harness.js"
+import { clientOf, merchantWithFunds, untilWithdrawal } from "../../test/custody-flows.js"
+import { TestAppLive, TestClient } from "../../test/http-harness.js"
+import { asRecord } from "../../test/json.js"
 import { onboardMerchant } from "../../test/merchants.js"
+import { WithdrawalDecisions } from "../withdrawal-decisions.js"
 import { makeOperationDriversLive, type OperationDriver } from "./operation-driver.js"
 import { driveOperation } from "./operations-engine.js"
 
-// the resume pass once an hour: it takes none of this file's operations
+// the resume pass once an hour: whatever reaches an actor here reached it by message
 const ServiceLive = TestAppLive({}, { chains: "devnet", env: { FACET_CUSTODY_RESUME_INTERVAL_MS: "3600000" } })
+
+const RECIPIENT = "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy"
 
 /** An open operation of `type` in the database, already counted as handed over (no resume pass takes it). */
 const storedOperation = (type: string, status: string) =>
@@ -73,6 +78,28 @@ describe("the operations engine", () => {
         const built = yield* Effect.exit(Effect.scoped(Layer.build(twice)))
         expect(built._tag).toBe("Failure")
       })
+    )
+
+    it.effect(
+      "an approved withdrawal reaches the main wallet's actor by message: COMPLETED with the resume pass an hour away",
+      () =>
+        Effect.gen(function* () {
+          const decisions = yield* WithdrawalDecisions
+          const client = yield* TestClient
+          // the sweep that funds the merchant went to its receive wallet's actor by message too
+          const { apiKey } = yield* merchantWithFunds("TRC20", "USDT", "200")
+          const created = yield* client.request("POST", "/v1/withdrawals", {
+            apiKey,
+            json: { chain: "TRC20", currency: "USDT", amount: "50", to_address: RECIPIENT }
+          })
+          expect(created.status, created.text).toBe(201)
+          const id = String(asRecord(created.body).withdrawal_id)
+          yield* decisions.decide(id, "APPROVED", { kind: "operator", by: "owner@test", from: "test" })
+          const done = yield* untilWithdrawal(apiKey, id, ["COMPLETED", "FAILED"])
+          expect(done, JSON.stringify(done)).toMatchObject({ status: "COMPLETED" })
+          const tron = yield* clientOf("TRC20")
+          expect(yield* tron.balance(RECIPIENT, "USDT")).toBeGreaterThanOrEqual(49_950_000n)
+        })
     )
   })
 })
