@@ -7,7 +7,7 @@ import { parseArgs } from "node:util"
 import { Collections } from "../custody/collections.js"
 import { EnergySource } from "../custody/energy.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
-import { CustodyConfig, type CustodyConfigShape } from "../custody/custody-config.js"
+import { CustodyConfig, type CustodyConfigShape, withGasMargin } from "../custody/custody-config.js"
 import { Reconciliation } from "../indexer/reconciliation.js"
 import type { ChainClient } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
@@ -326,7 +326,6 @@ const clientOf = (chain: BenchChain) =>
 const smallestAccepted = (chain: BenchChain, mainAddress: string, lentTo: Option.Option<ReceiveWallet>) =>
   Effect.gen(function* () {
     const config = yield* CustodyConfig
-    const collections = yield* Collections
     const client = yield* clientOf(chain)
     const from =
       chain === "TRC20"
@@ -359,7 +358,7 @@ const smallestAccepted = (chain: BenchChain, mainAddress: string, lentTo: Option
         )
     const price = config.prices.get(native(chain).currency)
     if (price === undefined) return yield* Effect.dieMessage(`no price of ${native(chain).currency} configured`)
-    return new MoneyDecimal(fromBaseUnits(collections.withMargin(fee), native(chain).decimals))
+    return new MoneyDecimal(fromBaseUnits(withGasMargin(config, fee), native(chain).decimals))
       .times(price)
       .times(100)
       .div(config.maxGasSharePercent)

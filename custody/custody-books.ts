@@ -6,6 +6,7 @@ import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
 import { CustodyStore, type OperationRow, type OperationType } from "../src/stores/custody-store.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { isFinished } from "./custody-operation.js"
+import type { SendOutcome } from "./transfer-sender.js"
 
 /** PostgreSQL chose this transaction to break a deadlock: nothing of it was written, and it may run again. */
 const isDeadlock = (error: SqlError) => Schema.is(Schema.Struct({ code: Schema.Literal("40P01") }))(error.cause)
@@ -28,6 +29,36 @@ export const isStakeOperation = (
   operation: OperationRow
 ): operation is OperationRow & { readonly type: StakeOperation } =>
   STAKE_OPERATIONS.some((type) => type === operation.type)
+
+/** What a final Solana token transfer waits for before it is booked (the rent it paid, if any). */
+export const RENT_UNKNOWN = "the node's balances of its final transaction (the rent it paid, if any); resumed later"
+
+/**
+ * Solana: the rent the gas wallet (the fee payer) paid in a final token transfer for the recipient's token
+ * account it made, from the chain's balances, not from what was signed: transfers signed before the first
+ * of them lands each count the rent, and only the one that lands first pays it. Undefined: the node's
+ * lookup has not said yet (nothing is booked on a guess).
+ */
+export const rentOf = (
+  operation: OperationRow,
+  outcome: Extract<SendOutcome, { readonly _tag: "Final" }>
+): ReadonlyArray<LedgerTransfer> | undefined => {
+  if (outcome.payerSpent === undefined) return undefined
+  const rent = outcome.payerSpent - outcome.fee
+  return rent <= 0n
+    ? []
+    : [
+        {
+          debit: Accounts.gas,
+          credit: Accounts.chain,
+          chain: operation.chain,
+          currency: NATIVE_ASSETS[operation.chain].currency,
+          amount: rent,
+          kind: "rent",
+          reference: operation.id
+        }
+      ]
+}
 
 /** The operations the platform does for itself (gas fundings, its stake): their fees are its gas. */
 const platformPays = (operation: OperationRow) => operation.type === "gas_funding" || isStakeOperation(operation)

@@ -9,7 +9,7 @@ import { ledgerIntegrity } from "../test/ledger-integrity.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { balances, clientOf, fundedAddress, pay, sweep, untilFinished } from "../test/custody-flows.js"
-import { Collections } from "./collections.js"
+import { driveOperation } from "./engine/operations-engine.js"
 import { EnergySource } from "./energy.js"
 import { burnedBy, lentOnChain, operationFinished, SUN } from "../test/energy-flows.js"
 
@@ -60,7 +60,7 @@ describe("TRON energy lent from the platform's stake", () => {
                                           to_wallet_id, to_address, amount, energy_path, waiting_for, kicks)
           VALUES (${id}, 'collection', 'GAS_FUNDING', ${String(main?.merchant_id)}, 'TRC20', 'USDT', ${small.walletId},
                   ${small.address}, ${String(main?.id)}, ${String(main?.address)}, 10000000, 'delegated', 'test', 1)`
-        yield* Effect.flatMap(Collections, (collections) => collections.drive(id))
+        yield* driveOperation(id)
         const [failed] = yield* sql<{
           status: string
           failure_reason: string

@@ -9,9 +9,10 @@ import { tronAddress } from "../src/keys/address-encoding.js"
 import { fromBaseUnits } from "../src/money.js"
 import { CustodyStore, type EnergyPath, type OperationRow } from "../src/stores/custody-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { CustodyBooks, isStakeOperation, type StakeOperation } from "./custody-books.js"
+import { CustodyBooks, isStakeOperation, STAKE_OPERATIONS, type StakeOperation } from "./custody-books.js"
 import { CustodyConfig, withGasMargin } from "./custody-config.js"
 import { isFinished } from "./custody-operation.js"
+import type { OperationDriver } from "./engine/operation-driver.js"
 import { TransferSender } from "./transfer-sender.js"
 
 const TRX = NATIVE_ASSETS.TRC20
@@ -424,7 +425,19 @@ export class EnergySource extends Effect.Service<EnergySource>()("facet/EnergySo
       } satisfies EnergyStatus
     })
 
-    return { plan, reserve, senderNeeds, drive, reclaimDue, requestStake, status, staking } as const
+    /**
+     * The staking wallet's and the borrowing wallets' actors: stakes, unstakes, lendings and takings-back;
+     * the takings-back of lendings whose transfer is over are stored before each resume pass.
+     */
+    const driver: OperationDriver = {
+      kinds: STAKE_OPERATIONS,
+      drive: (operation) => (isStakeOperation(operation) ? driveStakeAction(operation, true) : Effect.void),
+      storeDue: Effect.tap(reclaimDue(), (n) =>
+        n > 0 ? Effect.logInfo(`custody: taking back the energy lent for ${n} finished transfer(s)`) : Effect.void
+      )
+    }
+
+    return { plan, reserve, senderNeeds, drive, requestStake, status, staking, driver } as const
   }),
   dependencies: [CustodyStore.Default, CustodyBooks.Default, TransferSender.Default, Wallets.Default]
 }) {}

@@ -27,7 +27,9 @@ import {
 } from "../src/stores/withdrawal-batch-store.js"
 import { type NewBatchItem, WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { Collections } from "./collections.js"
+import { OperationHandOff } from "./engine/operation-hand-off.js"
+import type { HandOff } from "./engine/operations.js"
+import { paysOwnFee } from "./transfer-costs.js"
 import { destinationProblem } from "./destination-address.js"
 import {
   InvalidWithdrawalBatch,
@@ -172,7 +174,7 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
     const withdrawals = yield* Withdrawals
     const decisions = yield* WithdrawalDecisions
     const policyRules = yield* WithdrawalPolicy
-    const collections = yield* Collections
+    const handOff = yield* OperationHandOff
     const withdrawalStore = yield* WithdrawalStore
     const store = yield* WithdrawalBatchStore
     const custody = yield* CustodyStore
@@ -268,7 +270,7 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
       )
       const tokenFees = new Map<string, bigint>()
       for (const [key, asset] of assets) {
-        if (Either.isLeft(asset) || collections.paysOwnFee(asset.right)) continue
+        if (Either.isLeft(asset) || paysOwnFee(asset.right)) continue
         const policy = asset.right
         const largest = requested
           .filter((item) => assetKeyOf(item) === key && fitsPrecision(item.amount, policy.amount_precision))
@@ -521,7 +523,7 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
      * and the policy in force now for each item and each asset's total. An approval is recorded per person
      * (on the batch and each item); once they reach the quorum — what the batch's totals per asset need now,
      * or what it needed at creation, whichever is more — every item is APPROVED with its custody operation in
-     * this transaction and the resume pass hands them to their main wallet's actor within seconds. One
+     * this transaction and, once committed, handed to their main wallet's actor by message. One
      * rejection or cancellation ends every item and unlocks the whole sum in this transaction.
      */
     const decide = Effect.fn("WithdrawalBatches.decide")(function* (
@@ -531,6 +533,7 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
       merchantId?: string
     ) {
       const now = yield* clock.now
+      const noOperations: ReadonlyArray<HandOff> = []
       const operations = yield* sql
         .withTransaction(
           Effect.gen(function* () {
@@ -596,7 +599,7 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
               if (count < required) {
                 yield* store.raiseRequiredApprovals(batchId, required)
                 yield* withdrawalStore.raiseBatchRequiredApprovals(batchId, required)
-                return 0
+                return noOperations
               }
             } else {
               yield* audit.record(
@@ -626,7 +629,7 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
                   )
                 )
               )
-              return 0
+              return noOperations
             }
             const mains = new Map<Chain, { readonly id: string; readonly address: string }>()
             for (const w of items) {
@@ -643,13 +646,15 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
             yield* withdrawalStore.attachOperations(
               rows.map((row) => ({ id: row.withdrawal_id ?? "", operationId: row.id }))
             )
-            return rows.length
+            return rows.map((row): HandOff => ({ operationId: row.id, walletId: row.wallet_id }))
           })
         )
         .pipe(Effect.catchTag("SqlError", Effect.die))
       yield* Effect.logInfo(
-        `withdrawal batch ${batchId} ${decision} by ${decider.by} from ${decider.from}${decider.reason === undefined ? "" : ` (${decider.reason})`}${operations > 0 ? `; ${operations} operation(s) for the main wallets' actors` : ""}`
+        `withdrawal batch ${batchId} ${decision} by ${decider.by} from ${decider.from}${decider.reason === undefined ? "" : ` (${decider.reason})`}${operations.length > 0 ? `; ${operations.length} operation(s) for the main wallets' actors` : ""}`
       )
+      // the approved items go to their main wallets' actors now that they are committed, in the batch's order
+      yield* handOff.handOver(operations)
       return yield* get(undefined, batchId)
     })
 
@@ -686,7 +691,6 @@ export class WithdrawalBatches extends Effect.Service<WithdrawalBatches>()("face
     Withdrawals.Default,
     WithdrawalDecisions.Default,
     WithdrawalPolicy.Default,
-    Collections.Default,
     WithdrawalStore.Default,
     WithdrawalBatchStore.Default,
     CustodyStore.Default,

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Config, Effect, Option } from "effect"
+import { Config, Effect, Layer, Option, Schedule } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { AuditLog, type AuditActor, SERVICE_ACTOR } from "../src/audit/audit-log.js"
 import { newId } from "../src/ids.js"
@@ -13,6 +13,7 @@ import { CustodyStore, type NewOperation } from "../src/stores/custody-store.js"
 import { WithdrawalStore, type WithdrawalRow } from "../src/stores/withdrawal-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
 import { requiredApprovals, WithdrawalPolicy } from "./withdrawal-policy.js"
+import { OperationHandOff } from "./engine/operation-hand-off.js"
 import { RefundEvents } from "./refund-events.js"
 import { assetDecimals, render, unlock } from "./withdrawal-view.js"
 import {
@@ -72,9 +73,10 @@ export const withdrawalOperation = (
  * The human decision on a PENDING withdrawal (the console, or the operator CLI; never the API), and the
  * expiry of undecided ones. An approval is recorded per person; the withdrawal stays PENDING until the
  * quorum its policy asks is reached, then the custody operation that sends it from the main wallet is
- * stored and the service's resume pass hands it to that wallet's actor within seconds (from any process:
- * the CLI too). One rejection rejects it. Rejection and cancellation unlock the funds in the same
- * transaction as the status change; every decision is in the audit log of that transaction.
+ * stored and, once committed, handed to that wallet's actor by message (from the operator CLI, which runs
+ * no actors, the running service's resume pass hands it over within seconds). One rejection rejects it.
+ * Rejection and cancellation unlock the funds in the same transaction as the status change; every decision
+ * is in the audit log of that transaction.
  */
 export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("facet/WithdrawalDecisions", {
   effect: Effect.gen(function* () {
@@ -91,6 +93,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     const { find } = withdrawals
     const custody = yield* CustodyStore
     const refundEvents = yield* RefundEvents
+    const handOff = yield* OperationHandOff
     const settings = yield* Config.all({
       pendingHours: Config.number("FACET_WITHDRAWAL_PENDING_HOURS").pipe(Config.withDefault(72))
     }).pipe(Effect.orDie)
@@ -178,11 +181,13 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     })
 
     /**
-     * Approve, reject or cancel a PENDING withdrawal. Approving records one approval (403: a viewer, a user
-     * whose approval right has not started, the user who created it in the console; 409: the same person
-     * twice, a second operator approval) and approves it once the approvals reach the quorum.
+     * Approve, reject or cancel a PENDING withdrawal, stored in one transaction (a savepoint inside the
+     * caller's). Approving records one approval (403: a viewer, a user whose approval right has not started,
+     * the user who created it in the console; 409: the same person twice, a second operator approval) and
+     * approves it once the approvals reach the quorum: the custody operation that sends it is stored, and
+     * returned for the caller to hand over once its own transaction committed.
      */
-    const decide = Effect.fn("Withdrawals.decide")(function* (
+    const decideWithin = Effect.fn("WithdrawalDecisions.decideWithin")(function* (
       id: string,
       decision: "APPROVED" | "REJECTED" | "CANCELLED",
       decider: Decider,
@@ -291,6 +296,21 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
       yield* Effect.logInfo(
         `withdrawal ${id} ${decision} by ${decider.by} from ${decider.from}${decider.reason === undefined ? "" : ` (${decider.reason})`}${Option.isSome(approved) ? `; operation ${approved.value.operationId}` : ""}`
       )
+      return approved
+    })
+
+    /**
+     * The decision (decideWithin), committed; an approval that reached its quorum is handed to the main
+     * wallet's actor at once (OperationHandOff: from an operator command, by the running service's resume pass).
+     */
+    const decide = Effect.fn("Withdrawals.decide")(function* (
+      id: string,
+      decision: "APPROVED" | "REJECTED" | "CANCELLED",
+      decider: Decider,
+      merchantId?: string
+    ) {
+      const approved = yield* decideWithin(id, decision, decider, merchantId)
+      yield* handOff.handOver(Option.toArray(approved))
       const row = yield* find({ id })
       return yield* Option.match(row, {
         onNone: () => Effect.dieMessage(`withdrawal ${id} vanished`),
@@ -342,7 +362,7 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
       )
     })
 
-    return { decide, vet, expire, setAutoApproval } as const
+    return { decide, decideWithin, vet, expire, setAutoApproval } as const
   }),
   dependencies: [
     AssetStore.Default,
@@ -357,3 +377,20 @@ export class WithdrawalDecisions extends Effect.Service<WithdrawalDecisions>()("
     RefundEvents.Default
   ]
 }) {}
+
+/** PENDING withdrawals nobody decided in time are cancelled (funds unlocked), checked every minute. */
+export const WithdrawalExpiryLive = Layer.scopedDiscard(
+  Effect.flatMap(WithdrawalDecisions, (withdrawals) =>
+    Effect.forkScoped(
+      Effect.repeat(
+        withdrawals.expire().pipe(
+          Effect.tap((n) =>
+            n > 0 ? Effect.logInfo(`${n} undecided withdrawal(s) expired and were cancelled`) : Effect.void
+          ),
+          Effect.catchAllCause((cause) => Effect.logWarning("withdrawal expiry failed; trying again later", cause))
+        ),
+        Schedule.spaced("1 minute")
+      )
+    )
+  )
+).pipe(Layer.provide(WithdrawalDecisions.Default))

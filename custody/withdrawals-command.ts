@@ -4,6 +4,7 @@ import * as os from "node:os"
 import { parsedOption, refusalsAsUsage, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
 import { WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { SystemClockLive } from "../src/policy-clock.js"
+import { OperationHandOffByResumeLive } from "./engine/operation-hand-off.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
 import {
@@ -20,7 +21,8 @@ import { BatchItemNotDecidable } from "./withdrawal-batch-errors.js"
  * `npm run withdrawals`: the operator's view of withdrawals and the human decision on them. Every decision
  * is recorded as the operator's (`--by` names the operator; a console user's login is refused: console
  * users decide in the console) and from where (this host). At most one operator approval counts per quorum.
- * An approved withdrawal is handed to the main wallet's actor by the running service within seconds.
+ * An approved withdrawal is handed to the main wallet's actor by the running service's resume pass within
+ * seconds (this process runs no actors; the console's approvals reach the actor at once, by message).
  * Exit codes (docs/operating/cli.md): a decision the rules refuse (unknown id, already decided, a console
  * user's login) is 2, as a bad command line is: the fault campaign counts those as answered refusals.
  */
@@ -37,8 +39,12 @@ export type WithdrawalServices = WithdrawalDecisions | WithdrawalStore
 /**
  * The withdrawal decisions (bringing their own services) on the system clock; the entry gives the stores,
  * the signer (an approval makes the main wallet on first use) and the service's database, a test its own.
+ * This process runs no wallet actors: what it approves, the running service's resume pass hands over.
  */
-export const WithdrawalDecisionsLive = WithdrawalDecisions.Default.pipe(Layer.provideMerge(SystemClockLive))
+export const WithdrawalDecisionsLive = WithdrawalDecisions.Default.pipe(
+  Layer.provideMerge(SystemClockLive),
+  Layer.provide(OperationHandOffByResumeLive)
+)
 
 /**
  * The command tree, its subcommands on `services`: built when a subcommand runs (never for `--help` or a

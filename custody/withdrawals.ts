@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Config, DateTime, Effect, Option } from "effect"
+import { Config, Effect, Option } from "effect"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import type { AssetPolicy } from "../src/domain/asset-policy.js"
@@ -10,25 +10,22 @@ import { Idempotency, requestHash } from "../src/idempotency.js"
 import { AssetStore } from "../src/stores/asset-store.js"
 import { WalletStore } from "../src/stores/wallet-store.js"
 import { newId } from "../src/ids.js"
-import { Accounts, Ledger, type LedgerTransfer } from "../src/ledger/ledger.js"
+import { Accounts, Ledger } from "../src/ledger/ledger.js"
 import { LedgerStore } from "../src/stores/ledger-store.js"
 import { fitsPrecision, fromBaseUnits, MoneyDecimal, toBaseUnits } from "../src/money.js"
-import { MerchantStore } from "../src/stores/merchant-store.js"
 import { Wallets } from "../src/wallets/wallets.js"
-import { WebhookOutbox } from "../src/webhooks/outbox.js"
-import { CustodyStore } from "../src/stores/custody-store.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
-import { Collections, RENT_UNKNOWN } from "./collections.js"
-import { CustodyBooks, isNative } from "./custody-books.js"
+import { isNative } from "./custody-books.js"
+import { CustodyConfig, withGasMargin } from "./custody-config.js"
 import { EnergySource } from "./energy.js"
 import { destinationProblem, unusedAddress } from "./destination-address.js"
-import { TransferSender } from "./transfer-sender.js"
+import { OperationHandOff } from "./engine/operation-hand-off.js"
+import type { HandOff } from "./engine/operations.js"
+import { paysOwnFee } from "./transfer-costs.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
-import { RefundEvents } from "./refund-events.js"
-import { assetDecimals, render, unlock } from "./withdrawal-view.js"
+import { render } from "./withdrawal-view.js"
 import { NetworkFeeUnavailable } from "./chain-errors.js"
-import { withdrawalEventKey } from "../src/stores/webhook-store.js"
 import {
   AssetNotEnabled,
   AssetUnavailable,
@@ -67,9 +64,10 @@ export const feeSnapshot = (fees: FeeQuote) => ({
 })
 
 /**
- * Withdrawals: the fee quote, creation with the funds locked in the same transaction, the human decision
- * (approve, reject, cancel; never through the API), expiry of undecided requests, and execution by the
- * main wallet's actor through the custody engine's durable transfers, with terminal webhooks.
+ * Withdrawals, the request side: the fee quote, creation with the funds locked in the same transaction
+ * (auto-approved within the merchant's daily limit, and then handed to the main wallet's actor), the reads,
+ * and a refund's withdrawal. The human decision is WithdrawalDecisions'; what the main wallet's actor runs
+ * for an approved one is WithdrawalDriver's (withdrawal-driver.ts).
  */
 export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawals", {
   effect: Effect.gen(function* () {
@@ -82,18 +80,13 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     const ledger = yield* Ledger
     const ledgerStore = yield* LedgerStore
     const idempotency = yield* Idempotency
-    const outbox = yield* WebhookOutbox
-    const store = yield* CustodyStore
-    const sender = yield* TransferSender
-    const collections = yield* Collections
-    const books = yield* CustodyBooks
+    const config = yield* CustodyConfig
     const energy = yield* EnergySource
     const decisions = yield* WithdrawalDecisions
+    const handOff = yield* OperationHandOff
     const withdrawalStore = yield* WithdrawalStore
     const policyRules = yield* WithdrawalPolicy
     const audit = yield* AuditLog
-    const merchants = yield* MerchantStore
-    const refundEvents = yield* RefundEvents
     const { find } = withdrawalStore
     const settings = yield* Config.all({
       bps: Config.integer("FACET_PLATFORM_FEE_BPS").pipe(Config.withDefault(10)),
@@ -204,12 +197,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
         estimated ??
         (yield* estimateNetworkFee(merchantId, policy, toBaseUnits(amountText, policy.decimals), toAddress))
       const networkFee = ceilAt(
-        new MoneyDecimal(fromBaseUnits(collections.withMargin(feeUnits), native.decimals)),
+        new MoneyDecimal(fromBaseUnits(withGasMargin(config, feeUnits), native.decimals)),
         nativeDigits
       )
       const bps = typeof policy.metadata.platform_fee_bps === "number" ? policy.metadata.platform_fee_bps : settings.bps
       const platformFee = ceilAt(amount.times(bps).div(10_000), policy.amount_precision)
-      const included = collections.paysOwnFee(policy)
+      const included = paysOwnFee(policy)
       const net = included ? amount.minus(platformFee).minus(networkFee) : amount.minus(platformFee)
       if (net.lessThanOrEqualTo(0)) {
         return yield* new InvalidWithdrawalRequest({
@@ -240,16 +233,18 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
     /**
      * The optional auto-approval policy (off unless an operator sets a daily limit for the merchant's
      * asset), for withdrawals that need one approval only: approved in the creating transaction while the
-     * rolling 24 h total it approved stays within the limit. The merchant's asset row is locked, so concurrent creations count each other.
+     * rolling 24 h total it approved stays within the limit. The merchant's asset row is locked, so concurrent
+     * creations count each other. The operation of an approval, for `create` to hand over once committed.
      */
     const autoApprove = (merchantId: string, policy: AssetPolicy, id: string, amount: string) =>
       Effect.gen(function* () {
+        const none = Option.none<HandOff>()
         const setting = yield* assetStore.lockAutoApprovalLimit(merchantId, policy.chain, policy.currency)
-        if (Option.isNone(setting)) return
+        if (Option.isNone(setting)) return none
         const used = yield* withdrawalStore.autoApprovedTotal(merchantId, policy, AUTO_APPROVER)
-        if (new MoneyDecimal(used).plus(amount).greaterThan(setting.value)) return
-        yield* decisions
-          .decide(id, "APPROVED", {
+        if (new MoneyDecimal(used).plus(amount).greaterThan(setting.value)) return none
+        return yield* decisions
+          .decideWithin(id, "APPROVED", {
             kind: "policy",
             by: AUTO_APPROVER,
             from: "policy",
@@ -258,12 +253,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
           .pipe(
             // already decided, gone, or not for the policy to approve: it waits for a person
             Effect.catchTags({
-              WithdrawalNotFound: () => Effect.void,
-              WithdrawalNotPending: () => Effect.void,
-              DuplicateApproval: () => Effect.void,
-              ApproverNotAllowed: () => Effect.void,
-              PolicyRefused: () => Effect.void,
-              BatchItemNotDecidable: () => Effect.void
+              WithdrawalNotFound: () => Effect.succeed(none),
+              WithdrawalNotPending: () => Effect.succeed(none),
+              DuplicateApproval: () => Effect.succeed(none),
+              ApproverNotAllowed: () => Effect.succeed(none),
+              PolicyRefused: () => Effect.succeed(none),
+              BatchItemNotDecidable: () => Effect.succeed(none)
             })
           )
       })
@@ -315,7 +310,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
                   amount: new MoneyDecimal(request.amount).toFixed()
                 })
               })
-              if (Option.isSome(replay)) return replay.value.resourceId
+              if (Option.isSome(replay)) return { id: replay.value.resourceId, approved: Option.none<HandOff>() }
             }
             const available = yield* ledgerStore.lockedBalance(
               Accounts.available(merchantId).name,
@@ -371,17 +366,20 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
               id,
               `${fees.amount} ${policy.currency} on ${policy.chain} to ${request.to_address}; needs ${requiredApprovals} approval${requiredApprovals === 1 ? "" : "s"}`
             )
-            if (requiredApprovals === 1) yield* autoApprove(merchantId, policy, id, request.amount)
-            return id
+            const approved =
+              requiredApprovals === 1 ? yield* autoApprove(merchantId, policy, id, request.amount) : Option.none()
+            return { id, approved }
           })
         )
         .pipe(Effect.catchTag("SqlError", Effect.die))
-      const row = yield* find({ id: outcome, merchantId })
+      // auto-approved: its operation goes to the main wallet's actor now that it is committed
+      yield* handOff.handOver(Option.toArray(outcome.approved))
+      const row = yield* find({ id: outcome.id, merchantId })
       yield* Effect.logInfo(
-        `withdrawal ${outcome}: ${request.amount} ${policy.asset_key} to ${request.to_address} PENDING (locked)`
+        `withdrawal ${outcome.id}: ${request.amount} ${policy.asset_key} to ${request.to_address} PENDING (locked)`
       )
       return yield* Option.match(row, {
-        onNone: () => Effect.dieMessage(`withdrawal ${outcome} vanished`),
+        onNone: () => Effect.dieMessage(`withdrawal ${outcome.id} vanished`),
         onSome: (r) => Effect.succeed(render(r))
       })
     })
@@ -405,145 +403,6 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       if (Option.isNone(row)) return yield* new WithdrawalNotFound({ withdrawalId: id })
       return render(row.value)
     })
-
-    /** The terminal webhook, in the caller's transaction: `{event}:{withdrawal_id}:{tx_hash}` (empty hash before broadcast). */
-    const announce = (id: string, event: "wallet.withdrawal.completed" | "wallet.withdrawal.failed") =>
-      Effect.gen(function* () {
-        const row = yield* find({ id })
-        if (Option.isNone(row)) return
-        const webhookUrl = yield* merchants.webhookUrl(row.value.merchant_id)
-        const withdrawal = render(row.value)
-        yield* outbox.enqueue({
-          merchantId: row.value.merchant_id,
-          event,
-          idempotencyKey: withdrawalEventKey(event, id, row.value.tx_hash),
-          destination: Option.getOrNull(webhookUrl),
-          body: { event, withdrawal, created_at: DateTime.formatIso(yield* DateTime.now) }
-        })
-      })
-
-    /**
-     * What the main wallet's actor runs for a withdrawal: the chain balance checked before signing, gas
-     * funded for a token withdrawal, the transfer of the net amount, then COMPLETED (locked → chain for the
-     * net amount, → fees for the platform fee) or FAILED (unlocked), each with its webhook, in one transaction.
-     */
-    const drive = Effect.fn("Withdrawals.drive")(
-      function* (operationId: string) {
-        const found = yield* store.operation(operationId)
-        if (Option.isNone(found) || found.value.status === "COMPLETED" || found.value.status === "FAILED") return
-        const operation = found.value
-        const row = yield* find({ id: operation.withdrawal_id ?? "" })
-        if (Option.isNone(row)) return yield* store.fail(operation.id, "its withdrawal is gone")
-        const withdrawal = row.value
-        const decimals = yield* assetDecimals(catalog, withdrawal)
-        const gross = toBaseUnits(withdrawal.amount, decimals)
-        const platformFee = toBaseUnits(withdrawal.platform_fee, decimals)
-        const fail = (reason: string, burned: bigint) =>
-          books.failed(
-            operation,
-            { reason, burned },
-            Effect.gen(function* () {
-              // what was burned came out of the locked coins (natives) or the platform's gas; the rest goes back
-              const spent = withdrawal.network_fee_included ? burned : 0n
-              yield* ledger.post([unlock(withdrawal, gross - spent, "withdrawal_failed")])
-              yield* withdrawalStore.markFailed(withdrawal.id, reason)
-              yield* announce(withdrawal.id, "wallet.withdrawal.failed")
-              if (withdrawal.refund_id !== null) yield* refundEvents.withdrawalEnded(withdrawal.id, "FAILED", reason)
-            })
-          )
-        const client = yield* Option.match(clients.get(operation.chain), {
-          onNone: () => Effect.dieMessage(`no ${operation.chain} client`),
-          onSome: Effect.succeed
-        })
-        const started = (yield* store.attempts(operation.id)).length > 0
-        if (!started) {
-          // a shortfall fails clearly instead of broadcasting a doomed transaction
-          const onChain = yield* client
-            .balance(operation.from_address, operation.currency)
-            .pipe(Effect.retry({ times: 5 }), Effect.option)
-          if (Option.isSome(onChain) && onChain.value < operation.amount) {
-            return yield* fail(
-              `the main wallet holds ${fromBaseUnits(onChain.value, decimals)} ${operation.currency} on chain, less than the ${withdrawal.net_amount} to send`,
-              0n
-            )
-          }
-        }
-        if (operation.status === "GAS_FUNDING") {
-          const gas = yield* collections
-            .ensureGas(operation)
-            .pipe(Effect.retry({ while: (e) => e._tag === "ChainRpcError", times: 20 }))
-          if (gas === "pending") return yield* store.waitingFor(operation.id, "the gas funding, resumed later")
-          if (gas !== "ready") return yield* fail(gas.failed, 0n)
-          yield* store.setStatus(operation.id, "SWEEPING", "the withdrawal to be signed")
-        }
-        const main = yield* Effect.orDie(wallets.byId(operation.wallet_id))
-        if (main === undefined) return yield* fail("the main wallet is gone", 0n)
-        const gasWallet = operation.chain === "SOLANA" ? yield* Effect.orDie(wallets.gasWallet("SOLANA")) : undefined
-        const outcome = yield* sender.send(operation, {
-          from: main.key,
-          to: operation.to_address,
-          currency: operation.currency,
-          amount: operation.amount,
-          decimals,
-          walletId: operation.wallet_id,
-          ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key }),
-          // a native withdrawal pays its network fee from its own amount: never more than it was quoted
-          ...(withdrawal.network_fee_included
-            ? { maxFee: toBaseUnits(withdrawal.network_fee, NATIVE_ASSETS[withdrawal.chain].decimals) }
-            : {})
-        })
-        if (outcome._tag === "Failed") return yield* fail(outcome.reason, outcome.burned)
-        const transfers: Array<LedgerTransfer> = [
-          {
-            debit: Accounts.locked(withdrawal.merchant_id),
-            credit: Accounts.chain,
-            chain: withdrawal.chain,
-            currency: withdrawal.currency,
-            amount: outcome.amount,
-            kind: "withdrawal",
-            reference: withdrawal.id
-          },
-          {
-            debit: Accounts.locked(withdrawal.merchant_id),
-            credit: Accounts.fees,
-            chain: withdrawal.chain,
-            currency: withdrawal.currency,
-            amount: platformFee,
-            kind: "platform_fee",
-            reference: withdrawal.id
-          },
-          books.networkFee(operation, outcome.fee)
-        ]
-        // what stays locked (a native withdrawal's quoted network fee that was not burned) goes back to the merchant
-        const remainder = gross - outcome.amount - platformFee - (withdrawal.network_fee_included ? outcome.fee : 0n)
-        if (remainder > 0n) transfers.push(unlock(withdrawal, remainder, "network_fee_refund"))
-        if (operation.chain === "SOLANA" && !isNative(operation)) {
-          // the gas wallet paid the recipient's token account's rent, if this transfer is the one that made it
-          const rent = collections.rentOf(operation, outcome)
-          if (rent === undefined) return yield* store.waitingFor(operation.id, RENT_UNKNOWN)
-          transfers.push(...rent)
-        }
-        yield* books.finish(
-          operation,
-          outcome,
-          transfers,
-          Effect.gen(function* () {
-            yield* withdrawalStore.markCompleted(withdrawal.id, outcome.txHash)
-            yield* announce(withdrawal.id, "wallet.withdrawal.completed")
-            if (withdrawal.refund_id !== null) yield* refundEvents.withdrawalEnded(withdrawal.id, "COMPLETED", null)
-          })
-        )
-      },
-      (effect) =>
-        effect.pipe(
-          Effect.catchTag("ChainRpcError", (e) =>
-            Effect.logWarning(`withdrawal operation: the node failed (${e.message}); resumed later`)
-          ),
-          Effect.catchTag("SqlError", (e) =>
-            Effect.logError(`withdrawal operation: database error, resumed later: ${e.message}`)
-          )
-        )
-    )
 
     /**
      * A refund's fees: its asset refused unless withdrawals of it are live, then the quote as for any
@@ -620,7 +479,6 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
       create,
       get,
       list,
-      drive,
       withdrawable,
       estimateNetworkFee,
       computeQuote,
@@ -631,22 +489,15 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("facet/Withdrawal
   dependencies: [
     AssetStore.Default,
     LedgerStore.Default,
-    MerchantStore.Default,
     WalletStore.Default,
-    CustodyStore.Default,
     WithdrawalStore.Default,
     AssetCatalog.Default,
     Ledger.Default,
     Wallets.Default,
-    CustodyBooks.Default,
     EnergySource.Default,
     AuditLog.Default,
     Idempotency.Default,
-    WebhookOutbox.Default,
-    TransferSender.Default,
-    Collections.Default,
     WithdrawalPolicy.Default,
-    WithdrawalDecisions.Default,
-    RefundEvents.Default
+    WithdrawalDecisions.Default
   ]
 }) {}

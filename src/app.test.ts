@@ -14,7 +14,12 @@ import { EnergyReadings } from "../custody/energy-readings.js"
 import { GasWallets } from "../custody/gas-wallets.js"
 import { MainDeposits } from "../custody/native-consolidation.js"
 import { TransferSender } from "../custody/transfer-sender.js"
-import { WalletActors } from "../custody/wallet-actor.js"
+import type { OperationHandOff } from "../custody/engine/operation-hand-off.js"
+import { Operations } from "../custody/engine/operations.js"
+import { WalletActors } from "../custody/engine/wallet-actor.js"
+import { GasFunding } from "../custody/gas-funding.js"
+import { SweepDriver } from "../custody/sweep-driver.js"
+import { WithdrawalDriver } from "../custody/withdrawal-driver.js"
 import { WalletPortfolioViews } from "../custody/wallet-portfolio.js"
 import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
 import { WithdrawalBatches } from "../custody/withdrawal-batches.js"
@@ -93,6 +98,9 @@ type Ports =
   | SecretBox
   | PolicyClock
   | Sharding.Sharding
+  // whether this process hands an approval's operations to the wallet actors itself (the service) or leaves
+  // them to the running service's resume pass (an operator command, which runs no cluster)
+  | OperationHandOff
   | IndexerStatus
 
 /** Compiles only when the layer needs nothing but ports: `npm test` typechecks this file. */
@@ -120,6 +128,7 @@ const SERVICES = {
   EnergyReadings: selfContained(EnergyReadings.Default),
   EnergySource: selfContained(EnergySource.Default),
   ExportTurns: selfContained(ExportTurns.Default),
+  GasFunding: selfContained(GasFunding.Default),
   GasWallets: selfContained(GasWallets.Default),
   Idempotency: selfContained(Idempotency.Default),
   IdempotencyStore: selfContained(IdempotencyStore.Default),
@@ -130,6 +139,7 @@ const SERVICES = {
   MainDeposits: selfContained(MainDeposits.Default),
   MerchantStore: selfContained(MerchantStore.Default),
   Onboarding: selfContained(Onboarding.Default),
+  Operations: selfContained(Operations.Default),
   OrderStore: selfContained(OrderStore.Default),
   Orders: selfContained(Orders.Default),
   PaymentLinks: selfContained(PaymentLinks.Default),
@@ -142,6 +152,7 @@ const SERVICES = {
   RefundStore: selfContained(RefundStore.Default),
   Refunds: selfContained(Refunds.Default),
   SignInThrottle: selfContained(SignInThrottle.Default),
+  SweepDriver: selfContained(SweepDriver.Default),
   TransactionStore: selfContained(TransactionStore.Default),
   Transactions: selfContained(Transactions.Default),
   TransferSender: selfContained(TransferSender.Default),
@@ -155,6 +166,7 @@ const SERVICES = {
   WebhookOutbox: selfContained(WebhookOutbox.Default),
   WebhookStore: selfContained(WebhookStore.Default),
   WithdrawalDecisions: selfContained(WithdrawalDecisions.Default),
+  WithdrawalDriver: selfContained(WithdrawalDriver.Default),
   WithdrawalBatches: selfContained(WithdrawalBatches.Default),
   WithdrawalBatchStore: selfContained(WithdrawalBatchStore.Default),
   WithdrawalPolicy: selfContained(WithdrawalPolicy.Default),

@@ -1,11 +1,16 @@
 import { Effect, Layer } from "effect"
-import { Collections } from "../custody/collections.js"
+import { AutoSweepLive, Collections } from "../custody/collections.js"
 import { CustodyConfigLive } from "../custody/custody-config.js"
-import { AutoSweepLive, CustodyResumeLive, CustodyWalletLive, WithdrawalExpiryLive } from "../custody/custody-engine.js"
+import { makeOperationDriversLive } from "../custody/engine/operation-driver.js"
+import { OperationHandOffLive } from "../custody/engine/operation-hand-off.js"
+import { CustodyResumeLive, CustodyWalletLive } from "../custody/engine/operations-engine.js"
+import { GasFunding } from "../custody/gas-funding.js"
+import { SweepDriver } from "../custody/sweep-driver.js"
+import { WithdrawalDriver } from "../custody/withdrawal-driver.js"
 import { NativeConsolidationLive } from "../custody/native-consolidation.js"
 import { Withdrawals } from "../custody/withdrawals.js"
 import { RefundExpiryLive, Refunds } from "../custody/refunds.js"
-import { WithdrawalDecisions } from "../custody/withdrawal-decisions.js"
+import { WithdrawalDecisions, WithdrawalExpiryLive } from "../custody/withdrawal-decisions.js"
 import { WithdrawalBatches, WithdrawalBatchExpiryLive } from "../custody/withdrawal-batches.js"
 import { AddressBook } from "../custody/address-book.js"
 import { PolicySettleLive, WithdrawalPolicy } from "../custody/withdrawal-policy.js"
@@ -52,7 +57,6 @@ import { Ledger } from "./ledger/ledger.js"
 import { Wallets } from "./wallets/wallets.js"
 import { WebhookOutbox } from "./webhooks/outbox.js"
 import { TransferSender } from "../custody/transfer-sender.js"
-import { WalletActors } from "../custody/wallet-actor.js"
 import { AttributionStore } from "../indexer/attribution-store.js"
 
 /**
@@ -68,6 +72,23 @@ const MigrationsLive = Layer.effectDiscard(
 
 /** Keys: the master seed stays inside the signer and the secret box (sealing stored secrets). */
 const KeysLive = Layer.merge(LocalSignerLive, SecretBoxLive).pipe(Layer.provide(MasterSeedLive))
+
+/**
+ * The driver of each custody operation kind, the one place they are wired: the wallet actors run an
+ * operation with its kind's driver (custody/engine/). A new kind gets its driver here.
+ */
+const OperationDriversLive = makeOperationDriversLive(
+  Effect.all([
+    // collection, account_close
+    SweepDriver,
+    // gas_funding
+    Effect.map(GasFunding, (gasFunding) => gasFunding.driver),
+    // withdrawal: a single one, a batch's item, a refund's payout
+    WithdrawalDriver,
+    // the stake's operations: energy lendings and their takings-back, stakes and unstakes
+    Effect.map(EnergySource, (energy) => energy.driver)
+  ])
+).pipe(Layer.provide([SweepDriver.Default, GasFunding.Default, WithdrawalDriver.Default, EnergySource.Default]))
 
 /** The chains: the devnets (default) or the real networks of FACET_NETWORK=mainnet. */
 export const NetworkLive = Layer.unwrapEffect(
@@ -131,9 +152,10 @@ export const makeCoreLive = <E, R>(
     GasWallets.Default,
     EnergySource.Default,
     EnergyReadings.Default,
-    TransferSender.Default,
-    WalletActors.Default
+    TransferSender.Default
   ).pipe(
+    // the wallet actors' drivers, and how an approval's operations reach the actors (by message, at once)
+    Layer.provideMerge(Layer.merge(OperationDriversLive, OperationHandOffLive)),
     // what the environment decides: chains, keys, clock, cluster, configuration read once
     Layer.provideMerge(
       Layer.mergeAll(

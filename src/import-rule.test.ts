@@ -33,8 +33,45 @@ const wrongWayImports = (): ReadonlyArray<string> =>
     })
   )
 
+/**
+ * Inside custody, the operations engine (`custody/engine/`) knows the lifecycle's shape and no feature: it
+ * imports the kernel, itself and custody's shared settings and states only. The features (sweeps, gas
+ * funding, withdrawals, energy) reach it only through its public interface — the driver type, the hand-over
+ * — never its actor or its handler; the composition root wires each feature's driver into it.
+ */
+const ENGINE = "custody/engine"
+const ENGINE_READS = new Set(["custody/custody-config.ts", "custody/custody-operation.ts"])
+const ENGINE_PUBLIC = new Set([
+  `${ENGINE}/operation-driver.ts`,
+  `${ENGINE}/operations.ts`,
+  `${ENGINE}/operation-hand-off.ts`
+])
+
+/** Imports across the engine's boundary, either way, that the rule above does not allow. */
+const engineBoundaryCrossings = (): ReadonlyArray<string> =>
+  LAYERS.flatMap((layer) => productionFiles(layer)).flatMap((file) =>
+    importsOf(file).flatMap((specifier) => {
+      const target = path
+        .relative(root, path.resolve(root, path.dirname(file), specifier))
+        .replace(/\.js$/, ".ts")
+        .split(path.sep)
+        .join("/")
+      const fromEngine = file.startsWith(`${ENGINE}/`)
+      const toEngine = target.startsWith(`${ENGINE}/`)
+      if (fromEngine && !toEngine && topFolder(target) === "custody" && !ENGINE_READS.has(target))
+        return [`${file} → ${target}`]
+      if (!fromEngine && toEngine && !ENGINE_PUBLIC.has(target) && !COMPOSITION_ROOT.has(file))
+        return [`${file} → ${target}`]
+      return []
+    })
+  )
+
 describe("the import rule", () => {
   it("the kernel imports no feature; indexer → custody → http only downward; nothing imports tests or benches", () => {
     expect(wrongWayImports()).toEqual([])
+  })
+
+  it("the operations engine imports no custody feature; the features reach it only through its public interface", () => {
+    expect(engineBoundaryCrossings()).toEqual([])
   })
 })
