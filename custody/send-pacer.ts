@@ -9,9 +9,10 @@ import { CustodyConfig } from "./custody-config.js"
 export class SendPacer extends Context.Tag("facet/SendPacer")<
   SendPacer,
   { readonly pause: (operationId: string) => Effect.Effect<void> }
->() {
-  static readonly layer = Layer.effect(
-    SendPacer,
-    Effect.map(CustodyConfig, (config) => ({ pause: () => Effect.sleep(config.pollInterval) }))
-  )
-}
+>() {}
+
+/** The service's pacer: a sleep of FACET_CUSTODY_POLL_MS. */
+export const SendPacerLive = Layer.effect(
+  SendPacer,
+  Effect.map(CustodyConfig, (config) => ({ pause: () => Effect.sleep(config.pollInterval) }))
+)

@@ -16,7 +16,7 @@ import { fromBaseUnits } from "../src/money.js"
 import { newId } from "../src/ids.js"
 import { TransactionStore } from "../src/stores/transaction-store.js"
 import { CustodyConfig } from "./custody-config.js"
-import { SendPacer } from "./send-pacer.js"
+import { SendPacer, SendPacerLive } from "./send-pacer.js"
 import { SendRules } from "./send-rules.js"
 import { type AttemptRow, CustodyStore, type OperationRow } from "../src/stores/custody-store.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
@@ -719,5 +719,5 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
 
     return { send, sendOut, follow, look } as const
   }),
-  dependencies: [TransactionStore.Default, CustodyStore.Default, WithdrawalStore.Default, SendPacer.layer]
+  dependencies: [TransactionStore.Default, CustodyStore.Default, WithdrawalStore.Default, SendPacerLive]
 }) {}

@@ -58,12 +58,14 @@ const READS: Readonly<Record<string, ReadonlyArray<string>>> = {
   // the ledger export's order id and hash of a deposit's transfer (its reference is the transactions row)
   "src/stores/ledger-store.ts": ["wallets", "wallet_asset_policies", "custody_operations", "transactions"],
   "src/stores/wallet-store.ts": ["transactions", "ledger_balances", "custody_operations"],
-  // the checkout's merchant name; the settlement's amount precision (the asset policy of the order's currency)
-  "src/stores/order-store.ts": ["merchants", "wallet_asset_policies"],
+  // the checkout's merchant name; the settlement's amount precision (the asset policy of the order's currency);
+  // expiry decides PARTIALLY_PAID from the order's confirmed counted deposits, as settlement does (#53)
+  "src/stores/order-store.ts": ["merchants", "wallet_asset_policies", "transactions"],
   // a link's uses and totals (its orders, their confirmed deposits); the public page's merchant name
   "src/stores/payment-link-store.ts": ["orders", "transactions", "merchants"],
-  // a claimed event's signing secret, a replay's current webhook_url, a deposit event's destination
-  "src/stores/webhook-store.ts": ["merchants"],
+  // a claimed event's signing secret, a replay's current webhook_url, a deposit event's destination; a replay's
+  // destination today: the order's notify_url (#53)
+  "src/stores/webhook-store.ts": ["merchants", "orders"],
   // approvals by users still present; a refund's withdrawal shows the order it refunds
   "src/stores/withdrawal-store.ts": ["console_users", "refunds"],
   // a batch's status and sums come from its items; its approvals count only users still present

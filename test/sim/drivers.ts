@@ -90,7 +90,9 @@ export const makeDrivers = (
 
     const funding = (operation: OperationRow, plan: PlannedOperation, reach: "sent" | "look") =>
       Effect.gen(function* () {
-        const finished = yield* reach === "sent" ? sender.sendOut(operation, plan.leg) : sender.look(operation, plan.leg)
+        const finished = yield* reach === "sent"
+          ? sender.sendOut(operation, plan.leg)
+          : sender.look(operation, plan.leg)
         if (Option.isSome(finished)) yield* bookFunding(operation, finished.value)
       })
 
