@@ -4,21 +4,17 @@ import { TestDatabaseLive } from "../database.js"
 import { runSeeds } from "./sim-report.js"
 import { SimServicesLive } from "./simulation.js"
 
-/**
- * The CI run of the simulation waits for issue 46's send lifecycle (custody/transfer-sender.ts honouring
- * SendRules): today's lifecycle still releases money whose transfer lands (defect 1), and the simulation
- * says so within a few seeds. Once the new lifecycle is in, set this to true (or run with FACET_SIM_CI=1).
- */
-const LIFECYCLE_FIXED = process.env.FACET_SIM_CI === "1"
 /** Seeds in CI: about 60 s on this project's 2-core machine, two seeds at a time (docs/internals/simulation.md). */
 const CI_SEEDS = 40
 /**
- * Within how many seeds each switched-off rule must be caught. Measured on the lifecycle before issue 46's fix
- * (both rules effectively off): money released while its transfer lands first at seed 2; an operation frozen
- * after healing first at seed 3; a nonce gap proper first at seed 98 (docs/internals/simulation.md).
+ * Within how many seeds each switched-off rule must be caught, measured on the lifecycle of issue 46: with
+ * refusalIsNoEvidence off, money released while its transfer lands first at seed 2; with the nonce rule off
+ * too (a refused first send gives its nonce back by the counter, and nothing fills a nonce below one out), an
+ * operation frozen after healing first at seed 3. The nonce rule alone bites nothing: nothing gives a nonce
+ * up while refusals are no evidence (150 seeds, none) — the lowest free nonce is its second line.
  */
 const REFUSAL_TEETH_SEEDS = 20
-const NONCE_TEETH_SEEDS = 120
+const NONCE_TEETH_SEEDS = 20
 
 const SAFE = { refusalIsNoEvidence: true, lowestFreeNonce: true }
 const moneyReleased = /^(paid twice|FAILED while)/
@@ -29,7 +25,7 @@ describe("the send lifecycle against the deterministic adversarial simulation", 
     excludeTestServices: true,
     timeout: "240 seconds"
   })((it) => {
-    it.effect.skipIf(!LIFECYCLE_FIXED)(
+    it.effect(
       `${CI_SEEDS} seeds: no transfer lands twice, nothing FAILED while it can land, no nonce gap, ledger = chain, every operation final once the network heals`,
       () =>
         Effect.gen(function* () {
@@ -63,13 +59,13 @@ describe("the send lifecycle against the deterministic adversarial simulation", 
     )
 
     it.effect(
-      "it has teeth: nonces given back only from the top (lowestFreeNonce off) leave a gap or a frozen operation after healing, found within a bounded number of seeds",
+      "it has teeth: nonces given back by the counter after a refused first send (both rules off) leave a gap or a frozen operation after healing, found within a bounded number of seeds",
       () =>
         Effect.gen(function* () {
           const summary = yield* runSeeds(
             1,
             NONCE_TEETH_SEEDS,
-            { rules: { ...SAFE, lowestFreeNonce: false }, run: 3, trace: false, keepRows: false },
+            { rules: { refusalIsNoEvidence: false, lowestFreeNonce: false }, run: 3, trace: false, keepRows: false },
             { stopAtFirst: true, concurrency: 2, stopWhen: (v) => frozen.test(v.what) }
           )
           expect(summary.violations.some((v) => frozen.test(v.what))).toBe(true)
