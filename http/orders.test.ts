@@ -256,7 +256,11 @@ describe("checkout orders", () => {
         )
         const partial = String(asRecord((yield* createOrder(apiKey, { amount: "3" })).body).order_id)
         const fresh = String(asRecord((yield* createOrder(apiKey, { amount: "3" })).body).order_id)
+        // a confirmed, counted payment of 1: expiry decides from such rows, as settlement does (#53)
         yield* sql`UPDATE orders SET paid_amount = 1 WHERE id = ${partial}`
+        yield* sql`INSERT INTO transactions (id, merchant_id, type, status, chain, currency, amount, tx_hash, event_index, to_address, block_number, wallet_id, order_id, counted)
+                   SELECT 'txn_partial_1', merchant_id, 'deposit', 'confirmed', chain, currency, 1, 'tx-partial-1', 0, pay_address, 20, wallet_id, id, true
+                   FROM orders WHERE id = ${partial}`
         yield* sql`UPDATE orders SET expire_at = now() - interval '1 second' WHERE ${sql.in("id", [unpaid, partial])}`
         // several workers at once: the background one plus two more, as if from other processes
         yield* Effect.all([orders.expireDue(10), orders.expireDue(10)], { concurrency: 2 })

@@ -59,9 +59,11 @@ describe("indexers on the devnets", () => {
           const paid = yield* untilStatus(apiKey, id, "PAID")
           expect(paid).toMatchObject({ status: "PAID", paid_amount: "12.500000", tx_hash: tx, late_payment: false })
           const keys = (yield* events(id)).map((e) => e.idempotency_key)
+          // and once per order, the transition to PAID a merchant fulfils on (#53)
           expect(keys).toEqual([
             `deposit:TRC20:USDT:${tx}:${String(created.pay_address)}:0:payment.detected`,
-            `deposit:TRC20:USDT:${tx}:${String(created.pay_address)}:0:payment.confirmed`
+            `deposit:TRC20:USDT:${tx}:${String(created.pay_address)}:0:payment.confirmed`,
+            `${id}:order.paid:PAID`
           ])
           const confirmed = asRecord(JSON.parse((yield* events(id))[1]?.body ?? "{}"))
           expect(confirmed).toMatchObject({
