@@ -12,16 +12,18 @@ const workDir = processWorkDir("facet-custody-crash-")
 
 const CUSTODY_ENV = { FACET_CUSTODY_POLL_MS: "200" }
 /**
- * CI runs one point of each (a signed sweep and a signed BEP20 withdrawal never sent: the nonce case); the
- * after-broadcast points run with FACET_FAULTS_MODE=long (kills after broadcast are also in the energy crash
- * test and, at random moments, the money-out campaign's quick run): four lives of the service fewer in CI.
+ * The long campaign (`npm run faults`, FACET_FAULTS_MODE=long) runs every point. CI runs one: a signed BEP20
+ * withdrawal never sent (the nonce case: the restarted service must send that nonce, never sign another).
+ * The sweep's points left CI with issue 46: the simulation (test/sim/, in CI) crashes the real send lifecycle
+ * before and after every chain call and at every pause, against the real stores, and kills of the whole
+ * service at random moments stay in CI through the money-out campaign's quick run and the energy crash test.
  */
 const everyPoint = campaignSettings().mode === "long"
 
-describe("custody survives a SIGKILL at any step of a sweep", () => {
+describe.runIf(everyPoint)("custody survives a SIGKILL at any step of a sweep", () => {
   for (const [chain, point] of [
     ["TRC20", "after-sign"],
-    ...(everyPoint ? [["BEP20", "after-broadcast"] as const] : [])
+    ["BEP20", "after-broadcast"]
   ] as const) {
     it.scopedLive(
       `${chain}: killed ${point} of the sweep, restarted → exactly one transfer lands and the ledger moves once`,

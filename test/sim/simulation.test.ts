@@ -4,8 +4,8 @@ import { TestDatabaseLive } from "../database.js"
 import { runSeeds } from "./sim-report.js"
 import { SimServicesLive } from "./simulation.js"
 
-/** Seeds in CI: about 60 s on this project's 2-core machine, two seeds at a time (docs/internals/simulation.md). */
-const CI_SEEDS = 40
+/** Seeds in CI: about 20 s on this project's 2-core machine, two seeds at a time (docs/internals/simulation.md). */
+const CI_SEEDS = 24
 /**
  * Within how many seeds each switched-off rule must be caught, measured on the lifecycle of issue 46: with
  * refusalIsNoEvidence off, money released while its transfer lands first at seed 2; with the nonce rule off
