@@ -157,7 +157,8 @@ describe("developer endpoints", () => {
           "raw request body",
           "same X-Service-Idempotency-Key",
           "/v1/withdrawal-addresses",
-          "required_approvals"
+          "required_approvals",
+          "order.paid (once per order"
         ]) {
           expect(llms.text).toContain(needle)
         }

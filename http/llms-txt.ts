@@ -42,8 +42,10 @@ Contract version ${contractVersion}. Machine-readable contract: ${baseUrl}/v1/op
 - Persist X-FACET-IDEMPOTENCY-KEY and deduplicate before touching balances; answer 2xx only after that.
 - order.updated bodies carry event: payment.detected, payment.confirmed, payment.reversed (a reorg dropped
   a payment not yet final; the body's order shows the resulting status), payment.restored (the same payment
-  mined again), order.expired (once per order), order.partially_paid. Credit on payment.confirmed only.
-  The webhooks and their bodies are in the contract under "webhooks".
+  mined again), order.expired (once per order), order.partially_paid, order.paid (once per order: fulfil
+  on it, once per order id), payment.overpaid (a payment after PAID: the order's overpaid_amount, never a
+  second fulfilment). Ignore a body whose sequence is older than one already applied for its order. Credit
+  a payment on payment.confirmed only. The webhooks and their bodies are in the contract under "webhooks".
 - Balances: GET ${baseUrl}/v1/wallet-portfolio. Only available_balance is withdrawable (collected into the
   main wallet). uncollected_balance is still in receive addresses (sweep it with POST
   /v1/wallet-assets/{asset_key}/sweep, key with the wallet scope; one sweep per wallet at a time, 409
