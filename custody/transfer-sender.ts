@@ -286,10 +286,11 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
             })
           })
         }
-        // a look taken before the owner replaced or cancelled it: marked only as final state allows (the store)
+        // a look taken before the owner replaced or cancelled it: marked only as final state allows (the store).
+        // Once final it is marked whatever the row read said: that row may be stale ("included" read before
+        // the owner replaced it), and the replacement must be dropped before the transfer is booked
         if (
-          attempt.status !== "included" &&
-          attempt.status !== "final" &&
+          (final || (attempt.status !== "included" && attempt.status !== "final")) &&
           !(yield* store.markIncluded(attempt, blockNumber, fee, final))
         )
           return Step.Wait({

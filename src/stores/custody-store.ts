@@ -508,9 +508,10 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
 
     /**
      * The attempt is in a block. Final: it used its nonce, so any other attempt of the operation still live (a
-     * replacement or a cancellation signed after a reader took its look) never lands — dropped in the same
-     * database transaction. Not final: it is marked only while no other attempt of the operation is live (a
-     * block not yet final may still be left). False when it was not marked.
+     * replacement or a cancellation signed after a reader took its look, or one a node on another branch
+     * showed in a block) never lands — dropped in the same database transaction. Not final: it is marked only
+     * while no other attempt of the operation is live (a block not yet final may still be left). An attempt
+     * already final stays final. False when it was not marked.
      */
     const markIncluded = Effect.fn("CustodyStore.markIncluded")(function* (
       attempt: AttemptRow,
@@ -525,14 +526,16 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
               const gone = yield* sql`
                 UPDATE custody_transactions SET status = 'dropped', last_error = ${`its nonce was used by ${attempt.tx_hash}`}, updated_at = clock_timestamp()
                 WHERE operation_id = ${attempt.operation_id} AND tx_hash <> ${attempt.tx_hash} AND nonce = ${attempt.nonce.toString()}
-                  AND status IN ('signed', 'broadcast') RETURNING tx_hash`.pipe(Effect.flatMap(decodeAll(HashRow)))
+                  AND status IN ('signed', 'broadcast', 'included') RETURNING tx_hash`.pipe(
+                Effect.flatMap(decodeAll(HashRow))
+              )
               yield* transactions.failPendingByHashes(
                 attempt.chain,
                 gone.map((g) => g.tx_hash)
               )
             }
             const marked = yield* sql`
-              UPDATE custody_transactions SET status = 'included', block_number = ${blockNumber.toString()},
+              UPDATE custody_transactions SET status = CASE WHEN status = 'final' THEN 'final' ELSE 'included' END, block_number = ${blockNumber.toString()},
                 fee = ${fee === undefined ? sql`fee` : sql`${fee.toString()}`}, updated_at = clock_timestamp()
               WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash} AND NOT EXISTS (
                 SELECT 1 FROM custody_transactions other WHERE other.operation_id = ${attempt.operation_id}

@@ -16,6 +16,13 @@ const CI_SEEDS = 24
 const REFUSAL_TEETH_SEEDS = 20
 const NONCE_TEETH_SEEDS = 20
 
+/**
+ * Seeds a longer run once broke, replayed in every CI run. 161, 163: a reader's row read "included" before
+ * the owner replaced the attempt; the attempt became final and was booked while its replacement was still
+ * live (a unique-index defect, and the replacement left to land).
+ */
+const FOUND_SEEDS = [161, 163]
+
 const SAFE = { refusalIsNoEvidence: true, lowestFreeNonce: true }
 const moneyReleased = /^(paid twice|FAILED while)/
 const frozen = /^(nonce gap|not final after healing)/
@@ -41,6 +48,20 @@ describe("the send lifecycle against the deterministic adversarial simulation", 
           expect(summary.violations.map((v) => `seed ${v.seed} step ${v.step}: ${v.what}`)).toEqual([])
         }),
       240_000
+    )
+
+    it.effect(`the seeds longer runs once broke (${FOUND_SEEDS.join(", ")}) pass`, () =>
+      Effect.gen(function* () {
+        const violations = yield* Effect.forEach(FOUND_SEEDS, (seed) =>
+          runSeeds(
+            seed,
+            1,
+            { rules: SAFE, run: 4, trace: false, keepRows: false },
+            { stopAtFirst: false, concurrency: 1 }
+          )
+        ).pipe(Effect.map((summaries) => summaries.flatMap((s) => s.violations)))
+        expect(violations.map((v) => `seed ${v.seed} step ${v.step}: ${v.what}`)).toEqual([])
+      })
     )
 
     it.effect(
