@@ -3,6 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { createTestClient, createWalletClient, http, isHex, keccak256, type Address } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
+import { testCustodyConfig } from "../test/custody-settings.js"
 import { TestDatabaseLive } from "../test/database.js"
 import { evmAddressOf } from "../test/evm-addresses.js"
 import { rpcId, rpcMethod, rpcParams, startNodeProxy } from "../test/node-proxy.js"
@@ -184,33 +185,10 @@ const ClientsLive = Layer.effect(
 const ConfigLive = Layer.effect(
   CustodyConfig,
   Effect.map(NodeFaults, (faults) => ({
-    pollInterval: Duration.millis(50),
-    gasMarginPercent: 30,
-    maxGasSharePercent: 5,
-    resumeAfter: Duration.minutes(1),
-    gasThresholds: {
-      TRC20: { low: "100", empty: "10" },
-      BEP20: { low: "0.1", empty: "0.005" },
-      SOLANA: { low: "0.5", empty: "0.01" }
-    },
-    prices: new Map(),
-    priceSource: "none",
-    autoSweep: new Map(),
-    autoSweepInterval: Duration.minutes(1),
-    crashPoint: Option.none(),
-    stuckAfterMinutes: 30,
-    feeCaps: {
-      TRC20: { maxFee: 50_000_000n, maxGasPrice: 210n },
-      BEP20: { maxFee: 2n * 10n ** 15n, maxGasPrice: 10n ** 10n },
-      SOLANA: { maxFee: 10_000_000n, maxGasPrice: 5_000n }
-    },
-    feeWait: Duration.seconds(2),
+    ...testCustodyConfig(),
     get feeBumpAfter() {
       return faults.feeBumpAfter
-    },
-    consolidateMin: { TRC20: 1_000_000n, BEP20: 10n ** 15n },
-    closeTokenAccounts: { order: false, deposit: false },
-    energy: { enabled: false, stakingIndex: 0 }
+    }
   }))
 )
 

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
-import * as http from "node:http"
+import type * as http from "node:http"
+import { serveLocally } from "./local-server.js"
 
 export interface ProxiedCall {
   /** The request path (TRON's HTTP API: `/wallet/...`). */
@@ -50,44 +50,31 @@ export const startNodeProxy = (
   fault: (call: ProxiedCall) => unknown,
   /** Changes what the real node answered (a node that leaves things out). */
   rewrite: (call: ProxiedCall, answer: unknown) => unknown = (_, answer) => answer
-) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly server: http.Server }>((resume) => {
-      const forward = async (path: string, body: unknown) => {
-        const base = typeof target === "string" ? target : target()
-        if (base === undefined) throw new Error("no node behind this address yet")
-        const response = await fetch(`${base}${path}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(body)
-        })
-        const parsed: unknown = await response.json()
-        return parsed
-      }
-      const answer = (path: string, body: unknown) => {
-        const faulted = fault({ path, body })
-        return faulted === undefined
-          ? forward(path, body).then((answer) => rewrite({ path, body }, answer))
-          : Promise.resolve(faulted)
-      }
-      const server = http.createServer((req, res) => {
-        onJsonRequest(req, (path, body) => {
-          const reply = Array.isArray(body) ? Promise.all(body.map((one) => answer(path, one))) : answer(path, body)
-          reply.then(
-            (result) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result)),
-            (error: unknown) => res.writeHead(502).end(String(error))
-          )
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, server }))
-      })
-    }),
-    ({ server }) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
+) => {
+  const forward = async (path: string, body: unknown) => {
+    const base = typeof target === "string" ? target : target()
+    if (base === undefined) throw new Error("no node behind this address yet")
+    const response = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    const parsed: unknown = await response.json()
+    return parsed
+  }
+  const answer = (path: string, body: unknown) => {
+    const faulted = fault({ path, body })
+    return faulted === undefined
+      ? forward(path, body).then((answer) => rewrite({ path, body }, answer))
+      : Promise.resolve(faulted)
+  }
+  return serveLocally((req, res) => {
+    onJsonRequest(req, (path, body) => {
+      const reply = Array.isArray(body) ? Promise.all(body.map((one) => answer(path, one))) : answer(path, body)
+      reply.then(
+        (result) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result)),
+        (error: unknown) => res.writeHead(502).end(String(error))
+      )
+    })
+  })
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import * as http from "node:http"
+import type * as http from "node:http"
+import { serveLocally } from "../../test/local-server.js"
 import { masterSeedFromMnemonic } from "../keys/master-seed.js"
 import { LocalSignerLive } from "../keys/signer.js"
 import { makeBep20Client } from "./evm/bep20-client.js"
@@ -13,49 +14,34 @@ const SignerLive = LocalSignerLive.pipe(
 )
 
 /** A node that answers every chain's head at 5 and remembers the headers of each call. */
-const recordingNode = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly seen: Array<http.IncomingHttpHeaders>; readonly server: http.Server }>(
-    (resume) => {
-      const seen: Array<http.IncomingHttpHeaders> = []
-      const server = http.createServer((req, res) => {
-        seen.push(req.headers)
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8")
-          const body: unknown = text === "" ? {} : JSON.parse(text)
-          const one = (call: unknown) => {
-            const id = typeof call === "object" && call !== null && "id" in call ? call.id : 1
-            const method = typeof call === "object" && call !== null && "method" in call ? call.method : undefined
-            return { jsonrpc: "2.0", id, result: method === "eth_blockNumber" ? "0x5" : 5 }
-          }
-          // viem sends JSON-RPC batches (arrays)
-          const answer =
-            req.url?.includes("getblock") || req.url?.includes("getnowblock")
-              ? { blockID: "00", block_header: { raw_data: { number: 5 } } }
-              : Array.isArray(body)
-                ? body.map(one)
-                : one(body)
-          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer))
-        })
+const recordingNode = Effect.suspend(() => {
+  const seen: Array<http.IncomingHttpHeaders> = []
+  return Effect.map(
+    serveLocally((req, res) => {
+      seen.push(req.headers)
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8")
+        const body: unknown = text === "" ? {} : JSON.parse(text)
+        const one = (call: unknown) => {
+          const id = typeof call === "object" && call !== null && "id" in call ? call.id : 1
+          const method = typeof call === "object" && call !== null && "method" in call ? call.method : undefined
+          return { jsonrpc: "2.0", id, result: method === "eth_blockNumber" ? "0x5" : 5 }
+        }
+        // viem sends JSON-RPC batches (arrays)
+        const answer =
+          req.url?.includes("getblock") || req.url?.includes("getnowblock")
+            ? { blockID: "00", block_header: { raw_data: { number: 5 } } }
+            : Array.isArray(body)
+              ? body.map(one)
+              : one(body)
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer))
       })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        resume(
-          Effect.succeed({
-            url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-            seen,
-            server
-          })
-        )
-      })
-    }
-  ),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.close(() => resume(Effect.void))
-    })
-)
+    }),
+    ({ url, server }) => ({ url, seen, server })
+  )
+})
 
 describe("provider API keys in headers (FACET_NODE_HEADERS)", () => {
   it.effect("parsed per host, refused when malformed, and never applied to another host", () =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import * as http from "node:http"
+import { serveLocally } from "../../test/local-server.js"
 import { masterSeedFromMnemonic } from "../keys/master-seed.js"
 import { LocalSignerLive, type Signer } from "../keys/signer.js"
 import type { ChainClient } from "./chain-client.js"
@@ -17,23 +17,10 @@ import { makeTronClient } from "./tron/tron-client.js"
 
 /** A node answering every call with one status and body (what a provider's gateway may say). */
 const scriptedNode = (status: number, body: string) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly server: http.Server }>((resume) => {
-      const server = http.createServer((req, res) => {
-        req.resume()
-        req.on("end", () => res.writeHead(status, { "content-type": "application/json" }).end(body))
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, server }))
-      })
-    }),
-    ({ server }) =>
-      Effect.async<void>((resume) => {
-        server.close(() => resume(Effect.void))
-      })
-  )
+  serveLocally((req, res) => {
+    req.resume()
+    req.on("end", () => res.writeHead(status, { "content-type": "application/json" }).end(body))
+  })
 
 const SignerLive = LocalSignerLive.pipe(
   Layer.provide(masterSeedFromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow"))
