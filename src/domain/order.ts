@@ -82,7 +82,7 @@ export const Order = Schema.Struct({
   underpaid_amount: Schema.optional(DecimalString),
   overpaid_amount: Schema.optional(DecimalString).annotations({
     description:
-      "What the confirmed payments hold beyond the amount (paid_amount − amount), in the order's currency: payments after the order was PAID (each announced as payment.overpaid), or one larger than asked. The merchant may refund it. Absent when nothing is beyond the amount."
+      "What the confirmed payments hold beyond the amount (paid_amount − amount), in the order's currency: payments after the order was PAID (each announced as payment.overpaid), or one larger than asked. The merchant may refund it. Absent when nothing is beyond the amount at the order's precision (a payment of one base unit of an 18-decimal token may be below it: its payment.overpaid's payment.amount names it)."
   }),
   exchange_rate: Schema.optional(DecimalString),
   merchant_user_id: Schema.optional(BoundedString(128)),
