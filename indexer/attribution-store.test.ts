@@ -447,6 +447,47 @@ describe("attribution store", () => {
     )
 
     it.effect(
+      "what paid an order is what was confirmed first, whatever the blocks' times say: dust in a later block stamped earlier (a devnet restored from a snapshot, a provider's clock) is an overpayment, never a second payment.confirmed (issue 53)",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* AttributionStore
+          const client = yield* TestClient
+          const { apiKey, merchantId } = yield* onboardMerchant()
+          const created = asRecord(
+            (yield* client.request("POST", "/v1/orders", {
+              apiKey,
+              json: { amount: "3", chain: "TRC20", currency: "USDT" }
+            })).body
+          )
+          const orderId = String(created.order_id)
+          const [order] = yield* sql<{
+            wallet_id: string
+            pay_address: string
+          }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+          yield* holdLease("TRC20")
+          const pays = (txHash: string, amount: string) => orderHit("TRC20", "USDT", order, merchantId, txHash, amount)
+          const at = (number: bigint, timestamp: number): BlockRecord => ({ ...block(number, "t"), timestamp })
+          // the full payment seen and made final; then, caught up at once (already final when read), one base
+          // unit in a block whose time is 20 s before the payment's
+          yield* store.writeBlock(at(130n, 1_700_000_100), [pays("tx-paid", "3")], 0n, HOLDER)
+          yield* store.writeBlock(at(131n, 1_700_000_101), [], 130n, HOLDER)
+          yield* store.writeBlock(at(135n, 1_700_000_080), [pays("tx-dust-early-clock", "0.000001")], 135n, HOLDER)
+          const events = yield* sql<{ idempotency_key: string; body: string }>`
+            SELECT idempotency_key, body FROM webhook_events WHERE order_id = ${orderId} ORDER BY created_at, id`
+          const key = (tx: string, event: string) => `deposit:TRC20:USDT:${tx}:${order?.pay_address}:0:${event}`
+          expect(events.map((e) => e.idempotency_key)).toEqual([
+            key("tx-paid", "payment.detected"),
+            key("tx-paid", "payment.confirmed"),
+            `${orderId}:order.paid:PAID`,
+            key("tx-dust-early-clock", "payment.overpaid")
+          ])
+          const paid = asRecord((yield* client.request("GET", `/v1/orders/${orderId}`, { apiKey })).body)
+          expect(paid).toMatchObject({ status: "PAID", paid_amount: "3.000001", overpaid_amount: "0.000001" })
+        })
+    )
+
+    it.effect(
       "two chains settling one order at once: a reversal on one never puts back PENDING over a payment just seen on the other",
       () =>
         Effect.gen(function* () {

@@ -68,7 +68,7 @@ const withinTolerance = (assets: ReadonlyArray<AcceptedAsset>): ReadonlyArray<Ac
   assets.map((a) => ({ ...a, asked: new Exact(a.asked).minus(a.tolerance ?? 0).toFixed() }))
 
 /**
- * The order's status and `late_payment` after its payments (in block order). The order is PAID from the
+ * The order's status and `late_payment` after its payments (confirmed ones in the order they were confirmed). The order is PAID from the
  * payment that brought the confirmed total within its tolerance (the whole amount when it has none);
  * `late_payment` is decided once, then, by that payment's block time; later payments (dust after expiry,
  * the rest of an underpaid amount) do not change it, nor undo PAID. `paidBy`: the keys of the confirmed

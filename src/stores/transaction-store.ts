@@ -217,12 +217,17 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
 
     // ---- the indexer's block writes (indexer/attribution-store.ts)
 
-    /** An order's counted payments still pending or confirmed, in the order they were made. */
+    /**
+     * An order's counted payments still pending or confirmed: the confirmed ones in the order settlement saw
+     * them confirmed (a batch's in block order), then the pending ones. Not by block time: one chain's clock
+     * may step back (a node restored from a snapshot), and a payment on a slower chain is confirmed after
+     * one made later on a faster one. What paid the order is what was confirmed first, as was announced.
+     */
     const settlementPayments = (orderId: string) =>
       sql`
         SELECT chain, currency, amount::text AS amount, status, block_time, tx_hash, event_index, to_address FROM transactions
         WHERE order_id = ${orderId} AND type = 'deposit' AND counted AND status IN ('pending', 'confirmed')
-        ORDER BY coalesce(block_time, detected_at), block_number, event_index`.pipe(
+        ORDER BY confirmed_at NULLS LAST, block_number, event_index`.pipe(
         Effect.flatMap(decodeAll(SettlementPayment))
       )
 
