@@ -163,6 +163,7 @@ export const startAnvilDevnet = (options: AnvilOptions = {}) =>
     )
     const tokens =
       options.tokens === undefined ? yield* deployTokens(rpcUrl) : yield* checkTokens(rpcUrl, options.tokens)
+    if (options.tokens !== undefined) yield* timeGoesOn(rpcUrl)
     if (options.blockTimeSeconds !== undefined && options.blockTimeSeconds > 0) {
       yield* Effect.forkScoped(heartbeat(rpcUrl, options.blockTimeSeconds))
     }
@@ -229,6 +230,30 @@ const checkTokens = (rpcUrl: string, tokens: { readonly USDT: Address; readonly 
       }
     }
     return tokens
+  })
+
+/**
+ * A resumed chain's next block is stamped after its last one, as a real chain's always is: anvil stamps
+ * blocks mined faster than one a second ahead of the clock, and after a restart from its state it went back
+ * to the clock, so a later block could carry an earlier time (the fault campaign saw 2 s back).
+ */
+const timeGoesOn = (rpcUrl: string) =>
+  Effect.gen(function* () {
+    const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 })
+    const latest = yield* Effect.tryPromise({
+      try: () => client.getBlock({ blockTag: "latest" }),
+      catch: (cause) => new DevnetError({ message: "cannot read the resumed chain's last block", cause })
+    })
+    const now = BigInt(Math.floor(Date.now() / 1000))
+    if (latest.timestamp < now) return
+    yield* Effect.tryPromise({
+      try: () =>
+        http(rpcUrl, { retryCount: 0 })({}).request({
+          method: "evm_setNextBlockTimestamp",
+          params: [`0x${(latest.timestamp + 1n).toString(16)}`]
+        }),
+      catch: (cause) => new DevnetError({ message: "evm_setNextBlockTimestamp failed", cause })
+    })
   })
 
 /**
