@@ -57,20 +57,20 @@ interface CheckoutOrder {
   sent: number
 }
 
+/** `units` base units of an asset with `decimals`, as a decimal. */
+const baseUnits = (units: number, decimals: number) => `0.${String(units).padStart(decimals, "0")}`
+
 /**
- * The dust a customer (or anyone: the pay address is public) sends after PAID: none for some orders, once or
- * twice for the others. One to three base units; on BEP20 USDT (18 decimals, shown at 6) half the time one to
- * three units of the shown precision instead, so both an overpayment the order shows and one below what it
- * shows are met.
+ * The dust a customer (or anyone: the pay address is public) sends after PAID: once or twice for 60% of
+ * orders. One to three base units each; on BEP20 USDT (18 decimals, orders shown at 6) that is below what an
+ * order shows, so a second one there is one to three units of the shown precision instead: both an
+ * overpayment the order cannot show and one it shows are met.
  */
 const planDust = (random: Random, asset: string): ReadonlyArray<string> => {
   if (random.next() < 0.4) return []
   const decimals = DECIMALS[asset] ?? 6
-  return Array.from({ length: 1 + random.int(2) }, () => {
-    const units = 1 + random.int(3)
-    const at = decimals > USDT_PRECISION && random.next() < 0.5 ? USDT_PRECISION : decimals
-    return `0.${String(units).padStart(at, "0")}`
-  })
+  const first = baseUnits(1 + random.int(3), decimals)
+  return random.next() < 0.5 ? [first] : [first, baseUnits(1 + random.int(3), Math.min(decimals, USDT_PRECISION))]
 }
 
 /** A withdrawal the workload asked for: kept with its idempotency key, so one whose answer a kill swallowed is asked again. */
@@ -196,9 +196,13 @@ export const crashPointsScenario = (options: {
       })
 
     // a checkout order on a live asset, paid exactly; its dust after PAID planned
-    const checkoutOrder = (service: ServiceProcess, file: DevnetFile, pick: Random) =>
+    const checkoutOrder = (
+      service: ServiceProcess,
+      file: DevnetFile,
+      pick: Random,
+      [chain, asset]: (typeof LIVE)[number] = pick.pick(LIVE)
+    ) =>
       Effect.gen(function* () {
-        const [chain, asset] = pick.pick(LIVE)
         const amount = `${5 + pick.int(20)}.${pick.int(100).toString().padStart(2, "0")}`
         const order = yield* api(service, "POST", "/v1/orders", {
           apiKey: merchant?.apiKey ?? "",
@@ -337,14 +341,7 @@ export const crashPointsScenario = (options: {
         yield* Scope.close(scope, Exit.void)
         continue
       }
-      // the last run: the checkout orders the run must have (their dust after PAID follows), converge, then check
-      const topUp = seededRandom(options.seed).fork("orders")
-      while (orders.length < options.orders) yield* checkoutOrder(service, file, topUp)
-      // dust in every run: at least two orders get some (one base unit)
-      for (const order of orders.filter((o) => o.dust.length === 0))
-        if (orders.filter((o) => o.dust.length > 0).length < 2)
-          order.dust = [`0.${"1".padStart(DECIMALS[order.asset] ?? 6, "0")}`]
-      yield* workload(service, file, Date.now() + 3_000)
+      // the last run: the chains read directly, to see what the last kill took
       const apiKey = merchant?.apiKey ?? ""
       const direct: ReadonlyArray<ChainClient> = yield* Effect.all([
         makeTronClient({ url: file.tron.url, tokens: new Map([["USDT", file.tron.tokens.USDT]]), confirmations: 3 }),
@@ -368,22 +365,37 @@ export const crashPointsScenario = (options: {
           )
         )
       )
-      // a payment sent just before a kill may be gone with the devnet's unsaved last moment: only what the chain holds counts
       const held = (chain: string, txHash: string) =>
         Effect.map(
           Effect.option(direct.find((c) => c.chain === chain)?.transaction(txHash) ?? Effect.succeedNone),
           (found) => Option.exists(Option.flatten(found), (t) => t.status === "success")
         )
-      // every order still owed its dust gets it once PAID (an order whose payment a kill took never is)
-      const owed = yield* Effect.filter(
-        orders.filter((o) => o.sent < o.dust.length),
-        (o) => held(o.chain, o.payTx)
+      // a payment sent just before a kill may be gone with the devnet's unsaved last moment: only what the chain
+      // holds now counts; everything sent from here on must be credited (read now, before it is mined, a payment
+      // of this run would look gone)
+      const gone = new Set(
+        (yield* Effect.filter(payments, (p) => Effect.map(held(p.chain, p.txHash), (h) => !h))).map((p) => p.txHash)
       )
+      // the checkout orders the run must have (their dust after PAID follows)
+      const topUp = seededRandom(options.seed).fork("orders")
+      const fewest = () =>
+        LIVE.reduce((a, b) =>
+          orders.filter((o) => o.chain === b[0]).length < orders.filter((o) => o.chain === a[0]).length ? b : a
+        )
+      while (orders.length < options.orders) yield* checkoutOrder(service, file, topUp, fewest())
+      // dust on each chain in every run: an order of each gets one base unit if none was planned there
+      for (const [chain, asset] of LIVE) {
+        const first = orders.find((o) => o.chain === chain && !gone.has(o.payTx))
+        if (first !== undefined && !orders.some((o) => o.chain === chain && o.dust.length > 0))
+          first.dust = [baseUnits(1, DECIMALS[asset] ?? 6)]
+      }
+      yield* workload(service, file, Date.now() + 3_000)
+      // every order still owed its dust gets it once PAID (one whose payment a kill took never is); then converge
       const dustDeadline = Date.now() + 60_000
-      for (const order of owed)
+      for (const order of orders.filter((o) => !gone.has(o.payTx)))
         while (order.sent < order.dust.length && Date.now() < dustDeadline)
           if (!(yield* sendDust(service, file, order))) yield* Effect.sleep("250 millis")
-      const onChain = yield* Effect.filter(payments, (p) => held(p.chain, p.txHash))
+      const onChain = payments.filter((p) => !gone.has(p.txHash))
       const confirmed = (p: ExpectedDeposit) =>
         Effect.map(
           api(service, "GET", `/v1/transactions?q=${p.txHash}&status=confirmed&type=deposit`, { apiKey }),
@@ -460,7 +472,7 @@ export const crashPointsScenario = (options: {
         const pg = yield* PgClient.PgClient
         return yield* pg<{ id: string }>`SELECT id FROM orders WHERE status = 'PAID'`
       }).pipe(Effect.provide(sql), Effect.orDie)
-      const dustHeld = dust.filter((d) => onChain.some((p) => p.txHash === d.txHash))
+      const dustHeld = dust.filter((d) => !gone.has(d.txHash))
       const overpaidAmounts = new Map(
         yield* Effect.forEach(new Set(dustHeld.map((d) => d.orderId)), (orderId) =>
           Effect.map(
