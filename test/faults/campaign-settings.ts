@@ -6,6 +6,9 @@ export interface CampaignSettings {
   /** Share of node calls that meet a fault while faults are on. */
   readonly faultRate: number
   readonly crashes: number
+  /** Crash points: checkout orders paid by the last run (dust follows PAID on some), and the share of
+   * webhook deliveries the merchant's receiver fails. */
+  readonly checkout: { readonly orders: number; readonly receiverFaultRate: number }
   readonly databaseFaultSeconds: number
   /** Real providers: restarts of the service, seconds of payments per run, TronGrid's ban. */
   readonly realProviders: {
@@ -33,6 +36,7 @@ export const campaignSettings = (): CampaignSettings => {
         // one kill of the whole service here; the money-out scenario's quick run kills it once more amid
         // placements, approvals and broadcasts (CI's budget: the long mode kills eight times)
         crashes: 1,
+        checkout: { orders: 3, receiverFaultRate: 0.3 },
         databaseFaultSeconds: 8,
         realProviders: { restarts: 1, roundSeconds: 10, banSeconds: 8, rescanThroughArchive: false },
         reportFile: process.env.FACET_FAULTS_REPORT
@@ -43,6 +47,7 @@ export const campaignSettings = (): CampaignSettings => {
         badNodeSeconds: 120,
         faultRate: 0.3,
         crashes: 8,
+        checkout: { orders: 8, receiverFaultRate: 0.3 },
         databaseFaultSeconds: 60,
         realProviders: { restarts: 3, roundSeconds: 40, banSeconds: 30, rescanThroughArchive: true },
         reportFile: process.env.FACET_FAULTS_REPORT

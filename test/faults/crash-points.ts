@@ -21,7 +21,8 @@ import {
   startService,
   waitUntilNoneUnder
 } from "../service-process.js"
-import { startReceiver } from "../webhook-receiver.js"
+import { startDocumentedReceiver } from "./documented-receiver.js"
+import { checkFulfilment, type DustPayment, fulfilmentDetail } from "./fulfilment-invariants.js"
 import { checkInvariants, type ExpectedDeposit, type Violation } from "./invariants.js"
 import type { ScenarioResult } from "./scenario-result.js"
 import { type Random, seededRandom } from "./seeded-random.js"
@@ -38,6 +39,38 @@ const LIVE = ASSETS.slice(0, 2)
 const payees = (random: Random): Record<string, string> => {
   const bytes = (n: number) => Uint8Array.from({ length: n }, () => random.int(256))
   return { TRC20: tronAddress(bytes(20)), BEP20: evmAddress(bytes(20)) }
+}
+
+/** The precision orders in USDT are shown at (wallet_asset_policies.amount_precision of TRC20 and BEP20 USDT). */
+const USDT_PRECISION = 6
+
+/** A checkout order the workload paid exactly, and the dust its customer sends once it is PAID (seeded). */
+interface CheckoutOrder {
+  readonly id: string
+  readonly chain: string
+  readonly asset: string
+  readonly payAddress: string
+  /** The payment that paid it exactly. */
+  readonly payTx: string
+  /** The dust payments planned, as decimals: one base unit or a few (on BEP20 sometimes a few at the shown precision). */
+  dust: ReadonlyArray<string>
+  sent: number
+}
+
+/** `units` base units of an asset with `decimals`, as a decimal. */
+const baseUnits = (units: number, decimals: number) => `0.${String(units).padStart(decimals, "0")}`
+
+/**
+ * The dust a customer (or anyone: the pay address is public) sends after PAID: once or twice for 60% of
+ * orders. One to three base units each; on BEP20 USDT (18 decimals, orders shown at 6) that is below what an
+ * order shows, so a second one there is one to three units of the shown precision instead: both an
+ * overpayment the order cannot show and one it shows are met.
+ */
+const planDust = (random: Random, asset: string): ReadonlyArray<string> => {
+  if (random.next() < 0.4) return []
+  const decimals = DECIMALS[asset] ?? 6
+  const first = baseUnits(1 + random.int(3), decimals)
+  return random.next() < 0.5 ? [first] : [first, baseUnits(1 + random.int(3), Math.min(decimals, USDT_PRECISION))]
 }
 
 /** A withdrawal the workload asked for: kept with its idempotency key, so one whose answer a kill swallowed is asked again. */
@@ -61,18 +94,32 @@ interface WithdrawalAttempt {
  * run; at the end every payment the chains hold is credited exactly once, every payee holds exactly what
  * its completed withdrawals sent, every event was delivered with its bytes and signature.
  */
-export const crashPointsScenario = (options: { readonly crashes: number; readonly seed: number }) =>
+export const crashPointsScenario = (options: {
+  readonly crashes: number
+  readonly seed: number
+  /** Checkout orders the workload has paid at least by its last run (each may get dust after PAID). */
+  readonly orders: number
+  /** Share of deliveries the merchant's receiver fails (a 500, a connection cut before or after processing). */
+  readonly receiverFaultRate: number
+}) =>
   Effect.gen(function* () {
     const random = seededRandom(options.seed).fork("crashes")
+    const dustRandom = seededRandom(options.seed).fork("dust")
     const payee = payees(seededRandom(options.seed).fork("payees"))
     const dataDir = `${yield* processWorkDir("facet-faults-crash-")}/data`
-    const receiver = yield* startReceiver()
+    const receiver = yield* startDocumentedReceiver({
+      random: seededRandom(options.seed).fork("receiver"),
+      rate: options.receiverFaultRate,
+      maxFailures: 2
+    })
     const violations: Array<Violation> = []
     const payments: Array<ExpectedDeposit> = []
     let merchant: { apiKey: string; merchantId: string; secret: string } | undefined
     const addresses: Array<{ chain: string; asset: string; address: string; walletId: string }> = []
     const paid: Array<{ chain: string; asset: string; walletId: string }> = []
     const withdrawals: Array<WithdrawalAttempt> = []
+    const orders: Array<CheckoutOrder> = []
+    const dust: Array<DustPayment> = []
     const counts = { orders: 0, sweeps: 0, withdrawals: 0, withdrawalsRefused: 0, withdrawalRetries: 0 }
 
     // onboarding, and the operator's auto-approval so withdrawals need no human in the loop
@@ -98,6 +145,7 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
           merchantId: String(env.FACET_MERCHANT_ID),
           secret: String(env.FACET_WEBHOOK_SECRET)
         }
+        receiver.setSecret(onboarded.secret)
         for (const [, asset] of LIVE) {
           const set = yield* runToExit(
             "custody/withdrawals-cli.ts",
@@ -147,6 +195,52 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
         }
       })
 
+    // a checkout order on a live asset, paid exactly; its dust after PAID planned
+    const checkoutOrder = (
+      service: ServiceProcess,
+      file: DevnetFile,
+      pick: Random,
+      [chain, asset]: (typeof LIVE)[number] = pick.pick(LIVE)
+    ) =>
+      Effect.gen(function* () {
+        const amount = `${5 + pick.int(20)}.${pick.int(100).toString().padStart(2, "0")}`
+        const order = yield* api(service, "POST", "/v1/orders", {
+          apiKey: merchant?.apiKey ?? "",
+          json: { amount, chain, currency: "USDT", out_trade_no: `crash-${options.seed}-${counts.orders}` }
+        })
+        counts.orders += 1
+        const to = String(asRecord(order.body).pay_address ?? "")
+        if (order.status !== 201 || to === "") return
+        const sent = yield* Effect.either(payFromCustomer(file, asset, to, amount))
+        if (sent._tag === "Left") return
+        payments.push({ chain, txHash: sent.right, to, amount })
+        const id = String(asRecord(order.body).order_id)
+        orders.push({ id, chain, asset, payAddress: to, payTx: sent.right, dust: planDust(dustRandom, asset), sent: 0 })
+      })
+
+    // the order's remaining dust, once it is PAID (the API says so): true when it was PAID
+    const sendDust = (service: ServiceProcess, file: DevnetFile, order: CheckoutOrder) =>
+      Effect.gen(function* () {
+        const read = yield* api(service, "GET", `/v1/orders/${order.id}`, { apiKey: merchant?.apiKey ?? "" })
+        if (asRecord(read.body).status !== "PAID") return false
+        for (const amount of order.dust.slice(order.sent)) {
+          const sent = yield* Effect.either(payFromCustomer(file, order.asset, order.payAddress, amount))
+          order.sent += 1
+          if (sent._tag === "Left") continue
+          payments.push({ chain: order.chain, txHash: sent.right, to: order.payAddress, amount })
+          dust.push({
+            orderId: order.id,
+            chain: order.chain,
+            txHash: sent.right,
+            to: order.payAddress,
+            amount,
+            decimals: DECIMALS[order.asset] ?? 6,
+            precision: USDT_PRECISION
+          })
+        }
+        return true
+      })
+
     const workload = (service: ServiceProcess, file: DevnetFile, until: number) =>
       Effect.gen(function* () {
         const apiKey = merchant?.apiKey ?? ""
@@ -173,18 +267,7 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
             continue
           }
           if (action < 0.2) {
-            // a checkout order on a live asset, paid exactly
-            const [chain, asset] = random.pick(LIVE)
-            const amount = `${5 + random.int(20)}.${random.int(100).toString().padStart(2, "0")}`
-            const order = yield* api(service, "POST", "/v1/orders", {
-              apiKey,
-              json: { amount, chain, currency: "USDT", out_trade_no: `crash-${options.seed}-${counts.orders}` }
-            })
-            counts.orders += 1
-            const to = String(asRecord(order.body).pay_address ?? "")
-            if (order.status !== 201 || to === "") continue
-            const sent = yield* Effect.either(payFromCustomer(file, asset, to, amount))
-            if (sent._tag === "Right") payments.push({ chain, txHash: sent.right, to, amount })
+            yield* checkoutOrder(service, file, random)
             continue
           }
           const sweepable = paid.filter((p) => LIVE.some(([chain]) => chain === p.chain))
@@ -216,6 +299,12 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
             yield* withdraw(service, apiKey, attempt)
             continue
           }
+          // dust after PAID to an order owed some (not yet PAID: the next time)
+          const dusty = orders.filter((o) => o.sent < o.dust.length)
+          if (action < 0.4 && dusty.length > 0) {
+            yield* sendDust(service, file, random.pick(dusty))
+            continue
+          }
           const target = random.pick(addresses)
           // up to a few hundred: a TRON sweep is refused while its gas is over 5% of the value
           const amount = `${1 + random.int(300)}.${random.int(100).toString().padStart(2, "0")}`
@@ -231,7 +320,10 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
     for (let round = 0; round <= options.crashes; round++) {
       // a round's scope closes with the scenario's if the round fails: its service is stopped either way
       const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-      const service = yield* startService(dataDir, `run-${round}`).pipe(Scope.extend(scope))
+      // the receiver's retries come soon (10 s → 0.5 s, 30 s → 1.5 s, 2 min → 6 s, …)
+      const service = yield* startService(dataDir, `run-${round}`, { FACET_WEBHOOK_RETRY_SCALE: "0.05" }).pipe(
+        Scope.extend(scope)
+      )
       const file = yield* readDevnetFile(dataDir)
       if (merchant === undefined) merchant = yield* onboard(service)
       if (round < options.crashes) {
@@ -249,8 +341,7 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
         yield* Scope.close(scope, Exit.void)
         continue
       }
-      // the last run: converge, then check
-      yield* workload(service, file, Date.now() + 3_000)
+      // the last run: the chains read directly, to see what the last kill took
       const apiKey = merchant?.apiKey ?? ""
       const direct: ReadonlyArray<ChainClient> = yield* Effect.all([
         makeTronClient({ url: file.tron.url, tokens: new Map([["USDT", file.tron.tokens.USDT]]), confirmations: 3 }),
@@ -274,13 +365,37 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
           )
         )
       )
-      // a payment sent just before a kill may be gone with the devnet's unsaved last moment: only what the chain holds counts
-      const onChain = yield* Effect.filter(payments, (p) =>
+      const held = (chain: string, txHash: string) =>
         Effect.map(
-          Effect.option(direct.find((c) => c.chain === p.chain)?.transaction(p.txHash) ?? Effect.succeedNone),
+          Effect.option(direct.find((c) => c.chain === chain)?.transaction(txHash) ?? Effect.succeedNone),
           (found) => Option.exists(Option.flatten(found), (t) => t.status === "success")
         )
+      // a payment sent just before a kill may be gone with the devnet's unsaved last moment: only what the chain
+      // holds now counts; everything sent from here on must be credited (read now, before it is mined, a payment
+      // of this run would look gone)
+      const gone = new Set(
+        (yield* Effect.filter(payments, (p) => Effect.map(held(p.chain, p.txHash), (h) => !h))).map((p) => p.txHash)
       )
+      // the checkout orders the run must have (their dust after PAID follows)
+      const topUp = seededRandom(options.seed).fork("orders")
+      const fewest = () =>
+        LIVE.reduce((a, b) =>
+          orders.filter((o) => o.chain === b[0]).length < orders.filter((o) => o.chain === a[0]).length ? b : a
+        )
+      while (orders.length < options.orders) yield* checkoutOrder(service, file, topUp, fewest())
+      // dust on each chain in every run: an order of each gets one base unit if none was planned there
+      for (const [chain, asset] of LIVE) {
+        const first = orders.find((o) => o.chain === chain && !gone.has(o.payTx))
+        if (first !== undefined && !orders.some((o) => o.chain === chain && o.dust.length > 0))
+          first.dust = [baseUnits(1, DECIMALS[asset] ?? 6)]
+      }
+      yield* workload(service, file, Date.now() + 3_000)
+      // every order still owed its dust gets it once PAID (one whose payment a kill took never is); then converge
+      const dustDeadline = Date.now() + 60_000
+      for (const order of orders.filter((o) => !gone.has(o.payTx)))
+        while (order.sent < order.dust.length && Date.now() < dustDeadline)
+          if (!(yield* sendDust(service, file, order))) yield* Effect.sleep("250 millis")
+      const onChain = payments.filter((p) => !gone.has(p.txHash))
       const confirmed = (p: ExpectedDeposit) =>
         Effect.map(
           api(service, "GET", `/v1/transactions?q=${p.txHash}&status=confirmed&type=deposit`, { apiKey }),
@@ -352,6 +467,31 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
           }
         }).pipe(Effect.provide(sql), Effect.orDie))
       )
+      // what the merchant's receiver did with it all: each order fulfilled once, the dust seen as overpayments
+      const paidOrders = yield* Effect.gen(function* () {
+        const pg = yield* PgClient.PgClient
+        return yield* pg<{ id: string }>`SELECT id FROM orders WHERE status = 'PAID'`
+      }).pipe(Effect.provide(sql), Effect.orDie)
+      const dustHeld = dust.filter((d) => !gone.has(d.txHash))
+      const overpaidAmounts = new Map(
+        yield* Effect.forEach(new Set(dustHeld.map((d) => d.orderId)), (orderId) =>
+          Effect.map(
+            api(service, "GET", `/v1/orders/${orderId}`, { apiKey }),
+            (read): readonly [string, string | undefined] => {
+              const given = asRecord(read.body).overpaid_amount
+              return [orderId, typeof given === "string" ? given : undefined]
+            }
+          )
+        )
+      )
+      violations.push(
+        ...checkFulfilment({
+          record: receiver.record,
+          paidOrders: paidOrders.map((o) => o.id),
+          dust: dustHeld,
+          overpaidAmounts
+        })
+      )
       const settled = yield* Effect.gen(function* () {
         const pg = yield* PgClient.PgClient
         return yield* pg<{
@@ -374,7 +514,8 @@ export const crashPointsScenario = (options: { readonly crashes: number; readonl
         faultDetail:
           `${options.crashes} SIGKILLs of the whole service at random moments; workload: ${counts.orders} orders, ${counts.sweeps} sweeps, ` +
           `${counts.withdrawals} withdrawals (${settled.map((r) => `${r.n} ${r.status}`).join(", ") || "none"}; ${counts.withdrawalsRefused} refused with a 4xx: not enough collected yet; ` +
-          `${counts.withdrawalRetries} asked again after a kill swallowed the answer)${lost > 0 ? `; ${lost} payments gone with the devnet's last unsaved moment` : ""}`,
+          `${counts.withdrawalRetries} asked again after a kill swallowed the answer)${lost > 0 ? `; ${lost} payments gone with the devnet's last unsaved moment` : ""}; ` +
+          fulfilmentDetail(receiver.record, dustHeld),
         restarts: options.crashes,
         requestsFuzzed: 0,
         payments: onChain.length,

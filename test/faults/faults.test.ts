@@ -34,7 +34,11 @@ const record = (result: ScenarioResult) =>
 describe(`fault campaign (${settings.mode}): the whole service as a process`, () => {
   it.live(
     "crash points: SIGKILLed at random moments while payments arrive on three chains, restarted each time; nothing left running, every payment credited once",
-    () => Effect.flatMap(crashPointsScenario({ crashes: settings.crashes, seed: settings.seed }), record),
+    () =>
+      Effect.flatMap(
+        crashPointsScenario({ crashes: settings.crashes, seed: settings.seed, ...settings.checkout }),
+        record
+      ),
     { timeout: 1_800_000 }
   )
 })
