@@ -227,9 +227,7 @@ export class TransactionStore extends Effect.Service<TransactionStore>()("facet/
       sql`
         SELECT chain, currency, amount::text AS amount, status, block_time, tx_hash, event_index, to_address FROM transactions
         WHERE order_id = ${orderId} AND type = 'deposit' AND counted AND status IN ('pending', 'confirmed')
-        ORDER BY confirmed_at NULLS LAST, block_number, event_index`.pipe(
-        Effect.flatMap(decodeAll(SettlementPayment))
-      )
+        ORDER BY confirmed_at NULLS LAST, block_number, event_index`.pipe(Effect.flatMap(decodeAll(SettlementPayment)))
 
     /** The hash of an order's latest payment still pending or confirmed. */
     const latestPaymentHash = (orderId: string) =>
