@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
+import * as http from "node:http"
 import * as path from "node:path"
 import type { Page } from "playwright-core"
 import type { ConsoleSession } from "../src/console/console-accounts.js"
@@ -16,8 +17,9 @@ import { paymentLinkPage, paymentLinksPage } from "./console/payment-link-pages.
 import { renderPayPage } from "./pay-page.js"
 
 const PASSWORD = "Correct-Horse-Battery-9"
-/** Orders one link's page may create per minute in this file (the last scenario runs into it). */
-const VISITS_PER_MINUTE = 8
+/** Submissions one link's page takes per minute in this file, and from one client address (the 429 scenario runs into both). */
+const VISITS_PER_MINUTE = 12
+const VISITS_PER_CLIENT = 8
 
 /** With FACET_SCREENSHOTS_DIR set (e.g. `docs/guides/screenshots`), the pages are saved there for the guide. */
 const screenshot = (page: Page, name: string) => {
@@ -40,6 +42,31 @@ const visit = (linkId: string, fields: Record<string, string> = {}) =>
     client.request("POST", `/pay/${linkId}`, {
       rawBody: new URLSearchParams(fields).toString(),
       headers: { "content-type": "application/x-www-form-urlencoded" }
+    })
+  )
+
+/** A visit from another client address on this machine (a loopback address of its own: 127.0.0.n). */
+const visitFrom = (from: string, linkId: string, fields: Record<string, string>) =>
+  Effect.flatMap(TestClient, (client) =>
+    Effect.async<{ readonly status: number; readonly retryAfter: string | undefined }>((resume) => {
+      const body = new URLSearchParams(fields).toString()
+      const request = http.request(
+        `${client.url}/pay/${linkId}`,
+        {
+          method: "POST",
+          localAddress: from,
+          headers: { "content-type": "application/x-www-form-urlencoded", "content-length": Buffer.byteLength(body) }
+        },
+        (response) => {
+          response.resume()
+          response.on("end", () => {
+            const retryAfter = response.headers["retry-after"]
+            resume(Effect.succeed({ status: response.statusCode ?? 0, retryAfter }))
+          })
+        }
+      )
+      request.on("error", (error) => resume(Effect.die(error)))
+      request.end(body)
     })
   )
 
@@ -69,10 +96,16 @@ const createLink = (apiKey: string, json: Record<string, unknown>, headers: Reco
   })
 
 describe("payment links", () => {
-  layer(TestAppLive({ paymentLinkVisitsPerMinute: VISITS_PER_MINUTE }, { chains: "devnet" }), {
-    excludeTestServices: true,
-    timeout: "180 seconds"
-  })((it) => {
+  layer(
+    TestAppLive(
+      { paymentLinkVisitsPerMinute: VISITS_PER_MINUTE, paymentLinkVisitsPerClientPerMinute: VISITS_PER_CLIENT },
+      { chains: "devnet" }
+    ),
+    {
+      excludeTestServices: true,
+      timeout: "180 seconds"
+    }
+  )((it) => {
     it.scoped(
       "a fixed-price link: each visit is an order of its own carrying the link; one paid on the devnet shows in the link's uses and totals",
       () =>
@@ -438,17 +471,30 @@ describe("payment links", () => {
         })
     )
 
-    it.scoped("a link's page takes a burst of visits a minute, then answers 429 with Retry-After", () =>
-      Effect.gen(function* () {
-        const { apiKey } = yield* onboardMerchant()
-        const link = yield* createLink(apiKey, { product_name: "Donation", min_amount: "1", currency: "USDT" })
-        const id = String(link.payment_link_id)
-        for (let i = 0; i < VISITS_PER_MINUTE; i++) expect((yield* visit(id, { amount: "0" })).status).toBe(400)
-        const limited = yield* visit(id, { amount: "5" })
-        expect(limited.status).toBe(429)
-        expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
-        expect(yield* ordersOfLink(id)).toBe(0)
-      })
+    it.scoped(
+      "a link's page takes a burst of visits a minute, a smaller one from each client address, then answers 429 with Retry-After; one address alone cannot close it to the others",
+      () =>
+        Effect.gen(function* () {
+          const { apiKey } = yield* onboardMerchant()
+          const link = yield* createLink(apiKey, { product_name: "Donation", min_amount: "1", currency: "USDT" })
+          const id = String(link.payment_link_id)
+          // one address submits as fast as it can: its share, then 429 — and its refused tries take nothing
+          for (let i = 0; i < VISITS_PER_CLIENT; i++)
+            expect((yield* visitFrom("127.0.0.2", id, { amount: "0" })).status).toBe(400)
+          for (let i = 0; i < 3; i++) {
+            const refused = yield* visitFrom("127.0.0.2", id, { amount: "5" })
+            expect(refused.status).toBe(429)
+            expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1)
+          }
+          // another customer still gets through, up to what is left of the link's minute
+          for (let i = 0; i < VISITS_PER_MINUTE - VISITS_PER_CLIENT; i++)
+            expect((yield* visitFrom("127.0.0.3", id, { amount: "0" })).status).toBe(400)
+          // then the link's own limit holds for everyone
+          const limited = yield* visitFrom("127.0.0.4", id, { amount: "5" })
+          expect(limited.status).toBe(429)
+          expect(Number(limited.retryAfter)).toBeGreaterThanOrEqual(1)
+          expect(yield* ordersOfLink(id)).toBe(0)
+        })
     )
 
     it.scoped(

@@ -51,7 +51,7 @@ export const makeRateLimiter = (sql: SqlClient.SqlClient, settings: RateLimitSet
 
 export class RateLimiter extends Effect.Service<RateLimiter>()("facet/RateLimiter", {
   scoped: Effect.gen(function* () {
-    const { rateLimit, paymentLinkVisitsPerMinute } = yield* AppConfig
+    const { rateLimit, paymentLinkVisitsPerMinute, paymentLinkVisitsPerClientPerMinute } = yield* AppConfig
     const sql = yield* SqlClient.SqlClient
     const limiter = makeRateLimiter(sql, rateLimit)
     // a payment link's page: its own bucket per link, `ns:link:{id}`, shared by all its visitors
@@ -60,16 +60,29 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("facet/RateLimite
       burst: paymentLinkVisitsPerMinute,
       namespace: "link"
     })
+    // and one per client address on each link, `ns:link-client:{id}|{address}`, taken first: one address
+    // alone cannot empty the link's bucket and leave every other customer a 429
+    const linkClients = makeRateLimiter(sql, {
+      perSecond: paymentLinkVisitsPerClientPerMinute / 60,
+      burst: paymentLinkVisitsPerClientPerMinute,
+      namespace: "link-client"
+    })
     // each limiter drops only its own idle buckets, once they would be full again
-    yield* Effect.all([limiter.prune, links.prune], { discard: true }).pipe(
+    yield* Effect.all([limiter.prune, links.prune, linkClients.prune], { discard: true }).pipe(
       Effect.ignore,
       Effect.repeat(Schedule.spaced(Duration.minutes(1))),
       Effect.forkScoped
     )
     return {
       take: limiter.take,
-      /** One submission of a payment link's form; when none is left, the seconds to wait. */
-      takeLinkVisit: (linkId: string) => links.take(linkId)
+      /**
+       * One submission of a payment link's form from a client address; when none is left (the address's
+       * share of the link, then the link's), the seconds to wait. A refused address takes nothing from the link.
+       */
+      takeLinkVisit: (linkId: string, client: string) =>
+        Effect.flatMap(linkClients.take(`${linkId}|${client}`), (wait) =>
+          Option.isSome(wait) ? Effect.succeed(wait) : links.take(linkId)
+        )
     } as const
   })
 }) {}

@@ -13,6 +13,8 @@ export interface AppConfigShape {
   readonly rateLimit: { readonly perSecond: number; readonly burst: number }
   /** Submissions of a payment link's public form per minute, all visitors together (a burst of as many). */
   readonly paymentLinkVisitsPerMinute: number
+  /** Of those, what one client address may make per minute on one link (a burst of as many). */
+  readonly paymentLinkVisitsPerClientPerMinute: number
   readonly maxBodyBytes: number
   readonly consoleTokenTtl: Duration.Duration
   readonly consoleBaseUrl: string
@@ -118,6 +120,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitPerSecond: positiveNumber("FACET_RATE_LIMIT_PER_SECOND", 20),
   rateLimitBurst: positiveNumber("FACET_RATE_LIMIT_BURST", 60),
   paymentLinkVisitsPerMinute: positiveNumber("FACET_PAYMENT_LINK_VISITS_PER_MINUTE", 60),
+  paymentLinkVisitsPerClientPerMinute: positiveNumber("FACET_PAYMENT_LINK_VISITS_PER_CLIENT_PER_MINUTE", 10),
   maxBodyBytes: positiveNumber("FACET_MAX_BODY_BYTES", 1_048_576),
   consoleTokenTtlHours: positiveNumber("FACET_CONSOLE_TOKEN_TTL_HOURS", 24),
   consoleBaseUrl: Config.option(httpUrl("FACET_CONSOLE_BASE_URL")),
@@ -178,6 +181,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       network: raw.network,
       rateLimit: { perSecond: raw.rateLimitPerSecond, burst: raw.rateLimitBurst },
       paymentLinkVisitsPerMinute: raw.paymentLinkVisitsPerMinute,
+      paymentLinkVisitsPerClientPerMinute: raw.paymentLinkVisitsPerClientPerMinute,
       maxBodyBytes: Math.floor(raw.maxBodyBytes),
       consoleTokenTtl: Duration.hours(raw.consoleTokenTtlHours),
       consoleBaseUrl: Option.getOrElse(raw.consoleBaseUrl, () => `${baseUrl}/console`),

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { PaymentLinks } from "../../src/payment-links/payment-links.js"
 import { FacetApi } from "../api.js"
@@ -19,9 +19,10 @@ const NOT_FOUND = renderPayMessage(
 
 /**
  * The public page of a payment link. A visit (the form's POST) of a known link takes a token of the link's
- * own rate limit, then creates the order and answers 303 to its checkout page; refused, it shows the page
- * again with why: 400 (the amount or asset), 404 (no such link), 409 (deactivated, completed, expired, or
- * no asset live), 429 with Retry-After (too many submissions on this link this minute).
+ * own rate limit (its visitor's share first), then creates the order and answers 303 to its checkout page;
+ * refused, it shows the page again with why: 400 (the amount or asset), 404 (no such link), 409 (deactivated,
+ * completed, expired, or no asset live), 429 with Retry-After (too many submissions on this link this minute,
+ * from this address or from all).
  */
 export const PayHandlers = HttpApiBuilder.group(FacetApi, "pay", (handlers) =>
   Effect.gen(function* () {
@@ -41,7 +42,11 @@ export const PayHandlers = HttpApiBuilder.group(FacetApi, "pay", (handlers) =>
         Effect.gen(function* () {
           const loaded = yield* links.page(path.payment_link_id)
           const { view } = loaded
-          const wait = yield* limiter.takeLinkVisit(path.payment_link_id)
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const wait = yield* limiter.takeLinkVisit(
+            path.payment_link_id,
+            Option.getOrElse(request.remoteAddress, () => "unknown")
+          )
           if (Option.isSome(wait)) {
             return page(
               renderPayPage(view, `Too many payments are being started on this link: try again in ${wait.value} s.`),
