@@ -81,6 +81,20 @@ const orderHit = (
   amount
 })
 
+/** An order created through the API, with its pay address's wallet (what an order hit pays). */
+const newOrder = (apiKey: string, json: Record<string, unknown>) =>
+  Effect.gen(function* () {
+    const client = yield* TestClient
+    const sql = yield* SqlClient.SqlClient
+    const created = asRecord((yield* client.request("POST", "/v1/orders", { apiKey, json })).body)
+    const orderId = String(created.order_id)
+    const [order] = yield* sql<{
+      wallet_id: string
+      pay_address: string
+    }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+    return { orderId, order }
+  })
+
 /** What the store has written for one merchant: rows, ledger, balance, events. */
 const state = (merchantId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -222,30 +236,19 @@ describe("attribution store", () => {
       "an exact payment in a converted asset settles the order in that asset's units: 1 + 1 + 1 TRX for 1 USDT at 3 is PAID",
       () =>
         Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
           const store = yield* AttributionStore
           const client = yield* TestClient
           const { apiKey, merchantId } = yield* onboardMerchant()
-          const created = asRecord(
-            (yield* client.request("POST", "/v1/orders", {
-              apiKey,
-              json: {
-                amount: "1",
-                currency: "USDT",
-                chain: "TRC20",
-                exchange_rate: "3",
-                accepted_assets: [
-                  { chain: "TRC20", currency: "USDT" },
-                  { chain: "TRC20", currency: "TRX" }
-                ]
-              }
-            })).body
-          )
-          const orderId = String(created.order_id)
-          const [order] = yield* sql<{
-            wallet_id: string
-            pay_address: string
-          }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+          const { orderId, order } = yield* newOrder(apiKey, {
+            amount: "1",
+            currency: "USDT",
+            chain: "TRC20",
+            exchange_rate: "3",
+            accepted_assets: [
+              { chain: "TRC20", currency: "USDT" },
+              { chain: "TRC20", currency: "TRX" }
+            ]
+          })
           const trx = (txHash: string) => orderHit("TRC20", "TRX", order, merchantId, txHash, "1", -1)
           yield* holdLease("TRC20")
           yield* store.writeBlocks(
@@ -354,26 +357,16 @@ describe("attribution store", () => {
           const orders = yield* Orders
           const client = yield* TestClient
           const { apiKey, merchantId } = yield* onboardMerchant()
-          const created = asRecord(
-            (yield* client.request("POST", "/v1/orders", {
-              apiKey,
-              json: {
-                amount: "1",
-                currency: "USDT",
-                chain: "TRC20",
-                exchange_rate: "3",
-                accepted_assets: [
-                  { chain: "TRC20", currency: "USDT" },
-                  { chain: "TRC20", currency: "TRX" }
-                ]
-              }
-            })).body
-          )
-          const orderId = String(created.order_id)
-          const [order] = yield* sql<{
-            wallet_id: string
-            pay_address: string
-          }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+          const { orderId, order } = yield* newOrder(apiKey, {
+            amount: "1",
+            currency: "USDT",
+            chain: "TRC20",
+            exchange_rate: "3",
+            accepted_assets: [
+              { chain: "TRC20", currency: "USDT" },
+              { chain: "TRC20", currency: "TRX" }
+            ]
+          })
           yield* holdLease("TRC20")
           // 0.000001 TRX is worth 0.000000333… USDT: paid_amount shows "0.000000"
           const crumb = orderHit("TRC20", "TRX", order, merchantId, "tx-crumb", "0.000001", -1)
@@ -394,17 +387,7 @@ describe("attribution store", () => {
           const store = yield* AttributionStore
           const client = yield* TestClient
           const { apiKey, merchantId } = yield* onboardMerchant()
-          const created = asRecord(
-            (yield* client.request("POST", "/v1/orders", {
-              apiKey,
-              json: { amount: "2", chain: "TRC20", currency: "USDT" }
-            })).body
-          )
-          const orderId = String(created.order_id)
-          const [order] = yield* sql<{
-            wallet_id: string
-            pay_address: string
-          }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+          const { orderId, order } = yield* newOrder(apiKey, { amount: "2", chain: "TRC20", currency: "USDT" })
           yield* holdLease("TRC20")
           const pays = (txHash: string, amount: string) => orderHit("TRC20", "USDT", order, merchantId, txHash, amount)
           // the full payment seen, then final; then two payments of one base unit each, seen and made final
@@ -454,17 +437,7 @@ describe("attribution store", () => {
           const store = yield* AttributionStore
           const client = yield* TestClient
           const { apiKey, merchantId } = yield* onboardMerchant()
-          const created = asRecord(
-            (yield* client.request("POST", "/v1/orders", {
-              apiKey,
-              json: { amount: "3", chain: "TRC20", currency: "USDT" }
-            })).body
-          )
-          const orderId = String(created.order_id)
-          const [order] = yield* sql<{
-            wallet_id: string
-            pay_address: string
-          }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+          const { orderId, order } = yield* newOrder(apiKey, { amount: "3", chain: "TRC20", currency: "USDT" })
           yield* holdLease("TRC20")
           const pays = (txHash: string, amount: string) => orderHit("TRC20", "USDT", order, merchantId, txHash, amount)
           const at = (number: bigint, timestamp: number): BlockRecord => ({ ...block(number, "t"), timestamp })
@@ -571,19 +544,8 @@ describe("attribution store", () => {
           const sql = yield* SqlClient.SqlClient
           const store = yield* AttributionStore
           const orders = yield* Orders
-          const client = yield* TestClient
           const { apiKey, merchantId } = yield* onboardMerchant()
-          const created = asRecord(
-            (yield* client.request("POST", "/v1/orders", {
-              apiKey,
-              json: { amount: "2", chain: "TRC20", currency: "USDT" }
-            })).body
-          )
-          const orderId = String(created.order_id)
-          const [order] = yield* sql<{
-            wallet_id: string
-            pay_address: string
-          }>`SELECT wallet_id, pay_address FROM orders WHERE id = ${orderId}`
+          const { orderId, order } = yield* newOrder(apiKey, { amount: "2", chain: "TRC20", currency: "USDT" })
           yield* sql`UPDATE orders SET expire_at = now() - interval '1 minute' WHERE id = ${orderId}`
           yield* holdLease("TRC20")
           // blocks made now, after expire_at: on the chain's clock too the order's time is up
