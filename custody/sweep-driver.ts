@@ -99,7 +99,8 @@ export class SweepDriver extends Effect.Service<SweepDriver>()("facet/SweepDrive
           amount,
           decimals: policy.value.decimals,
           walletId: operation.wallet_id,
-          ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key })
+          ...(gasWallet === undefined ? {} : { feePayer: gasWallet.key }),
+          ...(paysOwnFee(operation) ? { paysOwnFee: true } : {})
         })
         if (outcome._tag === "Failed") return yield* books.failed(operation, outcome)
         const moved: Array<LedgerTransfer> = [

@@ -9,6 +9,7 @@ import type {
   TransactionLookup,
   TransferRequest
 } from "../src/chains/chain-client.js"
+import { TransferRejected } from "../src/chains/chain-client.js"
 import { ChainClients } from "../src/chains/chain-clients.js"
 import { NATIVE_ASSETS } from "../src/domain/chain.js"
 import type { KeyRef } from "../src/keys/signer.js"
@@ -37,6 +38,11 @@ export interface TransferLeg {
   readonly action?: ChainAction
   /** EVM: not the transfer but its cancellation, a zero-value self-transfer that only fills the nonce. */
   readonly cancels?: true
+  /**
+   * A native sweep paying its fee out of what it sends: a replacement at a higher price sends less by as much
+   * as its fee grew, so amount and fee never ask more of the balance than the first attempt did.
+   */
+  readonly paysOwnFee?: true
 }
 
 export type SendOutcome = Data.TaggedEnum<{
@@ -212,26 +218,54 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
       })
 
     /**
+     * A replacement of `stuck`, and the leg it signs. A native sweep paying its own fee (`paysOwnFee`) sends
+     * what its operation moves less the replacement's whole fee (amount + fee = the operation's amount, never
+     * more: the first attempt kept back a margin on an estimate, which a higher price eats). A price that rose
+     * again between the two signatures refuses it this time (the next poll tries again).
+     */
+    const signReplacement = (client: ChainClient, operation: OperationRow, leg: TransferLeg, stuck: AttemptRow) =>
+      Effect.gen(function* () {
+        const first = yield* sign(client, operation, leg, stuck)
+        const budget = operation.amount
+        if (leg.paysOwnFee !== true || Option.isNone(first) || leg.amount + first.value.maxFee <= budget)
+          return { leg, signed: first }
+        const smaller: TransferLeg = { ...leg, amount: budget - first.value.maxFee }
+        if (smaller.amount <= 0n)
+          return yield* new TransferRejected({
+            chain: client.chain,
+            message: `a replacement at ${first.value.gasPrice} wei/gas would cost all ${budget} the sweep has`
+          })
+        const signed = yield* sign(client, operation, smaller, stuck)
+        if (Option.isSome(signed) && smaller.amount + signed.value.maxFee > budget)
+          return yield* new TransferRejected({
+            chain: client.chain,
+            message: `the gas price rose while the replacement was signed (${signed.value.gasPrice} wei/gas)`
+          })
+        return { leg: smaller, signed }
+      })
+
+    /**
      * EVM: an attempt sent FACET_FEE_BUMP_AFTER_SECONDS ago and still not mined (underpriced) is replaced at
      * its nonce with a higher gas price, within the leg's fee cap. Both are kept: the first becomes
      * `replaced` and may still land until the nonce is used; whichever lands is booked (`nonceUsed`). Left,
      * saying why, when no replacement can be signed now (above the cap, refused): the first is waited for.
      */
-    const replace = (client: ChainClient, operation: OperationRow, leg: TransferLeg, stuck: AttemptRow) =>
+    const replace = (client: ChainClient, operation: OperationRow, given: TransferLeg, stuck: AttemptRow) =>
       Effect.gen(function* () {
-        const signed = yield* sign(client, operation, leg, stuck).pipe(
+        const signed = yield* signReplacement(client, operation, given, stuck).pipe(
           Effect.map(Either.right),
           Effect.catchTags({
             TransferRejected: (e) => Effect.succeed(Either.left(e.message)),
             FeeAboveCap: (e) => Effect.succeed(Either.left(e.message))
           })
         )
-        if (Either.isLeft(signed) || Option.isNone(signed.right)) {
+        if (Either.isLeft(signed) || Option.isNone(signed.right.signed)) {
           return Either.left(
             `${stuck.tx_hash}, not mined ${Math.round((stuck.sent_ms_ago ?? 0) / 1000)} s after it was sent, to be mined (no replacement now: ${Either.isLeft(signed) ? signed.left : "its signature matched one stored before"})`
           )
         }
-        const replacement = signed.right.value
+        const { leg } = signed.right
+        const replacement = signed.right.signed.value
         yield* sql
           .withTransaction(
             Effect.all([

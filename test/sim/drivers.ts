@@ -175,7 +175,7 @@ export const makeDrivers = (
           amount: operation.amount,
           sponsored: false
         })
-        return { ...leg, amount: operation.amount - withGasMargin(config, fee) }
+        return { ...leg, amount: operation.amount - withGasMargin(config, fee), paysOwnFee: true as const }
       })
 
     /** What a wallet's actor runs for one operation; a node error leaves it for the resume pass. */

@@ -13,7 +13,11 @@ const AttemptJoinRow = Schema.Struct({
   tx_hash: Schema.NullOr(Schema.String),
   nonce: Schema.NullOr(Schema.BigInt),
   from_address: Schema.NullOr(Schema.String),
-  action: Schema.NullOr(Schema.String)
+  action: Schema.NullOr(Schema.String),
+  attempt_status: Schema.NullOr(Schema.String),
+  amount: Schema.NullOr(Schema.String),
+  gas_price: Schema.NullOr(Schema.String),
+  refusal: Schema.NullOr(Schema.String)
 })
 const decodeJoin = Schema.decodeUnknown(Schema.Array(AttemptJoinRow))
 
@@ -34,6 +38,8 @@ export interface OperationState {
     readonly nonce: bigint | null
     readonly from: string
     readonly cancels: boolean
+    /** What a violation prints of it: its status, amount, gas price and refusal. */
+    readonly shown: string
   }>
 }
 
@@ -44,7 +50,8 @@ export const readOperations = (ids: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql`
-      SELECT o.id, o.type, o.status, o.chain, o.waiting_for, t.tx_hash, t.nonce::text AS nonce, t.from_address, t.action
+      SELECT o.id, o.type, o.status, o.chain, o.waiting_for, t.tx_hash, t.nonce::text AS nonce, t.from_address, t.action,
+             t.status AS attempt_status, t.amount::text AS amount, t.gas_price::text AS gas_price, t.refusal
       FROM custody_operations o LEFT JOIN custody_transactions t ON t.operation_id = o.id
       WHERE ${sql.in("o.id", ids)} ORDER BY o.id, t.attempt`.pipe(Effect.flatMap(decodeJoin), Effect.orDie)
     const byId = new Map<string, OperationState & { attempts: Array<OperationState["attempts"][number]> }>()
@@ -62,7 +69,8 @@ export const readOperations = (ids: ReadonlyArray<string>) =>
           hash: row.tx_hash,
           nonce: row.nonce,
           from: row.from_address ?? "",
-          cancels: row.action === "Cancel"
+          cancels: row.action === "Cancel",
+          shown: `${row.tx_hash.slice(0, 10)} ${row.attempt_status ?? "?"}${row.action === "Cancel" ? " cancel" : ""} nonce ${row.nonce ?? "-"} amount ${row.amount ?? "?"} at ${row.gas_price ?? "?"}${row.refusal === null ? "" : ` refused (${row.refusal})`}`
         })
       byId.set(row.id, state)
     }
@@ -239,7 +247,10 @@ export const endViolations = (
     )
     const unfinished = states
       .filter((s) => !isFinal(s))
-      .map((s) => `not final after healing: ${s.type} ${s.id} ${s.status}, waiting for ${s.waitingFor ?? "nothing"}`)
+      .map(
+        (s) =>
+          `not final after healing: ${s.type} ${s.id} ${s.status}, waiting for ${s.waitingFor ?? "nothing"}; attempts: ${s.attempts.map((a) => a.shown).join("; ") || "none"}`
+      )
     const negative = balances
       .filter((b) => b.balance < 0n || (b.account.startsWith("locked:") && b.balance !== 0n && unfinished.length === 0))
       .map((b) => `ledger: ${b.account} ${b.currency} is ${b.balance} at the end`)

@@ -19,9 +19,12 @@ const NONCE_TEETH_SEEDS = 20
 /**
  * Seeds a longer run once broke, replayed in every CI run. 161, 163: a reader's row read "included" before
  * the owner replaced the attempt; the attempt became final and was booked while its replacement was still
- * live (a unique-index defect, and the replacement left to land).
+ * live (a unique-index defect, and the replacement left to land). 2368: a native consolidation signed when
+ * the price had jumped past its kept-back margin, each replacement dearer at the same amount, the last one
+ * refused for insufficient funds and the operation never final (a replacement now sends what the sweep
+ * moves less its own whole fee).
  */
-const FOUND_SEEDS = [161, 163]
+const FOUND_SEEDS = [161, 163, 2368]
 
 const SAFE = { refusalIsNoEvidence: true, lowestFreeNonce: true }
 const moneyReleased = /^(paid twice|FAILED while)/
