@@ -39,8 +39,8 @@ export interface TransferLeg {
   /** EVM: not the transfer but its cancellation, a zero-value self-transfer that only fills the nonce. */
   readonly cancels?: true
   /**
-   * A native sweep paying its fee out of what it sends: a replacement at a higher price sends less by as much
-   * as its fee grew, so amount and fee never ask more of the balance than the first attempt did.
+   * A native sweep paying its fee out of what it sends: a replacement at a higher price sends the operation's
+   * amount less its own whole fee, so amount and fee never ask more than the sweep moves.
    */
   readonly paysOwnFee?: true
 }
