@@ -2,10 +2,9 @@ import { Command } from "@effect/cli"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { vi } from "vitest"
-import { exitCodeOf } from "../src/operator/cli.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
+import { runInProcess } from "../test/cli-in-process.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { energyCommand, type EnergyServices } from "./energy-command.js"
 import { EnergyReadings } from "./energy-readings.js"
@@ -22,28 +21,7 @@ const cli = (...args: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const services = Layer.succeedContext(yield* Effect.context<EnergyServices>())
     const custody = Command.make("custody").pipe(Command.withSubcommands([energyCommand(services)]))
-    const stdout: Array<string> = []
-    const stderr: Array<string> = []
-    const code = yield* Effect.acquireUseRelease(
-      Effect.sync(() => [
-        vi.spyOn(console, "log").mockImplementation((...line: Array<unknown>) => {
-          stdout.push(line.join(" "))
-        }),
-        vi.spyOn(console, "error").mockImplementation((...line: Array<unknown>) => {
-          stderr.push(line.join(" "))
-        })
-      ]),
-      () => exitCodeOf(custody, "custody", ["node", "custody", "energy", ...args]),
-      (spies) =>
-        Effect.sync(() => {
-          for (const spy of spies) spy.mockRestore()
-        })
-    )
-    return {
-      code,
-      stdout: stdout.filter((line) => !line.startsWith("timestamp=")).join("\n"),
-      stderr: stderr.join("\n")
-    }
+    return yield* runInProcess(custody, "custody", ["energy", ...args])
   })
 
 /** What a command printed on stdout, as JSON. */

@@ -1,8 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Option, Redacted } from "effect"
+import { Effect, Either, Layer, Option, Redacted } from "effect"
 import { AuditLog, type AuditActor } from "../src/audit/audit-log.js"
-import { AppConfig } from "../src/config.js"
 import { ConsoleAccounts } from "../src/console/console-accounts.js"
 import { ledgerBalances, merchantWithFunds } from "../test/custody-flows.js"
 import { TestAppLive, TestClient } from "../test/http-harness.js"
@@ -10,13 +9,14 @@ import { asRecord } from "../test/json.js"
 import { asUser, member } from "../test/console-members.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { ClockControl } from "../test/policy-clock.js"
-import { processWorkDir, runToExit, operatorEnvOf } from "../test/service-process.js"
+import { runInProcess } from "../test/cli-in-process.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { ApiKeys } from "../src/merchants/api-keys.js"
 import { AddressBook } from "./address-book.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalPolicy } from "./withdrawal-policy.js"
 import { Withdrawals } from "./withdrawals.js"
+import { type MerchantServices, merchantsCommand } from "./merchants-command.js"
 
 const OPERATOR: AuditActor = { kind: "operator", name: "ops", from: "test" }
 const RECIPIENT = "TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy"
@@ -47,17 +47,19 @@ const actions = (merchantId: string) =>
 
 describe("withdrawal policy", () => {
   layer(TestAppLive({}, { chains: "devnet" }), { excludeTestServices: true, timeout: "240 seconds" })((it) => {
-    // first: the CLI keeps the system's time, the service under test a clock the later tests move
-    // forward; after them, its minute-by-minute settling found the CLI's pending loosening due (a CI flake)
+    // the command tree of `npm run merchants` run in this process (no Node start-up) on the service's own
+    // services, its test clock among them: the entry's exit codes are test/operator-clis.test.ts's
     it.scoped(
       "npm run merchants: policy, address book and users from the operator's CLI, audited as the operator's, loosening waits",
       () =>
         Effect.gen(function* () {
           const { merchantId } = yield* onboardMerchant()
-          const config = yield* AppConfig
-          const dataDir = yield* processWorkDir("facet-merchants-cli-")
-          const env = operatorEnvOf(config)
-          const cli = (...args: ReadonlyArray<string>) => runToExit("custody/merchants-cli.ts", args, dataDir, env)
+          const command = merchantsCommand(Layer.succeedContext(yield* Effect.context<MerchantServices>()))
+          const cli = (...args: ReadonlyArray<string>) =>
+            Effect.map(runInProcess(command, "merchants", args), (ran) => ({
+              code: ran.code,
+              output: `${ran.stdout}\n${ran.stderr}`
+            }))
           const tightened = yield* cli(
             "policy",
             merchantId,
@@ -119,7 +121,7 @@ describe("withdrawal policy", () => {
           expect(rows.every((r) => r.actor_kind === "operator" && r.from_address.startsWith("cli@"))).toBe(true)
         }),
       { timeout: 150_000 }
-    ) // seven CLI processes, each a cold start (~3.5 s here, twice that on a busy machine)
+    )
     it.effect(
       "address book on: unknown → 403, cooling off → 403 with its time, usable → 201, removed → 403; nothing locked by a refusal",
       () =>

@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as os from "node:os"
-import { vi } from "vitest"
 import { TestDatabaseLive } from "../test/database.js"
+import { runInProcess } from "../test/cli-in-process.js"
 import { AssetCatalog } from "../src/assets/asset-catalog.js"
 import { AuditLog } from "../src/audit/audit-log.js"
 import { newId } from "../src/ids.js"
@@ -11,7 +11,6 @@ import { masterSeedFromMnemonic } from "../src/keys/master-seed.js"
 import { LocalSignerLive } from "../src/keys/signer.js"
 import { Accounts, Ledger } from "../src/ledger/ledger.js"
 import { toBaseUnits } from "../src/money.js"
-import { exitCodeOf } from "../src/operator/cli.js"
 import { AssetStore } from "../src/stores/asset-store.js"
 import { ConsoleStore } from "../src/stores/console-store.js"
 import { CustodyStore } from "../src/stores/custody-store.js"
@@ -50,28 +49,7 @@ const TestLive = Layer.mergeAll(WithdrawalPolicy.Default, AuditLog.Default, Asse
 const cli = (...args: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const command = withdrawalsCommand(Layer.succeedContext(yield* Effect.context<WithdrawalServices>()))
-    const stdout: Array<string> = []
-    const stderr: Array<string> = []
-    const code = yield* Effect.acquireUseRelease(
-      Effect.sync(() => [
-        vi.spyOn(console, "log").mockImplementation((...line: Array<unknown>) => {
-          stdout.push(line.join(" "))
-        }),
-        vi.spyOn(console, "error").mockImplementation((...line: Array<unknown>) => {
-          stderr.push(line.join(" "))
-        })
-      ]),
-      () => exitCodeOf(command, "withdrawals", ["node", "withdrawals", ...args]),
-      (spies) =>
-        Effect.sync(() => {
-          for (const spy of spies) spy.mockRestore()
-        })
-    )
-    return {
-      code,
-      stdout: stdout.filter((line) => !line.startsWith("timestamp=")).join("\n"),
-      stderr: stderr.join("\n")
-    }
+    return yield* runInProcess(command, "withdrawals", args)
   })
 
 /** The withdrawal a decision printed: its JSON line. */

@@ -1,20 +1,5 @@
-import { Command } from "@effect/cli"
-import { Effect, Either, Layer } from "effect"
-import { AppConfig, loadAppConfig } from "./config.js"
-import { DatabaseLive } from "./database/database.js"
-import { runMigrations } from "./database/migrator.js"
-import { failed, runCli } from "./operator/cli.js"
+import { runCli } from "./operator/cli.js"
+import { migrateCommand } from "./migrate-command.js"
 
-/** `npm run migrate`: apply pending migrations to the configured database and exit (docs/operating/cli.md). */
-const migrate = Command.make("migrate", {}, () =>
-  Effect.gen(function* () {
-    const config = yield* loadAppConfig
-    if (Either.isLeft(config)) return yield* failed(`invalid configuration:\n${config.left}`)
-    const { applied, total } = yield* runMigrations().pipe(
-      Effect.provide(DatabaseLive.pipe(Layer.provide(Layer.succeed(AppConfig, config.right))))
-    )
-    yield* Effect.logInfo(`database is at migration ${total} (${applied.length} applied now)`)
-  })
-).pipe(Command.withDescription("apply pending migrations to the configured database and exit, without serving"))
-
-runCli(migrate, "migrate")
+// the commands: migrate-command.ts (a test runs them in its own process); this entry runs them and exits with their code
+runCli(migrateCommand, "migrate")
