@@ -46,6 +46,8 @@ export interface ProviderNode {
     readonly refused: ReadonlyMap<string, number>
     readonly bans: number
   }
+  /** How long the key was banned between `from` and `to` (epoch ms): the time nobody could read through it. */
+  readonly bannedBetween: (from: number, to: number) => number
   /** Another user of the same key calls `perSecond` for `ms` (what it uses counts against the `all` windows; beyond them it bans the key). */
   readonly neighbour: (perSecond: number, ms: number) => void
 }
@@ -62,6 +64,14 @@ export const startProviderNode = (options: ProviderOptions) =>
     let bans = 0
     let bannedUntil = 0
     const banMs = (options.banSeconds ?? 30) * 1000
+    /** Each ban as it lasted: a call during one extends it. */
+    const banned: Array<{ from: number; until: number }> = []
+    const ban = (now: number) => {
+      const last = banned.at(-1)
+      if (last !== undefined && last.until >= now) last.until = now + banMs
+      else banned.push({ from: now, until: now + banMs })
+      bannedUntil = now + banMs
+    }
     const keyOf = (window: ProviderWindow, call: ProviderCall | undefined): string | undefined =>
       window.of === "all"
         ? window.label
@@ -137,7 +147,7 @@ export const startProviderNode = (options: ProviderOptions) =>
         if (bannedUntil > now) {
           // a call during the ban is refused, and the ban starts again from it (a client must wait it out)
           refuse("during a ban")
-          bannedUntil = now + banMs
+          ban(now)
           res.writeHead(403, { "content-type": "application/json" }).end(banBody())
           return
         }
@@ -147,7 +157,7 @@ export const startProviderNode = (options: ProviderOptions) =>
           refuse(refusal.key)
           if (refusal.window.refusal === "ban") {
             bans += 1
-            bannedUntil = now + banMs
+            ban(now)
             res.writeHead(403, { "content-type": "application/json" }).end(banBody())
           } else if (refusal.window.refusal === "429") {
             res
@@ -192,7 +202,7 @@ export const startProviderNode = (options: ProviderOptions) =>
             // the key is banned for everyone who uses it
             refuse(`${refusal.window.label} (the neighbour)`)
             bans += 1
-            bannedUntil = now + banMs
+            ban(now)
           }
         },
         Math.max(1, Math.floor(1000 / perSecond))
@@ -201,5 +211,12 @@ export const startProviderNode = (options: ProviderOptions) =>
     }
     yield* Effect.addFinalizer(() => Effect.sync(() => timers.forEach(clearInterval)))
     const url = yield* serveOnLoopback(server, "provider node").pipe(Effect.orDie)
-    return { url, stats: () => ({ answered, refused: new Map(refused), bans }), neighbour } satisfies ProviderNode
+    const bannedBetween = (from: number, to: number) =>
+      banned.reduce((sum, b) => sum + Math.max(0, Math.min(to, b.until) - Math.max(from, b.from)), 0)
+    return {
+      url,
+      stats: () => ({ answered, refused: new Map(refused), bans }),
+      bannedBetween,
+      neighbour
+    } satisfies ProviderNode
   })

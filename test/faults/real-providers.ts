@@ -126,7 +126,9 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
     /** Where the scenario is, for whoever watches a long run. */
     const progress = (what: string) =>
       Effect.sync(() => console.log(`[real providers +${((Date.now() - began) / 1000).toFixed(1)} s] ${what}`))
-    // the bound each payment is credited within: a ban, a restart, finality and the catch-up after them
+    // the bound each payment is credited within: a ban, a restart, finality and the catch-up after them. A
+    // payment whose life met two bans (one at the end of a run, the next at the start of the one after, as
+    // seed 4646 has it) has the time banned beyond one ban added: nobody reads through a banned key
     const boundSeconds = options.banSeconds + 45
 
     // what the Solana chain is at (asked of the devnet itself) and where the pruned node's ledger begins
@@ -485,7 +487,7 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
         )
       const waitStarted = Date.now()
       while (
-        Date.now() - waitStarted < (boundSeconds + 30) * 1000 &&
+        Date.now() - waitStarted < (boundSeconds + options.banSeconds + 30) * 1000 &&
         !(yield* Effect.forEach(onChain, confirmedAt, { concurrency: 4 })).every(Boolean)
       )
         yield* Effect.sleep("1 second")
@@ -501,15 +503,26 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
         const at = new Map(rows.map((r) => [r.tx_hash, Number(r.confirmed_ms)]))
         return onChain.flatMap((p) => {
           const confirmed = at.get(p.txHash)
-          return confirmed === undefined ? [] : [{ payment: p, seconds: (confirmed - p.sentAt) / 1000 }]
+          if (confirmed === undefined) return []
+          const node = providers.find((provider) => provider.chain === p.chain)?.node
+          const bannedSeconds = (node?.bannedBetween(p.sentAt, confirmed) ?? 0) / 1000
+          return [
+            {
+              payment: p,
+              seconds: (confirmed - p.sentAt) / 1000,
+              bannedSeconds,
+              allowed: boundSeconds + Math.max(0, bannedSeconds - options.banSeconds)
+            }
+          ]
         })
       }).pipe(Effect.provide(sql), Effect.orDie)
-      for (const late of delays.filter((d) => d.seconds > boundSeconds)) {
+      for (const late of delays.filter((d) => d.seconds > d.allowed)) {
         violations.push({
-          invariant: `credited within ${boundSeconds} s`,
-          detail: `${late.payment.chain} ${late.payment.txHash}: ${late.seconds.toFixed(1)} s after it was sent`
+          invariant: `credited within ${boundSeconds} s (and the time banned beyond one ban)`,
+          detail: `${late.payment.chain} ${late.payment.txHash}: ${late.seconds.toFixed(1)} s after it was sent, ${late.bannedSeconds.toFixed(1)} s of it banned`
         })
       }
+      const twiceBanned = delays.filter((d) => d.allowed > boundSeconds).length
       const slowest = delays.reduce((m, d) => Math.max(m, d.seconds), 0)
 
       // /health named every limit the service met
@@ -596,7 +609,7 @@ export const realProvidersScenario = (options: RealProvidersOptions) =>
       const refusals = providers.flatMap(({ node }) => [...node.stats().refused.entries()])
       const total = refusals.reduce((s, [, n]) => s + n, 0)
       result = {
-        scenario: `real providers (credited within ${slowest.toFixed(0)} s, bound ${boundSeconds} s)`,
+        scenario: `real providers (credited within ${slowest.toFixed(0)} s, bound ${boundSeconds} s${twiceBanned > 0 ? ` plus the time banned beyond one ban for ${twiceBanned} payments that met two` : ""})`,
         faults: total + counts.quietBlocks + counts.oldState + counts.prunedRefusals + counts.snapshots,
         faultDetail:
           `refused: ${refusals.map(([label, n]) => `${label} ${n}`).join(", ") || "none"}; ${tron.stats().bans} TronGrid bans of ${options.banSeconds} s; ` +
