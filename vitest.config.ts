@@ -8,6 +8,8 @@ import { createHash } from "node:crypto"
  * drive long scenarios, so they came last and ran alone while the other worker sat idle (~1 min of 11).
  */
 const LONG_SUITES = [
+  // 200 seeds of the adversarial simulation, two at a time: the longest
+  "test/sim/simulation.test.ts",
   "custody/custody-crash.test.ts",
   "custody/energy-crash.test.ts",
   "custody/withdrawal-policy.test.ts",
@@ -16,8 +18,7 @@ const LONG_SUITES = [
   "custody/withdrawals.test.ts",
   "http/console.test.ts",
   "test/faults/money-out.test.ts",
-  "test/faults/real-providers.test.ts",
-  "test/operator-clis.test.ts"
+  "test/faults/real-providers.test.ts"
 ]
 
 /**
