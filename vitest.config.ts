@@ -8,7 +8,7 @@ import { createHash } from "node:crypto"
  * drive long scenarios, so they came last and ran alone while the other worker sat idle (~1 min of 11).
  */
 const LONG_SUITES = [
-  // 128 seeds of the adversarial simulation, two at a time: among the longest
+  // 64 seeds of the adversarial simulation and its teeth, two at a time
   "test/sim/simulation.test.ts",
   "custody/custody-crash.test.ts",
   "custody/energy-crash.test.ts",
