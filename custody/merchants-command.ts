@@ -38,10 +38,79 @@ export const MerchantServicesLive = Layer.mergeAll(
   WithdrawalPolicy.Default
 ).pipe(Layer.provideMerge(SystemClockLive))
 
+const merchantId = Args.text({ name: "MERCHANT_ID" }).pipe(Args.withDescription("the merchant (mer_…)"))
+const by = Options.text("by").pipe(
+  Options.withPseudoName("NAME"),
+  Options.optional,
+  Options.withDescription("the operator, as the audit log names them (default: the OS user)")
+)
+
+/** The operator as the audit log records them, from this host. */
+const operator = (by: Option.Option<string>): AuditActor => ({
+  kind: "operator",
+  name: Option.getOrElse(by, () => os.userInfo().username),
+  from: `cli@${os.hostname()}`
+})
+
+const optionalText = (name: string, pseudoName: string, description: string) =>
+  Options.text(name).pipe(Options.withPseudoName(pseudoName), Options.optional, Options.withDescription(description))
+
+const policyOptions = {
+  merchantId,
+  addressBook: optionalText("address-book", "on|off", "withdrawals only to addresses in the address book"),
+  coolingOff: optionalText("cooling-off", "DURATION", "how long a loosening waits, e.g. 24h"),
+  quorum: optionalText("quorum", "N", "approvals a withdrawal needs"),
+  quorumAbove: Options.text("quorum-above").pipe(
+    Options.withPseudoName("ASSET=AMOUNT:N|off"),
+    Options.repeated,
+    Options.withDescription("above AMOUNT of ASSET, N approvals (repeatable), e.g. TRC20-USDT=1000:2")
+  ),
+  limit: Options.text("limit").pipe(
+    Options.withPseudoName("ASSET=per_tx:AMOUNT,per_day:AMOUNT"),
+    Options.repeated,
+    Options.withDescription("limits per withdrawal and per rolling 24 h (repeatable; off for none)")
+  ),
+  cancel: optionalText("cancel", "CHANGE_ID", "cancel a pending change instead"),
+  by
+}
+
+/** The settings a `policy` command asks for, from its options; a malformed one is exit 2. */
+const requestedSettings = (options: {
+  readonly addressBook: Option.Option<string>
+  readonly coolingOff: Option.Option<string>
+  readonly quorum: Option.Option<string>
+  readonly quorumAbove: ReadonlyArray<string>
+  readonly limit: ReadonlyArray<string>
+}) =>
+  Effect.gen(function* () {
+    const wanted: Array<{ setting: string; value: string | null }> = []
+    if (Option.isSome(options.addressBook)) wanted.push({ setting: "address_book", value: options.addressBook.value })
+    if (Option.isSome(options.coolingOff)) wanted.push({ setting: "cooling_off", value: options.coolingOff.value })
+    if (Option.isSome(options.quorum)) wanted.push({ setting: "quorum", value: options.quorum.value })
+    for (const tier of options.quorumAbove) {
+      const [asset, value] = tier.split("=")
+      if (asset === undefined || value === undefined)
+        return yield* refused(`--quorum-above ${tier}: expected ASSET=AMOUNT:N, e.g. TRC20-USDT=1000:2`)
+      wanted.push({ setting: `quorum_above:${asset}`, value })
+    }
+    for (const limit of options.limit) {
+      const [asset, spec] = limit.split("=")
+      if (asset === undefined || spec === undefined)
+        return yield* refused(`--limit ${limit}: expected ASSET=per_tx:AMOUNT,per_day:AMOUNT`)
+      for (const part of spec.split(",")) {
+        const [kind, value] = part.split(":")
+        if ((kind !== "per_tx" && kind !== "per_day") || value === undefined)
+          return yield* refused(`--limit ${limit}: each part is per_tx:AMOUNT or per_day:AMOUNT (off for none)`)
+        wanted.push({ setting: `${kind}:${asset}`, value })
+      }
+    }
+    return wanted
+  })
+
 /**
  * The command tree, its subcommands on `services`: built when a subcommand runs (never for `--help` or a
  * usage error), what keeps a subcommand from them (an OperatorError: no database) is exit 1. The entry
- * (merchants-cli.ts) gives the service's database; custody/merchants-cli.test.ts a test's.
+ * (merchants-cli.ts) gives the service's database; custody/withdrawal-policy.test.ts the running test service's.
  */
 export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) => {
   /** `body` with the merchant services; what the rules refuse is exit 2, what keeps it from them exit 1. */
@@ -59,75 +128,6 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
       Effect.provide(services),
       unreachedAsFailure
     )
-
-  const merchantId = Args.text({ name: "MERCHANT_ID" }).pipe(Args.withDescription("the merchant (mer_…)"))
-  const by = Options.text("by").pipe(
-    Options.withPseudoName("NAME"),
-    Options.optional,
-    Options.withDescription("the operator, as the audit log names them (default: the OS user)")
-  )
-
-  /** The operator as the audit log records them, from this host. */
-  const operator = (by: Option.Option<string>): AuditActor => ({
-    kind: "operator",
-    name: Option.getOrElse(by, () => os.userInfo().username),
-    from: `cli@${os.hostname()}`
-  })
-
-  const optionalText = (name: string, pseudoName: string, description: string) =>
-    Options.text(name).pipe(Options.withPseudoName(pseudoName), Options.optional, Options.withDescription(description))
-
-  const policyOptions = {
-    merchantId,
-    addressBook: optionalText("address-book", "on|off", "withdrawals only to addresses in the address book"),
-    coolingOff: optionalText("cooling-off", "DURATION", "how long a loosening waits, e.g. 24h"),
-    quorum: optionalText("quorum", "N", "approvals a withdrawal needs"),
-    quorumAbove: Options.text("quorum-above").pipe(
-      Options.withPseudoName("ASSET=AMOUNT:N|off"),
-      Options.repeated,
-      Options.withDescription("above AMOUNT of ASSET, N approvals (repeatable), e.g. TRC20-USDT=1000:2")
-    ),
-    limit: Options.text("limit").pipe(
-      Options.withPseudoName("ASSET=per_tx:AMOUNT,per_day:AMOUNT"),
-      Options.repeated,
-      Options.withDescription("limits per withdrawal and per rolling 24 h (repeatable; off for none)")
-    ),
-    cancel: optionalText("cancel", "CHANGE_ID", "cancel a pending change instead"),
-    by
-  }
-
-  /** The settings a `policy` command asks for, from its options; a malformed one is exit 2. */
-  const requestedSettings = (options: {
-    readonly addressBook: Option.Option<string>
-    readonly coolingOff: Option.Option<string>
-    readonly quorum: Option.Option<string>
-    readonly quorumAbove: ReadonlyArray<string>
-    readonly limit: ReadonlyArray<string>
-  }) =>
-    Effect.gen(function* () {
-      const wanted: Array<{ setting: string; value: string | null }> = []
-      if (Option.isSome(options.addressBook)) wanted.push({ setting: "address_book", value: options.addressBook.value })
-      if (Option.isSome(options.coolingOff)) wanted.push({ setting: "cooling_off", value: options.coolingOff.value })
-      if (Option.isSome(options.quorum)) wanted.push({ setting: "quorum", value: options.quorum.value })
-      for (const tier of options.quorumAbove) {
-        const [asset, value] = tier.split("=")
-        if (asset === undefined || value === undefined)
-          return yield* refused(`--quorum-above ${tier}: expected ASSET=AMOUNT:N, e.g. TRC20-USDT=1000:2`)
-        wanted.push({ setting: `quorum_above:${asset}`, value })
-      }
-      for (const limit of options.limit) {
-        const [asset, spec] = limit.split("=")
-        if (asset === undefined || spec === undefined)
-          return yield* refused(`--limit ${limit}: expected ASSET=per_tx:AMOUNT,per_day:AMOUNT`)
-        for (const part of spec.split(",")) {
-          const [kind, value] = part.split(":")
-          if ((kind !== "per_tx" && kind !== "per_day") || value === undefined)
-            return yield* refused(`--limit ${limit}: each part is per_tx:AMOUNT or per_day:AMOUNT (off for none)`)
-          wanted.push({ setting: `${kind}:${asset}`, value })
-        }
-      }
-      return wanted
-    })
 
   const policy = Command.make("policy", policyOptions, (options) =>
     withMerchants(
