@@ -12,10 +12,10 @@ import { isFinished } from "./custody-operation.js"
 import type { OperationDriver } from "./engine/operation-driver.js"
 import { Operations } from "./engine/operations.js"
 import { EnergySource } from "./energy.js"
-import { TransferSender } from "./transfer-sender.js"
+import { type SendOutcome, type TransferLeg, TransferSender } from "./transfer-sender.js"
 import { transferFee, usesEnergy } from "./transfer-costs.js"
 
-/** How often a wallet waiting for its gas funding hands it to the gas wallet's actor again, in looks. */
+/** How often a wallet waiting for its gas funding hands it to the gas wallet's actor again: in looks that found it in no block. */
 const OWNER_EVERY_LOOKS = 4
 
 /**
@@ -35,62 +35,69 @@ export class GasFunding extends Effect.Service<GasFunding>()("facet/GasFunding",
     const energy = yield* EnergySource
     const operations = yield* Operations
 
+    /** The funding's transfer: the gas wallet → the wallet it funds; none when the gas wallet is gone. */
+    const legOf = (operation: OperationRow) =>
+      Effect.map(Effect.orDie(wallets.byId(operation.wallet_id)), (gas) =>
+        gas === undefined
+          ? Option.none<TransferLeg>()
+          : Option.some<TransferLeg>({
+              from: gas.key,
+              to: operation.to_address,
+              currency: operation.currency,
+              amount: operation.amount,
+              decimals: NATIVE_ASSETS[operation.chain].decimals,
+              walletId: operation.to_wallet_id
+            })
+      )
+
     /**
-     * A gas funding: platform gas wallet → receive wallet; final → ledger `gas` → `gas:<wallet>`, its fee `gas` →
-     * chain. The gas wallet's actor signs and sends it (`sent`) and goes on to the next: its fundings are in
-     * flight together (EVM: at consecutive nonces). The actor of the wallet it funds waits for it anyway and
-     * looks at it (`look`: never a send); whichever sees it final first books it.
+     * A gas funding's end in the books, by whichever actor saw it first: platform gas wallet → receive wallet;
+     * final → ledger `gas` → `gas:<wallet>`, its fee `gas` → chain.
      */
-    const driveFunding = (operation: OperationRow, reach: "sent" | "look") =>
-      Effect.gen(function* () {
-        const gas = yield* Effect.orDie(wallets.byId(operation.wallet_id))
-        if (gas === undefined) return yield* store.fail(operation.id, "the gas wallet is gone")
-        const leg = {
-          from: gas.key,
-          to: operation.to_address,
-          currency: operation.currency,
-          amount: operation.amount,
-          decimals: NATIVE_ASSETS[operation.chain].decimals,
-          walletId: operation.to_wallet_id
-        }
-        const finished = yield* reach === "sent" ? sender.sendOut(operation, leg) : sender.look(operation, leg)
-        if (Option.isNone(finished)) return
-        const outcome = finished.value
-        if (outcome._tag === "Failed") return yield* books.failed(operation, outcome)
-        yield* books.finish(operation, outcome, [
-          {
-            debit: Accounts.gas,
-            credit: Accounts.gasAt(operation.to_wallet_id),
-            chain: operation.chain,
-            currency: operation.currency,
-            amount: outcome.amount,
-            kind: "gas_funding",
-            reference: operation.id
-          },
-          books.networkFee(operation, outcome.fee)
-        ])
-      })
+    const book = (operation: OperationRow, outcome: SendOutcome) =>
+      outcome._tag === "Failed"
+        ? books.failed(operation, outcome)
+        : books.finish(operation, outcome, [
+            {
+              debit: Accounts.gas,
+              credit: Accounts.gasAt(operation.to_wallet_id),
+              chain: operation.chain,
+              currency: operation.currency,
+              amount: outcome.amount,
+              kind: "gas_funding",
+              reference: operation.id
+            },
+            books.networkFee(operation, outcome.fee)
+          ])
 
     /**
      * A gas funding waited for by the wallet it funds. The gas wallet's actor is its one broadcaster: handed it
-     * first, and again every few looks (to send it again, replace it, or judge it from final state) — each a
-     * message of its own; this actor only looks, and books it once final state shows it. Returns when it is
-     * finished, or when nothing of it is out even after its actor had it (resumed later).
+     * first, and again while its transfer stays out of every block looked at (every few looks: to send it
+     * again, replace it, or judge it from final state) — each a message of its own, queued behind that actor's
+     * other fundings, so not while a block holds it and only finality is waited for. This actor only looks,
+     * and books it once final state shows it. Returns when it is finished, or when nothing of it is out even
+     * after its actor had it (resumed later).
      */
     const awaitFunding = (funding: OperationRow) =>
       Effect.gen(function* () {
         const toOwner = operations.handOverAndWait(funding.id, funding.wallet_id, "again")
         yield* operations.handOverAndWait(funding.id, funding.wallet_id, "first")
-        for (let looks = 1; ; looks++) {
+        const leg = yield* legOf(funding)
+        // the gas wallet's actor fails it (the gas wallet is gone): the resume pass finds it finished
+        if (Option.isNone(leg)) return
+        // looks that found it in no block: the owner may have to send it again, replace it or judge it
+        for (let outOfBlocks = 0; ; ) {
           const current = yield* store.operation(funding.id)
           if (Option.isNone(current) || isFinished(current.value.status)) return
-          if (Option.isNone(yield* store.liveAttempt(funding.id))) {
+          const live = yield* store.liveAttempt(funding.id)
+          if (Option.isNone(live)) {
             // proven dead, or never signed: its actor signs it (again)
             yield* toOwner
             if (Option.isNone(yield* store.liveAttempt(funding.id))) return
           }
-          yield* driveFunding(current.value, "look")
-          if (looks % OWNER_EVERY_LOOKS === 0) yield* toOwner
+          const looked = yield* sender.look(current.value, leg.value)
+          if (Option.isSome(looked.outcome)) return yield* book(current.value, looked.outcome.value)
+          if (!looked.inBlock && ++outOfBlocks % OWNER_EVERY_LOOKS === 0) yield* toOwner
           yield* Effect.sleep(config.pollInterval)
         }
       })
@@ -190,10 +197,19 @@ export class GasFunding extends Effect.Service<GasFunding>()("facet/GasFunding",
         }
       })
 
-    /** The gas wallet's actor: it signs and sends the funding and goes on to the next. */
+    /**
+     * The gas wallet's actor: it signs and sends the funding and goes on to the next (its fundings are in
+     * flight together; EVM: at consecutive nonces).
+     */
     const driver: OperationDriver = {
       kinds: ["gas_funding"],
-      drive: (operation) => driveFunding(operation, "sent")
+      drive: (operation) =>
+        Effect.gen(function* () {
+          const leg = yield* legOf(operation)
+          if (Option.isNone(leg)) return yield* store.fail(operation.id, "the gas wallet is gone")
+          const finished = yield* sender.sendOut(operation, leg.value)
+          if (Option.isSome(finished)) yield* book(operation, finished.value)
+        })
     }
 
     return { ensure: ensureGas, driver } as const

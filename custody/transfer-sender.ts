@@ -69,7 +69,8 @@ type Included = Omit<TransactionLookup, "blockNumber"> & { readonly blockNumber:
 type Step = Data.TaggedEnum<{
   /** Nothing of the transfer is out and this caller may not sign one (`watch`). */
   Stop: {}
-  Wait: { readonly what: string }
+  /** `inBlock`: a lookup found the transfer in a block, and only its finality is waited for. */
+  Wait: { readonly what: string; readonly inBlock?: true }
   Halt: { readonly why: string }
   Again: {}
   Done: { readonly outcome: SendOutcome }
@@ -113,6 +114,12 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
     const clients = yield* ChainClients
     const config = yield* CustodyConfig
     const pacer = yield* SendPacer
+
+    const clientOf = (operation: OperationRow) =>
+      Option.match(clients.get(operation.chain), {
+        onNone: () => Effect.dieMessage(`no chain client for ${operation.chain}`),
+        onSome: Effect.succeed
+      })
 
     /** Dies here, without any cleanup, when the crash tests ask for it (FACET_FAULT_CRASH_POINT). */
     const crashPoint = (operation: OperationRow, point: "after-sign" | "after-broadcast") =>
@@ -650,7 +657,10 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
         const attempt = live.value
         const found = yield* client.transaction(attempt.tx_hash)
         const inBlock = blockOf(found)
-        if (Option.isSome(inBlock)) return yield* onChain(client, attempt, inBlock.value)
+        if (Option.isSome(inBlock)) {
+          const judged = yield* onChain(client, attempt, inBlock.value)
+          return judged._tag === "Wait" ? Step.Wait({ what: judged.what, inBlock: true }) : judged
+        }
         if (role === "reader") return Step.Stop()
         const judged = yield* judge(client, operation, attempt, role)
         if (Option.isSome(judged)) return judged.value
@@ -670,24 +680,19 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
      * Takes the leg's transfer as far as `reach` says: `final` (signed, sent, final or failed); `sent` (until
      * a node has it: the wallet's next transfer may be signed while it is mined — EVM nonces in flight one
      * after another, TRON and Solana have none); `follow` (to final, sending stored bytes again but never
-     * signing: a transfer the wallet can no longer sign for); `look` (one look, as a reader: what another
-     * wallet's actor does while it waits). None: not finished when it stopped.
+     * signing: a transfer the wallet can no longer sign for). None: not finished when it stopped.
      */
-    const drive = (given: OperationRow, leg: TransferLeg, reach: "final" | "sent" | "follow" | "look") =>
+    const drive = (given: OperationRow, leg: TransferLeg, reach: "final" | "sent" | "follow") =>
       Effect.gen(function* () {
         // the operation as stored now: what the caller read may be older (a halt recorded since)
         const operation = Option.getOrElse(yield* store.operation(given.id), () => given)
-        const client = yield* Option.match(clients.get(operation.chain), {
-          onNone: () => Effect.dieMessage(`no chain client for ${operation.chain}`),
-          onSome: Effect.succeed
-        })
-        const role: Role = reach === "follow" ? "follower" : reach === "look" ? "reader" : "owner"
+        const client = yield* clientOf(operation)
+        const role: Role = reach === "follow" ? "follower" : "owner"
         /** Whether this call is done before the transfer is: sent (`sent`), or nothing of its own out (`follow`). */
         const stopsHere = Effect.map(store.liveAttempt(operation.id), (live) =>
           reach === "follow"
             ? Option.isNone(live)
-            : reach === "look" ||
-              (reach === "sent" && Option.isSome(live) && (live.value.sent || live.value.status !== "signed"))
+            : reach === "sent" && Option.isSome(live) && (live.value.sent || live.value.status !== "signed")
         )
         let halted = operation.halted_reason !== null
         for (;;) {
@@ -718,7 +723,6 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
             if (yield* stopsHere) return Option.none<SendOutcome>()
             yield* pacer.pause(operation.id)
           }
-          if (reach === "look") return Option.none<SendOutcome>()
         }
       })
 
@@ -745,11 +749,18 @@ export class TransferSender extends Effect.Service<TransferSender>()("facet/Tran
 
     /**
      * One look at a transfer another wallet's actor sends (a gas funding, from the funded wallet's actor): its
-     * outcome once final state shows one; none while it does not. It never sends, signs or gives up: the
+     * outcome once final state shows one, and whether a block held it. It never sends, signs or gives up: the
      * sending wallet's actor is the one broadcaster.
      */
-    const look = Effect.fn("TransferSender.look")(function* (given: OperationRow, leg: TransferLeg) {
-      return yield* drive(given, leg, "look")
+    const look = Effect.fn("TransferSender.look")(function* (operation: OperationRow, leg: TransferLeg) {
+      const next = yield* step(yield* clientOf(operation), operation, leg, "reader").pipe(
+        Effect.catchTag("ChainRpcError", (error) =>
+          Effect.succeed(Step.Wait({ what: `the ${operation.chain} node (${error.message})` }))
+        )
+      )
+      if (next._tag === "Done") return { outcome: Option.some(next.outcome), inBlock: true }
+      if (next._tag === "Wait") yield* store.waitingFor(operation.id, next.what)
+      return { outcome: Option.none<SendOutcome>(), inBlock: next._tag === "Wait" && next.inBlock === true }
     })
 
     return { send, sendOut, follow, look } as const

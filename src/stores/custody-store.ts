@@ -519,29 +519,33 @@ export class CustodyStore extends Effect.Service<CustodyStore>()("facet/CustodyS
       fee: bigint | undefined,
       final: boolean
     ) {
+      const mark = Effect.map(
+        sql`
+          UPDATE custody_transactions SET status = CASE WHEN status = 'final' THEN 'final' ELSE 'included' END, block_number = ${blockNumber.toString()},
+            fee = ${fee === undefined ? sql`fee` : sql`${fee.toString()}`}, updated_at = clock_timestamp()
+          WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash} AND NOT EXISTS (
+            SELECT 1 FROM custody_transactions other WHERE other.operation_id = ${attempt.operation_id}
+              AND other.tx_hash <> ${attempt.tx_hash} AND other.status IN ('signed', 'broadcast', 'included', 'final'))
+          RETURNING tx_hash`,
+        (marked) => marked.length > 0
+      )
+      // one statement needs no transaction of its own; the nonce's other attempts are dropped with it, atomically
+      const nonce = attempt.nonce
+      if (!final || nonce === null) return yield* Effect.orDie(mark)
       return yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            if (final && attempt.nonce !== null) {
-              const gone = yield* sql`
-                UPDATE custody_transactions SET status = 'dropped', last_error = ${`its nonce was used by ${attempt.tx_hash}`}, updated_at = clock_timestamp()
-                WHERE operation_id = ${attempt.operation_id} AND tx_hash <> ${attempt.tx_hash} AND nonce = ${attempt.nonce.toString()}
-                  AND status IN ('signed', 'broadcast', 'included') RETURNING tx_hash`.pipe(
-                Effect.flatMap(decodeAll(HashRow))
-              )
-              yield* transactions.failPendingByHashes(
-                attempt.chain,
-                gone.map((g) => g.tx_hash)
-              )
-            }
-            const marked = yield* sql`
-              UPDATE custody_transactions SET status = CASE WHEN status = 'final' THEN 'final' ELSE 'included' END, block_number = ${blockNumber.toString()},
-                fee = ${fee === undefined ? sql`fee` : sql`${fee.toString()}`}, updated_at = clock_timestamp()
-              WHERE chain = ${attempt.chain} AND tx_hash = ${attempt.tx_hash} AND NOT EXISTS (
-                SELECT 1 FROM custody_transactions other WHERE other.operation_id = ${attempt.operation_id}
-                  AND other.tx_hash <> ${attempt.tx_hash} AND other.status IN ('signed', 'broadcast', 'included', 'final'))
-              RETURNING tx_hash`
-            return marked.length > 0
+            const gone = yield* sql`
+              UPDATE custody_transactions SET status = 'dropped', last_error = ${`its nonce was used by ${attempt.tx_hash}`}, updated_at = clock_timestamp()
+              WHERE operation_id = ${attempt.operation_id} AND tx_hash <> ${attempt.tx_hash} AND nonce = ${nonce.toString()}
+                AND status IN ('signed', 'broadcast', 'included') RETURNING tx_hash`.pipe(
+              Effect.flatMap(decodeAll(HashRow))
+            )
+            yield* transactions.failPendingByHashes(
+              attempt.chain,
+              gone.map((g) => g.tx_hash)
+            )
+            return yield* mark
           })
         )
         .pipe(Effect.orDie)

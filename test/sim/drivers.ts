@@ -88,11 +88,10 @@ export const makeDrivers = (
             books.networkFee(operation, outcome.fee)
           ])
 
-    const funding = (operation: OperationRow, plan: PlannedOperation, reach: "sent" | "look") =>
+    /** The gas wallet's actor's turn at a funding: signed and sent, booked when it was final already. */
+    const funding = (operation: OperationRow, plan: PlannedOperation) =>
       Effect.gen(function* () {
-        const finished = yield* reach === "sent"
-          ? sender.sendOut(operation, plan.leg)
-          : sender.look(operation, plan.leg)
+        const finished = yield* sender.sendOut(operation, plan.leg)
         if (Option.isSome(finished)) yield* bookFunding(operation, finished.value)
       })
 
@@ -120,14 +119,15 @@ export const makeDrivers = (
             return false
           }
           if (found.status === "COMPLETED") break
-          // it only looks (the engine's awaitFunding): the gas wallet's actor is the funding's one broadcaster,
-          // handed it again to take it further
-          yield* funding(found, yield* planOf(found), "look")
-          const done = Option.getOrUndefined(yield* store.operation(fundingId))
-          if (done === undefined || !isFinished(done.status)) {
-            yield* handOver(found.wallet_id, found.id)
-            yield* pacer.pause(operation.id)
+          // it only looks (GasFunding's awaitFunding): the gas wallet's actor is the funding's one broadcaster,
+          // handed it again to take it further while no block holds it
+          const looked = yield* sender.look(found, (yield* planOf(found)).leg)
+          if (Option.isSome(looked.outcome)) {
+            yield* bookFunding(found, looked.outcome.value)
+            continue
           }
+          if (!looked.inBlock) yield* handOver(found.wallet_id, found.id)
+          yield* pacer.pause(operation.id)
         }
         yield* store.setStatus(operation.id, "SWEEPING", "the sweep to be signed")
         return true
@@ -186,7 +186,7 @@ export const makeDrivers = (
         const operation = found.value
         const plan = yield* planOf(operation)
         if (operation.type === "withdrawal") return yield* withdrawal(operation, plan)
-        if (operation.type === "gas_funding") return yield* funding(operation, plan, "sent")
+        if (operation.type === "gas_funding") return yield* funding(operation, plan)
         if (operation.type === "energy_delegation") return yield* lending(operation, plan)
         return yield* collection(operation, plan)
       }).pipe(
