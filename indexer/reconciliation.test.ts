@@ -1,6 +1,8 @@
+import type { Command } from "@effect/cli"
+import type { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Schema } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { AppConfig } from "../src/config.js"
@@ -11,8 +13,11 @@ import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { startNodeProxy } from "../test/node-proxy.js"
-import { runToExit, operatorEnvOf } from "../test/service-process.js"
+import { runInProcess } from "../test/cli-in-process.js"
+import { operatorEnvOf } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
+import { indexerCommand } from "./indexer-command.js"
+import { reconcileCommand } from "./reconcile-command.js"
 
 // fast TRON and Solana devnets for this file (the rest as npm start has them)
 const SERVICE_ENV = {
@@ -21,6 +26,27 @@ const SERVICE_ENV = {
   FACET_DEVNET_SOLANA_SLOT_MS: "150",
   FACET_DEVNET_SOLANA_FINALITY_SLOTS: "4"
 }
+
+/**
+ * An operator command run in this process as its own process would run it: on the service's configuration,
+ * with `env` set on top (its database, the page size). Its exit code and everything it printed.
+ */
+const runOperator = <Name extends string, E, A>(
+  command: Command.Command<Name, NodeContext.NodeContext, E, A>,
+  script: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string>
+) =>
+  Effect.configProviderWith((service) =>
+    runInProcess(command, script, args).pipe(
+      Effect.withConfigProvider(
+        ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }).pipe(
+          ConfigProvider.orElse(() => service)
+        )
+      ),
+      Effect.map((ran) => ({ code: ran.code, output: `${ran.stdout}\n${ran.stderr}` }))
+    )
+  )
 
 /** The TRON addresses (40 hex, no 41) whose transfers the node in front of the indexer leaves out. */
 const hidden = new Set<string>()
@@ -95,6 +121,7 @@ describe("reconciliation against the chain", () => {
           // a page of one address: the run goes page by page, as it does over a million addresses
           const env = {
             ...operatorEnvOf(config),
+            FACET_DATA_DIR: config.dataDir,
             FACET_RECONCILE_PAGE: "1"
           }
           const { apiKey, merchantId } = yield* onboardMerchant({ integration_mode: "exchange_wallet" })
@@ -130,7 +157,7 @@ describe("reconciliation against the chain", () => {
           SELECT ((SELECT count(*) FROM wallets WHERE network = 'TRC20' AND kind = 'receive')
                * (SELECT count(*) FROM wallet_asset_policies WHERE chain = 'TRC20' AND can_deposit AND status IN ('live', 'deposit_live')))::int AS pairs`
 
-          const first = yield* runToExit("indexer/reconcile-cli.ts", ["--chain", "TRC20"], config.dataDir, env)
+          const first = yield* runOperator(reconcileCommand, "reconcile", ["--chain", "TRC20"], env)
           expect(first.code).toBe(1)
           const report = Schema.decodeUnknownSync(Report)(
             first.output.split("\n").find((l) => l.startsWith('{"chain"')) ?? ""
@@ -154,12 +181,12 @@ describe("reconciliation against the chain", () => {
             "--to",
             difference?.to_block ?? ""
           ]
-          const rescanned = yield* runToExit("indexer/indexer-cli.ts", rescanArgs, config.dataDir, env)
+          const rescanned = yield* runOperator(indexerCommand, "indexer", rescanArgs, env)
           expect(rescanned.code).toBe(0)
           expect(rescanned.output).toContain(`"added":1`)
           expect(yield* credited(missed)).toEqual([{ status: "confirmed", amount: "5" }])
           // a second rescan of the same blocks adds nothing: one row, one credit, one webhook
-          const again = yield* runToExit("indexer/indexer-cli.ts", rescanArgs, config.dataDir, env)
+          const again = yield* runOperator(indexerCommand, "indexer", rescanArgs, env)
           expect(again.output).toContain(`"added":0`)
           const [counts] = yield* sql<{ rows: number; events: number; balance: string }>`
           SELECT (SELECT count(*)::int FROM transactions WHERE to_address = ${missed}) AS rows,
@@ -168,11 +195,11 @@ describe("reconciliation against the chain", () => {
                  (SELECT trim_scale(uncollected)::text FROM merchant_balances WHERE merchant_id = ${merchantId} AND chain = 'TRC20' AND currency = 'USDT') AS balance`
           expect(counts).toEqual({ rows: 1, events: 1, balance: "7" })
 
-          const clean = yield* runToExit("indexer/reconcile-cli.ts", ["--chain", "TRC20"], config.dataDir, env)
+          const clean = yield* runOperator(reconcileCommand, "reconcile", ["--chain", "TRC20"], env)
           expect(clean.code).toBe(0)
           expect((yield* client.request("GET", "/health")).status).toBe(200)
         }),
       { timeout: 150_000 }
-    ) // four CLI processes, each a cold start of its own (~2–10 s on a busy machine)
+    )
   })
 })
