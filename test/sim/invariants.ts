@@ -95,11 +95,17 @@ const decodeOwners = Schema.decodeUnknown(Schema.Array(OwnerRow))
 
 /**
  * The invariants that must hold after every step, kept cheap: the operations' statuses are read after a
- * driver's turn (with the attempts of the FAILED ones), and the owners of the transactions a block includes
- * after it is mined. No operation's transfer lands twice; none is FAILED while a transfer of it landed or
- * can still land (in a mempool, or on its way to one, and still valid).
+ * driver's turn that wrote to the database (`wrote`: whether any statement since the last call inserted,
+ * updated or deleted; a turn that only read or waited changes no status), with the attempts of the FAILED
+ * ones; the owners of the transactions a block includes after it is mined. No operation's transfer lands
+ * twice; none is FAILED while a transfer of it landed or can still land (in a mempool, or on its way to
+ * one, and still valid).
  */
-export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<SimChainId, SimChain>) => {
+export const makeStepWatch = (
+  ids: ReadonlyArray<string>,
+  chains: ReadonlyMap<SimChainId, SimChain>,
+  wrote: () => boolean
+) => {
   const failed = new Map<string, { type: string; chain: string; hashes: Array<string> }>()
   const paid = new Map<string, Set<string>>()
   let finalCount = 0
@@ -122,11 +128,16 @@ export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<Si
 
   /** After a driver's turn: the statuses, and the attempts of every FAILED operation. */
   const afterTurn = Effect.gen(function* () {
+    // nothing written: the statuses read last still hold; the chain may have moved under the FAILED ones
+    if (!wrote()) {
+      moved = false
+      return failedViolations()
+    }
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql`
       SELECT o.id, o.type, o.status, o.chain, t.tx_hash FROM custody_operations o
       LEFT JOIN custody_transactions t ON t.operation_id = o.id AND o.status = 'FAILED' AND t.action IS DISTINCT FROM 'Cancel'
-      WHERE ${sql.in("o.id", ids)}`.pipe(Effect.flatMap(decodeStatuses), Effect.orDie)
+      WHERE ${sql.in("o.id", ids)} ORDER BY o.id, t.tx_hash`.pipe(Effect.flatMap(decodeStatuses), Effect.orDie)
     failed.clear()
     const final = new Set<string>()
     for (const row of rows) {
@@ -137,6 +148,7 @@ export const makeStepWatch = (ids: ReadonlyArray<string>, chains: ReadonlyMap<Si
       failed.set(row.id, op)
     }
     finalCount = final.size
+    // in one order (the statement's), so a status change is progress and the rows' order is not
     const now = rows.map((r) => `${r.id}:${r.status}`).join(",")
     moved = now !== fingerprint
     fingerprint = now

@@ -20,6 +20,8 @@ export interface StepWorld {
   readonly crashWeight: number
   readonly random: Random
   readonly keepTrace: boolean
+  /** Whether a statement since the last call wrote to the database (and forget it). */
+  readonly wrote: () => boolean
 }
 
 /** Steps after the healing within which every operation must be final. */
@@ -104,7 +106,7 @@ export const runSteps = (world: StepWorld, drive: (operationId: string) => Effec
     }
     const short = (id: string) => id.replace(/^sim\d+s\d+_/, "")
     const ids = world.workload.operations.map((o) => o.row.id)
-    const watch = makeStepWatch(ids, world.chains)
+    const watch = makeStepWatch(ids, world.chains, world.wrote)
     const actorOf = (id: string) => world.workload.operations.find((o) => o.row.id === id)?.row.wallet_id ?? ""
 
     const afterTurn = (actor: SimActor, end: TurnEnd) => {

@@ -1,3 +1,4 @@
+import { Statement } from "@effect/sql"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { CustodyBooks } from "../../custody/custody-books.js"
 import { CustodyConfig } from "../../custody/custody-config.js"
@@ -59,6 +60,9 @@ export const SimServicesLive = Layer.mergeAll(
   Ledger.Default
 )
 
+/** A statement that changes rows (a `SELECT … FOR UPDATE` too: one read more, never one less). */
+const WRITES = /\b(insert|update|delete)\b/i
+
 /** How hostile the seed's network is and how often its custody process crashes, drawn from the seed. */
 const seedShape = (seed: number) => {
   const random = seededRandom(seed).fork("shape")
@@ -115,6 +119,14 @@ export const runSeed = (seed: number, settings: SimSettings) =>
         )
       )
     )
+    // every statement the seed's fibers run is looked at as it is compiled: the step watch reads the
+    // statuses again only after a turn that wrote
+    let wrote = false
+    const noticeWrites: Statement.Statement.Transformer = (statement) =>
+      Effect.sync(() => {
+        if (!wrote && WRITES.test(statement.compile()[0])) wrote = true
+        return statement
+      })
     const world: StepWorld = {
       seed,
       workload,
@@ -124,7 +136,12 @@ export const runSeed = (seed: number, settings: SimSettings) =>
       healAt: shape.healAt,
       crashWeight: shape.crashWeight,
       random: root.fork("scheduler"),
-      keepTrace: settings.trace
+      keepTrace: settings.trace,
+      wrote: () => {
+        const was = wrote
+        wrote = false
+        return was
+      }
     }
     return yield* Effect.gen(function* () {
       const handOver = (walletId: string, operationId: string) =>
@@ -136,6 +153,7 @@ export const runSeed = (seed: number, settings: SimSettings) =>
       return yield* runSteps(world, drivers.drive)
     }).pipe(
       Effect.provide(seedLayer),
+      Statement.withTransformer(noticeWrites),
       Effect.ensuring(scheduler.shutdown),
       Effect.tap(() => (settings.keepRows ? Effect.void : Effect.orDie(removeWorkload(workload)))),
       Effect.provideService(SendRules, settings.rules),
