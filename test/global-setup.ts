@@ -22,7 +22,7 @@ export default async function setup(project: TestProject) {
   await Effect.runPromise(reapStaleClusters(os.tmpdir(), PREFIX))
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), PREFIX))
   const scope = Effect.runSync(Scope.make())
-  const pg = await Effect.runPromise(startEmbeddedPostgres({ dataDir }).pipe(Scope.extend(scope)))
+  const pg = await Effect.runPromise(startEmbeddedPostgres({ dataDir, throwaway: true }).pipe(Scope.extend(scope)))
   project.provide("databaseUrl", Redacted.value(pg.url))
   return async () => {
     await Effect.runPromise(Scope.close(scope, Exit.void))

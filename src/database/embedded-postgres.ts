@@ -29,7 +29,16 @@ export interface EmbeddedPostgresOptions {
   readonly port?: number
   /** Ports a free one must not be (the service's HTTP port, bound after the database starts). */
   readonly avoidPorts?: ReadonlyArray<number>
+  /**
+   * A cluster deleted when its run ends (tests, the simulation): nothing is flushed to disk, so a crash of
+   * the machine or of PostgreSQL itself may lose committed transactions. A crash of our own process loses
+   * nothing, which is what the crash tests kill. Never for data that must survive.
+   */
+  readonly throwaway?: boolean
 }
+
+/** Crash safety of the disk given up for speed, only on throw-away clusters (see `throwaway`). */
+const THROWAWAY_SETTINGS = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
 
 export interface EmbeddedPostgres {
   readonly url: Redacted.Redacted<string>
@@ -312,7 +321,8 @@ const runPostgres = (
   clusterDir: string,
   logFile: string,
   port: number,
-  user: Option.Option<PostgresUser>
+  user: Option.Option<PostgresUser>,
+  settings: ReadonlyArray<string>
 ) =>
   Effect.gen(function* () {
     const offset = fs.existsSync(logFile) ? fs.statSync(logFile).size : 0
@@ -333,7 +343,8 @@ const runPostgres = (
         "-c",
         "unix_socket_directories=",
         "-c",
-        "max_connections=200"
+        "max_connections=200",
+        ...settings.flatMap((setting) => ["-c", setting])
       ],
       "INT"
     )
@@ -408,12 +419,14 @@ export const startEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
     const port = options.port && options.port > 0 ? options.port : yield* freePortAvoiding(options.avoidPorts ?? [])
 
     const logFile = path.join(dataDir, "postgres.log")
-    const child = yield* Effect.acquireRelease(runPostgres(binDir, libDir, clusterDir, logFile, port, user), (child) =>
-      Effect.gen(function* () {
-        if (child.pid !== undefined) yield* stopPostgresPid(child.pid)
-        yield* Effect.sync(() => fs.rmSync(ownerFile, { force: true }))
-        yield* Effect.logInfo("embedded PostgreSQL stopped")
-      })
+    const child = yield* Effect.acquireRelease(
+      runPostgres(binDir, libDir, clusterDir, logFile, port, user, options.throwaway ? THROWAWAY_SETTINGS : []),
+      (child) =>
+        Effect.gen(function* () {
+          if (child.pid !== undefined) yield* stopPostgresPid(child.pid)
+          yield* Effect.sync(() => fs.rmSync(ownerFile, { force: true }))
+          yield* Effect.logInfo("embedded PostgreSQL stopped")
+        })
     )
     const pid = child.pid ?? 0
     yield* Effect.sync(() =>

@@ -54,7 +54,7 @@ const DatabaseLive = Layer.unwrapScoped(
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "facet-sim-pg-"))),
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
-    const pg = yield* Effect.orDie(startEmbeddedPostgres({ dataDir: dir }))
+    const pg = yield* Effect.orDie(startEmbeddedPostgres({ dataDir: dir, throwaway: true }))
     return PgClient.layer({ url: pg.url, maxConnections: 8 })
   })
 ).pipe(Layer.tap((context) => Effect.orDie(runMigrations().pipe(Effect.provide(context)))))
