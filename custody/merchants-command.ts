@@ -12,6 +12,9 @@ import { ConsoleRefusal } from "../src/console/console-refusal.js"
 import { ConsoleUsers } from "./console-users.js"
 import { Chain } from "../src/domain/chain.js"
 import { SystemClockLive } from "../src/policy-clock.js"
+import { OperatorMasterSeedLive } from "../src/keys/master-seed.js"
+import { SecretBoxLive } from "../src/keys/secret-box.js"
+import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
 
 /**
  * `npm run merchants` (its entry: merchants-cli.ts): the operator's hand on a merchant's withdrawal policy, address book and console
@@ -312,3 +315,17 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
   )
   return merchants
 }
+
+/**
+ * What `npm run merchants` runs on: the service's database (DATABASE_URL, or the embedded PostgreSQL of the
+ * service running in FACET_DATA_DIR), read when a subcommand runs; the service's seed opens the console's
+ * secrets.
+ */
+export const merchantsOperatorServices = Layer.unwrapEffect(
+  Effect.map(operatorConfig([]), (config) =>
+    MerchantServicesLive.pipe(
+      Layer.provide(SecretBoxLive.pipe(Layer.provide(OperatorMasterSeedLive))),
+      Layer.provide(operatorDatabaseLive(config))
+    )
+  )
+)

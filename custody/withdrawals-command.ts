@@ -4,6 +4,9 @@ import * as os from "node:os"
 import { parsedOption, refusalsAsUsage, subcommandNeeded, unreachedAsFailure } from "../src/operator/cli.js"
 import { WithdrawalStatus } from "../src/domain/withdrawal.js"
 import { SystemClockLive } from "../src/policy-clock.js"
+import { OperatorMasterSeedLive } from "../src/keys/master-seed.js"
+import { LocalSignerLive } from "../src/keys/signer.js"
+import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
 import { OperationHandOffByResumeLive } from "./engine/operation-hand-off.js"
 import { WithdrawalDecisions } from "./withdrawal-decisions.js"
 import { WithdrawalStore } from "../src/stores/withdrawal-store.js"
@@ -166,3 +169,17 @@ export const withdrawalsCommand = <E>(services: Layer.Layer<WithdrawalServices, 
     Command.withSubcommands([list, approve, reject, cancel, autoApprove])
   )
 }
+
+/**
+ * What `npm run withdrawals` runs on: the service's database (DATABASE_URL, or the embedded PostgreSQL of the
+ * service running in FACET_DATA_DIR), read when a subcommand runs. Deciding needs no chain: the service sends
+ * what is approved.
+ */
+export const withdrawalsOperatorServices = Layer.unwrapEffect(
+  Effect.map(operatorConfig([]), (config) =>
+    WithdrawalDecisionsLive.pipe(
+      Layer.provide(LocalSignerLive.pipe(Layer.provide(OperatorMasterSeedLive))),
+      Layer.provideMerge(operatorDatabaseLive(config))
+    )
+  )
+)

@@ -1,8 +1,6 @@
-import type { Command } from "@effect/cli"
-import type { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import { ChainEndpoints } from "../src/chains/chain-endpoints.js"
 import { AppConfig } from "../src/config.js"
@@ -13,7 +11,7 @@ import { TestAppLive, TestClient } from "../test/http-harness.js"
 import { asRecord } from "../test/json.js"
 import { onboardMerchant } from "../test/merchants.js"
 import { startNodeProxy } from "../test/node-proxy.js"
-import { runInProcess } from "../test/cli-in-process.js"
+import { runOperator } from "../test/cli-in-process.js"
 import { operatorEnvOf } from "../test/service-process.js"
 import { eventually } from "../test/webhook-receiver.js"
 import { indexerCommand } from "./indexer-command.js"
@@ -26,27 +24,6 @@ const SERVICE_ENV = {
   FACET_DEVNET_SOLANA_SLOT_MS: "150",
   FACET_DEVNET_SOLANA_FINALITY_SLOTS: "4"
 }
-
-/**
- * An operator command run in this process as its own process would run it: on the service's configuration,
- * with `env` set on top (its database, the page size). Its exit code and everything it printed.
- */
-const runOperator = <Name extends string, E, A>(
-  command: Command.Command<Name, NodeContext.NodeContext, E, A>,
-  script: string,
-  args: ReadonlyArray<string>,
-  env: Record<string, string>
-) =>
-  Effect.configProviderWith((service) =>
-    runInProcess(command, script, args).pipe(
-      Effect.withConfigProvider(
-        ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }).pipe(
-          ConfigProvider.orElse(() => service)
-        )
-      ),
-      Effect.map((ran) => ({ code: ran.code, output: `${ran.stdout}\n${ran.stderr}` }))
-    )
-  )
 
 /** The TRON addresses (40 hex, no 41) whose transfers the node in front of the indexer leaves out. */
 const hidden = new Set<string>()

@@ -1,6 +1,6 @@
 import type { Command } from "@effect/cli"
 import type { NodeContext } from "@effect/platform-node"
-import { Effect } from "effect"
+import { ConfigProvider, Effect } from "effect"
 import { vi } from "vitest"
 import { exitCodeOf } from "../src/operator/cli.js"
 
@@ -46,3 +46,25 @@ export const runInProcess = <Name extends string, E, A>(
       stderr: stderr.join("\n")
     } satisfies CommandOutcome
   })
+
+/**
+ * An operator command run in this process as its own process would run it: on this process's configuration
+ * with `env` on top (FACET_DATA_DIR of a running service, its database). Its exit code and everything it
+ * printed, stdout then stderr.
+ */
+export const runOperator = <Name extends string, E, A>(
+  command: Command.Command<Name, NodeContext.NodeContext, E, A>,
+  script: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string>
+) =>
+  Effect.configProviderWith((service) =>
+    runInProcess(command, script, args).pipe(
+      Effect.withConfigProvider(
+        ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }).pipe(
+          ConfigProvider.orElse(() => service)
+        )
+      ),
+      Effect.map((ran) => ({ code: ran.code, output: `${ran.stdout}\n${ran.stderr}` }))
+    )
+  )

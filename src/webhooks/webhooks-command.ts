@@ -1,8 +1,7 @@
 import { Command, Options } from "@effect/cli"
-import { DateTime, Effect, Either, Layer, Option } from "effect"
-import { AppConfig, loadAppConfig } from "../config.js"
-import { DatabaseLive } from "../database/database.js"
-import { failed, refused, subcommandNeeded } from "../operator/cli.js"
+import { DateTime, Effect, Layer, Option } from "effect"
+import { refused, subcommandNeeded, unreachedAsFailure } from "../operator/cli.js"
+import { operatorConfig, operatorDatabaseLive } from "../operator/operator-database.js"
 import { type ProblemFilter, WebhookStore } from "../stores/webhook-store.js"
 import { WebhookAdmin } from "./webhook-admin.js"
 
@@ -11,21 +10,19 @@ import { WebhookAdmin } from "./webhook-admin.js"
  * each. Exit codes: docs/operating/cli.md.
  */
 
-/** `body` with the webhook admin on the configured database; an invalid configuration is exit 1. */
+/**
+ * `body` with the webhook admin on the service's database (DATABASE_URL, or the embedded PostgreSQL of the
+ * service running in FACET_DATA_DIR, beside it); no configuration or no database is exit 1.
+ */
 const withAdmin = <A, E>(body: Effect.Effect<A, E, WebhookAdmin>) =>
   Effect.gen(function* () {
-    const config = yield* loadAppConfig
-    if (Either.isLeft(config)) return yield* failed(`invalid configuration:\n${config.left}`)
+    const config = yield* operatorConfig([])
     return yield* body.pipe(
       Effect.provide(
-        WebhookAdmin.Default.pipe(
-          Layer.provide(WebhookStore.Default),
-          Layer.provide(DatabaseLive),
-          Layer.provide(Layer.succeed(AppConfig, config.right))
-        )
+        WebhookAdmin.Default.pipe(Layer.provide(WebhookStore.Default), Layer.provide(operatorDatabaseLive(config)))
       )
     )
-  })
+  }).pipe(unreachedAsFailure)
 
 const merchant = Options.text("merchant").pipe(Options.withPseudoName("MERCHANT_ID"), Options.optional)
 

@@ -1,17 +1,38 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { processWorkDir, startService } from "../service-process.js"
+import { custodyCommand } from "../../custody/custody-command.js"
+import { merchantsCommand, merchantsOperatorServices } from "../../custody/merchants-command.js"
+import { withdrawalsCommand, withdrawalsOperatorServices } from "../../custody/withdrawals-command.js"
+import { reconcileCommand } from "../../indexer/reconcile-command.js"
+import { devnetResetCommand } from "../../src/devnet/devnet-reset-command.js"
+import { migrateCommand } from "../../src/migrate-command.js"
+import { webhooksCommand } from "../../src/webhooks/webhooks-command.js"
+import { runOperator } from "../cli-in-process.js"
+import { asRecord } from "../json.js"
+import { api, processWorkDir, type ServiceProcess, startService } from "../service-process.js"
 
 /**
- * The README's short tour, run as written against `npm start` (the service as a process on its embedded
- * PostgreSQL and devnets): only the address (`localhost:8080`) and the data directory (`.facet/`) are the
- * test's own. It must end on the line it promises — the order PAID — and leave nothing in the repository.
+ * What a newcomer does first, against `npm start` (the service as a process on its embedded PostgreSQL and
+ * devnets): the README's short tour, run as written — only the address (`localhost:8080`) and the data
+ * directory (`.facet/`) are the test's own — and then every operator command beside the running service.
  */
 const root = path.resolve(import.meta.dirname, "..", "..")
-const workDir = processWorkDir("facet-tour-")
+
+class Running extends Context.Tag("test/Running")<
+  Running,
+  { readonly service: ServiceProcess; readonly dataDir: string }
+>() {}
+
+const RunningLive = Layer.scoped(
+  Running,
+  Effect.gen(function* () {
+    const dataDir = path.join(yield* processWorkDir("facet-tour-"), "data")
+    return { service: yield* startService(dataDir, "tour"), dataDir }
+  })
+)
 
 const tourOf = (readme: string) => {
   const section = readme.slice(readme.indexOf("## A short tour"))
@@ -32,27 +53,70 @@ const runTour = (script: string, env: Record<string, string>) =>
     )
   })
 
-describe("the README's tour", () => {
-  it.scopedLive(
-    "ends with the order PAID and writes only where git ignores",
-    () =>
-      Effect.gen(function* () {
-        const dir = yield* workDir
-        const dataDir = path.join(dir, "data")
-        const service = yield* startService(dataDir, "tour")
-        const tour = tourOf(fs.readFileSync(path.join(root, "README.md"), "utf8"))
-        const script = tour
-          .replaceAll("localhost:8080", service.url.replace("http://", ""))
-          .replaceAll("./.facet/", `${dataDir}/`)
-          .replaceAll(".facet/", `${dataDir}/`)
-        expect(script).not.toContain(".facet")
-        const before = fs.readdirSync(root).sort()
-        const { code, stdout, stderr } = yield* runTour(script, { FACET_DATA_DIR: dataDir })
-        expect({ code, output: code === 0 ? "" : `${stdout}${stderr}` }).toEqual({ code: 0, output: "" })
-        const lines = stdout.trim().split("\n")
-        expect(lines.at(-1)).toContain('"status":"PAID"')
-        expect(fs.readdirSync(root).sort()).toEqual(before)
-      }),
-    180_000
-  )
+describe("a newcomer's first commands", () => {
+  layer(RunningLive, { excludeTestServices: true, timeout: "150 seconds" })((it) => {
+    it.effect(
+      "the README's tour ends with the order PAID and writes only where git ignores",
+      () =>
+        Effect.gen(function* () {
+          const { service, dataDir } = yield* Running
+          const script = tourOf(fs.readFileSync(path.join(root, "README.md"), "utf8"))
+            .replaceAll("localhost:8080", service.url.replace("http://", ""))
+            .replaceAll("./.facet/", `${dataDir}/`)
+            .replaceAll(".facet/", `${dataDir}/`)
+          expect(script).not.toContain(".facet")
+          const before = fs.readdirSync(root).sort()
+          const { code, stdout, stderr } = yield* runTour(script, { FACET_DATA_DIR: dataDir })
+          expect({ code, output: code === 0 ? "" : `${stdout}${stderr}` }).toEqual({ code: 0, output: "" })
+          expect(stdout.trim().split("\n").at(-1)).toContain('"status":"PAID"')
+          expect(fs.readdirSync(root).sort()).toEqual(before)
+        }),
+      150_000
+    )
+
+    it.effect(
+      "every operator command works beside the running service, on its database",
+      () =>
+        Effect.gen(function* () {
+          const { service, dataDir } = yield* Running
+          const applied = yield* api(service, "POST", "/v1/ai/merchant-apply", {
+            json: { project_name: "Beside", business_type: "shop", use_case: "tests", agree_terms: true }
+          })
+          const merchant = String(asRecord(applied.body).merchant_id)
+          const env = { FACET_DATA_DIR: dataDir }
+          const ran = {
+            migrate: yield* runOperator(migrateCommand, "migrate", [], env),
+            webhooks: yield* runOperator(webhooksCommand, "webhooks", ["list"], env),
+            custody: yield* runOperator(custodyCommand, "custody", ["list"], env),
+            energy: yield* runOperator(custodyCommand, "custody", ["energy", "status"], env),
+            withdrawals: yield* runOperator(
+              withdrawalsCommand(withdrawalsOperatorServices),
+              "withdrawals",
+              ["list"],
+              env
+            ),
+            policy: yield* runOperator(
+              merchantsCommand(merchantsOperatorServices),
+              "merchants",
+              ["policy", merchant],
+              env
+            ),
+            users: yield* runOperator(
+              merchantsCommand(merchantsOperatorServices),
+              "merchants",
+              ["users", merchant, "list"],
+              env
+            ),
+            reconcile: yield* runOperator(reconcileCommand, "reconcile", ["--chain", "TRC20"], env)
+          }
+          const failing = Object.entries(ran).filter(([, outcome]) => outcome.code !== 0)
+          expect(failing).toEqual([])
+          // the one command that must not run beside it says so
+          const reset = yield* runOperator(devnetResetCommand, "devnet:reset", ["--yes"], env)
+          expect(reset.code).toBe(1)
+          expect(reset.output).toMatch(/is running on .*: stop it first/)
+        }),
+      120_000
+    )
+  })
 })
