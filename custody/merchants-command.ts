@@ -12,6 +12,7 @@ import { ConsoleRefusal } from "../src/console/console-refusal.js"
 import { ConsoleUsers } from "./console-users.js"
 import { Chain } from "../src/domain/chain.js"
 import { SystemClockLive } from "../src/policy-clock.js"
+import { MerchantStore } from "../src/stores/merchant-store.js"
 import { OperatorMasterSeedLive } from "../src/keys/master-seed.js"
 import { SecretBoxLive } from "../src/keys/secret-box.js"
 import { operatorConfig, operatorDatabaseLive } from "../src/operator/operator-database.js"
@@ -31,11 +32,12 @@ const consoleRefusalsAsUsage = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     (error) => Effect.fail(refused(error.message))
   )
 
-/** What the subcommands run on: the policy, the address book and the console users. */
-export type MerchantServices = AddressBook | ConsoleUsers | WithdrawalPolicy
+/** What the subcommands run on: the merchants, their policy, address book and console users. */
+export type MerchantServices = MerchantStore | AddressBook | ConsoleUsers | WithdrawalPolicy
 
 /** The merchant services on the system clock; the entry gives their database and seed, a test its own. */
 export const MerchantServicesLive = Layer.mergeAll(
+  MerchantStore.Default,
   AddressBook.Default,
   ConsoleUsers.Default,
   WithdrawalPolicy.Default
@@ -116,9 +118,16 @@ const requestedSettings = (options: {
  * (merchants-cli.ts) gives the service's database; custody/withdrawal-policy.test.ts the running test service's.
  */
 export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) => {
-  /** `body` with the merchant services; what the rules refuse is exit 2, what keeps it from them exit 1. */
-  const withMerchants = <A, E2, R>(body: Effect.Effect<A, E2, R>) =>
-    body.pipe(
+  /**
+   * `body` for a merchant that exists, with the merchant services; an unknown merchant and what the rules
+   * refuse are exit 2, what keeps it from them exit 1.
+   */
+  const withMerchants = <A, E2, R>(merchantId: string, body: Effect.Effect<A, E2, R>) =>
+    Effect.flatMap(MerchantStore, (merchants) => Effect.orDie(merchants.findById(merchantId))).pipe(
+      Effect.flatMap(
+        (merchant): Effect.Effect<A, E2 | MerchantNotFound, R> =>
+          Option.isNone(merchant) ? Effect.fail(new MerchantNotFound({ merchantId })) : body
+      ),
       refusalsAsUsage([
         InvalidAddressBookEntry,
         AddressAlreadyInBook,
@@ -134,6 +143,7 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
 
   const policy = Command.make("policy", policyOptions, (options) =>
     withMerchants(
+      options.merchantId,
       Effect.gen(function* () {
         const { merchantId } = options
         const actor = operator(options.by)
@@ -181,6 +191,7 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
   const addressBookList = Command.make("list", {}, () =>
     Effect.flatMap(addressBook, ({ merchantId }) =>
       withMerchants(
+        merchantId,
         Effect.gen(function* () {
           const listed = yield* Effect.flatMap(AddressBook, (book) => book.list(merchantId, { limit: 100, offset: 0 }))
           console.log(
@@ -201,6 +212,7 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
     (options) =>
       Effect.flatMap(addressBook, ({ merchantId }) =>
         withMerchants(
+          merchantId,
           Effect.gen(function* () {
             const entry = yield* Effect.flatMap(AddressBook, (book) =>
               book.add(
@@ -218,6 +230,7 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
   const addressBookRemove = Command.make("remove", { chain, address, by }, (options) =>
     Effect.flatMap(addressBook, ({ merchantId }) =>
       withMerchants(
+        merchantId,
         Effect.gen(function* () {
           const book = yield* AddressBook
           const id = yield* book.entryFor(merchantId, options.chain, options.address)
@@ -237,6 +250,7 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
   const usersList = Command.make("list", {}, () =>
     Effect.flatMap(users, ({ merchantId }) =>
       withMerchants(
+        merchantId,
         Effect.gen(function* () {
           const people = yield* Effect.flatMap(ConsoleUsers, (u) => u.list(merchantId))
           for (const u of people.users)
@@ -262,6 +276,7 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
     (options) =>
       Effect.flatMap(users, ({ merchantId }) =>
         withMerchants(
+          merchantId,
           Effect.gen(function* () {
             const invite = yield* Effect.flatMap(ConsoleUsers, (u) =>
               u.invite(merchantId, { loginName: options.login, role: options.role }, operator(options.by))
@@ -278,6 +293,7 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
   const usersRemove = Command.make("remove", { login, by }, (options) =>
     Effect.flatMap(users, ({ merchantId }) =>
       withMerchants(
+        merchantId,
         Effect.gen(function* () {
           const consoleUsers = yield* ConsoleUsers
           const found = (yield* consoleUsers.list(merchantId)).users.find(

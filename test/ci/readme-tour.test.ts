@@ -111,6 +111,16 @@ describe("a newcomer's first commands", () => {
           }
           const failing = Object.entries(ran).filter(([, outcome]) => outcome.code !== 0)
           expect(failing).toEqual([])
+          // an unknown merchant is the operator's mistake (exit 2), not a default policy
+          const merchants = merchantsCommand(merchantsOperatorServices)
+          const unknown = {
+            policy: yield* runOperator(merchants, "merchants", ["policy", "mer_nope"], env),
+            book: yield* runOperator(merchants, "merchants", ["address-book", "mer_nope", "list"], env),
+            users: yield* runOperator(merchants, "merchants", ["users", "mer_nope", "list"], env)
+          }
+          expect(Object.values(unknown).map((outcome) => [outcome.code, outcome.output.trim()])).toEqual(
+            Array.from({ length: 3 }, () => [2, "merchant mer_nope not found"])
+          )
           // the one command that must not run beside it says so
           const reset = yield* runOperator(devnetResetCommand, "devnet:reset", ["--yes"], env)
           expect(reset.code).toBe(1)
