@@ -2,15 +2,27 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import { loadAppConfig } from "../config.js"
-import { failed, parsedOption } from "../operator/cli.js"
+import { isEvmAddress, isSolanaAddress, tronAccountId } from "../keys/address-encoding.js"
+import { failed, parsedOption, refused } from "../operator/cli.js"
 import { DECIMALS, payFromCustomer, PayError } from "./devnet-payments.js"
 import { devnetFilePath, DevnetFile } from "./devnets.js"
+
+/** What is wrong with `to` as an address of the asset's chain (format and checksum), if anything. */
+const addressProblem = (asset: string, to: string): string | undefined => {
+  if (asset.startsWith("TRC20-"))
+    return tronAccountId(to) === undefined ? `--to ${to} is not a TRON address (base58check, T…)` : undefined
+  if (asset.startsWith("BEP20-"))
+    return isEvmAddress(to)
+      ? undefined
+      : `--to ${to} is not a BEP20 address (0x and 40 hex digits, EIP-55 if mixed case)`
+  return isSolanaAddress(to) ? undefined : `--to ${to} is not a Solana address (32 bytes in base58)`
+}
 
 /**
  * `npm run pay`: the merchant's offline test mode. Sends a real signed transfer from a funded devnet
  * customer account to any address, on the devnets that `npm start` runs with the same FACET_DATA_DIR,
- * and prints one JSON line with `tx_hash`. A payment that fails (no devnet, a bad address, the chain
- * refusing it) is exit 1 (docs/operating/cli.md).
+ * and prints one JSON line with `tx_hash`. An address that is not one of the asset's chain is exit 2; a
+ * payment that fails (no devnet, the chain refusing it) is exit 1 (docs/operating/cli.md).
  */
 export const payCommand = Command.make(
   "pay",
@@ -25,6 +37,8 @@ export const payCommand = Command.make(
   },
   ({ asset, to, amount }) =>
     Effect.gen(function* () {
+      const problem = addressProblem(asset, to)
+      if (problem !== undefined) return yield* refused(problem)
       const config = yield* loadAppConfig
       if (Either.isLeft(config)) return yield* new PayError({ message: `invalid configuration:\n${config.left}` })
       const file = devnetFilePath(config.right.dataDir)

@@ -8,6 +8,7 @@ import { merchantsCommand, merchantsOperatorServices } from "../../custody/merch
 import { withdrawalsCommand, withdrawalsOperatorServices } from "../../custody/withdrawals-command.js"
 import { reconcileCommand } from "../../indexer/reconcile-command.js"
 import { devnetResetCommand } from "../../src/devnet/devnet-reset-command.js"
+import { payCommand } from "../../src/devnet/pay-command.js"
 import { migrateCommand } from "../../src/migrate-command.js"
 import { webhooksCommand } from "../../src/webhooks/webhooks-command.js"
 import { runOperator } from "../cli-in-process.js"
@@ -121,6 +122,14 @@ describe("a newcomer's first commands", () => {
           expect(Object.values(unknown).map((outcome) => [outcome.code, outcome.output.trim()])).toEqual(
             Array.from({ length: 3 }, () => [2, "merchant mer_nope not found"])
           )
+          // a bad value is one line and exit 2, not a library's stack
+          const payTo = yield* runOperator(
+            payCommand,
+            "pay",
+            ["--asset", "TRC20-USDT", "--to", "0xabc", "--amount", "1"],
+            env
+          )
+          expect([payTo.code, payTo.output.trim()]).toEqual([2, "--to 0xabc is not a TRON address (base58check, T…)"])
           // the one command that must not run beside it says so
           const reset = yield* runOperator(devnetResetCommand, "devnet:reset", ["--yes"], env)
           expect(reset.code).toBe(1)
