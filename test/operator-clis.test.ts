@@ -85,6 +85,10 @@ describe("operator commands", () => {
           const help = yield* run(["--help"])
           expect(help.code, `${script} --help: ${printed(help)}`).toBe(0)
           for (const name of names) expect(printed(help), `${script} --help`).toContain(name)
+          // written for a reader, off a terminal in plain text: no colour codes, no library boilerplate
+          const raw = `${help.stdout}\n${help.stderr}`
+          expect(raw, `${script} --help`).not.toContain(String.fromCharCode(27))
+          expect(raw, `${script} --help`).not.toContain("A user-defined piece of text")
           if (withUnknownFlag === undefined) return
           const unknown = yield* run(withUnknownFlag)
           expect(unknown.code, `${script} ${withUnknownFlag.join(" ")}: ${printed(unknown)}`).toBe(2)

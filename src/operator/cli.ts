@@ -81,6 +81,32 @@ export const subcommandNeeded = (command: string, subcommands: ReadonlyArray<str
 /** Help without the library's built-in flags (--completions, --wizard, …): they still work, unlisted. */
 const Config = CliConfig.layer({ showBuiltIns: false })
 
+/** ANSI colour codes: help on a terminal shows them; a file, a pipe or NO_COLOR gets plain text. */
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g")
+/** The library's line for every text flag and argument, printed above the description each one has. */
+const BOILERPLATE = /\n *A user-defined piece of text\.\n\n?/g
+const colours = process.stdout.isTTY === true && process.env.NO_COLOR === undefined
+const tidy = (values: ReadonlyArray<unknown>) =>
+  values.map((v) => {
+    if (typeof v !== "string") return v
+    const text = v.replace(BOILERPLATE, "\n")
+    return colours ? text : text.replace(ANSI, "")
+  })
+/** What the commands and the library print, tidied (tidy). */
+const tidied = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.console, (base) =>
+    Effect.withConsole(self, {
+      ...base,
+      log: (...values) => base.log(...tidy(values)),
+      error: (...values) => base.error(...tidy(values)),
+      unsafe: {
+        ...base.unsafe,
+        log: (...values) => base.unsafe.log(...tidy(values)),
+        error: (...values) => base.unsafe.error(...tidy(values))
+      }
+    })
+  )
+
 /**
  * The code `command` ends with, run on `argv` (as `process.argv`: the runtime, the script, then the
  * arguments): 0 done or help asked for; 2 a usage error (printed by the library, naming the flag) or a
@@ -115,6 +141,7 @@ export const exitCodeOf = <Name extends string, E, A>(
       if (Schema.is(CliExit)(error)) return Effect.as(Console.error(error.message), error.code)
       return Effect.fail(error)
     }),
+    tidied,
     Effect.provide(Layer.merge(NodeContext.layer, Config))
   )
 
