@@ -1,6 +1,6 @@
 import { mnemonicToSeedSync } from "@scure/bip39"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Logger, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { tempDir } from "../../test/temp-dir.js"
@@ -78,8 +78,16 @@ describe("master seed", () => {
         const missing = yield* Effect.flip(load(options, OperatorMasterSeedLive))
         expect(missing.message).toMatch(/no development master seed/)
         expect(fs.existsSync(path.join(dataDir, "master-seed.dev.txt"))).toBe(false)
-        const service = yield* load(options)
-        const operator = yield* load(options, OperatorMasterSeedLive)
+        // the service warns of the development seed at every start; a command beside it reads it quietly
+        const warned: Array<string> = []
+        const capture = Logger.replace(
+          Logger.defaultLogger,
+          Logger.make(({ message }) => warned.push(String(message)))
+        )
+        const service = yield* load(options).pipe(Effect.provide(capture))
+        expect(warned).toEqual([expect.stringContaining("DEVELOPMENT MASTER SEED")])
+        const operator = yield* load(options, OperatorMasterSeedLive).pipe(Effect.provide(capture))
+        expect(warned).toHaveLength(1)
         expect(Buffer.from(operator).equals(Buffer.from(service))).toBe(true)
       })
     )

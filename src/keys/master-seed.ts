@@ -78,10 +78,12 @@ export const makeMasterSeedLive = (options: { readonly create: boolean }) =>
           catch: () => new MasterSeedError({ message: `cannot write a development master seed to ${file}` })
         })
       }
-      yield* Effect.logWarning(
-        `!!! DEVELOPMENT MASTER SEED in ${file}: every address derives from it. It is for development only — ` +
-          "never send real funds to these addresses; set FACET_MASTER_SEED or FACET_MASTER_SEED_FILE in production. !!!"
-      )
+      // the service says it loudly at every start; a command working beside it need not repeat it each call
+      if (options.create)
+        yield* Effect.logWarning(
+          `!!! DEVELOPMENT MASTER SEED in ${file}: every address derives from it. It is for development only — ` +
+            "never send real funds to these addresses; set FACET_MASTER_SEED or FACET_MASTER_SEED_FILE in production. !!!"
+        )
       return yield* fromMnemonic(yield* readFile(file), file)
     })
   )
