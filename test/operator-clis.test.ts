@@ -118,14 +118,18 @@ describe("operator commands", () => {
       Effect.gen(function* () {
         // an empty data dir and no DATABASE_URL: --help and a usage error must not need either, nor make them
         const dataDir = yield* processWorkDir("facet-operator-clis-")
-        const [help, unknown, noDatabase] = yield* Effect.all(
+        const [help, unknown, noDatabase, mcpHelp] = yield* Effect.all(
           [
             runToExit("custody/custody-cli.ts", ["--help"], dataDir),
             runToExit("custody/merchants-cli.ts", ["--no-such-flag"], dataDir),
-            runToExit("custody/custody-cli.ts", ["list"], dataDir)
+            runToExit("custody/custody-cli.ts", ["list"], dataDir),
+            // the MCP server is no @effect/cli command: its --help is its own, and starts no server
+            runToExit("http/mcp/mcp-cli.ts", ["--help"], dataDir)
           ],
-          { concurrency: 3 }
+          { concurrency: 2 }
         )
+        expect([mcpHelp.code, mcpHelp.output]).toEqual([0, expect.stringContaining("FACET_API_KEY")])
+        expect(mcpHelp.output).not.toContain("MCP server on stdio for")
         expect(help.code, help.output).toBe(0)
         expect(plain(help.output)).toContain("retry")
         expect([unknown.code, unknown.output]).toEqual([2, expect.stringContaining("--no-such-flag")])

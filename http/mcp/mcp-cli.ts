@@ -67,6 +67,25 @@ const StderrLogger = Layer.merge(
   Logger.minimumLogLevel(LogLevel.Info)
 )
 
-NodeRuntime.runMain(main.pipe(Effect.provide(Layer.merge(NodeHttpClient.layer, StderrLogger))), {
-  disablePrettyLogger: true
-})
+const HELP = `npm run mcp: the MCP server over stdio, for an MCP client that starts it (Claude Desktop, Cursor,
+VS Code); it is a client of the API and holds nothing of the service's.
+
+USAGE
+  npm run mcp                 serve MCP on stdin/stdout until the client closes stdin
+
+ENVIRONMENT
+  FACET_API_URL   the API (default http://localhost:8080; http only on this machine, https otherwise)
+  FACET_API_KEY   the merchant's API key (optional: without it only the public tools work)
+
+Logs go to stderr: stdout carries the protocol alone. More: docs/guides/mcp.md`
+
+// the server takes no arguments: --help is this text (exit 0), anything else a usage error (exit 2)
+const args = process.argv.slice(2)
+if (args.includes("--help") || args.includes("-h")) console.log(HELP)
+else if (args.length > 0) {
+  console.error(`npm run mcp takes no arguments, only its environment (got ${args.join(" ")}): npm run mcp -- --help`)
+  process.exitCode = 2
+} else
+  NodeRuntime.runMain(main.pipe(Effect.provide(Layer.merge(NodeHttpClient.layer, StderrLogger))), {
+    disablePrettyLogger: true
+  })
