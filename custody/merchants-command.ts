@@ -337,7 +337,7 @@ export const merchantsCommand = <E>(services: Layer.Layer<MerchantServices, E>) 
  * service running in FACET_DATA_DIR), read when a subcommand runs; the service's seed opens the console's
  * secrets.
  */
-export const merchantsOperatorServices = Layer.unwrapEffect(
+export const MerchantsOperatorLive = Layer.unwrapEffect(
   Effect.map(operatorConfig([]), (config) =>
     MerchantServicesLive.pipe(
       Layer.provide(SecretBoxLive.pipe(Layer.provide(OperatorMasterSeedLive))),

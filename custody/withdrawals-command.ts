@@ -175,7 +175,7 @@ export const withdrawalsCommand = <E>(services: Layer.Layer<WithdrawalServices, 
  * service running in FACET_DATA_DIR), read when a subcommand runs. Deciding needs no chain: the service sends
  * what is approved.
  */
-export const withdrawalsOperatorServices = Layer.unwrapEffect(
+export const WithdrawalsOperatorLive = Layer.unwrapEffect(
   Effect.map(operatorConfig([]), (config) =>
     WithdrawalDecisionsLive.pipe(
       Layer.provide(LocalSignerLive.pipe(Layer.provide(OperatorMasterSeedLive))),

@@ -4,8 +4,8 @@ import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { custodyCommand } from "../../custody/custody-command.js"
-import { merchantsCommand, merchantsOperatorServices } from "../../custody/merchants-command.js"
-import { withdrawalsCommand, withdrawalsOperatorServices } from "../../custody/withdrawals-command.js"
+import { merchantsCommand, MerchantsOperatorLive } from "../../custody/merchants-command.js"
+import { withdrawalsCommand, WithdrawalsOperatorLive } from "../../custody/withdrawals-command.js"
 import { reconcileCommand } from "../../indexer/reconcile-command.js"
 import { devnetResetCommand } from "../../src/devnet/devnet-reset-command.js"
 import { payCommand } from "../../src/devnet/pay-command.js"
@@ -90,20 +90,10 @@ describe("a newcomer's first commands", () => {
             webhooks: yield* runOperator(webhooksCommand, "webhooks", ["list"], env),
             custody: yield* runOperator(custodyCommand, "custody", ["list"], env),
             energy: yield* runOperator(custodyCommand, "custody", ["energy", "status"], env),
-            withdrawals: yield* runOperator(
-              withdrawalsCommand(withdrawalsOperatorServices),
-              "withdrawals",
-              ["list"],
-              env
-            ),
-            policy: yield* runOperator(
-              merchantsCommand(merchantsOperatorServices),
-              "merchants",
-              ["policy", merchant],
-              env
-            ),
+            withdrawals: yield* runOperator(withdrawalsCommand(WithdrawalsOperatorLive), "withdrawals", ["list"], env),
+            policy: yield* runOperator(merchantsCommand(MerchantsOperatorLive), "merchants", ["policy", merchant], env),
             users: yield* runOperator(
-              merchantsCommand(merchantsOperatorServices),
+              merchantsCommand(MerchantsOperatorLive),
               "merchants",
               ["users", merchant, "list"],
               env
@@ -113,7 +103,7 @@ describe("a newcomer's first commands", () => {
           const failing = Object.entries(ran).filter(([, outcome]) => outcome.code !== 0)
           expect(failing).toEqual([])
           // an unknown merchant is the operator's mistake (exit 2), not a default policy
-          const merchants = merchantsCommand(merchantsOperatorServices)
+          const merchants = merchantsCommand(MerchantsOperatorLive)
           const unknown = {
             policy: yield* runOperator(merchants, "merchants", ["policy", "mer_nope"], env),
             book: yield* runOperator(merchants, "merchants", ["address-book", "mer_nope", "list"], env),
