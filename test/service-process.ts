@@ -8,7 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { AppConfigShape } from "../src/config.js"
 import { freePort, runningEmbeddedUrl } from "../src/database/embedded-postgres.js"
-import { DevnetFile, devnetFilePath } from "../src/devnet/devnets.js"
+import { DevnetFile, devnetFilePath, devnetStatePaths } from "../src/devnet/devnets.js"
 import { isAlive, readCmdline, waitForExit } from "../src/processes/child-process.js"
 import { eventually } from "./webhook-receiver.js"
 
@@ -229,3 +229,11 @@ export const waitUntilNoneUnder = (dir: string) =>
     for (let i = 0; i < 100 && processesUnder(dir).length > 0; i++) yield* Effect.sleep("100 millis")
     return processesUnder(dir)
   })
+
+const OwnerPids = Schema.parseJson(Schema.Struct({ postgresPid: Schema.Number }))
+
+/** The processes a service started in `dataDir`: its embedded PostgreSQL and its anvil. */
+export const serviceChildPids = (dataDir: string) => [
+  Schema.decodeUnknownSync(OwnerPids)(fs.readFileSync(path.join(dataDir, "postgres.owner.json"), "utf8")).postgresPid,
+  Number(fs.readFileSync(`${devnetStatePaths(dataDir).anvilState}.pid`, "utf8").trim())
+]

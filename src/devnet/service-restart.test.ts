@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Option, Schema, Scope } from "effect"
+import { Effect, Exit, Option, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { isAlive, waitForExit } from "../processes/child-process.js"
@@ -9,6 +9,7 @@ import {
   processWorkDir,
   readDevnetFile,
   runToExit,
+  serviceChildPids,
   startService,
   type ServiceProcess
 } from "../../test/service-process.js"
@@ -73,14 +74,6 @@ const confirmedDeposits = (service: ServiceProcess, apiKey: string, total: numbe
     }
   })
 
-const OwnerPids = Schema.parseJson(Schema.Struct({ postgresPid: Schema.Number }))
-
-/** The processes the service started: its PostgreSQL and its anvil. */
-const childPids = (dataDir: string) => [
-  Schema.decodeUnknownSync(OwnerPids)(fs.readFileSync(path.join(dataDir, "postgres.owner.json"), "utf8")).postgresPid,
-  Number(fs.readFileSync(`${devnetStatePaths(dataDir).anvilState}.pid`, "utf8").trim())
-]
-
 describe("a second `npm start`", () => {
   it.live(
     "resumes the devnets: a payment before the restart and one after are both credited, on every chain",
@@ -98,7 +91,7 @@ describe("a second `npm start`", () => {
               )
               yield* payAll(dataDir, addresses, "1.5")
               const credited = yield* confirmedDeposits(service, apiKey, 3)
-              const children = childPids(dataDir)
+              const children = serviceChildPids(dataDir)
               expect(yield* interrupt(service)).toBe(true)
               return { apiKey, addresses, credited, children }
             })
@@ -176,7 +169,7 @@ describe("a second `npm start`", () => {
             Effect.gen(function* () {
               const apiKey = yield* onboard(service)
               const address = yield* depositAddress(service, apiKey, "BEP20")
-              const children = childPids(dataDir)
+              const children = serviceChildPids(dataDir)
               // what the OOM killer does: the one node process, not its process group
               process.kill(service.pid, "SIGKILL")
               return { apiKey, address, children }
@@ -203,29 +196,5 @@ describe("a second `npm start`", () => {
         })
       ),
     { timeout: 240_000 }
-  )
-
-  // @effect/cluster retries its shard release for ever while the database is gone: Ctrl-C hung the service
-  // (seen when a failed test removed a running service's directory)
-  it.live(
-    "a stop with its database gone still ends within FACET_STOP_SECONDS, its children with it",
-    () =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const dataDir = path.join(yield* workDir, "data-stop")
-          const service = yield* startService(dataDir, "stop", { FACET_STOP_SECONDS: "3" })
-          const [postgres, anvil] = childPids(dataDir)
-          // a while running first (the cluster holds its shards), and the stop comes once the shard locks could
-          // not be refreshed: releasing the shards then waits for healthy locks, which never come
-          yield* Effect.sleep("6 seconds")
-          process.kill(postgres ?? 0, "SIGKILL")
-          yield* Effect.sleep("3 seconds")
-          process.kill(service.pid, "SIGINT")
-          expect(yield* waitForExit(service.pid, "20 seconds")).toBe(true)
-          expect(yield* waitForExit(anvil ?? 0, "10 seconds")).toBe(true)
-          expect(service.log()).toMatch(/did not finish within 3 s \(FACET_STOP_SECONDS\)/)
-        })
-      ),
-    { timeout: 120_000 }
   )
 })
