@@ -4,6 +4,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { freePort } from "../src/database/embedded-postgres.js"
+import { withLifeline } from "../src/processes/child-process.js"
 import { signFacetWebhook } from "./src/webhooks.js"
 
 /**
@@ -46,7 +47,9 @@ describe("the webhooks guide's plain receiver", () => {
       Effect.gen(function* () {
         const port = yield* freePort
         const script = `${STANDINS}\n${plainReceiver().replace(".listen(3000)", `.listen(${port}, () => console.log("up"))`)}`
-        const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        // a lifeline: the receiver dies with this process, even on a SIGKILL of it alone
+        const run = withLifeline(process.execPath, ["--input-type=module", "-e", script], "TERM")
+        const child = spawn(run.command, run.args, {
           env: { ...process.env, FACET_WEBHOOK_SECRET: SECRET },
           stdio: ["ignore", "pipe", "inherit"]
         })

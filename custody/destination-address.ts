@@ -2,26 +2,17 @@ import { Keypair, PublicKey } from "@solana/web3.js"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Chain } from "../src/domain/chain.js"
-import { evmAddress, isEvmAddress, isSolanaAddress, tronAccountId, tronAddress } from "../src/keys/address-encoding.js"
+import { addressFormatProblem, evmAddress, tronAddress } from "../src/keys/address-encoding.js"
 import type { WalletStore } from "../src/stores/wallet-store.js"
 
 /** Address format and checksum per chain; Solana wallets must be on the ed25519 curve (not a program address). */
 export const addressProblem = (chain: Chain, address: string): string | undefined => {
-  switch (chain) {
-    case "TRC20":
-      return tronAccountId(address) === undefined ? `${address} is not a TRON address (base58check T…)` : undefined
-    case "BEP20":
-      return isEvmAddress(address)
-        ? undefined
-        : `${address} is not a BEP20 address (0x + 40 hex digits; mixed case must match its EIP-55 checksum)`
-    case "SOLANA":
-      if (!isSolanaAddress(address)) return `${address} is not a Solana address (32 bytes in base58)`
-      return PublicKey.isOnCurve(new PublicKey(address).toBytes())
-        ? undefined
-        : `${address} is not a Solana wallet address (off the ed25519 curve: a program-derived address)`
-    case "POLYGON":
-      return "POLYGON is sunset for withdrawals"
-  }
+  if (chain === "POLYGON") return "POLYGON is sunset for withdrawals"
+  const format = addressFormatProblem(chain, address)
+  if (format !== undefined || chain !== "SOLANA") return format
+  return PublicKey.isOnCurve(new PublicKey(address).toBytes())
+    ? undefined
+    : `${address} is not a Solana wallet address (off the ed25519 curve: a program-derived address)`
 }
 
 /**

@@ -13,7 +13,7 @@ import { migrateCommand } from "../src/migrate-command.js"
 import { webhooksCommand } from "../src/webhooks/webhooks-command.js"
 import { runOperator } from "./cli-in-process.js"
 import { asRecord } from "./json.js"
-import { waitForExit } from "../src/processes/child-process.js"
+import { waitForExit, withLifeline } from "../src/processes/child-process.js"
 import { api, processWorkDir, type ServiceProcess, serviceChildPids, startService } from "./service-process.js"
 
 /**
@@ -46,10 +46,12 @@ const tourOf = (readme: string) => {
 
 const runTour = (script: string, env: Record<string, string>) =>
   Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
-    // `timeout` ends a tour stuck in its wait loop (an order that never gets PAID) with the output so far
+    // `timeout` ends a tour stuck in its wait loop (an order that never gets PAID) with the output so far,
+    // and passes on the lifeline's signal if this process dies first
+    const run = withLifeline("timeout", ["120", "bash", "-euo", "pipefail", "-c", script], "TERM")
     const child = execFile(
-      "timeout",
-      ["120", "bash", "-euo", "pipefail", "-c", script],
+      run.command,
+      run.args,
       { cwd: root, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) =>
         resume(Effect.succeed({ code: error === null ? 0 : (child.exitCode ?? 1), stdout, stderr }))
@@ -87,25 +89,20 @@ describe("npm start, as people use it", () => {
           })
           const merchant = String(asRecord(applied.body).merchant_id)
           const env = { FACET_DATA_DIR: dataDir }
+          const merchants = merchantsCommand(MerchantsOperatorLive)
           const ran = {
             migrate: yield* runOperator(migrateCommand, "migrate", [], env),
             webhooks: yield* runOperator(webhooksCommand, "webhooks", ["list"], env),
             custody: yield* runOperator(custodyCommand, "custody", ["list"], env),
             energy: yield* runOperator(custodyCommand, "custody", ["energy", "status"], env),
             withdrawals: yield* runOperator(withdrawalsCommand(WithdrawalsOperatorLive), "withdrawals", ["list"], env),
-            policy: yield* runOperator(merchantsCommand(MerchantsOperatorLive), "merchants", ["policy", merchant], env),
-            users: yield* runOperator(
-              merchantsCommand(MerchantsOperatorLive),
-              "merchants",
-              ["users", merchant, "list"],
-              env
-            ),
+            policy: yield* runOperator(merchants, "merchants", ["policy", merchant], env),
+            users: yield* runOperator(merchants, "merchants", ["users", merchant, "list"], env),
             reconcile: yield* runOperator(reconcileCommand, "reconcile", ["--chain", "TRC20"], env)
           }
           const failing = Object.entries(ran).filter(([, outcome]) => outcome.code !== 0)
           expect(failing).toEqual([])
           // an unknown merchant is the operator's mistake (exit 2), not a default policy
-          const merchants = merchantsCommand(MerchantsOperatorLive)
           const unknown = {
             policy: yield* runOperator(merchants, "merchants", ["policy", "mer_nope"], env),
             book: yield* runOperator(merchants, "merchants", ["address-book", "mer_nope", "list"], env),
@@ -121,7 +118,7 @@ describe("npm start, as people use it", () => {
             ["--asset", "TRC20-USDT", "--to", "0xabc", "--amount", "1"],
             env
           )
-          expect([payTo.code, payTo.output.trim()]).toEqual([2, "--to 0xabc is not a TRON address (base58check, T…)"])
+          expect([payTo.code, payTo.output.trim()]).toEqual([2, "--to 0xabc is not a TRON address (base58check T…)"])
           // the one command that must not run beside it says so
           const reset = yield* runOperator(devnetResetCommand, "devnet:reset", ["--yes"], env)
           expect(reset.code).toBe(1)

@@ -2,21 +2,14 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import { loadAppConfig } from "../config.js"
-import { isEvmAddress, isSolanaAddress, tronAccountId } from "../keys/address-encoding.js"
+import { addressFormatProblem } from "../keys/address-encoding.js"
 import { failed, parsedOption, refused } from "../operator/cli.js"
 import { DECIMALS, payFromCustomer, PayError } from "./devnet-payments.js"
 import { devnetFilePath, DevnetFile } from "./devnets.js"
 
-/** What is wrong with `to` as an address of the asset's chain (format and checksum), if anything. */
-const addressProblem = (asset: string, to: string): string | undefined => {
-  if (asset.startsWith("TRC20-"))
-    return tronAccountId(to) === undefined ? `--to ${to} is not a TRON address (base58check, T…)` : undefined
-  if (asset.startsWith("BEP20-"))
-    return isEvmAddress(to)
-      ? undefined
-      : `--to ${to} is not a BEP20 address (0x and 40 hex digits, EIP-55 if mixed case)`
-  return isSolanaAddress(to) ? undefined : `--to ${to} is not a Solana address (32 bytes in base58)`
-}
+/** The chain of an asset key (`TRC20-USDT` → TRC20). */
+const chainOf = (asset: string) =>
+  asset.startsWith("TRC20-") ? "TRC20" : asset.startsWith("BEP20-") ? "BEP20" : "SOLANA"
 
 /**
  * `npm run pay`: the merchant's offline test mode. Sends a real signed transfer from a funded devnet
@@ -37,8 +30,8 @@ export const payCommand = Command.make(
   },
   ({ asset, to, amount }) =>
     Effect.gen(function* () {
-      const problem = addressProblem(asset, to)
-      if (problem !== undefined) return yield* refused(problem)
+      const problem = addressFormatProblem(chainOf(asset), to)
+      if (problem !== undefined) return yield* refused(`--to ${problem}`)
       const config = yield* loadAppConfig
       if (Either.isLeft(config)) return yield* new PayError({ message: `invalid configuration:\n${config.left}` })
       const file = devnetFilePath(config.right.dataDir)

@@ -79,3 +79,20 @@ export const isSolanaAddress = (address: string): boolean => {
     return false
   }
 }
+
+/**
+ * What is wrong with `address` as an address of `chain` by its format and checksum, if anything (a Solana
+ * address's curve is the caller's: a destination must be a wallet, a payment may go to any account).
+ */
+export const addressFormatProblem = (chain: "TRC20" | "BEP20" | "SOLANA", address: string): string | undefined => {
+  switch (chain) {
+    case "TRC20":
+      return tronAccountId(address) === undefined ? `${address} is not a TRON address (base58check T…)` : undefined
+    case "BEP20":
+      return isEvmAddress(address)
+        ? undefined
+        : `${address} is not a BEP20 address (0x + 40 hex digits; mixed case must match its EIP-55 checksum)`
+    case "SOLANA":
+      return isSolanaAddress(address) ? undefined : `${address} is not a Solana address (32 bytes in base58)`
+  }
+}
